@@ -1,0 +1,2 @@
+//! Benchmarks of identifier parsing and formatting.
+fn main() {}

@@ -1,0 +1,24 @@
+//! Identifiers, models, error codes and input rules of the recruitd API.
+//!
+#![doc = include_str!("../README.md")]
+
+mod error;
+mod id;
+mod input;
+pub mod model;
+mod open_enum;
+mod time;
+
+pub use error::{ErrorBody, ErrorCode, ErrorDetail, ErrorResponse};
+pub use id::{
+    AccountId, ApiTokenId, CANONICAL_LEN, CandidateId, Expected, Id, JobId, OrganizationId,
+    ParseIdError, ParseIdErrorKind, Prefix, PrivacyAuditLogId, Resource, TaskQueueId, UserId,
+    resource,
+};
+pub use input::{IdFilter, IdFilterError, PageLimit, PageLimitError, TimeWindow, TimeWindowError};
+pub use model::{Job, Organization, Page, Pagination, PrivacyAuditLog};
+pub use open_enum::UnknownValue;
+pub use time::{ParseTimestampError, Timestamp};
+
+/// The UUID type identifiers wrap, re-exported so callers need not depend on `uuid` themselves.
+pub use uuid::Uuid;

@@ -1,0 +1,25 @@
+//! The resources of the API specification, field for field, in the API's JSON shapes.
+//!
+//! Which fields of a job or an organization are required or nullable is not given by the
+//! specification; every field here is required and never null (see `docs/decisions.md`).
+//! Unknown fields are ignored when deserializing, so clients keep working when fields are
+//! added.
+
+mod job;
+mod organization;
+mod page;
+mod privacy;
+
+pub use job::{
+    Ats, AtsType, HiringTeamMember, HiringTeamRole, InterviewNameSetting, InterviewerInfoSetting,
+    Job, JobSettings, JobStatus, RecruitingTeamContactInfoSetting, RemoteAtsHiringProcess,
+    RemoteProcessStatus, SettingLevel, UserRef,
+};
+pub use organization::{
+    ConflictKeywords, InterviewBuffer, InterviewerLoadLimits, LoadLimit, LoadLimitType,
+    MaximumLoad, MinimumLoad, Organization, OrganizationSettings, Weekday, WorkHours,
+};
+pub use page::{Page, Pagination};
+pub use privacy::{
+    AccessData, ActivityCategory, BulkQuery, BulkScope, DataSubject, PrivacyAuditLog,
+};
