@@ -2,6 +2,7 @@
 //!
 #![doc = include_str!("../README.md")]
 
+mod auth;
 mod error;
 mod id;
 mod input;
@@ -9,6 +10,7 @@ pub mod model;
 mod open_enum;
 mod time;
 
+pub use auth::{ParseScopeError, Permission, Scope};
 pub use error::{ErrorBody, ErrorCode, ErrorDetail, ErrorResponse};
 pub use id::{
     AccountId, ApiTokenId, CANONICAL_LEN, CandidateId, Expected, Id, JobId, OrganizationId,
@@ -16,7 +18,9 @@ pub use id::{
     resource,
 };
 pub use input::{IdFilter, IdFilterError, PageLimit, PageLimitError, TimeWindow, TimeWindowError};
-pub use model::{Job, Organization, Page, Pagination, PrivacyAuditLog};
+pub use model::{
+    Candidate, Job, Organization, Page, Pagination, PrivacyAuditLog, Role, TaskQueue, User,
+};
 pub use open_enum::UnknownValue;
 pub use time::{ParseTimestampError, Timestamp};
 

@@ -8,6 +8,7 @@
 mod job;
 mod organization;
 mod page;
+mod people;
 mod privacy;
 
 pub use job::{
@@ -20,6 +21,7 @@ pub use organization::{
     MaximumLoad, MinimumLoad, Organization, OrganizationSettings, Weekday, WorkHours,
 };
 pub use page::{Page, Pagination};
+pub use people::{Candidate, Role, TaskQueue, User};
 pub use privacy::{
     AccessData, ActivityCategory, BulkQuery, BulkScope, DataSubject, PrivacyAuditLog,
 };

@@ -1,0 +1,92 @@
+//! Scopes of API tokens and the permissions of roles (design.md §3): pure rules, no I/O.
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::model::Role;
+
+/// What an API token may be used for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
+pub enum Scope {
+    /// `audit_logs:read`: list the privacy audit ledger (the specification's scope).
+    AuditLogsRead,
+    /// `jobs:read`: read jobs.
+    JobsRead,
+    /// `organization:read`: read the caller's organization.
+    OrganizationRead,
+}
+
+impl Scope {
+    /// Every scope.
+    pub const ALL: [Self; 3] = [Self::AuditLogsRead, Self::JobsRead, Self::OrganizationRead];
+
+    /// The scope's name, as tokens and `WWW-Authenticate` carry it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::AuditLogsRead => "audit_logs:read",
+            Self::JobsRead => "jobs:read",
+            Self::OrganizationRead => "organization:read",
+        }
+    }
+}
+
+impl fmt::Display for Scope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
+/// A scope name that does not exist.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("is not a scope; the scopes are audit_logs:read, jobs:read and organization:read")]
+pub struct ParseScopeError(());
+
+impl FromStr for Scope {
+    type Err = ParseScopeError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::ALL.into_iter().find(|scope| scope.as_str() == s).ok_or(ParseScopeError(()))
+    }
+}
+
+/// A permission a user holds through their role.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Permission {
+    /// READ_AUDIT_LOGS: read the privacy audit ledger. Owners only.
+    ReadAuditLogs,
+    /// Read every confidential job, not only those whose hiring team one is on.
+    ReadConfidentialJobs,
+}
+
+impl Role {
+    /// Whether a user with this role holds `permission`.
+    pub fn holds(self, permission: Permission) -> bool {
+        match permission {
+            Permission::ReadAuditLogs => self == Role::Owner,
+            Permission::ReadConfidentialJobs => matches!(self, Role::Owner | Role::Admin),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_owners_read_audit_logs_and_owners_and_admins_read_confidential_jobs() {
+        let holders = |p| Role::ALL.into_iter().filter(|r| r.holds(p)).collect::<Vec<_>>();
+        assert_eq!(holders(Permission::ReadAuditLogs), [Role::Owner]);
+        assert_eq!(holders(Permission::ReadConfidentialJobs), [Role::Owner, Role::Admin]);
+    }
+
+    #[test]
+    fn scopes_parse_from_their_names_only() {
+        for scope in Scope::ALL {
+            assert_eq!(scope.as_str().parse(), Ok(scope));
+        }
+        assert!("audit_logs:write".parse::<Scope>().is_err());
+        assert!("AUDIT_LOGS:READ".parse::<Scope>().is_err());
+    }
+}

@@ -1,0 +1,83 @@
+//! The people and queues of an organization: users with their role, candidates, task queues.
+//! The API does not show them whole, but jobs, tokens and the import format refer to them.
+
+#[cfg(feature = "serde")]
+use serde::{Deserialize, Serialize};
+
+use crate::{CandidateId, OrganizationId, TaskQueueId, UserId};
+
+/// A user of an organization.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
+pub struct User {
+    /// The user's identifier.
+    pub id: UserId,
+    /// The organization the user belongs to.
+    pub organization_id: OrganizationId,
+    /// The user's name.
+    pub name: String,
+    /// The user's email address.
+    pub email: String,
+    /// What the user may do in the organization.
+    pub role: Role,
+}
+
+/// What a user may do in their organization: a closed set of values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "SCREAMING_SNAKE_CASE"))]
+pub enum Role {
+    /// Holds every permission, including reading the audit ledgers.
+    Owner,
+    /// Administers the organization; reads confidential jobs.
+    Admin,
+    /// An ordinary member.
+    Member,
+}
+
+impl Role {
+    /// Every role, from the most to the least privileged.
+    pub const ALL: [Self; 3] = [Self::Owner, Self::Admin, Self::Member];
+
+    /// The value as written on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Owner => "OWNER",
+            Self::Admin => "ADMIN",
+            Self::Member => "MEMBER",
+        }
+    }
+
+    /// Parses the wire value, exactly.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|r| r.as_str() == s)
+    }
+}
+
+/// A candidate.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
+pub struct Candidate {
+    /// The candidate's identifier.
+    pub id: CandidateId,
+    /// The organization the candidate applied to.
+    pub organization_id: OrganizationId,
+    /// The candidate's name.
+    pub name: String,
+    /// The candidate's email address.
+    pub email: String,
+    /// The candidate's phone number, as given.
+    pub phone: String,
+}
+
+/// A queue that scheduling tasks go to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
+pub struct TaskQueue {
+    /// The queue's identifier.
+    pub id: TaskQueueId,
+    /// The organization the queue belongs to.
+    pub organization_id: OrganizationId,
+    /// The queue's name.
+    pub name: String,
+}

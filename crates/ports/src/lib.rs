@@ -1,0 +1,32 @@
+//! The ports of recruitd: repository traits over domain types, which storage adapters implement
+//! and the service layer calls.
+//!
+//! No database type appears here; adapters translate their driver's errors into [`StoreError`]
+//! at the seam. This crate depends only on `recruit-domain` (and serde for the import format);
+//! it must never depend on an adapter, a driver, an HTTP stack or the service.
+//!
+//! Reading the privacy audit ledger and recording that read are one method,
+//! [`Ledgers::read_privacy_audit_logs`]: there is no way to read the ledger through a port
+//! without recording the read in the same transaction.
+//!
+//! With the `testkit` feature, [`testkit`] holds the contract suite every adapter must pass,
+//! word for word the same, through [`store_contract_tests!`].
+
+mod error;
+mod import;
+mod records;
+mod traits;
+
+#[cfg(feature = "testkit")]
+pub mod testkit;
+
+pub use error::{ImportError, ImportProblem, StoreError};
+pub use import::{
+    ExistingIds, ImportDocument, ImportSummary, Lookups, NewHiringTeamMember, NewJob,
+};
+pub use records::{
+    ApiToken, AuditEntry, AuditListQuery, Credential, Interface, JobRecord, LedgerEntry,
+    LedgerPosition, NewApiToken, OrganizationRecord, PrivacyLogQuery, ReadRecord, SecretHash,
+    ToolAuditEntry,
+};
+pub use traits::{Directory, Import, Ledgers, Maintenance, Store, Tokens};

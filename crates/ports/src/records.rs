@@ -1,0 +1,295 @@
+//! What stores keep and return, beyond the domain's API shapes: stored jobs and organizations
+//! (without the links the service adds), tokens, ledger entries with their organization, audit
+//! entries, and the ledger's page query.
+
+use std::fmt;
+
+use recruit_domain::model::{
+    Ats, HiringTeamMember, JobSettings, JobStatus, OrganizationSettings, User,
+};
+use recruit_domain::resource::PrivacyAuditLog as PrivacyAuditLogResource;
+use recruit_domain::{
+    ApiTokenId, IdFilter, Job, JobId, Organization, OrganizationId, PrivacyAuditLog,
+    PrivacyAuditLogId, Scope, TimeWindow, Timestamp, UserId, Uuid,
+};
+use serde::{Deserialize, Serialize};
+
+/// An organization as stored: the API's organization without its `app_url`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OrganizationRecord {
+    /// The organization's identifier.
+    pub id: OrganizationId,
+    /// The organization's name.
+    pub name: String,
+    /// The organization's domain.
+    pub domain: String,
+    /// The scheduling defaults.
+    pub settings: OrganizationSettings,
+}
+
+impl OrganizationRecord {
+    /// The API's organization, with the link the service built.
+    pub fn into_organization(self, app_url: String) -> Organization {
+        Organization {
+            id: self.id,
+            name: self.name,
+            domain: self.domain,
+            settings: self.settings,
+            app_url,
+        }
+    }
+}
+
+/// A job as stored, with its hiring team's names resolved: the API's job without `app_url`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JobRecord {
+    /// The organization the job belongs to.
+    pub organization_id: OrganizationId,
+    /// The job's identifier.
+    pub id: JobId,
+    /// The job's name.
+    pub name: String,
+    /// The job's status.
+    pub status: JobStatus,
+    /// Whether the job is confidential.
+    pub confidential: bool,
+    /// The job's locations.
+    pub locations: Vec<String>,
+    /// The hiring team, in the order it was stored, each user with their current name.
+    pub hiring_team: Vec<HiringTeamMember>,
+    /// The job in the external applicant-tracking system.
+    pub ats: Ats,
+    /// When the job was created.
+    pub created_at: Timestamp,
+    /// When the job last changed.
+    pub updated_at: Timestamp,
+    /// The resolved scheduling settings.
+    pub settings: JobSettings,
+}
+
+impl JobRecord {
+    /// The API's job, with the link the service built.
+    pub fn into_job(self, app_url: String) -> Job {
+        Job {
+            id: self.id,
+            name: self.name,
+            status: self.status,
+            confidential: self.confidential,
+            locations: self.locations,
+            hiring_team: self.hiring_team,
+            ats: self.ats,
+            created_at: self.created_at,
+            updated_at: self.updated_at,
+            app_url,
+            settings: self.settings,
+        }
+    }
+}
+
+/// The SHA-256 of a token's secret. Stores keep only this, never the secret.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SecretHash(pub [u8; 32]);
+
+impl fmt::Debug for SecretHash {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Enough to tell two apart in a log, not enough to matter.
+        write!(
+            f,
+            "SecretHash({:02x}{:02x}{:02x}{:02x}…)",
+            self.0[0], self.0[1], self.0[2], self.0[3]
+        )
+    }
+}
+
+/// A token to create.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NewApiToken {
+    /// The token's identifier.
+    pub id: ApiTokenId,
+    /// The organization the token acts in.
+    pub organization_id: OrganizationId,
+    /// The user the token acts as.
+    pub user_id: UserId,
+    /// A name for people, such as "CI export".
+    pub name: String,
+    /// What the token may be used for.
+    pub scopes: Vec<Scope>,
+    /// The hash of the secret.
+    pub secret_hash: SecretHash,
+    /// When the token was made.
+    pub created_at: Timestamp,
+    /// When the token stops working, if ever.
+    pub expires_at: Option<Timestamp>,
+}
+
+/// A stored token.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ApiToken {
+    /// The token's identifier.
+    pub id: ApiTokenId,
+    /// The organization the token acts in.
+    pub organization_id: OrganizationId,
+    /// The user the token acts as.
+    pub user_id: UserId,
+    /// A name for people.
+    pub name: String,
+    /// What the token may be used for, sorted, without duplicates.
+    pub scopes: Vec<Scope>,
+    /// When the token was made.
+    pub created_at: Timestamp,
+    /// When the token stops working, if ever.
+    pub expires_at: Option<Timestamp>,
+    /// When the token was revoked, if it was.
+    pub revoked_at: Option<Timestamp>,
+    /// When the token was last used, to within the store's touch interval.
+    pub last_used_at: Option<Timestamp>,
+}
+
+/// A token together with the user it acts as: what authentication needs, in one read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Credential {
+    /// The token.
+    pub token: ApiToken,
+    /// The user the token acts as, with their current role.
+    pub user: User,
+}
+
+/// A privacy audit ledger entry with the organization it belongs to.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LedgerEntry {
+    /// The organization whose ledger holds the entry.
+    pub organization_id: OrganizationId,
+    /// The entry, as the API shows it.
+    #[serde(flatten)]
+    pub entry: PrivacyAuditLog,
+}
+
+/// A place in the ledger's order (newest first: `access_time` descending, then `id`
+/// descending). A page that continues from it starts with the entry right after it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct LedgerPosition {
+    /// The `access_time` of the last entry seen.
+    pub access_time: Timestamp,
+    /// The `id` of the last entry seen.
+    pub id: PrivacyAuditLogId,
+}
+
+impl LedgerPosition {
+    /// The position of an entry.
+    pub fn of(entry: &PrivacyAuditLog) -> Self {
+        Self { access_time: entry.access_time, id: entry.id }
+    }
+}
+
+/// One page of one organization's privacy audit ledger.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PrivacyLogQuery {
+    /// Whose ledger. Nothing of another organization is ever returned.
+    pub organization_id: OrganizationId,
+    /// Entries with `gte <= access_time < lt`.
+    pub window: TimeWindow,
+    /// Only these entries, when given.
+    pub ids: Option<IdFilter<PrivacyAuditLogResource>>,
+    /// Only entries after this position in the ledger's order, when given.
+    pub after: Option<LedgerPosition>,
+    /// At most this many entries. The service asks for one more than the page size to learn
+    /// whether another page follows.
+    pub limit: u32,
+}
+
+/// Which interface a request came through.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Interface {
+    /// The REST API.
+    Rest,
+    /// The tool interface for agents.
+    Tool,
+}
+
+impl Interface {
+    /// The value as stored.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Rest => "REST",
+            Self::Tool => "TOOL",
+        }
+    }
+
+    /// Parses the stored value.
+    pub fn from_stored(s: &str) -> Option<Self> {
+        [Self::Rest, Self::Tool].into_iter().find(|i| i.as_str() == s)
+    }
+}
+
+/// An entry of the API audit ledger: one successful read of the privacy ledger.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AuditEntry {
+    /// The entry's identifier (UUID v7).
+    pub id: Uuid,
+    /// When the read happened.
+    pub at: Timestamp,
+    /// The organization whose ledger was read.
+    pub organization_id: OrganizationId,
+    /// The token that was used.
+    pub token_id: ApiTokenId,
+    /// The user the token acts as.
+    pub user_id: UserId,
+    /// The operation, such as `listPrivacyAuditLogs`.
+    pub operation: String,
+    /// The request's identifier.
+    pub request_id: String,
+    /// The client's IP address, when known.
+    pub client_ip: Option<String>,
+    /// The normalised filters of the read.
+    pub filters: serde_json::Value,
+    /// How many ledger entries the read returned.
+    pub entries_returned: u32,
+    /// The interface the read came through.
+    pub interface: Interface,
+    /// The tool's name, for reads through the tool interface.
+    pub tool_name: Option<String>,
+}
+
+/// An entry of the tool-interface audit ledger: one successful tool call that read the
+/// privacy ledger.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolAuditEntry {
+    /// The entry's identifier (UUID v7).
+    pub id: Uuid,
+    /// When the call happened.
+    pub at: Timestamp,
+    /// The organization whose ledger was read.
+    pub organization_id: OrganizationId,
+    /// The token that was used.
+    pub token_id: ApiTokenId,
+    /// The user the token acts as.
+    pub user_id: UserId,
+    /// The tool that was called.
+    pub tool_name: String,
+    /// The arguments of the call.
+    pub arguments: serde_json::Value,
+    /// How many ledger entries the call returned.
+    pub entries_returned: u32,
+    /// The request's identifier.
+    pub request_id: String,
+}
+
+/// What to record about a read of the privacy ledger. The store sets `entries_returned` of
+/// both entries to the number of entries it returns.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReadRecord {
+    /// The API audit ledger entry; every read writes one.
+    pub api: AuditEntry,
+    /// The tool-interface audit ledger entry; reads through the tool interface write one.
+    pub tool: Option<ToolAuditEntry>,
+}
+
+/// Which audit ledger entries an operator lists: newest first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AuditListQuery {
+    /// Only this organization's entries, when given.
+    pub organization_id: Option<OrganizationId>,
+    /// At most this many entries.
+    pub limit: u32,
+}

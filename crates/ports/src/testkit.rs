@@ -1,0 +1,884 @@
+//! The contract suite: every behaviour the port documentation promises, as one async function
+//! per behaviour over a fresh store. Adapters run it with [`store_contract_tests!`], so every
+//! adapter passes word for word the same tests.
+//!
+//! [`world`] is the data most cases start from: two organizations with users of every role, a
+//! task queue, candidates, jobs (one confidential) and privacy ledger entries of every data
+//! subject and query variant, several of them sharing one `access_time`.
+
+use recruit_domain::model::*;
+use recruit_domain::{
+    AccountId, ApiTokenId, Candidate, CandidateId, Id, IdFilter, JobId, OrganizationId,
+    PrivacyAuditLog, PrivacyAuditLogId, Resource, Scope, TaskQueue, TaskQueueId, TimeWindow,
+    Timestamp, User, UserId, Uuid,
+};
+
+use crate::{
+    AuditEntry, AuditListQuery, ImportDocument, ImportError, Interface, LedgerEntry,
+    LedgerPosition, NewApiToken, NewHiringTeamMember, NewJob, OrganizationRecord, PrivacyLogQuery,
+    ReadRecord, SecretHash, Store, StoreError, ToolAuditEntry,
+};
+
+/// Generates one `#[tokio::test]` per contract case. `$make` is an expression whose value is
+/// a future of a fresh, migrated, empty store (or of a guard that derefs to one); it is
+/// evaluated once per test.
+///
+/// ```ignore
+/// recruit_ports::store_contract_tests!(common::fresh_store());
+/// ```
+#[macro_export]
+macro_rules! store_contract_tests {
+    ($make:expr) => {
+        $crate::store_contract_tests!(@cases $make;
+            organizations_are_found_by_id,
+            people_and_queues_are_found_only_in_their_organization,
+            a_job_comes_with_its_hiring_team_names_in_order,
+            a_job_of_another_organization_is_not_found,
+            the_ledger_is_newest_first_with_equal_times_ordered_by_id,
+            the_window_includes_gte_and_excludes_lt,
+            the_id_filter_returns_only_those_entries,
+            pages_continue_after_a_position_without_repeats_or_gaps,
+            nothing_of_another_organization_is_ever_returned,
+            ledger_entries_round_trip_exactly,
+            every_read_is_recorded_with_its_count,
+            a_read_that_cannot_be_recorded_returns_nothing_and_writes_nothing,
+            appending_a_duplicate_entry_writes_nothing,
+            appending_to_a_missing_organization_writes_nothing,
+            audit_entries_are_listed_newest_first_by_organization,
+            import_writes_every_entity,
+            import_rejects_duplicate_ids_and_writes_nothing,
+            import_rejects_ids_already_stored,
+            import_rejects_missing_references_naming_the_path,
+            tokens_are_created_found_by_hash_and_revoked,
+            token_conflicts_and_missing_users_are_reported,
+            touching_a_token_records_use_at_most_once_a_minute,
+            server_secrets_keep_the_first_value,
+            a_fresh_store_is_empty_and_answers,
+        );
+    };
+    (@cases $make:expr; $($name:ident,)*) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $name() {
+                let store = $make.await;
+                $crate::testkit::$name(&*store).await;
+            }
+        )*
+    };
+}
+
+fn id<R: Resource>(n: u128) -> Id<R> {
+    Id::from_uuid(Uuid::from_u128(n))
+}
+
+/// Organization A of the world.
+pub const ORG_A: u128 = 0xA;
+/// Organization B of the world.
+pub const ORG_B: u128 = 0xB;
+
+/// An instant of the world's timeline: `n` seconds after 2026-01-01T00:00:00Z.
+pub fn t(n: i64) -> Timestamp {
+    Timestamp::from_unix_micros(1_767_225_600_000_000 + n * 1_000_000).expect("in range")
+}
+
+fn org_id(org: u128) -> OrganizationId {
+    id(org)
+}
+
+/// The user of `org` with `role`: owner, admin or member.
+pub fn user_id(org: u128, role: Role) -> UserId {
+    let n = match role {
+        Role::Owner => 1,
+        Role::Admin => 2,
+        Role::Member => 3,
+    };
+    id(org << 64 | 0x100 | n)
+}
+
+fn queue_id(org: u128) -> TaskQueueId {
+    id(org << 64 | 0x200)
+}
+
+fn candidate_id(org: u128, n: u128) -> CandidateId {
+    id(org << 64 | 0x300 | n)
+}
+
+/// Job `n` of `org`; job 2 is confidential.
+pub fn job_id(org: u128, n: u128) -> JobId {
+    id(org << 64 | 0x400 | n)
+}
+
+fn entry_id(org: u128, n: u128) -> PrivacyAuditLogId {
+    id(org << 64 | 0x500 | n)
+}
+
+fn organization(org: u128) -> OrganizationRecord {
+    let limit = |limit| LoadLimit {
+        maximum: MaximumLoad { limit, kind: LoadLimitType::NumberOfInterviews },
+        minimum: MinimumLoad { interviews: 0, minutes: 30 },
+    };
+    OrganizationRecord {
+        id: org_id(org),
+        name: format!("Organization {org:X}"),
+        domain: format!("org-{org:x}.example"),
+        settings: OrganizationSettings {
+            work_hours: vec![
+                WorkHours { day: Weekday::Monday, start: "09:00".into(), end: "17:00".into() },
+                WorkHours {
+                    day: Weekday::from("HOLIDAY"),
+                    start: "10:00".into(),
+                    end: "12:00".into(),
+                },
+            ],
+            interviewer_load_limits: InterviewerLoadLimits { daily: limit(4), weekly: limit(15) },
+            interview_buffer: InterviewBuffer { before_minutes: 5, after_minutes: 10 },
+            feedback_writing_time_minutes: 15,
+            conflict_keywords: ConflictKeywords {
+                out_of_office: vec!["OOO".into()],
+                avoid: vec![],
+                available_if_needed: vec!["lunch".into()],
+                recruiting_block: vec!["interviews".into()],
+            },
+        },
+    }
+}
+
+fn job(org: u128, n: u128, confidential: bool, team: Vec<NewHiringTeamMember>) -> NewJob {
+    let flag = |i: u128| (n + i) % 2 == 0;
+    NewJob {
+        organization_id: org_id(org),
+        id: job_id(org, n),
+        name: format!("Job {n} of {org:X}"),
+        status: JobStatus::Open,
+        confidential,
+        locations: vec!["Berlin".into(), "Remote".into()],
+        hiring_team: team,
+        ats: Ats { kind: AtsType::from("GREENHOUSE"), id: format!("gh-{n}") },
+        created_at: t(10),
+        updated_at: Timestamp::from_unix_micros(t(20).unix_micros() + 656_105).expect("in range"),
+        settings: JobSettings {
+            interview_name_setting: InterviewNameSetting {
+                is_custom: flag(0),
+                show_interview_name: flag(1),
+                is_locked: false,
+                level: SettingLevel::Org,
+            },
+            interviewer_info_setting: InterviewerInfoSetting {
+                is_custom: flag(1),
+                can_show_info: true,
+                can_show_full_name: flag(0),
+                can_show_job_title: true,
+                can_show_linkedin: false,
+                can_show_email: flag(1),
+                can_show_profile_picture: true,
+                can_show_pronouns: true,
+                can_show_bio: false,
+                is_locked: true,
+                level: SettingLevel::from("JOB"),
+            },
+            recruiting_team_contact_info_setting: RecruitingTeamContactInfoSetting {
+                is_custom: false,
+                show_recruiter: true,
+                show_coordinator: flag(0),
+                can_show_job_title: true,
+                can_show_linkedin: flag(1),
+                can_show_profile_picture: false,
+                can_show_pronouns: true,
+                can_show_bio: false,
+                can_show_phone: false,
+                is_locked: false,
+                level: SettingLevel::Org,
+            },
+            default_task_queue_id: queue_id(org),
+            remote_ats_hiring_process: RemoteAtsHiringProcess {
+                ats_id: format!("hp-{n}"),
+                name: "Default process".into(),
+                status: RemoteProcessStatus::NotSet,
+            },
+            locale: "en-US".into(),
+        },
+    }
+}
+
+/// The data subject of ledger entry `n`: every variant of subject and bulk query in turn.
+fn subject(org: u128, n: u128) -> DataSubject {
+    match n % 7 {
+        0 => DataSubject::Employee { user: user_id(org, Role::Member) },
+        1 => DataSubject::Candidate { candidate: candidate_id(org, 1) },
+        2 => DataSubject::Bulk {
+            bulk_count: Some(2),
+            query: BulkQuery::CandidateIds {
+                ids: vec![candidate_id(org, 1), candidate_id(org, 2)],
+            },
+        },
+        3 => DataSubject::Bulk {
+            bulk_count: Some(1),
+            query: BulkQuery::EmployeeIds { ids: vec![user_id(org, Role::Admin)] },
+        },
+        4 => DataSubject::Bulk {
+            bulk_count: None,
+            query: BulkQuery::CandidateSearch { values: vec!["rust".into(), "berlin".into()] },
+        },
+        5 => DataSubject::Bulk {
+            bulk_count: Some(0),
+            query: BulkQuery::EmployeeSearch { values: vec![] },
+        },
+        _ => DataSubject::Bulk {
+            bulk_count: Some(u64::from(u32::MAX) + 7),
+            query: BulkQuery::Scope { scope: BulkScope::AllOrgCandidates },
+        },
+    }
+}
+
+/// Ledger entry `n` of `org` at `at`.
+pub fn ledger_entry(org: u128, n: u128, at: Timestamp) -> LedgerEntry {
+    let categories = ActivityCategory::KNOWN.iter().copied().chain(["EXPORT_TO_SPREADSHEET"]);
+    let category = categories.cycle().nth(usize::try_from(n).unwrap_or(0)).unwrap_or("READ");
+    LedgerEntry {
+        organization_id: org_id(org),
+        entry: PrivacyAuditLog {
+            id: entry_id(org, n),
+            access_time: at,
+            account_id: AccountId::from_uuid(Uuid::from_u128(org << 64 | 0x600 | n)),
+            ip_addresses: vec!["203.0.113.7".into(), "2001:db8::1".into()],
+            data_subject: subject(org, n),
+            access_data: match n % 3 {
+                0 => vec![AccessData::Name],
+                1 => vec![AccessData::Name, AccessData::EmailAddress, AccessData::PhoneNumber],
+                _ => vec![],
+            },
+            access_menu: "CANDIDATE_PROFILE".into(),
+            access_menu_path: format!("Candidates > Profile > {n}"),
+            activity_category: ActivityCategory::from(category),
+        },
+    }
+}
+
+/// The access time of world entry `n` (1..=12): entries 4 to 7 share one instant, 9 and 10
+/// another, and entry 12 has sub-second digits.
+fn world_time(n: u128) -> Timestamp {
+    match n {
+        4..=7 => t(400),
+        9 | 10 => t(900),
+        12 => Timestamp::from_unix_micros(t(1200).unix_micros() + 656_105).expect("in range"),
+        n => t(i64::try_from(n).unwrap_or(0) * 100),
+    }
+}
+
+/// The world most cases start from.
+pub fn world() -> ImportDocument {
+    let mut doc = ImportDocument::default();
+    for org in [ORG_A, ORG_B] {
+        doc.organizations.push(organization(org));
+        for role in Role::ALL {
+            doc.users.push(User {
+                id: user_id(org, role),
+                organization_id: org_id(org),
+                name: format!("{} of {org:X}", role.as_str()),
+                email: format!("{}@org-{org:x}.example", role.as_str().to_lowercase()),
+                role,
+            });
+        }
+        doc.task_queues.push(TaskQueue {
+            id: queue_id(org),
+            organization_id: org_id(org),
+            name: "Scheduling".into(),
+        });
+        for n in 1..=2 {
+            doc.candidates.push(Candidate {
+                id: candidate_id(org, n),
+                organization_id: org_id(org),
+                name: format!("Candidate {n}"),
+                email: format!("candidate{n}@mail.example"),
+                phone: "+49 30 1234567".into(),
+            });
+        }
+        let member = |role, user| NewHiringTeamMember { role, user_id: user_id(org, user) };
+        doc.jobs.push(job(org, 1, false, vec![member(HiringTeamRole::HiringManager, Role::Admin)]));
+        doc.jobs.push(job(
+            org,
+            2,
+            true,
+            vec![
+                member(HiringTeamRole::from("RECRUITER"), Role::Member),
+                member(HiringTeamRole::HiringManager, Role::Owner),
+            ],
+        ));
+        let entries = if org == ORG_A { 12 } else { 4 };
+        for n in 1..=entries {
+            doc.privacy_audit_logs.push(ledger_entry(org, n, world_time(n)));
+        }
+    }
+    doc
+}
+
+/// A store loaded with [`world`].
+async fn loaded(store: &dyn Store) {
+    store.import(&world()).await.expect("the world imports");
+}
+
+/// The window of the whole world timeline.
+fn everything() -> TimeWindow {
+    TimeWindow::new(t(0), t(100_000)).expect("valid window")
+}
+
+fn query(org: u128, limit: u32) -> PrivacyLogQuery {
+    PrivacyLogQuery {
+        organization_id: org_id(org),
+        window: everything(),
+        ids: None,
+        after: None,
+        limit,
+    }
+}
+
+/// A record of a read by the owner of `org`, through REST.
+pub fn record(org: u128, n: u128) -> ReadRecord {
+    ReadRecord {
+        api: AuditEntry {
+            id: Uuid::from_u128(org << 64 | 0x700 | n),
+            at: t(5000 + i64::try_from(n).unwrap_or(0)),
+            organization_id: org_id(org),
+            token_id: id(org << 64 | 0x800),
+            user_id: user_id(org, Role::Owner),
+            operation: "listPrivacyAuditLogs".into(),
+            request_id: format!("req-{n}"),
+            client_ip: Some("127.0.0.1".into()),
+            filters: serde_json::json!({"timestamp_gte": "2026-01-01T00:00:00Z"}),
+            entries_returned: 9999,
+            interface: Interface::Rest,
+            tool_name: None,
+        },
+        tool: None,
+    }
+}
+
+async fn read(store: &dyn Store, q: &PrivacyLogQuery, n: u128) -> Vec<PrivacyAuditLog> {
+    let org = q.organization_id.uuid().as_u128();
+    store.read_privacy_audit_logs(q, &record(org, n)).await.expect("read succeeds")
+}
+
+fn ids_of(entries: &[PrivacyAuditLog]) -> Vec<PrivacyAuditLogId> {
+    entries.iter().map(|e| e.id).collect()
+}
+
+/// The world's entries of `org` in the ledger's order, computed here independently.
+fn expected_order(org: u128) -> Vec<PrivacyAuditLog> {
+    let mut entries: Vec<PrivacyAuditLog> = world()
+        .privacy_audit_logs
+        .into_iter()
+        .filter(|e| e.organization_id == org_id(org))
+        .map(|e| e.entry)
+        .collect();
+    entries.sort_by(|a, b| b.access_time.cmp(&a.access_time).then(b.id.cmp(&a.id)));
+    entries
+}
+
+fn assert_not_found<T: std::fmt::Debug>(result: Result<T, StoreError>, what: &str) {
+    assert!(
+        matches!(result, Err(StoreError::NotFound)),
+        "{what}: expected NotFound, got {result:?}"
+    );
+}
+
+// ---- directory ----
+
+/// Organizations are found by id; a missing one is `NotFound`.
+pub async fn organizations_are_found_by_id(store: &dyn Store) {
+    loaded(store).await;
+    assert_eq!(store.organization(org_id(ORG_A)).await.unwrap(), organization(ORG_A));
+    assert_eq!(store.organization(org_id(ORG_B)).await.unwrap(), organization(ORG_B));
+    assert_not_found(store.organization(org_id(0xC)).await, "missing organization");
+}
+
+/// Users, task queues and candidates are found in their organization only.
+pub async fn people_and_queues_are_found_only_in_their_organization(store: &dyn Store) {
+    loaded(store).await;
+    let world = world();
+    for u in &world.users {
+        assert_eq!(&store.user(u.organization_id, u.id).await.unwrap(), u);
+        let other = if u.organization_id == org_id(ORG_A) { ORG_B } else { ORG_A };
+        assert_not_found(store.user(org_id(other), u.id).await, "user of another organization");
+    }
+    assert_not_found(store.user(org_id(ORG_A), id(0xdead)).await, "missing user");
+    let q = &world.task_queues[0];
+    assert_eq!(&store.task_queue(q.organization_id, q.id).await.unwrap(), q);
+    assert_not_found(store.task_queue(org_id(ORG_B), q.id).await, "queue of another organization");
+    let c = &world.candidates[0];
+    assert_eq!(&store.candidate(c.organization_id, c.id).await.unwrap(), c);
+    assert_not_found(
+        store.candidate(org_id(ORG_B), c.id).await,
+        "candidate of another organization",
+    );
+}
+
+/// A job is returned with every field, its hiring team's names resolved, in stored order.
+pub async fn a_job_comes_with_its_hiring_team_names_in_order(store: &dyn Store) {
+    loaded(store).await;
+    let job = store.job(org_id(ORG_A), job_id(ORG_A, 2)).await.unwrap();
+    let new = world().jobs.into_iter().find(|j| j.id == job_id(ORG_A, 2)).unwrap();
+    let team: Vec<(String, UserId, String)> = job
+        .hiring_team
+        .iter()
+        .map(|m| (m.role.as_str().to_owned(), m.user.id, m.user.name.clone()))
+        .collect();
+    assert_eq!(
+        team,
+        [
+            ("RECRUITER".to_owned(), user_id(ORG_A, Role::Member), "MEMBER of A".to_owned()),
+            ("HIRING_MANAGER".to_owned(), user_id(ORG_A, Role::Owner), "OWNER of A".to_owned()),
+        ]
+    );
+    assert_eq!(job.organization_id, new.organization_id);
+    assert_eq!(
+        (job.id, &job.name, job.status, job.confidential, &job.locations, &job.ats),
+        (new.id, &new.name, new.status, new.confidential, &new.locations, &new.ats)
+    );
+    assert_eq!((job.created_at, job.updated_at), (new.created_at, new.updated_at));
+    assert_eq!(job.settings, new.settings);
+}
+
+/// A job of another organization is reported exactly like a missing one.
+pub async fn a_job_of_another_organization_is_not_found(store: &dyn Store) {
+    loaded(store).await;
+    assert_not_found(
+        store.job(org_id(ORG_B), job_id(ORG_A, 1)).await,
+        "job of another organization",
+    );
+    assert_not_found(store.job(org_id(ORG_A), job_id(ORG_A, 99)).await, "missing job");
+    assert_not_found(
+        store.job(org_id(0xC), job_id(ORG_A, 1)).await,
+        "job of a missing organization",
+    );
+}
+
+// ---- privacy ledger ----
+
+/// Newest first; entries with equal `access_time` ordered by id, descending.
+pub async fn the_ledger_is_newest_first_with_equal_times_ordered_by_id(store: &dyn Store) {
+    loaded(store).await;
+    let page = read(store, &query(ORG_A, 100), 1).await;
+    assert_eq!(ids_of(&page), ids_of(&expected_order(ORG_A)));
+    let limited = read(store, &query(ORG_A, 5), 2).await;
+    assert_eq!(ids_of(&limited), ids_of(&expected_order(ORG_A)[..5]));
+}
+
+/// `gte` is inclusive and `lt` exclusive.
+pub async fn the_window_includes_gte_and_excludes_lt(store: &dyn Store) {
+    loaded(store).await;
+    // Entries 4..=7 are at t(400), 8 at t(800), 9 and 10 at t(900).
+    let q =
+        PrivacyLogQuery { window: TimeWindow::new(t(400), t(900)).unwrap(), ..query(ORG_A, 100) };
+    let mut got = ids_of(&read(store, &q, 1).await);
+    got.sort();
+    assert_eq!(got, [4, 5, 6, 7, 8].map(|n| entry_id(ORG_A, n)));
+    let just_after = Timestamp::from_unix_micros(t(400).unix_micros() + 1).unwrap();
+    let q = PrivacyLogQuery { window: TimeWindow::new(just_after, t(900)).unwrap(), ..q };
+    assert_eq!(ids_of(&read(store, &q, 2).await), [entry_id(ORG_A, 8)]);
+    let q = PrivacyLogQuery { window: TimeWindow::new(t(0), t(100)).unwrap(), ..q };
+    assert!(read(store, &q, 3).await.is_empty());
+}
+
+/// With an id filter, only those entries of the organization come back, in ledger order.
+pub async fn the_id_filter_returns_only_those_entries(store: &dyn Store) {
+    loaded(store).await;
+    let wanted = [12, 5, 6, 1].map(|n| entry_id(ORG_A, n));
+    let filter = IdFilter::new(wanted.iter().copied().chain([entry_id(ORG_A, 404)])).unwrap();
+    let q = PrivacyLogQuery { ids: Some(filter), ..query(ORG_A, 100) };
+    let expected: Vec<_> =
+        ids_of(&expected_order(ORG_A)).into_iter().filter(|id| wanted.contains(id)).collect();
+    assert_eq!(ids_of(&read(store, &q, 1).await), expected);
+}
+
+/// Walking pages of any size after the last position seen visits every entry once, in order,
+/// across equal timestamps.
+pub async fn pages_continue_after_a_position_without_repeats_or_gaps(store: &dyn Store) {
+    loaded(store).await;
+    let expected = ids_of(&expected_order(ORG_A));
+    for size in [1, 2, 3, 5, 11, 12, 13] {
+        let mut seen = vec![];
+        let mut after = None;
+        for n in 0.. {
+            let q = PrivacyLogQuery { after, ..query(ORG_A, size) };
+            let page = read(store, &q, u128::from(size) * 1000 + n).await;
+            seen.extend(ids_of(&page));
+            match page.last() {
+                Some(last) if page.len() == size as usize => after = Some(LedgerPosition::of(last)),
+                _ => break,
+            }
+        }
+        assert_eq!(seen, expected, "page size {size}");
+    }
+    // Continuing after the last entry finds nothing.
+    let last = expected_order(ORG_A).pop().unwrap();
+    let q = PrivacyLogQuery { after: Some(LedgerPosition::of(&last)), ..query(ORG_A, 100) };
+    assert!(read(store, &q, 1).await.is_empty());
+}
+
+/// Another organization's entries never come back: not by window, not by id filter, not by
+/// a position taken from them.
+pub async fn nothing_of_another_organization_is_ever_returned(store: &dyn Store) {
+    loaded(store).await;
+    let b = read(store, &query(ORG_B, 100), 1).await;
+    assert_eq!(ids_of(&b), ids_of(&expected_order(ORG_B)));
+    let filter = IdFilter::new((1..=4).map(|n| entry_id(ORG_A, n))).unwrap();
+    let q = PrivacyLogQuery { ids: Some(filter), ..query(ORG_B, 100) };
+    assert!(read(store, &q, 2).await.is_empty());
+    let q = PrivacyLogQuery { organization_id: org_id(0xC), ..query(ORG_A, 100) };
+    let err = store.read_privacy_audit_logs(&q, &record(0xC, 3)).await;
+    // A missing organization has no ledger: either nothing or NotFound, never data.
+    assert!(
+        matches!(&err, Ok(v) if v.is_empty()) || matches!(err, Err(StoreError::NotFound)),
+        "{err:?}"
+    );
+}
+
+/// Every field of every variant comes back as it was appended.
+pub async fn ledger_entries_round_trip_exactly(store: &dyn Store) {
+    loaded(store).await;
+    let page = read(store, &query(ORG_A, 100), 1).await;
+    assert_eq!(page, expected_order(ORG_A));
+}
+
+/// Every read writes one API audit entry with the number of entries returned; a read through
+/// the tool interface writes a tool-interface entry too.
+pub async fn every_read_is_recorded_with_its_count(store: &dyn Store) {
+    loaded(store).await;
+    let all = AuditListQuery { organization_id: None, limit: 100 };
+    assert!(store.api_audit_entries(&all).await.unwrap().is_empty());
+    let got = store.read_privacy_audit_logs(&query(ORG_A, 5), &record(ORG_A, 1)).await.unwrap();
+    assert_eq!(got.len(), 5);
+    let mut tool_record = record(ORG_A, 2);
+    tool_record.api.interface = Interface::Tool;
+    tool_record.api.tool_name = Some("list_privacy_audit_logs".into());
+    tool_record.tool = Some(ToolAuditEntry {
+        id: Uuid::from_u128(0x7001),
+        at: tool_record.api.at,
+        organization_id: org_id(ORG_A),
+        token_id: tool_record.api.token_id,
+        user_id: tool_record.api.user_id,
+        tool_name: "list_privacy_audit_logs".into(),
+        arguments: serde_json::json!({"limit": 100, "ids": ["pal_1"]}),
+        entries_returned: 0,
+        request_id: "req-2".into(),
+    });
+    let got = store.read_privacy_audit_logs(&query(ORG_A, 100), &tool_record).await.unwrap();
+    assert_eq!(got.len(), 12);
+
+    let api = store.api_audit_entries(&all).await.unwrap();
+    let mut first = record(ORG_A, 1).api;
+    first.entries_returned = 5;
+    let mut second = tool_record.api.clone();
+    second.entries_returned = 12;
+    assert_eq!(api, [second, first]);
+    let tool = store.tool_audit_entries(&all).await.unwrap();
+    let mut expected = tool_record.tool.clone().unwrap();
+    expected.entries_returned = 12;
+    assert_eq!(tool, [expected]);
+}
+
+/// When the record cannot be written, the read fails, returns no entries, and writes nothing.
+pub async fn a_read_that_cannot_be_recorded_returns_nothing_and_writes_nothing(store: &dyn Store) {
+    loaded(store).await;
+    store.read_privacy_audit_logs(&query(ORG_A, 5), &record(ORG_A, 1)).await.unwrap();
+    // The same audit entry id again: the record collides, so the read must fail whole.
+    let result = store.read_privacy_audit_logs(&query(ORG_A, 5), &record(ORG_A, 1)).await;
+    assert!(matches!(result, Err(StoreError::Conflict(_))), "{result:?}");
+    // A tool record that collides fails the read too, and its API entry is not kept.
+    let mut colliding = record(ORG_A, 2);
+    colliding.tool = Some(ToolAuditEntry {
+        id: Uuid::from_u128(0x7002),
+        at: t(1),
+        organization_id: org_id(ORG_A),
+        token_id: colliding.api.token_id,
+        user_id: colliding.api.user_id,
+        tool_name: "list_privacy_audit_logs".into(),
+        arguments: serde_json::json!({}),
+        entries_returned: 0,
+        request_id: "req".into(),
+    });
+    store.read_privacy_audit_logs(&query(ORG_A, 1), &colliding).await.unwrap();
+    let mut again = record(ORG_A, 3);
+    again.tool = colliding.tool.clone();
+    let result = store.read_privacy_audit_logs(&query(ORG_A, 1), &again).await;
+    assert!(matches!(result, Err(StoreError::Conflict(_))), "{result:?}");
+    let all = AuditListQuery { organization_id: None, limit: 100 };
+    let api: Vec<Uuid> =
+        store.api_audit_entries(&all).await.unwrap().iter().map(|e| e.id).collect();
+    assert_eq!(api, [record(ORG_A, 2).api.id, record(ORG_A, 1).api.id]);
+    assert_eq!(store.tool_audit_entries(&all).await.unwrap().len(), 1);
+}
+
+/// A batch with an id already in the ledger, or twice in itself, writes nothing.
+pub async fn appending_a_duplicate_entry_writes_nothing(store: &dyn Store) {
+    loaded(store).await;
+    let fresh = ledger_entry(ORG_A, 50, t(5000));
+    let taken = ledger_entry(ORG_A, 1, t(5000));
+    let result = store.append_privacy_audit_logs(&[fresh.clone(), taken]).await;
+    assert!(matches!(result, Err(StoreError::Conflict(_))), "{result:?}");
+    let result = store.append_privacy_audit_logs(&[fresh.clone(), fresh.clone()]).await;
+    assert!(matches!(result, Err(StoreError::Conflict(_))), "{result:?}");
+    assert_eq!(read(store, &query(ORG_A, 100), 1).await.len(), 12);
+    // The same id in another organization's ledger is another entry.
+    let mut elsewhere = ledger_entry(ORG_A, 1, t(5000));
+    elsewhere.organization_id = org_id(ORG_B);
+    store.append_privacy_audit_logs(&[fresh, elsewhere]).await.unwrap();
+    assert_eq!(read(store, &query(ORG_A, 100), 2).await.len(), 13);
+    assert_eq!(read(store, &query(ORG_B, 100), 3).await.len(), 5);
+}
+
+/// An entry of a missing organization fails the batch.
+pub async fn appending_to_a_missing_organization_writes_nothing(store: &dyn Store) {
+    loaded(store).await;
+    let result = store
+        .append_privacy_audit_logs(&[ledger_entry(ORG_A, 60, t(1)), ledger_entry(0xC, 1, t(1))])
+        .await;
+    assert!(matches!(result, Err(StoreError::NotFound)), "{result:?}");
+    assert_eq!(read(store, &query(ORG_A, 100), 1).await.len(), 12);
+}
+
+/// Operators list audit entries newest first, of one organization or all, up to a limit.
+pub async fn audit_entries_are_listed_newest_first_by_organization(store: &dyn Store) {
+    loaded(store).await;
+    for n in 1..=3 {
+        read(store, &query(ORG_A, 1), n).await;
+    }
+    read(store, &query(ORG_B, 1), 4).await;
+    let list =
+        |org: Option<u128>, limit| AuditListQuery { organization_id: org.map(org_id), limit };
+    let ids = |entries: Vec<AuditEntry>| entries.into_iter().map(|e| e.id).collect::<Vec<_>>();
+    let a: Vec<Uuid> = [3, 2, 1].map(|n| record(ORG_A, n).api.id).to_vec();
+    assert_eq!(ids(store.api_audit_entries(&list(Some(ORG_A), 100)).await.unwrap()), a);
+    assert_eq!(ids(store.api_audit_entries(&list(Some(ORG_A), 2)).await.unwrap()), a[..2]);
+    assert_eq!(
+        ids(store.api_audit_entries(&list(Some(ORG_B), 100)).await.unwrap()),
+        [record(ORG_B, 4).api.id]
+    );
+    assert_eq!(store.api_audit_entries(&list(None, 100)).await.unwrap().len(), 4);
+}
+
+// ---- import ----
+
+/// A document is written whole, and its summary counts each kind.
+pub async fn import_writes_every_entity(store: &dyn Store) {
+    let summary = store.import(&world()).await.unwrap();
+    assert_eq!(
+        (
+            summary.organizations,
+            summary.users,
+            summary.task_queues,
+            summary.candidates,
+            summary.jobs,
+            summary.privacy_audit_logs
+        ),
+        (2, 6, 2, 4, 4, 16)
+    );
+    // A second document may refer to what the first stored.
+    let mut more = ImportDocument::default();
+    more.users.push(User {
+        id: id(0xABC),
+        organization_id: org_id(ORG_A),
+        name: "Late joiner".into(),
+        email: "late@org-a.example".into(),
+        role: Role::Member,
+    });
+    let member = NewHiringTeamMember { role: HiringTeamRole::HiringManager, user_id: id(0xABC) };
+    more.jobs.push(job(ORG_A, 7, false, vec![member]));
+    store.import(&more).await.unwrap();
+    let job = store.job(org_id(ORG_A), job_id(ORG_A, 7)).await.unwrap();
+    assert_eq!(job.hiring_team[0].user.name, "Late joiner");
+}
+
+async fn assert_nothing_written(store: &dyn Store) {
+    assert!(store.is_empty().await.unwrap(), "the store must hold nothing after a failed import");
+    assert_not_found(store.user(org_id(ORG_A), user_id(ORG_A, Role::Owner)).await, "user");
+}
+
+fn assert_invalid(result: Result<crate::ImportSummary, ImportError>, path: &str, reason: &str) {
+    match result {
+        Err(ImportError::Invalid(p)) => {
+            assert_eq!((p.path.as_str(), p.reason.as_str()), (path, reason));
+        }
+        other => panic!("expected an invalid document at {path}, got {other:?}"),
+    }
+}
+
+/// A document that defines an id twice is refused whole, naming the path.
+pub async fn import_rejects_duplicate_ids_and_writes_nothing(store: &dyn Store) {
+    let mut doc = world();
+    let dup = doc.users[1].clone();
+    doc.users.push(dup);
+    assert_invalid(store.import(&doc).await, "users[6].id", "duplicates users[1].id");
+    assert_nothing_written(store).await;
+    let mut doc = world();
+    let dup = doc.privacy_audit_logs[3].clone();
+    doc.privacy_audit_logs.insert(10, dup);
+    assert_invalid(
+        store.import(&doc).await,
+        "privacy_audit_logs[10].id",
+        "duplicates privacy_audit_logs[3].id",
+    );
+    assert_nothing_written(store).await;
+}
+
+/// A document that defines an id already stored is refused whole.
+pub async fn import_rejects_ids_already_stored(store: &dyn Store) {
+    loaded(store).await;
+    let mut doc = ImportDocument::default();
+    doc.candidates.push(Candidate {
+        id: candidate_id(ORG_A, 9),
+        organization_id: org_id(ORG_A),
+        name: "New".into(),
+        email: "new@mail.example".into(),
+        phone: String::new(),
+    });
+    doc.jobs.push(job(ORG_A, 1, false, vec![]));
+    assert_invalid(store.import(&doc).await, "jobs[0].id", "already exists");
+    assert_not_found(
+        store.candidate(org_id(ORG_A), candidate_id(ORG_A, 9)).await,
+        "candidate of a refused import",
+    );
+    let mut doc = ImportDocument::default();
+    doc.privacy_audit_logs.push(ledger_entry(ORG_B, 2, t(1)));
+    assert_invalid(store.import(&doc).await, "privacy_audit_logs[0].id", "already exists");
+}
+
+/// A reference to something missing, or of another organization, is refused with its path.
+pub async fn import_rejects_missing_references_naming_the_path(store: &dyn Store) {
+    let mut doc = world();
+    doc.jobs[3].hiring_team[1].user_id = id(0xdead);
+    assert_invalid(store.import(&doc).await, "jobs[3].hiring_team[1].user_id", "no such user");
+    let mut doc = world();
+    doc.jobs[0].hiring_team[0].user_id = user_id(ORG_B, Role::Admin);
+    assert_invalid(
+        store.import(&doc).await,
+        "jobs[0].hiring_team[0].user_id",
+        "the user belongs to another organization",
+    );
+    let mut doc = world();
+    doc.jobs[2].settings.default_task_queue_id = queue_id(ORG_A);
+    assert_invalid(
+        store.import(&doc).await,
+        "jobs[2].settings.default_task_queue_id",
+        "the task queue belongs to another organization",
+    );
+    let mut doc = world();
+    doc.users[4].organization_id = org_id(0xC);
+    assert_invalid(store.import(&doc).await, "users[4].organization_id", "no such organization");
+    let mut doc = world();
+    doc.privacy_audit_logs[15].organization_id = org_id(0xC);
+    assert_invalid(
+        store.import(&doc).await,
+        "privacy_audit_logs[15].organization_id",
+        "no such organization",
+    );
+    assert_nothing_written(store).await;
+}
+
+// ---- tokens ----
+
+fn new_token(org: u128, n: u128, role: Role) -> NewApiToken {
+    NewApiToken {
+        id: id::<recruit_domain::resource::ApiToken>(org << 64 | 0x900 | n),
+        organization_id: org_id(org),
+        user_id: user_id(org, role),
+        name: format!("token {n}"),
+        scopes: vec![Scope::JobsRead, Scope::AuditLogsRead],
+        secret_hash: SecretHash([u8::try_from(n).unwrap_or(0xff); 32]),
+        created_at: t(i64::try_from(n).unwrap_or(0)),
+        expires_at: Some(t(100_000)),
+    }
+}
+
+/// A created token is found by its secret hash together with its user; revoking it keeps the
+/// first revocation time.
+pub async fn tokens_are_created_found_by_hash_and_revoked(store: &dyn Store) {
+    loaded(store).await;
+    let new = new_token(ORG_A, 1, Role::Owner);
+    let created = store.create_token(&new).await.unwrap();
+    assert_eq!(
+        (
+            created.id,
+            created.organization_id,
+            created.user_id,
+            &created.name,
+            created.created_at,
+            created.expires_at
+        ),
+        (new.id, new.organization_id, new.user_id, &new.name, new.created_at, new.expires_at)
+    );
+    assert_eq!(created.scopes, [Scope::AuditLogsRead, Scope::JobsRead]);
+    assert_eq!((created.revoked_at, created.last_used_at), (None, None));
+    let found = store.credential(&new.secret_hash).await.unwrap();
+    assert_eq!(found.token, created);
+    assert_eq!(found.user.role, Role::Owner);
+    assert_eq!(found.user.id, user_id(ORG_A, Role::Owner));
+    assert_not_found(store.credential(&SecretHash([0xee; 32])).await, "unknown secret");
+
+    let mut never = new_token(ORG_A, 2, Role::Member);
+    never.expires_at = None;
+    never.scopes = vec![];
+    let never = store.create_token(&never).await.unwrap();
+    assert_eq!((never.expires_at, never.scopes.len()), (None, 0));
+
+    let revoked = store.revoke_token(created.id, t(50)).await.unwrap();
+    assert_eq!(revoked.revoked_at, Some(t(50)));
+    let again = store.revoke_token(created.id, t(60)).await.unwrap();
+    assert_eq!(again.revoked_at, Some(t(50)));
+    assert_eq!(store.credential(&new.secret_hash).await.unwrap().token.revoked_at, Some(t(50)));
+    assert_not_found(store.revoke_token(id(0x999), t(1)).await, "revoking a missing token");
+
+    let listed: Vec<ApiTokenId> = store.tokens(None).await.unwrap().iter().map(|t| t.id).collect();
+    assert_eq!(listed, [never.id, created.id]);
+    assert!(store.tokens(Some(org_id(ORG_B))).await.unwrap().is_empty());
+}
+
+/// A taken id or secret hash is a conflict; a user outside the organization is not found.
+pub async fn token_conflicts_and_missing_users_are_reported(store: &dyn Store) {
+    loaded(store).await;
+    store.create_token(&new_token(ORG_A, 1, Role::Owner)).await.unwrap();
+    let mut same_hash = new_token(ORG_A, 2, Role::Owner);
+    same_hash.secret_hash = new_token(ORG_A, 1, Role::Owner).secret_hash;
+    let result = store.create_token(&same_hash).await;
+    assert!(matches!(result, Err(StoreError::Conflict(_))), "{result:?}");
+    let mut same_id = new_token(ORG_A, 3, Role::Owner);
+    same_id.id = new_token(ORG_A, 1, Role::Owner).id;
+    let result = store.create_token(&same_id).await;
+    assert!(matches!(result, Err(StoreError::Conflict(_))), "{result:?}");
+    let mut stranger = new_token(ORG_A, 4, Role::Owner);
+    stranger.user_id = user_id(ORG_B, Role::Owner);
+    assert_not_found(store.create_token(&stranger).await, "a user of another organization");
+    assert_eq!(store.tokens(None).await.unwrap().len(), 1);
+}
+
+/// Use is recorded, but not more often than once a minute.
+pub async fn touching_a_token_records_use_at_most_once_a_minute(store: &dyn Store) {
+    loaded(store).await;
+    let token = store.create_token(&new_token(ORG_A, 1, Role::Owner)).await.unwrap();
+    let last_used =
+        || async { store.credential(&SecretHash([1; 32])).await.unwrap().token.last_used_at };
+    store.touch_token(token.id, t(1000)).await.unwrap();
+    assert_eq!(last_used().await, Some(t(1000)));
+    store.touch_token(token.id, t(1059)).await.unwrap();
+    assert_eq!(last_used().await, Some(t(1000)), "within a minute nothing is written");
+    store.touch_token(token.id, t(1061)).await.unwrap();
+    assert_eq!(last_used().await, Some(t(1061)));
+    store.touch_token(id(0x999), t(2000)).await.unwrap();
+}
+
+// ---- maintenance ----
+
+/// The first secret stored under a name is the one every later caller gets.
+pub async fn server_secrets_keep_the_first_value(store: &dyn Store) {
+    assert_eq!(store.server_secret("cursor", b"first").await.unwrap(), b"first");
+    assert_eq!(store.server_secret("cursor", b"second").await.unwrap(), b"first");
+    assert_eq!(store.server_secret("other", b"second").await.unwrap(), b"second");
+}
+
+/// A fresh store answers and holds nothing; after an import it is not empty.
+pub async fn a_fresh_store_is_empty_and_answers(store: &dyn Store) {
+    store.ping().await.unwrap();
+    assert!(store.is_empty().await.unwrap());
+    loaded(store).await;
+    assert!(!store.is_empty().await.unwrap());
+}

@@ -1,0 +1,145 @@
+//! The repository traits. Each method's documentation says what it must return in each case;
+//! the contract suite (`testkit`) checks it for every adapter.
+//!
+//! Every method that reads an organization's data takes the organization and never returns
+//! anything of another one: a row of another organization is reported exactly like a missing
+//! row ([`StoreError::NotFound`]).
+//!
+//! Any method may also return [`StoreError::Unavailable`] (no connection could be had in
+//! time, or the database cannot be reached), [`StoreError::Timeout`] (a statement ran past its
+//! deadline) or [`StoreError::Other`].
+
+use async_trait::async_trait;
+use recruit_domain::{
+    ApiTokenId, Candidate, CandidateId, JobId, OrganizationId, PrivacyAuditLog, TaskQueue,
+    TaskQueueId, Timestamp, User, UserId,
+};
+
+use crate::{
+    ApiToken, AuditEntry, AuditListQuery, Credential, ImportDocument, ImportError, ImportSummary,
+    JobRecord, LedgerEntry, NewApiToken, OrganizationRecord, PrivacyLogQuery, ReadRecord,
+    SecretHash, StoreError, ToolAuditEntry,
+};
+
+/// Organizations, their people, queues and jobs.
+#[async_trait]
+pub trait Directory: Send + Sync + 'static {
+    /// The organization. `NotFound` when there is none with this id.
+    async fn organization(&self, id: OrganizationId) -> Result<OrganizationRecord, StoreError>;
+
+    /// A user of the organization. `NotFound` when there is none, or it belongs to another
+    /// organization.
+    async fn user(&self, organization: OrganizationId, id: UserId) -> Result<User, StoreError>;
+
+    /// A task queue of the organization. `NotFound` as for [`Directory::user`].
+    async fn task_queue(
+        &self,
+        organization: OrganizationId,
+        id: TaskQueueId,
+    ) -> Result<TaskQueue, StoreError>;
+
+    /// A candidate of the organization. `NotFound` as for [`Directory::user`].
+    async fn candidate(
+        &self,
+        organization: OrganizationId,
+        id: CandidateId,
+    ) -> Result<Candidate, StoreError>;
+
+    /// A job of the organization with its hiring team's names resolved, team in stored order.
+    /// `NotFound` when there is none, or it belongs to another organization.
+    async fn job(&self, organization: OrganizationId, id: JobId) -> Result<JobRecord, StoreError>;
+}
+
+/// API tokens. Stores keep the hash of each secret, never the secret.
+#[async_trait]
+pub trait Tokens: Send + Sync + 'static {
+    /// The token with this secret hash and the user it acts as, whatever its expiry or
+    /// revocation (the caller decides). `NotFound` when no token has this hash.
+    async fn credential(&self, secret_hash: &SecretHash) -> Result<Credential, StoreError>;
+
+    /// Stores a new token and returns it as stored. `Conflict` when its id or secret hash is
+    /// taken; `NotFound` when its user does not exist in its organization.
+    async fn create_token(&self, token: &NewApiToken) -> Result<ApiToken, StoreError>;
+
+    /// Marks the token revoked at `at` and returns it. Revoking a revoked token keeps the first
+    /// time. `NotFound` when there is no such token.
+    async fn revoke_token(&self, id: ApiTokenId, at: Timestamp) -> Result<ApiToken, StoreError>;
+
+    /// Records that the token was used at `at`. To keep reads cheap it writes only when the
+    /// stored time is more than a minute older (or unset), so `last_used_at` is exact to
+    /// within a minute. A missing token is not an error.
+    async fn touch_token(&self, id: ApiTokenId, at: Timestamp) -> Result<(), StoreError>;
+
+    /// Every token of the organization (or of all of them), newest first.
+    async fn tokens(
+        &self,
+        organization: Option<OrganizationId>,
+    ) -> Result<Vec<ApiToken>, StoreError>;
+}
+
+/// The privacy audit ledger and the two audit ledgers that record reads of it. All three are
+/// append-only.
+#[async_trait]
+pub trait Ledgers: Send + Sync + 'static {
+    /// Appends entries to the privacy ledger, all or none. `Conflict` when an entry's id is
+    /// already in its organization's ledger or appears twice; `NotFound` when an entry's
+    /// organization does not exist. Either way nothing is written.
+    async fn append_privacy_audit_logs(&self, entries: &[LedgerEntry]) -> Result<(), StoreError>;
+
+    /// One page of the privacy ledger, newest first (`access_time` descending, then `id`
+    /// descending), and the record of that read, in one transaction.
+    ///
+    /// Returns at most `query.limit` entries of `query.organization_id` with
+    /// `window.gte <= access_time < window.lt`, in `query.ids` when given, strictly after
+    /// `query.after` in the ledger's order when given. In the same transaction it appends
+    /// `record.api` to the API audit ledger and `record.tool` (when given) to the
+    /// tool-interface audit ledger, with `entries_returned` set to the number of entries
+    /// returned. If the record cannot be written, it returns the error and no entries: no
+    /// read of the ledger is ever returned unrecorded. `Conflict` when an audit entry's id is
+    /// taken.
+    async fn read_privacy_audit_logs(
+        &self,
+        query: &PrivacyLogQuery,
+        record: &ReadRecord,
+    ) -> Result<Vec<PrivacyAuditLog>, StoreError>;
+
+    /// API audit ledger entries, newest first (`at` descending, then `id` descending).
+    async fn api_audit_entries(
+        &self,
+        query: &AuditListQuery,
+    ) -> Result<Vec<AuditEntry>, StoreError>;
+
+    /// Tool-interface audit ledger entries, newest first.
+    async fn tool_audit_entries(
+        &self,
+        query: &AuditListQuery,
+    ) -> Result<Vec<ToolAuditEntry>, StoreError>;
+}
+
+/// Loading whole documents.
+#[async_trait]
+pub trait Import: Send + Sync + 'static {
+    /// Inserts every entity of the document in one transaction, all or nothing.
+    /// [`ImportError::Invalid`] (naming the path) when the document does not pass
+    /// [`ImportDocument::check`] against what is stored; nothing is written then.
+    async fn import(&self, document: &ImportDocument) -> Result<ImportSummary, ImportError>;
+}
+
+/// What the server needs of its store besides the data.
+#[async_trait]
+pub trait Maintenance: Send + Sync + 'static {
+    /// Succeeds when the database answers and its schema is up to date.
+    async fn ping(&self) -> Result<(), StoreError>;
+
+    /// The secret stored under `name`. When there is none, stores `proposed` and returns it;
+    /// concurrent callers all get the one that was stored first.
+    async fn server_secret(&self, name: &str, proposed: &[u8]) -> Result<Vec<u8>, StoreError>;
+
+    /// Whether the store holds any organization: a fresh database holds none.
+    async fn is_empty(&self) -> Result<bool, StoreError>;
+}
+
+/// Everything a server needs of its storage, as one trait object: `Arc<dyn Store>`.
+pub trait Store: Directory + Tokens + Ledgers + Import + Maintenance {}
+
+impl<T: Directory + Tokens + Ledgers + Import + Maintenance> Store for T {}
