@@ -381,3 +381,26 @@ fn timestamps_in_other_offsets_are_read_and_written_in_utc() {
     let err = serde_json::from_value::<Job>(value).unwrap_err().to_string();
     assert!(err.contains("is not an RFC 3339 date-time"), "{err}");
 }
+
+#[test]
+fn closed_enums_spell_their_values_as_serde_does() {
+    fn check<T: Serialize + Copy + PartialEq + std::fmt::Debug>(
+        values: &[T],
+        as_str: fn(T) -> &'static str,
+        from_wire: fn(&str) -> Option<T>,
+    ) {
+        for &v in values {
+            assert_eq!(serde_json::to_value(v).unwrap(), json!(as_str(v)));
+            assert_eq!(from_wire(as_str(v)), Some(v));
+            assert_eq!(from_wire(&as_str(v).to_lowercase()), None);
+        }
+    }
+    check(&[JobStatus::Draft, JobStatus::Open, JobStatus::Closed], JobStatus::as_str, JobStatus::from_wire);
+    check(&[BulkScope::AllOrgCandidates, BulkScope::AllOrgEmployees], BulkScope::as_str, BulkScope::from_wire);
+    check(
+        &[AccessData::Name, AccessData::EmailAddress, AccessData::PhoneNumber],
+        AccessData::as_str,
+        AccessData::from_wire,
+    );
+    check(&Role::ALL, Role::as_str, Role::from_wire);
+}

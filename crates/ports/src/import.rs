@@ -6,7 +6,7 @@
 use std::collections::{HashMap, HashSet};
 use std::hash::Hash;
 
-use recruit_domain::model::{Ats, HiringTeamRole, JobSettings, JobStatus};
+use recruit_domain::model::{Ats, DataSubject, HiringTeamRole, JobSettings, JobStatus};
 use recruit_domain::{
     Candidate, CandidateId, JobId, OrganizationId, PrivacyAuditLogId, TaskQueue, TaskQueueId,
     Timestamp, User, UserId,
@@ -289,6 +289,14 @@ impl ImportDocument {
         )?;
         for (i, e) in self.privacy_audit_logs.iter().enumerate() {
             check_org(format!("privacy_audit_logs[{i}].organization_id"), &e.organization_id)?;
+            if let DataSubject::Bulk { bulk_count: Some(n), .. } = e.entry.data_subject
+                && i64::try_from(n).is_err()
+            {
+                return Err(problem(
+                    format!("privacy_audit_logs[{i}].data_subject.bulk_count"),
+                    "must be at most 9223372036854775807",
+                ));
+            }
         }
         Ok(())
     }

@@ -12,6 +12,7 @@
 //! With the `testkit` feature, [`testkit`] holds the contract suite every adapter must pass,
 //! word for word the same, through [`store_contract_tests!`].
 
+mod columns;
 mod error;
 mod import;
 mod records;
@@ -20,6 +21,7 @@ mod traits;
 #[cfg(feature = "testkit")]
 pub mod testkit;
 
+pub use columns::SubjectColumns;
 pub use error::{ImportError, ImportProblem, StoreError};
 pub use import::{
     ExistingIds, ImportDocument, ImportSummary, Lookups, NewHiringTeamMember, NewJob,

@@ -56,6 +56,11 @@ impl JobStatus {
             Self::Closed => "CLOSED",
         }
     }
+
+    /// Parses the wire value, exactly.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        [Self::Draft, Self::Open, Self::Closed].into_iter().find(|v| v.as_str() == s)
+    }
 }
 
 /// One member of a job's hiring team.

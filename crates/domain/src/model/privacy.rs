@@ -97,6 +97,21 @@ pub enum BulkScope {
     AllOrgEmployees,
 }
 
+impl BulkScope {
+    /// The value as written on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::AllOrgCandidates => "ALL_ORG_CANDIDATES",
+            Self::AllOrgEmployees => "ALL_ORG_EMPLOYEES",
+        }
+    }
+
+    /// Parses the wire value, exactly.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        [Self::AllOrgCandidates, Self::AllOrgEmployees].into_iter().find(|v| v.as_str() == s)
+    }
+}
+
 /// A kind of personal data: a closed set of values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
@@ -108,6 +123,22 @@ pub enum AccessData {
     EmailAddress,
     /// A person's phone number.
     PhoneNumber,
+}
+
+impl AccessData {
+    /// The value as written on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Name => "NAME",
+            Self::EmailAddress => "EMAIL_ADDRESS",
+            Self::PhoneNumber => "PHONE_NUMBER",
+        }
+    }
+
+    /// Parses the wire value, exactly.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        [Self::Name, Self::EmailAddress, Self::PhoneNumber].into_iter().find(|v| v.as_str() == s)
+    }
 }
 
 open_enum! {
