@@ -395,8 +395,16 @@ fn closed_enums_spell_their_values_as_serde_does() {
             assert_eq!(from_wire(&as_str(v).to_lowercase()), None);
         }
     }
-    check(&[JobStatus::Draft, JobStatus::Open, JobStatus::Closed], JobStatus::as_str, JobStatus::from_wire);
-    check(&[BulkScope::AllOrgCandidates, BulkScope::AllOrgEmployees], BulkScope::as_str, BulkScope::from_wire);
+    check(
+        &[JobStatus::Draft, JobStatus::Open, JobStatus::Closed],
+        JobStatus::as_str,
+        JobStatus::from_wire,
+    );
+    check(
+        &[BulkScope::AllOrgCandidates, BulkScope::AllOrgEmployees],
+        BulkScope::as_str,
+        BulkScope::from_wire,
+    );
     check(
         &[AccessData::Name, AccessData::EmailAddress, AccessData::PhoneNumber],
         AccessData::as_str,

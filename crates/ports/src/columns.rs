@@ -61,7 +61,9 @@ impl SubjectColumns {
                     BulkQuery::EmployeeSearch { values } => {
                         ("EMPLOYEE_SEARCH", None, Some(values.clone()), None)
                     }
-                    BulkQuery::Scope { scope } => ("SCOPE", None, None, Some(scope.as_str().into())),
+                    BulkQuery::Scope { scope } => {
+                        ("SCOPE", None, None, Some(scope.as_str().into()))
+                    }
                 };
                 c.query_type = Some(kind.into());
                 c.query_ids = ids;
@@ -96,9 +98,9 @@ impl SubjectColumns {
                 let values =
                     || self.query_values.clone().ok_or_else(|| corrupt("query without values"));
                 let query = match self.query_type.as_deref() {
-                    Some("CANDIDATE_IDS") => {
-                        BulkQuery::CandidateIds { ids: ids()?.into_iter().map(Into::into).collect() }
-                    }
+                    Some("CANDIDATE_IDS") => BulkQuery::CandidateIds {
+                        ids: ids()?.into_iter().map(Into::into).collect(),
+                    },
                     Some("EMPLOYEE_IDS") => {
                         BulkQuery::EmployeeIds { ids: ids()?.into_iter().map(Into::into).collect() }
                     }

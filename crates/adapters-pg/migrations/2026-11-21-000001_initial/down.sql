@@ -1,0 +1,14 @@
+DROP TABLE server_secrets;
+DROP TABLE tool_audit_log;
+DROP TABLE api_audit_log;
+DROP TABLE privacy_audit_logs;
+DROP FUNCTION recruitd_refuse_ledger_change();
+DROP TABLE api_tokens;
+DROP TABLE job_hiring_team;
+DROP TABLE job_settings;
+DROP TABLE jobs;
+DROP TABLE candidates;
+DROP TABLE task_queues;
+DROP TABLE users;
+DROP TABLE organization_work_hours;
+DROP TABLE organizations;

@@ -1,0 +1,1 @@
+//! The PostgreSQL storage adapter of recruitd (in progress).

@@ -1,0 +1,736 @@
+//! The embedded SQLite storage adapter of recruitd: every port of `recruit-ports` on a local
+//! file, so that a fresh machine runs the server with no database server.
+//!
+//! SQLite is compiled in (bundled), in WAL mode with foreign keys on and a busy timeout.
+//! Connections are pooled with deadpool; each operation runs as ordinary synchronous diesel on
+//! a pooled connection inside `spawn_blocking`, so the async runtime is never blocked.
+//! Migrations are embedded in the binary and applied by [`SqliteStore::migrate`].
+//!
+//! This crate implements the ports and nothing else: it must never depend on the service, on
+//! HTTP, or on the PostgreSQL adapter. Driver errors are translated into
+//! [`StoreError`] here and never cross the port.
+
+mod rows;
+mod schema;
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use deadpool::managed::{PoolError, TimeoutType};
+use diesel::prelude::*;
+use diesel::result::{DatabaseErrorKind, Error as DieselError};
+use diesel::sqlite::SqliteConnection;
+use diesel_async::pooled_connection::deadpool::Pool;
+use diesel_async::pooled_connection::{AsyncDieselConnectionManager, ManagerConfig};
+use diesel_async::sync_connection_wrapper::SyncConnectionWrapper;
+use diesel_async::{AsyncConnection, SimpleAsyncConnection};
+use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
+use recruit_domain::{
+    ApiTokenId, Candidate, CandidateId, JobId, OrganizationId, PrivacyAuditLog, TaskQueue,
+    TaskQueueId, Timestamp, User, UserId,
+};
+use recruit_ports::{
+    ApiToken, AuditEntry, AuditListQuery, Credential, Directory, ExistingIds, Import,
+    ImportDocument, ImportError, ImportSummary, JobRecord, LedgerEntry, Ledgers, Maintenance,
+    NewApiToken, OrganizationRecord, PrivacyLogQuery, ReadRecord, SecretHash, StoreError, Tokens,
+    ToolAuditEntry,
+};
+
+use crate::rows::*;
+use crate::schema::*;
+
+/// The migrations of the SQLite schema, embedded in the binary.
+pub const MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations");
+
+type Conn = SyncConnectionWrapper<SqliteConnection>;
+
+/// How to open an SQLite store.
+#[derive(Clone, Debug)]
+pub struct SqliteConfig {
+    /// The database file; created when missing.
+    pub path: PathBuf,
+    /// The most connections open at once.
+    pub pool_size: usize,
+    /// How long a caller waits for a free connection before the store reports it unavailable.
+    pub wait_timeout: Duration,
+    /// How long a statement waits for a lock held by another connection (`busy_timeout`).
+    pub busy_timeout: Duration,
+}
+
+impl SqliteConfig {
+    /// Defaults for a file: 4 connections, 5 s to get one, 5 s for a lock.
+    pub fn new(path: impl Into<PathBuf>) -> Self {
+        Self {
+            path: path.into(),
+            pool_size: 4,
+            wait_timeout: Duration::from_secs(5),
+            busy_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+/// The SQLite store. Cheap to clone: clones share one pool.
+#[derive(Clone)]
+pub struct SqliteStore {
+    pool: Pool<Conn>,
+}
+
+impl std::fmt::Debug for SqliteStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let status = self.pool.status();
+        f.debug_struct("SqliteStore")
+            .field("size", &status.size)
+            .field("max", &status.max_size)
+            .finish()
+    }
+}
+
+/// Numbers about the connection pool, for metrics.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PoolStatus {
+    /// The most connections the pool opens.
+    pub max_size: usize,
+    /// Connections open now.
+    pub size: usize,
+    /// Open connections not in use.
+    pub available: usize,
+    /// Callers waiting for a connection.
+    pub waiting: usize,
+}
+
+impl SqliteStore {
+    /// Opens (creating when missing) the database file. Does not migrate: call
+    /// [`SqliteStore::migrate`].
+    pub async fn open(config: &SqliteConfig) -> Result<Self, StoreError> {
+        let pragmas = format!(
+            "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; \
+             PRAGMA busy_timeout = {};",
+            config.busy_timeout.as_millis()
+        );
+        let mut manager = ManagerConfig::<Conn>::default();
+        manager.custom_setup = Box::new(move |url| {
+            let (url, pragmas) = (url.to_owned(), pragmas.clone());
+            Box::pin(async move {
+                let mut conn = Conn::establish(&url).await?;
+                conn.batch_execute(&pragmas)
+                    .await
+                    .map_err(diesel::ConnectionError::CouldntSetupConfiguration)?;
+                Ok(conn)
+            })
+        });
+        let url = config.path.to_string_lossy().into_owned();
+        let manager = AsyncDieselConnectionManager::<Conn>::new_with_config(url, manager);
+        let pool = Pool::builder(manager)
+            .max_size(config.pool_size.max(1))
+            .wait_timeout(Some(config.wait_timeout))
+            .create_timeout(Some(config.wait_timeout))
+            .runtime(deadpool::Runtime::Tokio1)
+            .build()
+            .map_err(|e| StoreError::other(format!("cannot build the SQLite pool: {e}")))?;
+        let store = Self { pool };
+        // Open one connection now, so that an unusable path fails here and not later.
+        store.run(|_| Ok(())).await?;
+        Ok(store)
+    }
+
+    /// Applies the migrations not applied yet; returns how many ran. Idempotent.
+    pub async fn migrate(&self) -> Result<usize, StoreError> {
+        self.run(|c| {
+            c.run_pending_migrations(MIGRATIONS)
+                .map(|applied| applied.len())
+                .map_err(|e| DieselError::QueryBuilderError(e))
+        })
+        .await
+    }
+
+    /// Numbers about the connection pool.
+    pub fn pool_status(&self) -> PoolStatus {
+        let s = self.pool.status();
+        PoolStatus {
+            max_size: s.max_size,
+            size: s.size,
+            available: s.available,
+            waiting: s.waiting,
+        }
+    }
+
+    /// Runs synchronous diesel code on a pooled connection, off the async runtime.
+    async fn run<T, F>(&self, task: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut SqliteConnection) -> QueryResult<T> + Send + 'static,
+    {
+        let mut conn = self.pool.get().await.map_err(pool_error)?;
+        conn.spawn_blocking(task).await.map_err(store_error)
+    }
+
+    /// Runs `task` in one immediate transaction (the write lock taken up front, so a read
+    /// followed by a write never fails half-way for a lock).
+    async fn transaction<T, E, F>(&self, task: F) -> Result<T, E>
+    where
+        T: Send + 'static,
+        E: From<StoreError> + From<DieselError> + Send + 'static,
+        F: FnOnce(&mut SqliteConnection) -> Result<T, E> + Send + 'static,
+    {
+        let outcome = self.run(move |c| Ok(c.immediate_transaction(task))).await?;
+        outcome
+    }
+}
+
+fn pool_error(e: PoolError<diesel_async::pooled_connection::PoolError>) -> StoreError {
+    match e {
+        PoolError::Timeout(TimeoutType::Wait) => {
+            StoreError::Unavailable("no database connection was free in time".into())
+        }
+        PoolError::Timeout(_) => {
+            StoreError::Unavailable("opening the database took too long".into())
+        }
+        other => StoreError::Unavailable(format!("cannot open the database: {other}")),
+    }
+}
+
+/// Translates a diesel error at the seam.
+fn store_error(e: DieselError) -> StoreError {
+    match e {
+        DieselError::NotFound => StoreError::NotFound,
+        DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, info) => {
+            StoreError::Conflict(info.message().to_owned())
+        }
+        DieselError::DatabaseError(DatabaseErrorKind::ForeignKeyViolation, _) => {
+            StoreError::NotFound
+        }
+        DieselError::DatabaseError(_, info)
+            if info.message().contains("database is locked") || info.message().contains("busy") =>
+        {
+            StoreError::Timeout
+        }
+        other => StoreError::Other(Box::new(other)),
+    }
+}
+
+/// The error type of transactions: a store error, or a diesel error still to translate.
+#[derive(Debug)]
+enum TxError {
+    Store(StoreError),
+    Import(ImportError),
+}
+
+impl From<StoreError> for TxError {
+    fn from(e: StoreError) -> Self {
+        Self::Store(e)
+    }
+}
+
+impl From<DieselError> for TxError {
+    fn from(e: DieselError) -> Self {
+        Self::Store(store_error(e))
+    }
+}
+
+impl From<TxError> for StoreError {
+    fn from(e: TxError) -> Self {
+        match e {
+            TxError::Store(e) => e,
+            TxError::Import(ImportError::Store(e)) => e,
+            TxError::Import(ImportError::Invalid(p)) => StoreError::other(p.to_string()),
+        }
+    }
+}
+
+impl From<TxError> for ImportError {
+    fn from(e: TxError) -> Self {
+        match e {
+            TxError::Store(e) => ImportError::Store(e),
+            TxError::Import(e) => e,
+        }
+    }
+}
+
+/// Inserts rows in chunks small enough for SQLite's limit of bound values per statement
+/// (32 766): `per_row` is the number of columns.
+macro_rules! insert_chunked {
+    ($c:expr, $table:expr, $rows:expr, $per_row:expr) => {{
+        let chunk = (30_000 / $per_row).max(1);
+        for part in $rows.chunks(chunk) {
+            diesel::insert_into($table).values(part).execute($c)?;
+        }
+    }};
+}
+
+fn load_organization(c: &mut SqliteConnection, org: &[u8]) -> Result<OrganizationRecord, TxError> {
+    let row = organizations::table.find(org).select(OrganizationRow::as_select()).first(c)?;
+    let hours = organization_work_hours::table
+        .filter(organization_work_hours::organization_id.eq(org))
+        .order(organization_work_hours::position)
+        .select(WorkHoursRow::as_select())
+        .load(c)?;
+    Ok(row.into_record(hours)?)
+}
+
+fn load_token(c: &mut SqliteConnection, token: &[u8]) -> Result<ApiToken, TxError> {
+    let row = api_tokens::table
+        .filter(api_tokens::id.eq(token))
+        .select(TokenRow::as_select())
+        .first(c)?;
+    Ok(row.into_token()?)
+}
+
+#[async_trait]
+impl Directory for SqliteStore {
+    async fn organization(&self, id: OrganizationId) -> Result<OrganizationRecord, StoreError> {
+        let org = blob(id.uuid());
+        self.run(move |c| Ok(load_organization(c, &org))).await?.map_err(Into::into)
+    }
+
+    async fn user(&self, organization: OrganizationId, id: UserId) -> Result<User, StoreError> {
+        let (org, id) = (blob(organization.uuid()), blob(id.uuid()));
+        let row = self
+            .run(move |c| users::table.find((org, id)).select(UserRow::as_select()).first(c))
+            .await?;
+        row.into_user()
+    }
+
+    async fn task_queue(
+        &self,
+        organization: OrganizationId,
+        id: TaskQueueId,
+    ) -> Result<TaskQueue, StoreError> {
+        let (org, id) = (blob(organization.uuid()), blob(id.uuid()));
+        let row = self
+            .run(move |c| {
+                task_queues::table.find((org, id)).select(TaskQueueRow::as_select()).first(c)
+            })
+            .await?;
+        row.into_queue()
+    }
+
+    async fn candidate(
+        &self,
+        organization: OrganizationId,
+        id: CandidateId,
+    ) -> Result<Candidate, StoreError> {
+        let (org, id) = (blob(organization.uuid()), blob(id.uuid()));
+        let row = self
+            .run(move |c| {
+                candidates::table.find((org, id)).select(CandidateRow::as_select()).first(c)
+            })
+            .await?;
+        row.into_candidate()
+    }
+
+    async fn job(&self, organization: OrganizationId, id: JobId) -> Result<JobRecord, StoreError> {
+        let (org, job) = (blob(organization.uuid()), blob(id.uuid()));
+        let (row, settings, team) = self
+            .run(move |c| {
+                let (row, settings) = jobs::table
+                    .inner_join(
+                        job_settings::table.on(job_settings::organization_id
+                            .eq(jobs::organization_id)
+                            .and(job_settings::job_id.eq(jobs::id))),
+                    )
+                    .filter(jobs::organization_id.eq(&org).and(jobs::id.eq(&job)))
+                    .select((JobRow::as_select(), JobSettingsRow::as_select()))
+                    .first(c)?;
+                let team = job_hiring_team::table
+                    .inner_join(
+                        users::table.on(users::organization_id
+                            .eq(job_hiring_team::organization_id)
+                            .and(users::id.eq(job_hiring_team::user_id))),
+                    )
+                    .filter(
+                        job_hiring_team::organization_id
+                            .eq(&org)
+                            .and(job_hiring_team::job_id.eq(&job)),
+                    )
+                    .order(job_hiring_team::position)
+                    .select((job_hiring_team::role, job_hiring_team::user_id, users::name))
+                    .load::<(String, Vec<u8>, String)>(c)?;
+                Ok((row, settings, team))
+            })
+            .await?;
+        job_record(row, settings, team)
+    }
+}
+
+#[async_trait]
+impl Tokens for SqliteStore {
+    async fn credential(&self, secret_hash: &SecretHash) -> Result<Credential, StoreError> {
+        let hash = secret_hash.0.to_vec();
+        let (token, user) = self
+            .run(move |c| {
+                api_tokens::table
+                    .inner_join(
+                        users::table.on(users::organization_id
+                            .eq(api_tokens::organization_id)
+                            .and(users::id.eq(api_tokens::user_id))),
+                    )
+                    .filter(api_tokens::secret_hash.eq(hash))
+                    .select((TokenRow::as_select(), UserRow::as_select()))
+                    .first(c)
+            })
+            .await?;
+        Ok(Credential { token: token.into_token()?, user: user.into_user()? })
+    }
+
+    async fn create_token(&self, token: &NewApiToken) -> Result<ApiToken, StoreError> {
+        let row = TokenRow::new(token);
+        let id = blob(token.id.uuid());
+        self.transaction(move |c| {
+            diesel::insert_into(api_tokens::table).values(&row).execute(c)?;
+            load_token(c, &id)
+        })
+        .await
+        .map_err(StoreError::from)
+    }
+
+    async fn revoke_token(&self, id: ApiTokenId, at: Timestamp) -> Result<ApiToken, StoreError> {
+        let id = blob(id.uuid());
+        self.transaction(move |c| {
+            let current = api_tokens::table.filter(api_tokens::id.eq(&id));
+            diesel::update(current)
+                .set(api_tokens::revoked_at.eq(diesel::dsl::sql::<
+                    diesel::sql_types::Nullable<diesel::sql_types::BigInt>,
+                >(&format!(
+                    "COALESCE(revoked_at, {})",
+                    at.unix_micros()
+                ))))
+                .execute(c)?;
+            load_token(c, &id)
+        })
+        .await
+        .map_err(StoreError::from)
+    }
+
+    async fn touch_token(&self, id: ApiTokenId, at: Timestamp) -> Result<(), StoreError> {
+        let id = blob(id.uuid());
+        let (now, stale) = (at.unix_micros(), at.unix_micros() - 60_000_000);
+        self.run(move |c| {
+            diesel::update(
+                api_tokens::table.filter(api_tokens::id.eq(id)).filter(
+                    api_tokens::last_used_at.is_null().or(api_tokens::last_used_at.lt(stale)),
+                ),
+            )
+            .set(api_tokens::last_used_at.eq(now))
+            .execute(c)
+            .map(drop)
+        })
+        .await
+    }
+
+    async fn tokens(
+        &self,
+        organization: Option<OrganizationId>,
+    ) -> Result<Vec<ApiToken>, StoreError> {
+        let org = organization.map(|o| blob(o.uuid()));
+        let rows = self
+            .run(move |c| {
+                let mut q = api_tokens::table.select(TokenRow::as_select()).into_boxed();
+                if let Some(org) = org {
+                    q = q.filter(api_tokens::organization_id.eq(org));
+                }
+                q.order((api_tokens::created_at.desc(), api_tokens::id.desc())).load(c)
+            })
+            .await?;
+        rows.into_iter().map(TokenRow::into_token).collect()
+    }
+}
+
+fn count(n: usize) -> i32 {
+    i32::try_from(n).unwrap_or(i32::MAX)
+}
+
+#[async_trait]
+impl Ledgers for SqliteStore {
+    async fn append_privacy_audit_logs(&self, entries: &[LedgerEntry]) -> Result<(), StoreError> {
+        let rows = entries.iter().map(LedgerRow::new).collect::<Result<Vec<_>, _>>()?;
+        self.transaction(move |c| -> Result<(), TxError> {
+            insert_chunked!(c, privacy_audit_logs::table, &rows, 17);
+            Ok(())
+        })
+        .await
+        .map_err(StoreError::from)
+    }
+
+    async fn read_privacy_audit_logs(
+        &self,
+        query: &PrivacyLogQuery,
+        record: &ReadRecord,
+    ) -> Result<Vec<PrivacyAuditLog>, StoreError> {
+        use crate::schema::privacy_audit_logs as pal;
+        let org = blob(query.organization_id.uuid());
+        let (gte, lt) = (query.window.gte().unix_micros(), query.window.lt().unix_micros());
+        let ids: Option<Vec<Vec<u8>>> =
+            query.ids.as_ref().map(|f| f.iter().map(|i| blob(i.uuid())).collect());
+        let after = query.after.map(|p| (p.access_time.unix_micros(), blob(p.id.uuid())));
+        let limit = i64::from(query.limit);
+        let record = record.clone();
+        let rows = self
+            .transaction(move |c| -> Result<Vec<LedgerRow>, TxError> {
+                let mut q = pal::table
+                    .filter(pal::organization_id.eq(org))
+                    .filter(pal::access_time.ge(gte))
+                    .filter(pal::access_time.lt(lt))
+                    .select(LedgerRow::as_select())
+                    .into_boxed();
+                if let Some(ids) = ids {
+                    q = q.filter(pal::id.eq_any(ids));
+                }
+                if let Some((time, id)) = after {
+                    // `access_time <= t` bounds the index range; the rest breaks the tie.
+                    q = q
+                        .filter(pal::access_time.le(time))
+                        .filter(pal::access_time.lt(time).or(pal::id.lt(id)));
+                }
+                let rows =
+                    q.order((pal::access_time.desc(), pal::id.desc())).limit(limit).load(c)?;
+                let n = count(rows.len());
+                diesel::insert_into(api_audit_log::table)
+                    .values(AuditRow::new(&record.api, n))
+                    .execute(c)?;
+                if let Some(tool) = &record.tool {
+                    diesel::insert_into(tool_audit_log::table)
+                        .values(ToolAuditRow::new(tool, n))
+                        .execute(c)?;
+                }
+                Ok(rows)
+            })
+            .await
+            .map_err(StoreError::from)?;
+        rows.into_iter().map(LedgerRow::into_entry).collect()
+    }
+
+    async fn api_audit_entries(
+        &self,
+        query: &AuditListQuery,
+    ) -> Result<Vec<AuditEntry>, StoreError> {
+        let org = query.organization_id.map(|o| blob(o.uuid()));
+        let limit = i64::from(query.limit);
+        let rows = self
+            .run(move |c| {
+                let mut q = api_audit_log::table.select(AuditRow::as_select()).into_boxed();
+                if let Some(org) = org {
+                    q = q.filter(api_audit_log::organization_id.eq(org));
+                }
+                q.order((api_audit_log::at.desc(), api_audit_log::id.desc())).limit(limit).load(c)
+            })
+            .await?;
+        rows.into_iter().map(AuditRow::into_entry).collect()
+    }
+
+    async fn tool_audit_entries(
+        &self,
+        query: &AuditListQuery,
+    ) -> Result<Vec<ToolAuditEntry>, StoreError> {
+        let org = query.organization_id.map(|o| blob(o.uuid()));
+        let limit = i64::from(query.limit);
+        let rows = self
+            .run(move |c| {
+                let mut q = tool_audit_log::table.select(ToolAuditRow::as_select()).into_boxed();
+                if let Some(org) = org {
+                    q = q.filter(tool_audit_log::organization_id.eq(org));
+                }
+                q.order((tool_audit_log::at.desc(), tool_audit_log::id.desc())).limit(limit).load(c)
+            })
+            .await?;
+        rows.into_iter().map(ToolAuditRow::into_entry).collect()
+    }
+}
+
+/// Which of `ids` exist in `table`, with their organization: `(id, organization_id)` pairs.
+fn existing_pairs(
+    c: &mut SqliteConnection,
+    ids: Vec<Vec<u8>>,
+    load: impl Fn(&mut SqliteConnection, &[Vec<u8>]) -> QueryResult<Vec<(Vec<u8>, Vec<u8>)>>,
+    mut add: impl FnMut(Vec<u8>, Vec<u8>) -> Result<(), StoreError>,
+) -> Result<(), TxError> {
+    for part in ids.chunks(10_000) {
+        for (id, org) in load(c, part)? {
+            add(id, org)?;
+        }
+    }
+    Ok(())
+}
+
+fn look_up(c: &mut SqliteConnection, doc: &ImportDocument) -> Result<ExistingIds, TxError> {
+    let lookups = doc.lookups();
+    let mut existing = ExistingIds::default();
+    let blobs = |ids: Vec<recruit_domain::Uuid>| ids.into_iter().map(blob).collect::<Vec<_>>();
+
+    let orgs = blobs(lookups.organizations.iter().map(|o| o.uuid()).collect());
+    for part in orgs.chunks(10_000) {
+        for id in organizations::table
+            .filter(organizations::id.eq_any(part))
+            .select(organizations::id)
+            .load::<Vec<u8>>(c)?
+        {
+            existing.organizations.insert(rows::id(&id)?);
+        }
+    }
+    existing_pairs(
+        c,
+        blobs(lookups.users.iter().map(|u| u.uuid()).collect()),
+        |c, part| {
+            users::table
+                .filter(users::id.eq_any(part))
+                .select((users::id, users::organization_id))
+                .load(c)
+        },
+        |id, org| {
+            existing.users.insert(rows::id(&id)?, rows::id(&org)?);
+            Ok(())
+        },
+    )?;
+    existing_pairs(
+        c,
+        blobs(lookups.task_queues.iter().map(|q| q.uuid()).collect()),
+        |c, part| {
+            task_queues::table
+                .filter(task_queues::id.eq_any(part))
+                .select((task_queues::id, task_queues::organization_id))
+                .load(c)
+        },
+        |id, org| {
+            existing.task_queues.insert(rows::id(&id)?, rows::id(&org)?);
+            Ok(())
+        },
+    )?;
+    existing_pairs(
+        c,
+        blobs(lookups.candidates.iter().map(|x| x.uuid()).collect()),
+        |c, part| {
+            candidates::table
+                .filter(candidates::id.eq_any(part))
+                .select((candidates::id, candidates::organization_id))
+                .load(c)
+        },
+        |id, _| {
+            existing.candidates.insert(rows::id(&id)?);
+            Ok(())
+        },
+    )?;
+    existing_pairs(
+        c,
+        blobs(lookups.jobs.iter().map(|x| x.uuid()).collect()),
+        |c, part| {
+            jobs::table
+                .filter(jobs::id.eq_any(part))
+                .select((jobs::id, jobs::organization_id))
+                .load(c)
+        },
+        |id, _| {
+            existing.jobs.insert(rows::id(&id)?);
+            Ok(())
+        },
+    )?;
+    let wanted: HashSet<_> = lookups.privacy_audit_logs.iter().copied().collect();
+    existing_pairs(
+        c,
+        blobs(lookups.privacy_audit_logs.iter().map(|(_, id)| id.uuid()).collect()),
+        |c, part| {
+            privacy_audit_logs::table
+                .filter(privacy_audit_logs::id.eq_any(part))
+                .select((privacy_audit_logs::id, privacy_audit_logs::organization_id))
+                .load(c)
+        },
+        |id, org| {
+            let key = (rows::id(&org)?, rows::id(&id)?);
+            if wanted.contains(&key) {
+                existing.privacy_audit_logs.insert(key);
+            }
+            Ok(())
+        },
+    )?;
+    Ok(existing)
+}
+
+#[async_trait]
+impl Import for SqliteStore {
+    async fn import(&self, document: &ImportDocument) -> Result<ImportSummary, ImportError> {
+        let doc = document.clone();
+        self.transaction(move |c| -> Result<ImportSummary, TxError> {
+            let existing = look_up(c, &doc)?;
+            doc.check(&existing).map_err(|p| TxError::Import(ImportError::Invalid(p)))?;
+            let mut orgs = vec![];
+            let mut hours = vec![];
+            for o in &doc.organizations {
+                let (row, h) = OrganizationRow::new(o);
+                orgs.push(row);
+                hours.extend(h);
+            }
+            insert_chunked!(c, organizations::table, &orgs, 18);
+            insert_chunked!(c, organization_work_hours::table, &hours, 5);
+            let users: Vec<_> = doc.users.iter().map(UserRow::new).collect();
+            insert_chunked!(c, users::table, &users, 5);
+            let queues: Vec<_> = doc.task_queues.iter().map(TaskQueueRow::new).collect();
+            insert_chunked!(c, task_queues::table, &queues, 3);
+            let candidates: Vec<_> = doc.candidates.iter().map(CandidateRow::new).collect();
+            insert_chunked!(c, candidates::table, &candidates, 5);
+            let (mut jobs, mut settings, mut team) = (vec![], vec![], vec![]);
+            for j in &doc.jobs {
+                let (row, s, t) = job_rows(j);
+                jobs.push(row);
+                settings.push(s);
+                team.extend(t);
+            }
+            insert_chunked!(c, jobs::table, &jobs, 15);
+            insert_chunked!(c, job_settings::table, &settings, 28);
+            insert_chunked!(c, job_hiring_team::table, &team, 5);
+            let ledger =
+                doc.privacy_audit_logs.iter().map(LedgerRow::new).collect::<Result<Vec<_>, _>>()?;
+            insert_chunked!(c, privacy_audit_logs::table, &ledger, 17);
+            Ok(ImportSummary {
+                organizations: orgs.len(),
+                users: users.len(),
+                task_queues: queues.len(),
+                candidates: candidates.len(),
+                jobs: jobs.len(),
+                privacy_audit_logs: ledger.len(),
+            })
+        })
+        .await
+        .map_err(ImportError::from)
+    }
+}
+
+#[async_trait]
+impl Maintenance for SqliteStore {
+    async fn ping(&self) -> Result<(), StoreError> {
+        let pending = self
+            .run(|c| c.has_pending_migration(MIGRATIONS).map_err(DieselError::QueryBuilderError))
+            .await?;
+        if pending {
+            return Err(StoreError::Unavailable("the database schema is not up to date".into()));
+        }
+        Ok(())
+    }
+
+    async fn server_secret(&self, name: &str, proposed: &[u8]) -> Result<Vec<u8>, StoreError> {
+        let (name, value) = (name.to_owned(), proposed.to_vec());
+        let now = Timestamp::now().unix_micros();
+        self.transaction(move |c| -> Result<Vec<u8>, TxError> {
+            diesel::insert_into(server_secrets::table)
+                .values((
+                    server_secrets::name.eq(&name),
+                    server_secrets::value.eq(&value),
+                    server_secrets::created_at.eq(now),
+                ))
+                .on_conflict_do_nothing()
+                .execute(c)?;
+            Ok(server_secrets::table.find(&name).select(server_secrets::value).first(c)?)
+        })
+        .await
+        .map_err(StoreError::from)
+    }
+
+    async fn is_empty(&self) -> Result<bool, StoreError> {
+        self.run(|c| {
+            diesel::select(diesel::dsl::not(diesel::dsl::exists(
+                organizations::table.select(organizations::id),
+            )))
+            .get_result(c)
+        })
+        .await
+    }
+}

@@ -1,0 +1,120 @@
+//! The contract suite of `recruit-ports` on the SQLite adapter, and what this adapter promises
+//! beyond it: idempotent migrations, append-only ledgers, WAL mode.
+
+use std::ops::Deref;
+
+use diesel::prelude::*;
+use diesel::sqlite::SqliteConnection;
+use recruit_adapters_sqlite::{SqliteConfig, SqliteStore};
+use tempfile::TempDir;
+
+/// A migrated store on a file of its own, removed with the guard.
+struct Fresh {
+    store: SqliteStore,
+    dir: TempDir,
+}
+
+impl Deref for Fresh {
+    type Target = SqliteStore;
+
+    fn deref(&self) -> &SqliteStore {
+        &self.store
+    }
+}
+
+async fn fresh() -> Fresh {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let store =
+        SqliteStore::open(&SqliteConfig::new(dir.path().join("recruitd.db"))).await.expect("opens");
+    store.migrate().await.expect("migrates");
+    Fresh { store, dir }
+}
+
+recruit_ports::store_contract_tests!(fresh());
+
+/// A plain connection to the same file, for what the ports do not offer.
+fn raw(fresh: &Fresh) -> SqliteConnection {
+    SqliteConnection::establish(&fresh.dir.path().join("recruitd.db").to_string_lossy())
+        .expect("connects")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn migrations_apply_once_and_then_do_nothing() {
+    let store = fresh().await;
+    assert_eq!(store.migrate().await.unwrap(), 0);
+    let reopened =
+        SqliteStore::open(&SqliteConfig::new(store.dir.path().join("recruitd.db"))).await.unwrap();
+    assert_eq!(reopened.migrate().await.unwrap(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_ledgers_refuse_update_and_delete() {
+    use recruit_ports::testkit::{ORG_A, record, world};
+    use recruit_ports::{Import, Ledgers, PrivacyLogQuery, ToolAuditEntry};
+    let store = fresh().await;
+    store.import(&world()).await.unwrap();
+    // One read through the tool interface puts a row in each audit ledger.
+    let mut read = record(ORG_A, 1);
+    read.tool = Some(ToolAuditEntry {
+        id: read.api.id,
+        at: read.api.at,
+        organization_id: read.api.organization_id,
+        token_id: read.api.token_id,
+        user_id: read.api.user_id,
+        tool_name: "list_privacy_audit_logs".into(),
+        arguments: serde_json::json!({}),
+        entries_returned: 0,
+        request_id: read.api.request_id.clone(),
+    });
+    let window = recruit_domain::TimeWindow::new(
+        recruit_ports::testkit::t(0),
+        recruit_ports::testkit::t(10_000),
+    )
+    .unwrap();
+    let query = PrivacyLogQuery {
+        organization_id: read.api.organization_id,
+        window,
+        ids: None,
+        after: None,
+        limit: 5,
+    };
+    store.read_privacy_audit_logs(&query, &read).await.unwrap();
+    let mut c = raw(&store);
+    for sql in [
+        "UPDATE privacy_audit_logs SET access_menu = 'x'",
+        "DELETE FROM privacy_audit_logs",
+        "UPDATE api_audit_log SET operation = 'x'",
+        "DELETE FROM api_audit_log",
+        "UPDATE tool_audit_log SET tool_name = 'x'",
+        "DELETE FROM tool_audit_log",
+    ] {
+        let err = diesel::sql_query(sql).execute(&mut c).expect_err(sql).to_string();
+        assert!(err.contains("append-only"), "{sql}: {err}");
+    }
+    let n: i64 = diesel::select(diesel::dsl::sql::<diesel::sql_types::BigInt>(
+        "(SELECT count(*) FROM privacy_audit_logs)",
+    ))
+    .get_result(&mut c)
+    .unwrap();
+    assert_eq!(n, 16);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_database_is_in_wal_mode() {
+    let store = fresh().await;
+    let mut c = raw(&store);
+    #[derive(QueryableByName)]
+    struct Mode {
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        journal_mode: String,
+    }
+    let mode: Mode = diesel::sql_query("PRAGMA journal_mode").get_result(&mut c).unwrap();
+    assert_eq!(mode.journal_mode, "wal");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unusable_path_fails_when_opening() {
+    let result =
+        SqliteStore::open(&SqliteConfig::new("/nonexistent-dir/for/sure/recruitd.db")).await;
+    assert!(matches!(result, Err(recruit_ports::StoreError::Unavailable(_))), "{result:?}");
+}
