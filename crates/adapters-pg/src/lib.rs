@@ -1,1 +1,766 @@
-//! The PostgreSQL storage adapter of recruitd (in progress).
+//! The PostgreSQL storage adapter of recruitd: every port of `recruit-ports` on diesel-async,
+//! pooled by deadpool, for server deployments.
+//!
+//! Every new connection gets the configured `statement_timeout` and an `application_name`;
+//! waiting for a connection is bounded by the pool's wait timeout. At the seam, pool waits and
+//! connection failures become [`StoreError::Unavailable`], a statement timeout becomes
+//! [`StoreError::Timeout`]. Migrations are embedded in the binary and applied by
+//! [`PgStore::migrate`].
+//!
+//! This crate implements the ports and nothing else: it must never depend on the service, on
+//! HTTP, or on the SQLite adapter. With the `testkit` feature, [`testkit`] starts throwaway
+//! PostgreSQL clusters for tests.
+
+mod rows;
+mod schema;
+#[cfg(feature = "testkit")]
+pub mod testkit;
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use deadpool::managed::{PoolError, TimeoutType};
+use diesel::prelude::*;
+use diesel::result::{DatabaseErrorKind, Error as DieselError};
+use diesel::sql_types;
+use diesel_async::pooled_connection::deadpool::Pool;
+use diesel_async::pooled_connection::{AsyncDieselConnectionManager, ManagerConfig};
+use diesel_async::{
+    AsyncConnection, AsyncMigrationHarness, AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection,
+};
+use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
+use recruit_domain::{
+    ApiTokenId, Candidate, CandidateId, Id, JobId, OrganizationId, PrivacyAuditLog, TaskQueue,
+    TaskQueueId, Timestamp, User, UserId,
+};
+use recruit_ports::{
+    ApiToken, AuditEntry, AuditListQuery, Credential, Directory, ExistingIds, Import,
+    ImportDocument, ImportError, ImportSummary, JobRecord, LedgerEntry, Ledgers, Maintenance,
+    NewApiToken, OrganizationRecord, PrivacyLogQuery, ReadRecord, SecretHash, StoreError, Tokens,
+    ToolAuditEntry,
+};
+
+use crate::rows::*;
+use crate::schema::*;
+
+/// The migrations of the PostgreSQL schema, embedded in the binary.
+pub const MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations");
+
+/// How to connect to PostgreSQL.
+#[derive(Clone, Debug)]
+pub struct PgConfig {
+    /// A `postgres://` or `postgresql://` URL.
+    pub url: String,
+    /// The most connections open at once.
+    pub pool_size: usize,
+    /// How long a caller waits for a free connection before the store reports it unavailable.
+    pub wait_timeout: Duration,
+    /// How long opening a connection may take.
+    pub connect_timeout: Duration,
+    /// The longest a statement may run (`statement_timeout`, set on every new connection).
+    pub statement_timeout: Duration,
+    /// The `application_name` connections carry, as `pg_stat_activity` shows it.
+    pub application_name: String,
+}
+
+impl PgConfig {
+    /// Defaults: 16 connections, 2 s to get one, 5 s to open one, statements up to 5 s.
+    pub fn new(url: impl Into<String>) -> Self {
+        Self {
+            url: url.into(),
+            pool_size: 16,
+            wait_timeout: Duration::from_secs(2),
+            connect_timeout: Duration::from_secs(5),
+            statement_timeout: Duration::from_secs(5),
+            application_name: "recruitd".into(),
+        }
+    }
+}
+
+/// The PostgreSQL store. Cheap to clone: clones share one pool.
+#[derive(Clone)]
+pub struct PgStore {
+    pool: Pool<AsyncPgConnection>,
+}
+
+impl std::fmt::Debug for PgStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let status = self.pool.status();
+        f.debug_struct("PgStore")
+            .field("size", &status.size)
+            .field("max", &status.max_size)
+            .finish()
+    }
+}
+
+/// Numbers about the connection pool, for metrics.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PoolStatus {
+    /// The most connections the pool opens.
+    pub max_size: usize,
+    /// Connections open now.
+    pub size: usize,
+    /// Open connections not in use.
+    pub available: usize,
+    /// Callers waiting for a connection.
+    pub waiting: usize,
+}
+
+type Conn = deadpool::managed::Object<AsyncDieselConnectionManager<AsyncPgConnection>>;
+
+impl PgStore {
+    /// Builds the pool. Connections are opened when first needed, so a database that is down
+    /// now does not stop the server from starting: requests get `Unavailable` until it is up.
+    pub fn connect(config: &PgConfig) -> Result<Self, StoreError> {
+        let setup: Arc<str> = format!(
+            "SET statement_timeout = {}; SET application_name = '{}';",
+            config.statement_timeout.as_millis(),
+            config.application_name.replace('\'', "''")
+        )
+        .into();
+        let mut manager = ManagerConfig::<AsyncPgConnection>::default();
+        manager.custom_setup = Box::new(move |url| {
+            let (url, setup) = (url.to_owned(), Arc::clone(&setup));
+            Box::pin(async move {
+                let mut conn = AsyncPgConnection::establish(&url).await?;
+                conn.batch_execute(&setup)
+                    .await
+                    .map_err(diesel::ConnectionError::CouldntSetupConfiguration)?;
+                Ok(conn)
+            })
+        });
+        let manager = AsyncDieselConnectionManager::<AsyncPgConnection>::new_with_config(
+            &config.url,
+            manager,
+        );
+        let pool = Pool::builder(manager)
+            .max_size(config.pool_size.max(1))
+            .wait_timeout(Some(config.wait_timeout))
+            .create_timeout(Some(config.connect_timeout))
+            .recycle_timeout(Some(config.connect_timeout))
+            .runtime(deadpool::Runtime::Tokio1)
+            .build()
+            .map_err(|e| StoreError::other(format!("cannot build the PostgreSQL pool: {e}")))?;
+        Ok(Self { pool })
+    }
+
+    /// Applies the migrations not applied yet; returns how many ran. Idempotent, and safe to
+    /// run from several replicas at once (the first takes a lock, the others wait for it).
+    pub async fn migrate(&self) -> Result<usize, StoreError> {
+        let mut conn = self.conn().await?;
+        // Migrations may take longer than a request's statement.
+        conn.batch_execute("SET statement_timeout = 0; SELECT pg_advisory_lock(727113001);")
+            .await
+            .map_err(store_error)?;
+        let mut harness = AsyncMigrationHarness::new(conn);
+        let applied = harness
+            .run_pending_migrations(MIGRATIONS)
+            .map(|v| v.len())
+            .map_err(|e| StoreError::other(format!("migration failed: {e}")));
+        let mut conn = harness.into_inner();
+        // Closing the connection releases the lock and the session settings with it.
+        let _ = conn.batch_execute("SELECT pg_advisory_unlock(727113001);").await;
+        drop(deadpool::managed::Object::take(conn));
+        applied
+    }
+
+    /// Numbers about the connection pool.
+    pub fn pool_status(&self) -> PoolStatus {
+        let s = self.pool.status();
+        PoolStatus {
+            max_size: s.max_size,
+            size: s.size,
+            available: s.available,
+            waiting: s.waiting,
+        }
+    }
+
+    async fn conn(&self) -> Result<Conn, StoreError> {
+        self.pool.get().await.map_err(pool_error)
+    }
+
+    /// The plan PostgreSQL chooses for the page query of `query`: `EXPLAIN`, or with `analyze`
+    /// `EXPLAIN (ANALYZE, BUFFERS)`, which runs it. For operators and benchmarks; it records
+    /// nothing in the audit ledgers.
+    pub async fn explain_privacy_page(
+        &self,
+        query: &PrivacyLogQuery,
+        analyze: bool,
+    ) -> Result<String, StoreError> {
+        #[derive(QueryableByName)]
+        struct Line {
+            #[diesel(sql_type = sql_types::Text, column_name = "QUERY PLAN")]
+            line: String,
+        }
+        let prefix = if analyze { "EXPLAIN (ANALYZE, BUFFERS) " } else { "EXPLAIN " };
+        let mut conn = self.conn().await?;
+        let lines: Vec<Line> =
+            page_query(prefix, query).load(&mut conn).await.map_err(store_error)?;
+        Ok(lines.into_iter().map(|l| l.line).collect::<Vec<_>>().join("\n"))
+    }
+}
+
+fn pool_error(e: PoolError<diesel_async::pooled_connection::PoolError>) -> StoreError {
+    match e {
+        PoolError::Timeout(TimeoutType::Wait) => {
+            StoreError::Unavailable("no database connection was free in time".into())
+        }
+        PoolError::Timeout(_) => {
+            StoreError::Unavailable("connecting to the database took too long".into())
+        }
+        PoolError::Backend(e) => {
+            StoreError::Unavailable(format!("cannot connect to the database: {e}"))
+        }
+        other => StoreError::Unavailable(other.to_string()),
+    }
+}
+
+/// Translates a diesel error at the seam.
+fn store_error(e: DieselError) -> StoreError {
+    match e {
+        DieselError::NotFound => StoreError::NotFound,
+        DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, info) => {
+            StoreError::Conflict(info.message().to_owned())
+        }
+        DieselError::DatabaseError(DatabaseErrorKind::ForeignKeyViolation, _) => {
+            StoreError::NotFound
+        }
+        DieselError::DatabaseError(
+            DatabaseErrorKind::UnableToSendCommand | DatabaseErrorKind::ClosedConnection,
+            info,
+        ) => StoreError::Unavailable(info.message().to_owned()),
+        DieselError::DatabaseError(_, info)
+            if info.message().starts_with("canceling statement due to statement timeout") =>
+        {
+            StoreError::Timeout
+        }
+        DieselError::DatabaseError(_, info)
+            if info.message().starts_with("terminating connection")
+                || info.message().contains("the database system is") =>
+        {
+            StoreError::Unavailable(info.message().to_owned())
+        }
+        DieselError::BrokenTransactionManager => {
+            StoreError::Unavailable("the database connection broke".into())
+        }
+        other => StoreError::Other(Box::new(other)),
+    }
+}
+
+/// The error type of transactions: a store error, an invalid import, or a diesel error
+/// translated on the way in.
+#[derive(Debug)]
+enum TxError {
+    Store(StoreError),
+    Invalid(recruit_ports::ImportProblem),
+}
+
+impl From<DieselError> for TxError {
+    fn from(e: DieselError) -> Self {
+        Self::Store(store_error(e))
+    }
+}
+
+impl From<StoreError> for TxError {
+    fn from(e: StoreError) -> Self {
+        Self::Store(e)
+    }
+}
+
+impl From<TxError> for StoreError {
+    fn from(e: TxError) -> Self {
+        match e {
+            TxError::Store(e) => e,
+            TxError::Invalid(p) => StoreError::other(p.to_string()),
+        }
+    }
+}
+
+impl From<TxError> for ImportError {
+    fn from(e: TxError) -> Self {
+        match e {
+            TxError::Store(e) => ImportError::Store(e),
+            TxError::Invalid(p) => ImportError::Invalid(p),
+        }
+    }
+}
+
+/// The most rows one INSERT carries: PostgreSQL takes at most 65 535 bound values.
+fn chunk_for(columns: usize) -> usize {
+    (60_000 / columns).max(1)
+}
+
+macro_rules! insert_chunked {
+    ($c:expr, $table:expr, $rows:expr, $columns:expr) => {{
+        for part in $rows.chunks(chunk_for($columns)) {
+            diesel::insert_into($table).values(part).execute($c).await?;
+        }
+    }};
+}
+
+/// The page query of the privacy ledger, with an optional prefix such as `EXPLAIN `. One
+/// index range scan on `privacy_audit_logs_page`: the organization, the window, and a row
+/// comparison that continues after a position, newest first.
+fn page_query(
+    prefix: &str,
+    q: &PrivacyLogQuery,
+) -> diesel::query_builder::BoxedSqlQuery<'static, diesel::pg::Pg, diesel::query_builder::SqlQuery>
+{
+    let mut sql = format!(
+        "{prefix}SELECT organization_id, id, access_time, account_id, ip_addresses, subject_type, \
+         subject_user_id, subject_candidate_id, bulk_count, query_type, query_ids, query_values, \
+         query_scope, access_data, access_menu, access_menu_path, activity_category \
+         FROM privacy_audit_logs \
+         WHERE organization_id = $1 AND access_time >= $2 AND access_time < $3"
+    );
+    let mut n = 3;
+    if q.ids.is_some() {
+        n += 1;
+        sql.push_str(&format!(" AND id = ANY(${n})"));
+    }
+    if q.after.is_some() {
+        sql.push_str(&format!(" AND (access_time, id) < (${}, ${})", n + 1, n + 2));
+        n += 2;
+    }
+    sql.push_str(&format!(" ORDER BY access_time DESC, id DESC LIMIT ${}", n + 1));
+    let mut query = diesel::sql_query(sql)
+        .into_boxed()
+        .bind::<sql_types::Uuid, _>(q.organization_id.uuid())
+        .bind::<sql_types::Timestamptz, _>(q.window.gte().as_datetime())
+        .bind::<sql_types::Timestamptz, _>(q.window.lt().as_datetime());
+    if let Some(ids) = &q.ids {
+        let ids: Vec<recruit_domain::Uuid> = ids.iter().map(Id::uuid).collect();
+        query = query.bind::<sql_types::Array<sql_types::Uuid>, _>(ids);
+    }
+    if let Some(after) = q.after {
+        query = query
+            .bind::<sql_types::Timestamptz, _>(after.access_time.as_datetime())
+            .bind::<sql_types::Uuid, _>(after.id.uuid());
+    }
+    query.bind::<sql_types::BigInt, _>(i64::from(q.limit))
+}
+
+fn count(n: usize) -> i32 {
+    i32::try_from(n).unwrap_or(i32::MAX)
+}
+
+#[async_trait]
+impl Directory for PgStore {
+    async fn organization(&self, id: OrganizationId) -> Result<OrganizationRecord, StoreError> {
+        let mut c = self.conn().await?;
+        let row = organizations::table
+            .find(id.uuid())
+            .select(OrganizationRow::as_select())
+            .first(&mut c)
+            .await
+            .map_err(store_error)?;
+        let hours = organization_work_hours::table
+            .filter(organization_work_hours::organization_id.eq(id.uuid()))
+            .order(organization_work_hours::position)
+            .select(WorkHoursRow::as_select())
+            .load(&mut c)
+            .await
+            .map_err(store_error)?;
+        row.into_record(hours)
+    }
+
+    async fn user(&self, organization: OrganizationId, id: UserId) -> Result<User, StoreError> {
+        let mut c = self.conn().await?;
+        users::table
+            .find((organization.uuid(), id.uuid()))
+            .select(UserRow::as_select())
+            .first(&mut c)
+            .await
+            .map_err(store_error)?
+            .into_user()
+    }
+
+    async fn task_queue(
+        &self,
+        organization: OrganizationId,
+        id: TaskQueueId,
+    ) -> Result<TaskQueue, StoreError> {
+        let mut c = self.conn().await?;
+        task_queues::table
+            .find((organization.uuid(), id.uuid()))
+            .select(TaskQueueRow::as_select())
+            .first(&mut c)
+            .await
+            .map_err(store_error)?
+            .into_queue()
+    }
+
+    async fn candidate(
+        &self,
+        organization: OrganizationId,
+        id: CandidateId,
+    ) -> Result<Candidate, StoreError> {
+        let mut c = self.conn().await?;
+        candidates::table
+            .find((organization.uuid(), id.uuid()))
+            .select(CandidateRow::as_select())
+            .first(&mut c)
+            .await
+            .map_err(store_error)?
+            .into_candidate()
+    }
+
+    async fn job(&self, organization: OrganizationId, id: JobId) -> Result<JobRecord, StoreError> {
+        let (org, job) = (organization.uuid(), id.uuid());
+        let mut c = self.conn().await?;
+        let (row, settings) = jobs::table
+            .inner_join(
+                job_settings::table.on(job_settings::organization_id
+                    .eq(jobs::organization_id)
+                    .and(job_settings::job_id.eq(jobs::id))),
+            )
+            .filter(jobs::organization_id.eq(org).and(jobs::id.eq(job)))
+            .select((JobRow::as_select(), JobSettingsRow::as_select()))
+            .first(&mut c)
+            .await
+            .map_err(store_error)?;
+        let team = job_hiring_team::table
+            .inner_join(
+                users::table.on(users::organization_id
+                    .eq(job_hiring_team::organization_id)
+                    .and(users::id.eq(job_hiring_team::user_id))),
+            )
+            .filter(job_hiring_team::organization_id.eq(org).and(job_hiring_team::job_id.eq(job)))
+            .order(job_hiring_team::position)
+            .select((job_hiring_team::role, job_hiring_team::user_id, users::name))
+            .load::<(String, recruit_domain::Uuid, String)>(&mut c)
+            .await
+            .map_err(store_error)?;
+        job_record(row, settings, team)
+    }
+}
+
+async fn load_token(
+    c: &mut AsyncPgConnection,
+    id: recruit_domain::Uuid,
+) -> Result<ApiToken, TxError> {
+    let row = api_tokens::table
+        .filter(api_tokens::id.eq(id))
+        .select(TokenRow::as_select())
+        .first(c)
+        .await?;
+    Ok(row.into_token()?)
+}
+
+#[async_trait]
+impl Tokens for PgStore {
+    async fn credential(&self, secret_hash: &SecretHash) -> Result<Credential, StoreError> {
+        let mut c = self.conn().await?;
+        let (token, user) = api_tokens::table
+            .inner_join(
+                users::table.on(users::organization_id
+                    .eq(api_tokens::organization_id)
+                    .and(users::id.eq(api_tokens::user_id))),
+            )
+            .filter(api_tokens::secret_hash.eq(secret_hash.0.as_slice()))
+            .select((TokenRow::as_select(), UserRow::as_select()))
+            .first(&mut c)
+            .await
+            .map_err(store_error)?;
+        Ok(Credential { token: token.into_token()?, user: user.into_user()? })
+    }
+
+    async fn create_token(&self, token: &NewApiToken) -> Result<ApiToken, StoreError> {
+        let row = TokenRow::new(token);
+        let id = token.id.uuid();
+        let mut c = self.conn().await?;
+        c.transaction::<_, TxError, _>(async |c| {
+            diesel::insert_into(api_tokens::table).values(&row).execute(c).await?;
+            load_token(c, id).await
+        })
+        .await
+        .map_err(StoreError::from)
+    }
+
+    async fn revoke_token(&self, id: ApiTokenId, at: Timestamp) -> Result<ApiToken, StoreError> {
+        let id = id.uuid();
+        let mut c = self.conn().await?;
+        c.transaction::<_, TxError, _>(async |c| {
+            diesel::update(api_tokens::table.filter(api_tokens::id.eq(id)))
+                .set(
+                    api_tokens::revoked_at.eq(diesel::dsl::sql::<
+                        sql_types::Nullable<sql_types::Timestamptz>,
+                    >("COALESCE(revoked_at, ")
+                    .bind::<sql_types::Timestamptz, _>(at.as_datetime())
+                    .sql(")")),
+                )
+                .execute(c)
+                .await?;
+            load_token(c, id).await
+        })
+        .await
+        .map_err(StoreError::from)
+    }
+
+    async fn touch_token(&self, id: ApiTokenId, at: Timestamp) -> Result<(), StoreError> {
+        let stale = at.as_datetime() - chrono::TimeDelta::seconds(60);
+        let mut c = self.conn().await?;
+        diesel::update(
+            api_tokens::table
+                .filter(api_tokens::id.eq(id.uuid()))
+                .filter(api_tokens::last_used_at.is_null().or(api_tokens::last_used_at.lt(stale))),
+        )
+        .set(api_tokens::last_used_at.eq(at.as_datetime()))
+        .execute(&mut c)
+        .await
+        .map(drop)
+        .map_err(store_error)
+    }
+
+    async fn tokens(
+        &self,
+        organization: Option<OrganizationId>,
+    ) -> Result<Vec<ApiToken>, StoreError> {
+        let mut c = self.conn().await?;
+        let mut q = api_tokens::table.select(TokenRow::as_select()).into_boxed();
+        if let Some(org) = organization {
+            q = q.filter(api_tokens::organization_id.eq(org.uuid()));
+        }
+        let rows = q
+            .order((api_tokens::created_at.desc(), api_tokens::id.desc()))
+            .load(&mut c)
+            .await
+            .map_err(store_error)?;
+        rows.into_iter().map(TokenRow::into_token).collect()
+    }
+}
+
+#[async_trait]
+impl Ledgers for PgStore {
+    async fn append_privacy_audit_logs(&self, entries: &[LedgerEntry]) -> Result<(), StoreError> {
+        let rows = entries.iter().map(LedgerRow::new).collect::<Result<Vec<_>, _>>()?;
+        let mut c = self.conn().await?;
+        c.transaction::<_, TxError, _>(async |c| {
+            insert_chunked!(c, privacy_audit_logs::table, rows, 17);
+            Ok(())
+        })
+        .await
+        .map_err(StoreError::from)
+    }
+
+    async fn read_privacy_audit_logs(
+        &self,
+        query: &PrivacyLogQuery,
+        record: &ReadRecord,
+    ) -> Result<Vec<PrivacyAuditLog>, StoreError> {
+        let mut c = self.conn().await?;
+        let rows = c
+            .transaction::<_, TxError, _>(async |c| {
+                let rows: Vec<LedgerRow> = page_query("", query).load(c).await?;
+                let n = count(rows.len());
+                diesel::insert_into(api_audit_log::table)
+                    .values(AuditRow::new(&record.api, n))
+                    .execute(c)
+                    .await?;
+                if let Some(tool) = &record.tool {
+                    diesel::insert_into(tool_audit_log::table)
+                        .values(ToolAuditRow::new(tool, n))
+                        .execute(c)
+                        .await?;
+                }
+                Ok(rows)
+            })
+            .await
+            .map_err(StoreError::from)?;
+        rows.into_iter().map(LedgerRow::into_entry).collect()
+    }
+
+    async fn api_audit_entries(
+        &self,
+        query: &AuditListQuery,
+    ) -> Result<Vec<AuditEntry>, StoreError> {
+        let mut c = self.conn().await?;
+        let mut q = api_audit_log::table.select(AuditRow::as_select()).into_boxed();
+        if let Some(org) = query.organization_id {
+            q = q.filter(api_audit_log::organization_id.eq(org.uuid()));
+        }
+        let rows = q
+            .order((api_audit_log::at.desc(), api_audit_log::id.desc()))
+            .limit(i64::from(query.limit))
+            .load(&mut c)
+            .await
+            .map_err(store_error)?;
+        rows.into_iter().map(AuditRow::into_entry).collect()
+    }
+
+    async fn tool_audit_entries(
+        &self,
+        query: &AuditListQuery,
+    ) -> Result<Vec<ToolAuditEntry>, StoreError> {
+        let mut c = self.conn().await?;
+        let mut q = tool_audit_log::table.select(ToolAuditRow::as_select()).into_boxed();
+        if let Some(org) = query.organization_id {
+            q = q.filter(tool_audit_log::organization_id.eq(org.uuid()));
+        }
+        let rows = q
+            .order((tool_audit_log::at.desc(), tool_audit_log::id.desc()))
+            .limit(i64::from(query.limit))
+            .load(&mut c)
+            .await
+            .map_err(store_error)?;
+        rows.into_iter().map(ToolAuditRow::into_entry).collect()
+    }
+}
+
+async fn look_up(c: &mut AsyncPgConnection, doc: &ImportDocument) -> Result<ExistingIds, TxError> {
+    let l = doc.lookups();
+    let mut existing = ExistingIds::default();
+    let uuids = |ids: &mut dyn Iterator<Item = recruit_domain::Uuid>| ids.collect::<Vec<_>>();
+    let orgs = uuids(&mut l.organizations.iter().map(|o| o.uuid()));
+    for id in organizations::table
+        .filter(organizations::id.eq_any(&orgs))
+        .select(organizations::id)
+        .load::<recruit_domain::Uuid>(c)
+        .await?
+    {
+        existing.organizations.insert(id.into());
+    }
+    let users = uuids(&mut l.users.iter().map(|u| u.uuid()));
+    for (id, org) in users::table
+        .filter(users::id.eq_any(&users))
+        .select((users::id, users::organization_id))
+        .load::<(recruit_domain::Uuid, recruit_domain::Uuid)>(c)
+        .await?
+    {
+        existing.users.insert(id.into(), org.into());
+    }
+    let queues = uuids(&mut l.task_queues.iter().map(|q| q.uuid()));
+    for (id, org) in task_queues::table
+        .filter(task_queues::id.eq_any(&queues))
+        .select((task_queues::id, task_queues::organization_id))
+        .load::<(recruit_domain::Uuid, recruit_domain::Uuid)>(c)
+        .await?
+    {
+        existing.task_queues.insert(id.into(), org.into());
+    }
+    let cands = uuids(&mut l.candidates.iter().map(|x| x.uuid()));
+    for id in candidates::table
+        .filter(candidates::id.eq_any(&cands))
+        .select(candidates::id)
+        .load::<recruit_domain::Uuid>(c)
+        .await?
+    {
+        existing.candidates.insert(id.into());
+    }
+    let jobs_wanted = uuids(&mut l.jobs.iter().map(|x| x.uuid()));
+    for id in jobs::table
+        .filter(jobs::id.eq_any(&jobs_wanted))
+        .select(jobs::id)
+        .load::<recruit_domain::Uuid>(c)
+        .await?
+    {
+        existing.jobs.insert(id.into());
+    }
+    let wanted: HashSet<_> = l.privacy_audit_logs.iter().copied().collect();
+    let entry_ids = uuids(&mut l.privacy_audit_logs.iter().map(|(_, id)| id.uuid()));
+    for part in entry_ids.chunks(50_000) {
+        for (id, org) in privacy_audit_logs::table
+            .filter(privacy_audit_logs::id.eq_any(part))
+            .select((privacy_audit_logs::id, privacy_audit_logs::organization_id))
+            .load::<(recruit_domain::Uuid, recruit_domain::Uuid)>(c)
+            .await?
+        {
+            let key = (org.into(), id.into());
+            if wanted.contains(&key) {
+                existing.privacy_audit_logs.insert(key);
+            }
+        }
+    }
+    Ok(existing)
+}
+
+#[async_trait]
+impl Import for PgStore {
+    async fn import(&self, document: &ImportDocument) -> Result<ImportSummary, ImportError> {
+        let mut c = self.conn().await?;
+        c.transaction::<_, TxError, _>(async |c| {
+            let doc = document;
+            let existing = look_up(c, doc).await?;
+            doc.check(&existing).map_err(TxError::Invalid)?;
+            let mut orgs = vec![];
+            let mut hours = vec![];
+            for o in &doc.organizations {
+                let (row, h) = OrganizationRow::new(o);
+                orgs.push(row);
+                hours.extend(h);
+            }
+            insert_chunked!(c, organizations::table, orgs, 18);
+            insert_chunked!(c, organization_work_hours::table, hours, 5);
+            let users: Vec<_> = doc.users.iter().map(UserRow::new).collect();
+            insert_chunked!(c, users::table, users, 5);
+            let queues: Vec<_> = doc.task_queues.iter().map(TaskQueueRow::new).collect();
+            insert_chunked!(c, task_queues::table, queues, 3);
+            let candidates: Vec<_> = doc.candidates.iter().map(CandidateRow::new).collect();
+            insert_chunked!(c, candidates::table, candidates, 5);
+            let (mut jobs, mut settings, mut team) = (vec![], vec![], vec![]);
+            for j in &doc.jobs {
+                let (row, s, t) = job_rows(j);
+                jobs.push(row);
+                settings.push(s);
+                team.extend(t);
+            }
+            insert_chunked!(c, jobs::table, jobs, 15);
+            insert_chunked!(c, job_settings::table, settings, 28);
+            insert_chunked!(c, job_hiring_team::table, team, 5);
+            let ledger =
+                doc.privacy_audit_logs.iter().map(LedgerRow::new).collect::<Result<Vec<_>, _>>()?;
+            insert_chunked!(c, privacy_audit_logs::table, ledger, 17);
+            Ok(ImportSummary {
+                organizations: orgs.len(),
+                users: users.len(),
+                task_queues: queues.len(),
+                candidates: candidates.len(),
+                jobs: jobs.len(),
+                privacy_audit_logs: ledger.len(),
+            })
+        })
+        .await
+        .map_err(ImportError::from)
+    }
+}
+
+#[async_trait]
+impl Maintenance for PgStore {
+    async fn ping(&self) -> Result<(), StoreError> {
+        let conn = self.conn().await?;
+        let mut harness = AsyncMigrationHarness::new(conn);
+        let pending = harness
+            .has_pending_migration(MIGRATIONS)
+            .map_err(|e| StoreError::Unavailable(format!("cannot read the schema version: {e}")))?;
+        if pending {
+            return Err(StoreError::Unavailable("the database schema is not up to date".into()));
+        }
+        Ok(())
+    }
+
+    async fn server_secret(&self, name: &str, proposed: &[u8]) -> Result<Vec<u8>, StoreError> {
+        let mut c = self.conn().await?;
+        c.transaction::<_, TxError, _>(async |c| {
+            diesel::insert_into(server_secrets::table)
+                .values((server_secrets::name.eq(name), server_secrets::value.eq(proposed)))
+                .on_conflict_do_nothing()
+                .execute(c)
+                .await?;
+            Ok(server_secrets::table.find(name).select(server_secrets::value).first(c).await?)
+        })
+        .await
+        .map_err(StoreError::from)
+    }
+
+    async fn is_empty(&self) -> Result<bool, StoreError> {
+        let mut c = self.conn().await?;
+        diesel::select(diesel::dsl::not(diesel::dsl::exists(
+            organizations::table.select(organizations::id),
+        )))
+        .get_result(&mut c)
+        .await
+        .map_err(store_error)
+    }
+}

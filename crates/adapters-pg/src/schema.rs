@@ -1,0 +1,217 @@
+//! The tables of the PostgreSQL schema, as diesel sees them (see `migrations/`).
+
+diesel::table! {
+    organizations (id) {
+        id -> Uuid,
+        name -> Text,
+        domain -> Text,
+        daily_max_limit -> Integer,
+        daily_max_type -> Text,
+        daily_min_interviews -> Integer,
+        daily_min_minutes -> Integer,
+        weekly_max_limit -> Integer,
+        weekly_max_type -> Text,
+        weekly_min_interviews -> Integer,
+        weekly_min_minutes -> Integer,
+        buffer_before_minutes -> Integer,
+        buffer_after_minutes -> Integer,
+        feedback_writing_time_minutes -> Integer,
+        keywords_out_of_office -> Array<Text>,
+        keywords_avoid -> Array<Text>,
+        keywords_available_if_needed -> Array<Text>,
+        keywords_recruiting_block -> Array<Text>,
+    }
+}
+
+diesel::table! {
+    organization_work_hours (organization_id, position) {
+        organization_id -> Uuid,
+        position -> Integer,
+        day -> Text,
+        start_time -> Text,
+        end_time -> Text,
+    }
+}
+
+diesel::table! {
+    users (organization_id, id) {
+        organization_id -> Uuid,
+        id -> Uuid,
+        name -> Text,
+        email -> Text,
+        role -> Text,
+    }
+}
+
+diesel::table! {
+    task_queues (organization_id, id) {
+        organization_id -> Uuid,
+        id -> Uuid,
+        name -> Text,
+    }
+}
+
+diesel::table! {
+    candidates (organization_id, id) {
+        organization_id -> Uuid,
+        id -> Uuid,
+        name -> Text,
+        email -> Text,
+        phone -> Text,
+    }
+}
+
+diesel::table! {
+    jobs (organization_id, id) {
+        organization_id -> Uuid,
+        id -> Uuid,
+        name -> Text,
+        status -> Text,
+        confidential -> Bool,
+        locations -> Array<Text>,
+        ats_type -> Text,
+        ats_id -> Text,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+        default_task_queue_id -> Uuid,
+        remote_ats_id -> Text,
+        remote_name -> Text,
+        remote_status -> Text,
+        locale -> Text,
+    }
+}
+
+diesel::table! {
+    job_settings (organization_id, job_id) {
+        organization_id -> Uuid,
+        job_id -> Uuid,
+        name_is_custom -> Bool,
+        name_show_interview_name -> Bool,
+        name_is_locked -> Bool,
+        name_level -> Text,
+        info_is_custom -> Bool,
+        info_can_show_info -> Bool,
+        info_can_show_full_name -> Bool,
+        info_can_show_job_title -> Bool,
+        info_can_show_linkedin -> Bool,
+        info_can_show_email -> Bool,
+        info_can_show_profile_picture -> Bool,
+        info_can_show_pronouns -> Bool,
+        info_can_show_bio -> Bool,
+        info_is_locked -> Bool,
+        info_level -> Text,
+        contact_is_custom -> Bool,
+        contact_show_recruiter -> Bool,
+        contact_show_coordinator -> Bool,
+        contact_can_show_job_title -> Bool,
+        contact_can_show_linkedin -> Bool,
+        contact_can_show_profile_picture -> Bool,
+        contact_can_show_pronouns -> Bool,
+        contact_can_show_bio -> Bool,
+        contact_can_show_phone -> Bool,
+        contact_is_locked -> Bool,
+        contact_level -> Text,
+    }
+}
+
+diesel::table! {
+    job_hiring_team (organization_id, job_id, position) {
+        organization_id -> Uuid,
+        job_id -> Uuid,
+        position -> Integer,
+        role -> Text,
+        user_id -> Uuid,
+    }
+}
+
+diesel::table! {
+    api_tokens (organization_id, id) {
+        organization_id -> Uuid,
+        id -> Uuid,
+        user_id -> Uuid,
+        name -> Text,
+        scopes -> Array<Text>,
+        secret_hash -> Binary,
+        created_at -> Timestamptz,
+        expires_at -> Nullable<Timestamptz>,
+        revoked_at -> Nullable<Timestamptz>,
+        last_used_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    privacy_audit_logs (organization_id, id) {
+        organization_id -> Uuid,
+        id -> Uuid,
+        access_time -> Timestamptz,
+        account_id -> Uuid,
+        ip_addresses -> Array<Text>,
+        subject_type -> Text,
+        subject_user_id -> Nullable<Uuid>,
+        subject_candidate_id -> Nullable<Uuid>,
+        bulk_count -> Nullable<BigInt>,
+        query_type -> Nullable<Text>,
+        query_ids -> Nullable<Array<Uuid>>,
+        query_values -> Nullable<Array<Text>>,
+        query_scope -> Nullable<Text>,
+        access_data -> Array<Text>,
+        access_menu -> Text,
+        access_menu_path -> Text,
+        activity_category -> Text,
+    }
+}
+
+diesel::table! {
+    api_audit_log (organization_id, id) {
+        organization_id -> Uuid,
+        id -> Uuid,
+        at -> Timestamptz,
+        token_id -> Uuid,
+        user_id -> Uuid,
+        operation -> Text,
+        request_id -> Text,
+        client_ip -> Nullable<Text>,
+        filters -> Jsonb,
+        entries_returned -> Integer,
+        interface -> Text,
+        tool_name -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
+    tool_audit_log (organization_id, id) {
+        organization_id -> Uuid,
+        id -> Uuid,
+        at -> Timestamptz,
+        token_id -> Uuid,
+        user_id -> Uuid,
+        tool_name -> Text,
+        arguments -> Jsonb,
+        entries_returned -> Integer,
+        request_id -> Text,
+    }
+}
+
+diesel::table! {
+    server_secrets (name) {
+        name -> Text,
+        value -> Binary,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::allow_tables_to_appear_in_same_query!(
+    organizations,
+    organization_work_hours,
+    users,
+    task_queues,
+    candidates,
+    jobs,
+    job_settings,
+    job_hiring_team,
+    api_tokens,
+    privacy_audit_logs,
+    api_audit_log,
+    tool_audit_log,
+    server_secrets,
+);
