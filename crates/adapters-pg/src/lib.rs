@@ -8,8 +8,8 @@
 //! [`PgStore::migrate`].
 //!
 //! This crate implements the ports and nothing else: it must never depend on the service, on
-//! HTTP, or on the SQLite adapter. With the `testkit` feature, [`testkit`] starts throwaway
-//! PostgreSQL clusters for tests.
+//! HTTP, or on the SQLite adapter. With the `testkit` feature, the `testkit` module starts
+//! throwaway PostgreSQL clusters for tests.
 
 mod rows;
 mod schema;

@@ -306,8 +306,8 @@ pub(crate) fn job_rows(j: &NewJob) -> (JobRow, JobSettingsRow, Vec<HiringTeamRow
         &s.recruiting_team_contact_info_setting,
     );
     let row = JobRow {
-        organization_id: org.clone(),
-        id: job.clone(),
+        organization_id: org,
+        id: job,
         name: j.name.clone(),
         status: j.status.as_str().into(),
         confidential: j.confidential,
@@ -323,8 +323,8 @@ pub(crate) fn job_rows(j: &NewJob) -> (JobRow, JobSettingsRow, Vec<HiringTeamRow
         locale: s.locale.clone(),
     };
     let settings = JobSettingsRow {
-        organization_id: org.clone(),
-        job_id: job.clone(),
+        organization_id: org,
+        job_id: job,
         name_is_custom: n.is_custom,
         name_show_interview_name: n.show_interview_name,
         name_is_locked: n.is_locked,
@@ -357,8 +357,8 @@ pub(crate) fn job_rows(j: &NewJob) -> (JobRow, JobSettingsRow, Vec<HiringTeamRow
         .iter()
         .zip(0..)
         .map(|(m, position)| HiringTeamRow {
-            organization_id: org.clone(),
-            job_id: job.clone(),
+            organization_id: org,
+            job_id: job,
             position,
             role: m.role.as_str().into(),
             user_id: m.user_id.uuid(),

@@ -174,6 +174,10 @@ fn free_port() -> u16 {
 }
 
 /// Starts this process's own cluster and returns its base URL.
+#[expect(
+    clippy::zombie_processes,
+    reason = "the watchdog outlives the tests by design: it stops the server once they are gone"
+)]
 fn start_cluster() -> String {
     let (initdb, postgres) = (binary("initdb"), binary("postgres"));
     let dir =

@@ -140,7 +140,7 @@ impl SqliteStore {
         self.run(|c| {
             c.run_pending_migrations(MIGRATIONS)
                 .map(|applied| applied.len())
-                .map_err(|e| DieselError::QueryBuilderError(e))
+                .map_err(DieselError::QueryBuilderError)
         })
         .await
     }
@@ -174,8 +174,7 @@ impl SqliteStore {
         E: From<StoreError> + From<DieselError> + Send + 'static,
         F: FnOnce(&mut SqliteConnection) -> Result<T, E> + Send + 'static,
     {
-        let outcome = self.run(move |c| Ok(c.immediate_transaction(task))).await?;
-        outcome
+        self.run(move |c| Ok(c.immediate_transaction(task))).await?
     }
 }
 

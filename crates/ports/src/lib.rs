@@ -9,8 +9,8 @@
 //! [`Ledgers::read_privacy_audit_logs`]: there is no way to read the ledger through a port
 //! without recording the read in the same transaction.
 //!
-//! With the `testkit` feature, [`testkit`] holds the contract suite every adapter must pass,
-//! word for word the same, through [`store_contract_tests!`].
+//! With the `testkit` feature, the `testkit` module holds the contract suite every adapter
+//! must pass, word for word the same, through the `store_contract_tests!` macro.
 
 mod columns;
 mod error;

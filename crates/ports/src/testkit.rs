@@ -1,5 +1,6 @@
 //! The contract suite: every behaviour the port documentation promises, as one async function
-//! per behaviour over a fresh store. Adapters run it with [`store_contract_tests!`], so every
+//! per behaviour over a fresh store. Adapters run it with
+//! [`store_contract_tests!`](crate::store_contract_tests), so every
 //! adapter passes word for word the same tests.
 //!
 //! [`world`] is the data most cases start from: two organizations with users of every role, a
@@ -23,7 +24,7 @@ use crate::{
 /// a future of a fresh, migrated, empty store (or of a guard that derefs to one); it is
 /// evaluated once per test.
 ///
-/// ```ignore
+/// ```text
 /// recruit_ports::store_contract_tests!(common::fresh_store());
 /// ```
 #[macro_export]
@@ -144,7 +145,7 @@ fn organization(org: u128) -> OrganizationRecord {
 }
 
 fn job(org: u128, n: u128, confidential: bool, team: Vec<NewHiringTeamMember>) -> NewJob {
-    let flag = |i: u128| (n + i) % 2 == 0;
+    let flag = |i: u128| (n + i).is_multiple_of(2);
     NewJob {
         organization_id: org_id(org),
         id: job_id(org, n),
