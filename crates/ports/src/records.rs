@@ -154,14 +154,51 @@ pub struct Credential {
     pub user: User,
 }
 
-/// A privacy audit ledger entry with the organization it belongs to.
+/// A privacy audit ledger entry with the organization it belongs to. In JSON, the entry's
+/// fields and `organization_id` side by side.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "LedgerEntryFields")]
 pub struct LedgerEntry {
     /// The organization whose ledger holds the entry.
     pub organization_id: OrganizationId,
     /// The entry, as the API shows it.
     #[serde(flatten)]
     pub entry: PrivacyAuditLog,
+}
+
+/// The JSON fields of a [`LedgerEntry`], read one by one rather than through
+/// `#[serde(flatten)]`, so that an error names the field it is in.
+#[derive(Deserialize)]
+struct LedgerEntryFields {
+    organization_id: OrganizationId,
+    id: PrivacyAuditLogId,
+    access_time: Timestamp,
+    account_id: recruit_domain::AccountId,
+    ip_addresses: Vec<String>,
+    data_subject: recruit_domain::model::DataSubject,
+    access_data: Vec<recruit_domain::model::AccessData>,
+    access_menu: String,
+    access_menu_path: String,
+    activity_category: recruit_domain::model::ActivityCategory,
+}
+
+impl From<LedgerEntryFields> for LedgerEntry {
+    fn from(f: LedgerEntryFields) -> Self {
+        Self {
+            organization_id: f.organization_id,
+            entry: PrivacyAuditLog {
+                id: f.id,
+                access_time: f.access_time,
+                account_id: f.account_id,
+                ip_addresses: f.ip_addresses,
+                data_subject: f.data_subject,
+                access_data: f.access_data,
+                access_menu: f.access_menu,
+                access_menu_path: f.access_menu_path,
+                activity_category: f.activity_category,
+            },
+        }
+    }
 }
 
 /// A place in the ledger's order (newest first: `access_time` descending, then `id`

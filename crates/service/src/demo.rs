@@ -1,0 +1,504 @@
+//! Deterministic demo data: realistic organizations, users of every role, task queues,
+//! candidates, jobs (the first of each organization confidential) and privacy ledger entries of
+//! every data subject and query variant, spread over the year before a given instant.
+//!
+//! The same configuration always yields the same data, so demos, tests and benchmarks are
+//! repeatable. The ledger is an iterator: a million entries never need to be in memory at once.
+
+use rand::seq::IndexedRandom;
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use recruit_domain::model::*;
+use recruit_domain::{
+    AccountId, Candidate, CandidateId, Id, JobId, OrganizationId, PrivacyAuditLog, Resource,
+    TaskQueue, TaskQueueId, Timestamp, User, UserId,
+};
+use recruit_ports::{ImportDocument, LedgerEntry, NewHiringTeamMember, NewJob, OrganizationRecord};
+
+/// What to generate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DemoConfig {
+    /// The seed: the same seed, the same data.
+    pub seed: u64,
+    /// How many organizations.
+    pub organizations: usize,
+    /// Users per organization; the first three are an owner, an admin and a member.
+    pub users_per_organization: usize,
+    /// Jobs per organization; the first is confidential.
+    pub jobs_per_organization: usize,
+    /// Candidates per organization.
+    pub candidates_per_organization: usize,
+    /// Privacy ledger entries in all, spread over the organizations (the first gets most).
+    pub ledger_entries: usize,
+    /// Entries fall in the 365 days before this instant.
+    pub now: Timestamp,
+}
+
+impl DemoConfig {
+    /// The demo of the quick start: two organizations and tens of thousands of ledger entries.
+    pub fn quick_start(now: Timestamp) -> Self {
+        Self {
+            seed: 7,
+            organizations: 2,
+            users_per_organization: 8,
+            jobs_per_organization: 6,
+            candidates_per_organization: 40,
+            ledger_entries: 40_000,
+            now,
+        }
+    }
+}
+
+const ORGANIZATIONS: &[(&str, &str)] = &[
+    ("Northwind Labs", "northwind.example"),
+    ("Globex Recruiting", "globex.example"),
+    ("Initech Talent", "initech.example"),
+    ("Umbrella Health", "umbrella.example"),
+];
+const FIRST: &[&str] = &[
+    "Ada", "Lin", "Noor", "Mateo", "Priya", "Jonas", "Amara", "Kenji", "Sofia", "Omar", "Ines",
+    "Tomas", "Yara", "Felix", "Mei", "Dara",
+];
+const LAST: &[&str] = &[
+    "Park", "Ortiz", "Haddad", "Novak", "Iyer", "Berg", "Okafor", "Sato", "Rossi", "Farah",
+    "Silva", "Kowalski", "Nakamura", "Weber", "Chen", "Murphy",
+];
+const JOBS: &[&str] = &[
+    "Senior Backend Engineer",
+    "Product Designer",
+    "Engineering Manager",
+    "Data Analyst",
+    "Recruiting Coordinator",
+    "Site Reliability Engineer",
+    "Account Executive",
+    "Technical Writer",
+];
+const LOCATIONS: &[&str] = &["Berlin", "Lisbon", "Remote (EU)", "New York", "Toronto", "Singapore"];
+const MENUS: &[(&str, &str)] = &[
+    ("CANDIDATE_PROFILE", "Candidates > Profile"),
+    ("CANDIDATE_LIST", "Candidates > List"),
+    ("INTERVIEW_SCHEDULE", "Scheduling > Interviews"),
+    ("EMPLOYEE_DIRECTORY", "Settings > Users"),
+    ("REPORTS", "Analytics > Reports"),
+    ("EXPORT", "Candidates > Export"),
+];
+const SEARCHES: &[&str] = &["rust", "berlin", "senior", "design", "python", "remote", "manager"];
+
+fn pick<T: Copy>(rng: &mut ChaCha8Rng, items: &[T]) -> T {
+    *items.choose(rng).unwrap_or(&items[0])
+}
+
+fn new_id<R: Resource>(rng: &mut ChaCha8Rng) -> Id<R> {
+    Id::from_uuid(uuid::Builder::from_random_bytes(rng.random()).into_uuid())
+}
+
+/// The identifiers of one organization's people, which ledger entries refer to.
+#[derive(Clone, Debug)]
+struct People {
+    organization: OrganizationId,
+    users: Vec<UserId>,
+    candidates: Vec<CandidateId>,
+}
+
+/// Builds the directory and remembers whom it made.
+fn build(config: &DemoConfig) -> (ImportDocument, Vec<People>) {
+    let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
+    let mut doc = ImportDocument::default();
+    let mut people = vec![];
+    let year_ago = config.now.unix_micros() - 365 * 86_400_000_000;
+    for o in 0..config.organizations {
+        let (name, domain) = match ORGANIZATIONS.get(o) {
+            Some(&(name, domain)) => (name.to_owned(), domain.to_owned()),
+            None => (format!("Organization {}", o + 1), format!("org{}.example", o + 1)),
+        };
+        let org: OrganizationId = new_id(&mut rng);
+        doc.organizations.push(organization(&mut rng, org, name, domain.clone()));
+
+        let mut users = vec![];
+        for u in 0..config.users_per_organization.max(3) {
+            let role = match u {
+                0 => Role::Owner,
+                1 => Role::Admin,
+                2 => Role::Member,
+                _ if rng.random_ratio(1, 5) => Role::Admin,
+                _ => Role::Member,
+            };
+            let (first, last) = (pick(&mut rng, FIRST), pick(&mut rng, LAST));
+            let id: UserId = new_id(&mut rng);
+            users.push(id);
+            doc.users.push(User {
+                id,
+                organization_id: org,
+                name: format!("{first} {last}"),
+                email: format!("{}.{}{u}@{domain}", first.to_lowercase(), last.to_lowercase()),
+                role,
+            });
+        }
+        let queues: Vec<TaskQueueId> = (0..2).map(|_| new_id(&mut rng)).collect();
+        for (q, &id) in queues.iter().enumerate() {
+            let name = if q == 0 { "Scheduling" } else { "Executive scheduling" };
+            doc.task_queues.push(TaskQueue { id, organization_id: org, name: name.into() });
+        }
+        let mut candidates = vec![];
+        for c in 0..config.candidates_per_organization.max(1) {
+            let (first, last) = (pick(&mut rng, FIRST), pick(&mut rng, LAST));
+            let id: CandidateId = new_id(&mut rng);
+            candidates.push(id);
+            doc.candidates.push(Candidate {
+                id,
+                organization_id: org,
+                name: format!("{first} {last}"),
+                email: format!("{}.{}.{c}@mail.example", first.to_lowercase(), last.to_lowercase()),
+                phone: format!("+49 30 {:07}", rng.random_range(0..10_000_000)),
+            });
+        }
+        for j in 0..config.jobs_per_organization {
+            let id: JobId = new_id(&mut rng);
+            let created =
+                Timestamp::from_unix_micros(rng.random_range(year_ago..config.now.unix_micros()))
+                    .unwrap_or(config.now);
+            let updated = Timestamp::from_unix_micros(
+                rng.random_range(created.unix_micros()..=config.now.unix_micros()),
+            )
+            .unwrap_or(config.now);
+            // A team of the admin (hiring manager) and, for some jobs, a member as recruiter:
+            // the member can read the confidential job only when on its team.
+            let mut team = vec![NewHiringTeamMember {
+                role: HiringTeamRole::HiringManager,
+                user_id: users[1],
+            }];
+            if j % 2 == 1 {
+                team.push(NewHiringTeamMember {
+                    role: HiringTeamRole::from("RECRUITER"),
+                    user_id: users[2],
+                });
+            }
+            doc.jobs.push(job(&mut rng, org, id, j, queues[0], team, created, updated));
+        }
+        people.push(People { organization: org, users, candidates });
+    }
+    (doc, people)
+}
+
+fn organization(
+    rng: &mut ChaCha8Rng,
+    id: OrganizationId,
+    name: String,
+    domain: String,
+) -> OrganizationRecord {
+    let days =
+        [Weekday::Monday, Weekday::Tuesday, Weekday::Wednesday, Weekday::Thursday, Weekday::Friday];
+    let start = if rng.random_bool(0.5) { "09:00" } else { "08:30" };
+    OrganizationRecord {
+        id,
+        name,
+        domain,
+        settings: OrganizationSettings {
+            work_hours: days
+                .into_iter()
+                .map(|day| WorkHours { day, start: start.into(), end: "17:30".into() })
+                .collect(),
+            interviewer_load_limits: InterviewerLoadLimits {
+                daily: LoadLimit {
+                    maximum: MaximumLoad {
+                        limit: rng.random_range(2..=5),
+                        kind: LoadLimitType::NumberOfInterviews,
+                    },
+                    minimum: MinimumLoad { interviews: 0, minutes: 0 },
+                },
+                weekly: LoadLimit {
+                    maximum: MaximumLoad {
+                        limit: rng.random_range(8..=15),
+                        kind: LoadLimitType::NumberOfInterviews,
+                    },
+                    minimum: MinimumLoad { interviews: 1, minutes: 45 },
+                },
+            },
+            interview_buffer: InterviewBuffer { before_minutes: 5, after_minutes: 10 },
+            feedback_writing_time_minutes: 15,
+            conflict_keywords: ConflictKeywords {
+                out_of_office: vec!["OOO".into(), "Vacation".into()],
+                avoid: vec!["Focus time".into()],
+                available_if_needed: vec!["Lunch".into()],
+                recruiting_block: vec!["Interview block".into()],
+            },
+        },
+    }
+}
+
+#[expect(clippy::too_many_arguments, reason = "one job's every input, called from one place")]
+fn job(
+    rng: &mut ChaCha8Rng,
+    org: OrganizationId,
+    id: JobId,
+    index: usize,
+    queue: TaskQueueId,
+    team: Vec<NewHiringTeamMember>,
+    created_at: Timestamp,
+    updated_at: Timestamp,
+) -> NewJob {
+    let mut flag = || rng.random_bool(0.5);
+    let settings = JobSettings {
+        interview_name_setting: InterviewNameSetting {
+            is_custom: false,
+            show_interview_name: flag(),
+            is_locked: false,
+            level: SettingLevel::Org,
+        },
+        interviewer_info_setting: InterviewerInfoSetting {
+            is_custom: false,
+            can_show_info: true,
+            can_show_full_name: flag(),
+            can_show_job_title: true,
+            can_show_linkedin: flag(),
+            can_show_email: false,
+            can_show_profile_picture: flag(),
+            can_show_pronouns: true,
+            can_show_bio: flag(),
+            is_locked: false,
+            level: SettingLevel::Org,
+        },
+        recruiting_team_contact_info_setting: RecruitingTeamContactInfoSetting {
+            is_custom: false,
+            show_recruiter: true,
+            show_coordinator: flag(),
+            can_show_job_title: true,
+            can_show_linkedin: false,
+            can_show_profile_picture: flag(),
+            can_show_pronouns: true,
+            can_show_bio: false,
+            can_show_phone: false,
+            is_locked: false,
+            level: SettingLevel::Org,
+        },
+        default_task_queue_id: queue,
+        remote_ats_hiring_process: RemoteAtsHiringProcess {
+            ats_id: format!("hp-{}", rng.random_range(1000..9999)),
+            name: "Default hiring process".into(),
+            status: RemoteProcessStatus::NotSet,
+        },
+        locale: "en-US".into(),
+    };
+    let status = match index % 5 {
+        3 => JobStatus::Draft,
+        4 => JobStatus::Closed,
+        _ => JobStatus::Open,
+    };
+    NewJob {
+        organization_id: org,
+        id,
+        name: JOBS[index % JOBS.len()].into(),
+        status,
+        confidential: index == 0,
+        locations: vec![pick(rng, LOCATIONS).into(), pick(rng, LOCATIONS).into()],
+        hiring_team: team,
+        ats: Ats {
+            kind: AtsType::from("GREENHOUSE"),
+            id: format!("{}", 4_400_000 + rng.random_range(0..100_000)),
+        },
+        created_at,
+        updated_at,
+        settings,
+    }
+}
+
+/// The directory of the demo: organizations, users, task queues, candidates and jobs, without
+/// ledger entries.
+pub fn directory(config: &DemoConfig) -> ImportDocument {
+    build(config).0
+}
+
+/// The privacy ledger of the demo, entry by entry. About two thirds of the entries belong to
+/// the first organization; access times fall in the year before `config.now`, in whole
+/// milliseconds, and about one in ten shares its instant with the entry before it, as the
+/// entries of one bulk action do.
+pub fn ledger(config: &DemoConfig) -> impl Iterator<Item = LedgerEntry> + Send + use<> {
+    let (_, people) = build(config);
+    let mut rng = ChaCha8Rng::seed_from_u64(config.seed ^ 0x5EED_1ED6_E500_0001);
+    let now_ms = config.now.unix_micros().div_euclid(1000);
+    let year_ms = 365 * 86_400_000;
+    let mut last_ms = now_ms - 1;
+    (0..config.ledger_entries).map(move |_| {
+        let org = if people.len() == 1 || rng.random_ratio(2, 3) {
+            &people[0]
+        } else {
+            &people[rng.random_range(1..people.len())]
+        };
+        let ms =
+            if rng.random_ratio(1, 10) { last_ms } else { now_ms - rng.random_range(1..=year_ms) };
+        last_ms = ms;
+        let access_time = Timestamp::from_unix_micros(ms * 1000).unwrap_or(Timestamp::MIN);
+        let id = uuid::Builder::from_unix_timestamp_millis(
+            u64::try_from(ms).unwrap_or(0),
+            &rng.random(),
+        )
+        .into_uuid();
+        LedgerEntry {
+            organization_id: org.organization,
+            entry: entry(&mut rng, org, id.into(), access_time),
+        }
+    })
+}
+
+fn entry(
+    rng: &mut ChaCha8Rng,
+    org: &People,
+    id: recruit_domain::PrivacyAuditLogId,
+    access_time: Timestamp,
+) -> PrivacyAuditLog {
+    let actor = pick(rng, &org.users);
+    let (menu, path) = pick(rng, MENUS);
+    let some_candidates = |rng: &mut ChaCha8Rng| -> Vec<CandidateId> {
+        (0..rng.random_range(1..=5)).map(|_| pick(rng, &org.candidates)).collect()
+    };
+    let (data_subject, bulk) = match rng.random_range(0..20) {
+        0..=9 => (DataSubject::Candidate { candidate: pick(rng, &org.candidates) }, false),
+        10..=13 => (DataSubject::Employee { user: pick(rng, &org.users) }, false),
+        14 | 15 => {
+            let ids = some_candidates(rng);
+            let n = ids.len() as u64;
+            (
+                DataSubject::Bulk { bulk_count: Some(n), query: BulkQuery::CandidateIds { ids } },
+                true,
+            )
+        }
+        16 => {
+            let ids: Vec<UserId> =
+                (0..rng.random_range(1..=3)).map(|_| pick(rng, &org.users)).collect();
+            let n = ids.len() as u64;
+            (DataSubject::Bulk { bulk_count: Some(n), query: BulkQuery::EmployeeIds { ids } }, true)
+        }
+        17 => {
+            let values = vec![pick(rng, SEARCHES).to_owned(), pick(rng, SEARCHES).to_owned()];
+            let count = rng.random_bool(0.5).then(|| rng.random_range(0..500));
+            (
+                DataSubject::Bulk {
+                    bulk_count: count,
+                    query: BulkQuery::CandidateSearch { values },
+                },
+                true,
+            )
+        }
+        18 => {
+            let values = vec![pick(rng, SEARCHES).to_owned()];
+            (
+                DataSubject::Bulk { bulk_count: None, query: BulkQuery::EmployeeSearch { values } },
+                true,
+            )
+        }
+        _ => {
+            let scope = if rng.random_bool(0.7) {
+                BulkScope::AllOrgCandidates
+            } else {
+                BulkScope::AllOrgEmployees
+            };
+            let count = rng.random_bool(0.5).then(|| rng.random_range(100..20_000));
+            (DataSubject::Bulk { bulk_count: count, query: BulkQuery::Scope { scope } }, true)
+        }
+    };
+    let mut access_data = vec![AccessData::Name];
+    if rng.random_bool(0.6) {
+        access_data.push(AccessData::EmailAddress);
+    }
+    if rng.random_bool(0.3) {
+        access_data.push(AccessData::PhoneNumber);
+    }
+    let category = match (bulk, rng.random_range(0..10)) {
+        (_, 9) if menu == "EXPORT" => ActivityCategory::Download,
+        (true, 0..=6) => ActivityCategory::BulkRead,
+        (true, 7) => ActivityCategory::BulkUpdate,
+        (true, _) => ActivityCategory::from("BULK_EXPORT"),
+        (false, 0..=6) => ActivityCategory::Read,
+        (false, 7) => ActivityCategory::Update,
+        (false, 8) => ActivityCategory::Create,
+        (false, _) => ActivityCategory::Delete,
+    };
+    let ip = match rng.random_range(0..4) {
+        0 => format!("2001:db8::{:x}", rng.random_range(1..0xffff)),
+        _ => format!("203.0.113.{}", rng.random_range(1..255)),
+    };
+    PrivacyAuditLog {
+        id,
+        access_time,
+        account_id: AccountId::from_uuid(actor.uuid()),
+        ip_addresses: vec![ip],
+        data_subject,
+        access_data,
+        access_menu: menu.into(),
+        access_menu_path: path.into(),
+        activity_category: category,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config() -> DemoConfig {
+        DemoConfig {
+            ledger_entries: 5_000,
+            ..DemoConfig::quick_start(Timestamp::parse("2026-11-21T00:00:00Z").unwrap())
+        }
+    }
+
+    #[test]
+    fn the_same_seed_gives_the_same_data() {
+        assert_eq!(directory(&config()), directory(&config()));
+        assert!(ledger(&config()).eq(ledger(&config())));
+        let other = DemoConfig { seed: 8, ..config() };
+        assert_ne!(directory(&other), directory(&config()));
+    }
+
+    #[test]
+    fn the_directory_passes_the_import_check_and_has_what_the_demo_needs() {
+        let doc = directory(&config());
+        doc.check(&recruit_ports::ExistingIds::default()).unwrap();
+        assert_eq!(doc.organizations.len(), 2);
+        for role in Role::ALL {
+            assert_eq!(
+                doc.users
+                    .iter()
+                    .filter(|u| u.role == role && u.organization_id == doc.organizations[0].id)
+                    .count()
+                    >= 1,
+                true
+            );
+        }
+        assert_eq!(doc.jobs.iter().filter(|j| j.confidential).count(), 2);
+    }
+
+    #[test]
+    fn the_ledger_covers_every_variant_within_the_year_with_ties() {
+        let cfg = config();
+        let entries: Vec<LedgerEntry> = ledger(&cfg).collect();
+        assert_eq!(entries.len(), 5_000);
+        let mut doc = directory(&cfg);
+        doc.privacy_audit_logs = entries.clone();
+        doc.check(&recruit_ports::ExistingIds::default()).unwrap();
+        let kinds: std::collections::HashSet<&str> = entries
+            .iter()
+            .map(|e| match &e.entry.data_subject {
+                DataSubject::Employee { .. } => "EMPLOYEE",
+                DataSubject::Candidate { .. } => "CANDIDATE",
+                DataSubject::Bulk { query: BulkQuery::CandidateIds { .. }, .. } => "CANDIDATE_IDS",
+                DataSubject::Bulk { query: BulkQuery::EmployeeIds { .. }, .. } => "EMPLOYEE_IDS",
+                DataSubject::Bulk { query: BulkQuery::CandidateSearch { .. }, .. } => {
+                    "CANDIDATE_SEARCH"
+                }
+                DataSubject::Bulk { query: BulkQuery::EmployeeSearch { .. }, .. } => {
+                    "EMPLOYEE_SEARCH"
+                }
+                DataSubject::Bulk { query: BulkQuery::Scope { .. }, .. } => "SCOPE",
+            })
+            .collect();
+        assert_eq!(kinds.len(), 7, "{kinds:?}");
+        let year_ago = cfg.now.unix_micros() - 365 * 86_400_000_000;
+        assert!(entries.iter().all(|e| {
+            (year_ago..cfg.now.unix_micros()).contains(&e.entry.access_time.unix_micros())
+        }));
+        let mut times: Vec<i64> =
+            entries.iter().map(|e| e.entry.access_time.unix_micros()).collect();
+        times.sort_unstable();
+        assert!(times.windows(2).any(|w| w[0] == w[1]), "some entries share an access time");
+    }
+}

@@ -1,0 +1,191 @@
+//! Importing data (`docs/import-format.md`): whole JSON documents, all or nothing, and large
+//! privacy ledgers as NDJSON, in batches with progress.
+//!
+//! Every error names where it is: a JSON path (`jobs[3].hiring_team[0].user_id`) in a document,
+//! a line number in an NDJSON file.
+
+use std::collections::HashSet;
+use std::io::BufRead;
+
+use recruit_domain::{OrganizationId, PrivacyAuditLogId};
+use recruit_ports::{
+    ImportDocument, ImportError, ImportProblem, ImportSummary, LedgerEntry, Store, StoreError,
+};
+
+/// Why an import wrote nothing (or, for NDJSON, stopped: see [`import_ndjson`]).
+#[derive(Debug, thiserror::Error)]
+pub enum ImportFailure {
+    /// The input is not valid; `at` says where: a JSON path, or `line N` and a path.
+    #[error("{at}: {reason}")]
+    Invalid {
+        /// Where: `jobs[3].hiring_team[0].user_id`, or `line 7: data_subject.user`.
+        at: String,
+        /// What is wrong there.
+        reason: String,
+    },
+    /// The input could not be read.
+    #[error("cannot read the input: {0}")]
+    Read(#[from] std::io::Error),
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl From<ImportProblem> for ImportFailure {
+    fn from(p: ImportProblem) -> Self {
+        Self::Invalid { at: p.path, reason: p.reason }
+    }
+}
+
+impl From<ImportError> for ImportFailure {
+    fn from(e: ImportError) -> Self {
+        match e {
+            ImportError::Invalid(p) => p.into(),
+            ImportError::Store(e) => Self::Store(e),
+        }
+    }
+}
+
+/// Parses one JSON value that must fill `json` entirely; an error is placed by `at`, given
+/// the path inside the value (`None` at its root).
+fn parse_whole<T: serde::de::DeserializeOwned>(
+    json: &str,
+    at: impl Fn(Option<&str>) -> String,
+) -> Result<T, ImportFailure> {
+    let mut de = serde_json::Deserializer::from_str(json);
+    let value = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let path = e.path().to_string();
+        let at = at((path != ".").then_some(path.as_str()));
+        ImportFailure::Invalid { at, reason: first_sentence(e.inner()) }
+    })?;
+    de.end().map_err(|e| ImportFailure::Invalid { at: at(None), reason: first_sentence(&e) })?;
+    Ok(value)
+}
+
+/// Parses a JSON import document; a bad field is named by its path.
+pub fn parse_document(json: &str) -> Result<ImportDocument, ImportFailure> {
+    parse_whole(json, |path| path.map_or_else(|| "the document".to_owned(), str::to_owned))
+}
+
+/// A serde error's message without serde's "at line N column M" suffix, which the path
+/// replaces.
+fn first_sentence(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    match text.rfind(" at line ") {
+        Some(i) => text[..i].to_owned(),
+        None => text,
+    }
+}
+
+/// Imports a JSON document, all or nothing.
+pub async fn import_document(
+    store: &dyn Store,
+    json: &str,
+) -> Result<ImportSummary, ImportFailure> {
+    let document = parse_document(json)?;
+    Ok(store.import(&document).await?)
+}
+
+/// Parses one NDJSON line: a privacy ledger entry with its `organization_id`.
+pub fn parse_ledger_line(line_number: usize, line: &str) -> Result<LedgerEntry, ImportFailure> {
+    parse_whole(line, |path| match path {
+        Some(path) => format!("line {line_number}: {path}"),
+        None => format!("line {line_number}"),
+    })
+}
+
+/// Where an NDJSON import is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Progress {
+    /// Entries written so far.
+    pub written: usize,
+    /// Entries in the file.
+    pub total: usize,
+}
+
+/// Imports an NDJSON privacy ledger: one entry (with `organization_id`) per line; blank lines
+/// are skipped.
+///
+/// The whole input is checked before anything is written: every line must parse, and no
+/// entry may appear twice. Then it is written in batches of `batch_size`, each batch in one
+/// transaction, calling `progress` after each. An entry already stored, or of a missing
+/// organization, stops the import at its line; the batches before it stay written, so the
+/// import can be resumed from that batch. `open` is called twice, once per pass, so the file
+/// is never held in memory whole.
+pub async fn import_ndjson<R: BufRead>(
+    store: &dyn Store,
+    mut open: impl FnMut() -> std::io::Result<R>,
+    batch_size: usize,
+    mut progress: impl FnMut(Progress),
+) -> Result<usize, ImportFailure> {
+    // First pass: every line parses, no entry twice.
+    let mut seen: HashSet<(OrganizationId, PrivacyAuditLogId)> = HashSet::new();
+    for (index, line) in open()?.lines().enumerate() {
+        let line = line?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let entry = parse_ledger_line(index + 1, &line)?;
+        if !seen.insert((entry.organization_id, entry.entry.id)) {
+            return Err(ImportFailure::Invalid {
+                at: format!("line {}: id", index + 1),
+                reason: "the entry appears twice in the file".into(),
+            });
+        }
+    }
+    let total = seen.len();
+    drop(seen);
+
+    // Second pass: write in batches; the store checks against what it holds.
+    let batch_size = batch_size.max(1);
+    let mut batch = ImportDocument::default();
+    let mut lines = Vec::with_capacity(batch_size);
+    let mut written = 0;
+    progress(Progress { written, total });
+    for (index, line) in open()?.lines().enumerate() {
+        let line = line?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        batch.privacy_audit_logs.push(parse_ledger_line(index + 1, &line)?);
+        lines.push(index + 1);
+        if batch.privacy_audit_logs.len() == batch_size {
+            written += write_batch(store, &mut batch, &mut lines).await?;
+            progress(Progress { written, total });
+        }
+    }
+    if !batch.privacy_audit_logs.is_empty() {
+        written += write_batch(store, &mut batch, &mut lines).await?;
+        progress(Progress { written, total });
+    }
+    Ok(written)
+}
+
+/// Writes one batch; a problem at `privacy_audit_logs[i]` is reported at its line.
+async fn write_batch(
+    store: &dyn Store,
+    batch: &mut ImportDocument,
+    lines: &mut Vec<usize>,
+) -> Result<usize, ImportFailure> {
+    let result = store.import(batch).await;
+    let n = batch.privacy_audit_logs.len();
+    batch.privacy_audit_logs.clear();
+    let lines = std::mem::take(lines);
+    match result {
+        Ok(summary) => Ok(summary.privacy_audit_logs),
+        Err(ImportError::Invalid(p)) => Err(at_line(&p, &lines).unwrap_or_else(|| p.into())),
+        Err(ImportError::Store(e)) => {
+            debug_assert!(n > 0);
+            Err(e.into())
+        }
+    }
+}
+
+/// Turns `privacy_audit_logs[i].rest` into `line N: rest`.
+fn at_line(p: &ImportProblem, lines: &[usize]) -> Option<ImportFailure> {
+    let rest = p.path.strip_prefix("privacy_audit_logs[")?;
+    let (index, field) = rest.split_once(']')?;
+    let line = lines.get(index.parse::<usize>().ok()?)?;
+    let field = field.strip_prefix('.').unwrap_or(field);
+    Some(ImportFailure::Invalid { at: format!("line {line}: {field}"), reason: p.reason.clone() })
+}

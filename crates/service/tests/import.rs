@@ -1,0 +1,188 @@
+//! Importing through the service on a real store: documents all or nothing with errors at
+//! their JSON path, NDJSON ledgers in batches with progress and errors at their line.
+
+use std::io::{BufReader, Cursor};
+
+use recruit_adapters_sqlite::{SqliteConfig, SqliteStore};
+use recruit_domain::Timestamp;
+use recruit_ports::{Import, Maintenance};
+use recruit_service::demo::{self, DemoConfig};
+use recruit_service::import::{
+    ImportFailure, Progress, import_document, import_ndjson, parse_document,
+};
+use serde_json::{Value, json};
+
+async fn store() -> (SqliteStore, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(&SqliteConfig::new(dir.path().join("db"))).await.unwrap();
+    store.migrate().await.unwrap();
+    (store, dir)
+}
+
+fn config(entries: usize) -> DemoConfig {
+    DemoConfig {
+        ledger_entries: entries,
+        ..DemoConfig::quick_start(Timestamp::parse("2026-11-21T00:00:00Z").unwrap())
+    }
+}
+
+fn invalid(result: Result<impl std::fmt::Debug, ImportFailure>) -> (String, String) {
+    match result {
+        Err(ImportFailure::Invalid { at, reason }) => (at, reason),
+        other => panic!("expected an invalid input, got {other:?}"),
+    }
+}
+
+fn document() -> Value {
+    serde_json::to_value(demo::directory(&config(0))).unwrap()
+}
+
+#[test]
+fn a_bad_field_of_a_document_is_named_by_its_path() {
+    let mut doc = document();
+    doc["jobs"][3]["hiring_team"][0]["user_id"] = json!("usr_123");
+    let (at, reason) = invalid(parse_document(&doc.to_string()));
+    assert_eq!(at, "jobs[3].hiring_team[0].user_id");
+    assert!(reason.contains("has 7 characters"), "{reason}");
+
+    let mut doc = document();
+    doc["organizations"][1]["settings"]["interview_buffer"]["before_minutes"] = json!("five");
+    let (at, _) = invalid(parse_document(&doc.to_string()));
+    assert_eq!(at, "organizations[1].settings.interview_buffer.before_minutes");
+
+    let mut doc = document();
+    doc["users"][0]["role"] = json!("SUPERUSER");
+    let (at, reason) = invalid(parse_document(&doc.to_string()));
+    assert_eq!(at, "users[0].role");
+    assert!(reason.contains("SUPERUSER"), "{reason}");
+
+    let (at, _) = invalid(parse_document(r#"{"organisations": []}"#));
+    assert_eq!(at, "organisations");
+    let (at, reason) = invalid(parse_document(r#"{"users": []} {"jobs": []}"#));
+    assert_eq!(at, "the document");
+    assert!(reason.contains("trailing characters"), "{reason}");
+}
+
+#[test]
+fn a_bad_ledger_entry_in_a_document_is_named_by_its_path() {
+    let mut doc = document();
+    let entry = serde_json::to_value(demo::ledger(&config(1)).next().unwrap()).unwrap();
+    doc["privacy_audit_logs"] = json!([entry.clone(), entry]);
+    doc["privacy_audit_logs"][1]["access_time"] = json!("yesterday");
+    let (at, reason) = invalid(parse_document(&doc.to_string()));
+    assert_eq!(at, "privacy_audit_logs[1].access_time");
+    assert!(reason.contains("RFC 3339"), "{reason}");
+    doc["privacy_audit_logs"][1]["access_time"] =
+        doc["privacy_audit_logs"][0]["access_time"].clone();
+    doc["privacy_audit_logs"][1]["data_subject"] =
+        json!({"type": "EMPLOYEE", "user": "can_0190c7d8e4a27cc3b1f0a2d4e6f80011"});
+    // Inside a tagged union the path stops at the union; the reason names the problem.
+    let (at, reason) = invalid(parse_document(&doc.to_string()));
+    assert_eq!(at, "privacy_audit_logs[1].data_subject");
+    assert!(
+        reason.contains("has the prefix `can_`, but a user ID takes `usr_` or no prefix"),
+        "{reason}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_document_imports_whole_or_not_at_all() {
+    let (store, _dir) = store().await;
+    let mut doc = document();
+    let first_job = doc["jobs"][0].clone();
+    doc["jobs"].as_array_mut().unwrap().push(first_job);
+    let (at, reason) = invalid(import_document(&store, &doc.to_string()).await);
+    assert_eq!((at.as_str(), reason.as_str()), ("jobs[12].id", "duplicates jobs[0].id"));
+    assert!(store.is_empty().await.unwrap());
+
+    let summary = import_document(&store, &document().to_string()).await.unwrap();
+    assert_eq!((summary.organizations, summary.jobs), (2, 12));
+}
+
+fn ndjson(entries: &[Value]) -> String {
+    entries.iter().map(|e| format!("{e}\n")).collect()
+}
+
+async fn run(
+    store: &SqliteStore,
+    text: &str,
+    batch: usize,
+) -> (Result<usize, ImportFailure>, Vec<Progress>) {
+    let mut seen = vec![];
+    let result = import_ndjson(
+        store,
+        || Ok(BufReader::new(Cursor::new(text.to_owned()))),
+        batch,
+        |p| seen.push(p),
+    )
+    .await;
+    (result, seen)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ndjson_ledger_imports_in_batches_with_progress() {
+    let (store, _dir) = store().await;
+    store.import(&demo::directory(&config(0))).await.unwrap();
+    let entries: Vec<Value> =
+        demo::ledger(&config(2_500)).map(|e| serde_json::to_value(e).unwrap()).collect();
+    let text = format!("{}\n\n", ndjson(&entries));
+    let (result, progress) = run(&store, &text, 1_000).await;
+    assert_eq!(result.unwrap(), 2_500);
+    let written: Vec<usize> = progress.iter().map(|p| p.written).collect();
+    assert_eq!(written, [0, 1_000, 2_000, 2_500]);
+    assert!(progress.iter().all(|p| p.total == 2_500));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ndjson_errors_name_the_line_and_bad_input_writes_nothing() {
+    let (store, _dir) = store().await;
+    let directory = demo::directory(&config(0));
+    store.import(&directory).await.unwrap();
+    let entries: Vec<Value> =
+        demo::ledger(&config(10)).map(|e| serde_json::to_value(e).unwrap()).collect();
+
+    let mut text = ndjson(&entries);
+    text.insert_str(text.len() - 1, " trailing");
+    let (at, _) = invalid(run(&store, &text, 4).await.0);
+    assert_eq!(at, "line 10");
+
+    let mut bad = entries.clone();
+    bad[1]["access_time"] = json!("2026-13-01T00:00:00Z");
+    let (at, reason) = invalid(run(&store, &ndjson(&bad), 4).await.0);
+    assert_eq!(at, "line 2: access_time");
+    assert!(reason.contains("RFC 3339"), "{reason}");
+
+    let mut twice = entries.clone();
+    twice.push(entries[3].clone());
+    let (at, reason) = invalid(run(&store, &ndjson(&twice), 4).await.0);
+    assert_eq!(
+        (at.as_str(), reason.as_str()),
+        ("line 11: id", "the entry appears twice in the file")
+    );
+
+    // None of these wrote anything: the same file, corrected, imports every entry.
+    assert_eq!(run(&store, &ndjson(&entries), 4).await.0.unwrap(), 10);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_entry_already_stored_stops_the_import_at_its_line() {
+    let (store, _dir) = store().await;
+    store.import(&demo::directory(&config(0))).await.unwrap();
+    let entries: Vec<Value> =
+        demo::ledger(&config(10)).map(|e| serde_json::to_value(e).unwrap()).collect();
+    assert_eq!(run(&store, &ndjson(&entries[..6]), 3).await.0.unwrap(), 6);
+    // Lines 1-4 are new; line 5 holds entry 3, already stored.
+    let mut again: Vec<Value> = entries[6..].to_vec();
+    again.insert(4, entries[3].clone());
+    let (result, progress) = run(&store, &ndjson(&again), 2).await;
+    let (at, reason) = invalid(result);
+    assert_eq!((at.as_str(), reason.as_str()), ("line 5: id", "already exists"));
+    // The two batches before it (lines 1-4) stay written.
+    assert_eq!(progress.last().map(|p| p.written), Some(4));
+
+    let mut stranger = entries[9].clone();
+    stranger["organization_id"] = json!("org_00000000000000000000000000000bad");
+    stranger["id"] = json!("pal_00000000000000000000000000000bad");
+    let (at, reason) = invalid(run(&store, &ndjson(&[stranger]), 2).await.0);
+    assert_eq!((at.as_str(), reason.as_str()), ("line 1: organization_id", "no such organization"));
+}
