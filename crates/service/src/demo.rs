@@ -455,13 +455,10 @@ mod tests {
         doc.check(&recruit_ports::ExistingIds::default()).unwrap();
         assert_eq!(doc.organizations.len(), 2);
         for role in Role::ALL {
-            assert_eq!(
-                doc.users
-                    .iter()
-                    .filter(|u| u.role == role && u.organization_id == doc.organizations[0].id)
-                    .count()
-                    >= 1,
-                true
+            let first_org = doc.organizations[0].id;
+            assert!(
+                doc.users.iter().any(|u| u.role == role && u.organization_id == first_org),
+                "{role:?}"
             );
         }
         assert_eq!(doc.jobs.iter().filter(|j| j.confidential).count(), 2);
