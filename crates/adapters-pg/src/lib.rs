@@ -661,7 +661,9 @@ async fn look_up(c: &mut AsyncPgConnection, doc: &ImportDocument) -> Result<Exis
     let wanted: HashSet<_> = l.privacy_audit_logs.iter().copied().collect();
     let entry_ids = uuids(&mut l.privacy_audit_logs.iter().map(|(_, id)| id.uuid()));
     for part in entry_ids.chunks(50_000) {
+        // Filtering by organization too lets the primary key (organization_id, id) serve it.
         for (id, org) in privacy_audit_logs::table
+            .filter(privacy_audit_logs::organization_id.eq_any(&orgs))
             .filter(privacy_audit_logs::id.eq_any(part))
             .select((privacy_audit_logs::id, privacy_audit_logs::organization_id))
             .load::<(recruit_domain::Uuid, recruit_domain::Uuid)>(c)

@@ -9,6 +9,10 @@
 //!
 //! When neither is possible, the tests fail with a message saying how to provide PostgreSQL;
 //! they are never skipped.
+//!
+//! The throwaway cluster trades durability for speed (`fsync`, `synchronous_commit` and
+//! `full_page_writes` off). Set `RECRUITD_PG_DURABLE=1` to keep PostgreSQL's defaults, as
+//! benchmarks do.
 
 use std::net::TcpListener;
 use std::ops::Deref;
@@ -205,11 +209,12 @@ fn start_cluster() -> String {
     );
 
     let port = free_port();
+    let durable = std::env::var("RECRUITD_PG_DURABLE").is_ok_and(|v| v == "1");
+    let speed = if durable { "" } else { "-c fsync=off -c synchronous_commit=off -c full_page_writes=off" };
     // The watchdog: runs postgres, and when this test process is gone, stops it and removes
     // the directory. It polls /proc because a signal to a root process may not be permitted.
     let script = format!(
-        r#"{postgres} -D {data} -p {port} -k {dir} -c listen_addresses=127.0.0.1 \
-             -c fsync=off -c synchronous_commit=off -c full_page_writes=off \
+        r#"{postgres} -D {data} -p {port} -k {dir} -c listen_addresses=127.0.0.1 {speed} \
              -c max_connections=200 -c shared_buffers=128MB >{dir}/server.log 2>&1 &
            pg=$!
            while [ -d /proc/{parent} ] && kill -0 $pg 2>/dev/null; do sleep 1; done

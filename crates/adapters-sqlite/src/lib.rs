@@ -106,7 +106,8 @@ impl SqliteStore {
     pub async fn open(config: &SqliteConfig) -> Result<Self, StoreError> {
         let pragmas = format!(
             "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; \
-             PRAGMA busy_timeout = {};",
+             PRAGMA busy_timeout = {}; PRAGMA cache_size = -65536; PRAGMA mmap_size = 268435456; \
+             PRAGMA temp_store = MEMORY;",
             config.busy_timeout.as_millis()
         );
         let mut manager = ManagerConfig::<Conn>::default();
@@ -624,11 +625,13 @@ fn look_up(c: &mut SqliteConnection, doc: &ImportDocument) -> Result<ExistingIds
         },
     )?;
     let wanted: HashSet<_> = lookups.privacy_audit_logs.iter().copied().collect();
+    // Filtering by organization too lets the primary key (organization_id, id) serve it.
     existing_pairs(
         c,
         blobs(lookups.privacy_audit_logs.iter().map(|(_, id)| id.uuid()).collect()),
         |c, part| {
             privacy_audit_logs::table
+                .filter(privacy_audit_logs::organization_id.eq_any(&orgs))
                 .filter(privacy_audit_logs::id.eq_any(part))
                 .select((privacy_audit_logs::id, privacy_audit_logs::organization_id))
                 .load(c)
