@@ -210,7 +210,8 @@ fn start_cluster() -> String {
 
     let port = free_port();
     let durable = std::env::var("RECRUITD_PG_DURABLE").is_ok_and(|v| v == "1");
-    let speed = if durable { "" } else { "-c fsync=off -c synchronous_commit=off -c full_page_writes=off" };
+    let speed =
+        if durable { "" } else { "-c fsync=off -c synchronous_commit=off -c full_page_writes=off" };
     // The watchdog: runs postgres, and when this test process is gone, stops it and removes
     // the directory. It polls /proc because a signal to a root process may not be permitted.
     let script = format!(

@@ -24,7 +24,11 @@ struct Args {
 }
 
 fn args() -> Args {
-    let mut args = Args { entries: 1_000_000, batch: 5_000, backends: vec!["sqlite".into(), "postgres".into()] };
+    let mut args = Args {
+        entries: 1_000_000,
+        batch: 5_000,
+        backends: vec!["sqlite".into(), "postgres".into()],
+    };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         let value = it.next().unwrap_or_default();
@@ -32,7 +36,9 @@ fn args() -> Args {
             "--entries" => args.entries = value.parse().expect("--entries takes a number"),
             "--batch" => args.batch = value.parse().expect("--batch takes a number"),
             "--backend" => args.backends = vec![value],
-            other => panic!("unknown flag {other}; flags: --entries N, --batch N, --backend sqlite|postgres"),
+            other => panic!(
+                "unknown flag {other}; flags: --entries N, --batch N, --backend sqlite|postgres"
+            ),
         }
     }
     args
@@ -43,7 +49,13 @@ fn report(line: &str) {
     writeln!(out, "{line}").expect("stdout");
 }
 
-async fn measure(name: &str, store: &dyn Store, config: &DemoConfig, path: &std::path::Path, batch: usize) {
+async fn measure(
+    name: &str,
+    store: &dyn Store,
+    config: &DemoConfig,
+    path: &std::path::Path,
+    batch: usize,
+) {
     store.import(&demo::directory(config)).await.expect("the directory imports");
     let started = Instant::now();
     let written = import_ndjson(store, || File::open(path).map(BufReader::new), batch, |_| {})
@@ -82,7 +94,9 @@ async fn main() {
     for backend in &args.backends {
         match backend.as_str() {
             "sqlite" => {
-                let store = SqliteStore::open(&SqliteConfig::new(dir.path().join("bench.db"))).await.expect("opens");
+                let store = SqliteStore::open(&SqliteConfig::new(dir.path().join("bench.db")))
+                    .await
+                    .expect("opens");
                 store.migrate().await.expect("migrates");
                 measure("sqlite", &store, &config, &path, args.batch).await;
             }
