@@ -180,3 +180,38 @@ async fn an_unreachable_server_is_unavailable_not_a_hang() {
     assert!(matches!(result, Err(StoreError::Unavailable(_))), "{result:?}");
     assert!(started.elapsed() < Duration::from_secs(10));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_exhausted_pool_is_unavailable_after_the_wait_timeout() {
+    use recruit_ports::{Directory, Ledgers};
+    let db = TestDatabase::fresh().await;
+    db.import(&world()).await.unwrap();
+    let mut config = PgConfig::new(db.url());
+    config.pool_size = 1;
+    config.wait_timeout = Duration::from_millis(200);
+    let store = PgStore::connect(&config).unwrap();
+    // The only connection waits for a lock held here, so the next caller finds none free.
+    let mut blocker = raw(&db).await;
+    blocker
+        .batch_execute("BEGIN; LOCK TABLE api_audit_log IN ACCESS EXCLUSIVE MODE;")
+        .await
+        .unwrap();
+    let org = recruit_domain::OrganizationId::from_uuid(Uuid::from_u128(ORG_A));
+    let query =
+        PrivacyLogQuery { organization_id: org, window: year(), ids: None, after: None, limit: 5 };
+    let holder = {
+        let store = store.clone();
+        tokio::spawn(async move {
+            store.read_privacy_audit_logs(&query, &recruit_ports::testkit::record(ORG_A, 1)).await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let started = std::time::Instant::now();
+    let result = store.organization(org).await;
+    assert!(matches!(result, Err(StoreError::Unavailable(_))), "{result:?}");
+    assert!(started.elapsed() < Duration::from_secs(2));
+    blocker.batch_execute("ROLLBACK").await.unwrap();
+    // Once the lock is gone the held read completes and the store recovers by itself.
+    assert_eq!(holder.await.unwrap().unwrap().len(), 5);
+    assert!(store.organization(org).await.is_ok());
+}
