@@ -32,14 +32,14 @@ use diesel_async::{
 };
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
 use recruit_domain::{
-    ApiTokenId, Candidate, CandidateId, Id, JobId, OrganizationId, PrivacyAuditLog, TaskQueue,
-    TaskQueueId, Timestamp, User, UserId,
+    ApiTokenId, Candidate, CandidateId, Id, JobId, OrganizationId, TaskQueue, TaskQueueId,
+    Timestamp, User, UserId,
 };
 use recruit_ports::{
     ApiToken, AuditEntry, AuditListQuery, Credential, Directory, ExistingIds, Import,
-    ImportDocument, ImportError, ImportSummary, JobRecord, LedgerEntry, Ledgers, Maintenance,
-    NewApiToken, OrganizationRecord, PrivacyLogQuery, ReadRecord, SecretHash, StoreError, Tokens,
-    ToolAuditEntry,
+    ImportDocument, ImportError, ImportSummary, JobRecord, LedgerEntry, LedgerPage, Ledgers,
+    Maintenance, NewApiToken, OrganizationRecord, PrivacyLogQuery, ReadRecord, SecretHash,
+    StoreError, Tokens, ToolAuditEntry,
 };
 
 use crate::rows::*;
@@ -339,7 +339,8 @@ fn page_query(
             .bind::<sql_types::Timestamptz, _>(after.access_time.as_datetime())
             .bind::<sql_types::Uuid, _>(after.id.uuid());
     }
-    query.bind::<sql_types::BigInt, _>(i64::from(q.limit))
+    // One more than the page tells whether another page follows.
+    query.bind::<sql_types::BigInt, _>(i64::from(q.limit) + 1)
 }
 
 fn count(n: usize) -> i32 {
@@ -549,11 +550,14 @@ impl Ledgers for PgStore {
         &self,
         query: &PrivacyLogQuery,
         record: &ReadRecord,
-    ) -> Result<Vec<PrivacyAuditLog>, StoreError> {
+    ) -> Result<LedgerPage, StoreError> {
         let mut c = self.conn().await?;
-        let rows = c
+        let limit = usize::try_from(query.limit).unwrap_or(usize::MAX);
+        let (rows, more) = c
             .transaction::<_, TxError, _>(async |c| {
-                let rows: Vec<LedgerRow> = page_query("", query).load(c).await?;
+                let mut rows: Vec<LedgerRow> = page_query("", query).load(c).await?;
+                let more = rows.len() > limit;
+                rows.truncate(limit);
                 let n = count(rows.len());
                 diesel::insert_into(api_audit_log::table)
                     .values(AuditRow::new(&record.api, n))
@@ -565,11 +569,12 @@ impl Ledgers for PgStore {
                         .execute(c)
                         .await?;
                 }
-                Ok(rows)
+                Ok((rows, more))
             })
             .await
             .map_err(StoreError::from)?;
-        rows.into_iter().map(LedgerRow::into_entry).collect()
+        let entries = rows.into_iter().map(LedgerRow::into_entry).collect::<Result<_, _>>()?;
+        Ok(LedgerPage { entries, more })
     }
 
     async fn api_audit_entries(

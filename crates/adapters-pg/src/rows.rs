@@ -484,6 +484,12 @@ impl TokenRow {
             user_id: Id::from_uuid(self.user_id),
             name: self.name,
             scopes,
+            secret_hash: recruit_ports::SecretHash(
+                self.secret_hash
+                    .as_slice()
+                    .try_into()
+                    .map_err(|_| corrupt("a secret hash is not 32 bytes"))?,
+            ),
             created_at: time(self.created_at)?,
             expires_at: self.expires_at.map(time).transpose()?,
             revoked_at: self.revoked_at.map(time).transpose()?,

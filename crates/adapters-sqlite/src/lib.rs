@@ -28,14 +28,14 @@ use diesel_async::sync_connection_wrapper::SyncConnectionWrapper;
 use diesel_async::{AsyncConnection, SimpleAsyncConnection};
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
 use recruit_domain::{
-    ApiTokenId, Candidate, CandidateId, JobId, OrganizationId, PrivacyAuditLog, TaskQueue,
-    TaskQueueId, Timestamp, User, UserId,
+    ApiTokenId, Candidate, CandidateId, JobId, OrganizationId, TaskQueue, TaskQueueId, Timestamp,
+    User, UserId,
 };
 use recruit_ports::{
     ApiToken, AuditEntry, AuditListQuery, Credential, Directory, ExistingIds, Import,
-    ImportDocument, ImportError, ImportSummary, JobRecord, LedgerEntry, Ledgers, Maintenance,
-    NewApiToken, OrganizationRecord, PrivacyLogQuery, ReadRecord, SecretHash, StoreError, Tokens,
-    ToolAuditEntry,
+    ImportDocument, ImportError, ImportSummary, JobRecord, LedgerEntry, LedgerPage, Ledgers,
+    Maintenance, NewApiToken, OrganizationRecord, PrivacyLogQuery, ReadRecord, SecretHash,
+    StoreError, Tokens, ToolAuditEntry,
 };
 
 use crate::rows::*;
@@ -457,17 +457,17 @@ impl Ledgers for SqliteStore {
         &self,
         query: &PrivacyLogQuery,
         record: &ReadRecord,
-    ) -> Result<Vec<PrivacyAuditLog>, StoreError> {
+    ) -> Result<LedgerPage, StoreError> {
         use crate::schema::privacy_audit_logs as pal;
         let org = blob(query.organization_id.uuid());
         let (gte, lt) = (query.window.gte().unix_micros(), query.window.lt().unix_micros());
         let ids: Option<Vec<Vec<u8>>> =
             query.ids.as_ref().map(|f| f.iter().map(|i| blob(i.uuid())).collect());
         let after = query.after.map(|p| (p.access_time.unix_micros(), blob(p.id.uuid())));
-        let limit = i64::from(query.limit);
+        let limit = usize::try_from(query.limit).unwrap_or(usize::MAX);
         let record = record.clone();
-        let rows = self
-            .transaction(move |c| -> Result<Vec<LedgerRow>, TxError> {
+        let (rows, more) = self
+            .transaction(move |c| -> Result<(Vec<LedgerRow>, bool), TxError> {
                 let mut q = pal::table
                     .filter(pal::organization_id.eq(org))
                     .filter(pal::access_time.ge(gte))
@@ -483,8 +483,13 @@ impl Ledgers for SqliteStore {
                         .filter(pal::access_time.le(time))
                         .filter(pal::access_time.lt(time).or(pal::id.lt(id)));
                 }
-                let rows =
-                    q.order((pal::access_time.desc(), pal::id.desc())).limit(limit).load(c)?;
+                // One more than the page tells whether another page follows.
+                let mut rows: Vec<LedgerRow> = q
+                    .order((pal::access_time.desc(), pal::id.desc()))
+                    .limit(i64::try_from(limit).unwrap_or(i64::MAX - 1) + 1)
+                    .load(c)?;
+                let more = rows.len() > limit;
+                rows.truncate(limit);
                 let n = count(rows.len());
                 diesel::insert_into(api_audit_log::table)
                     .values(AuditRow::new(&record.api, n))
@@ -494,11 +499,12 @@ impl Ledgers for SqliteStore {
                         .values(ToolAuditRow::new(tool, n))
                         .execute(c)?;
                 }
-                Ok(rows)
+                Ok((rows, more))
             })
             .await
             .map_err(StoreError::from)?;
-        rows.into_iter().map(LedgerRow::into_entry).collect()
+        let entries = rows.into_iter().map(LedgerRow::into_entry).collect::<Result<_, _>>()?;
+        Ok(LedgerPage { entries, more })
     }
 
     async fn api_audit_entries(

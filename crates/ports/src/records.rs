@@ -135,6 +135,8 @@ pub struct ApiToken {
     pub name: String,
     /// What the token may be used for, sorted, without duplicates.
     pub scopes: Vec<Scope>,
+    /// The hash of the secret, as stored.
+    pub secret_hash: SecretHash,
     /// When the token was made.
     pub created_at: Timestamp,
     /// When the token stops working, if ever.
@@ -229,9 +231,17 @@ pub struct PrivacyLogQuery {
     pub ids: Option<IdFilter<PrivacyAuditLogResource>>,
     /// Only entries after this position in the ledger's order, when given.
     pub after: Option<LedgerPosition>,
-    /// At most this many entries. The service asks for one more than the page size to learn
-    /// whether another page follows.
+    /// The page size: at most this many entries are returned.
     pub limit: u32,
+}
+
+/// One page of the privacy ledger as a store returns it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LedgerPage {
+    /// At most `limit` entries, in the ledger's order.
+    pub entries: Vec<PrivacyAuditLog>,
+    /// Whether at least one more entry matches after the last one returned.
+    pub more: bool,
 }
 
 /// Which interface a request came through.

@@ -355,6 +355,10 @@ pub fn record(org: u128, n: u128) -> ReadRecord {
 }
 
 async fn read(store: &dyn Store, q: &PrivacyLogQuery, n: u128) -> Vec<PrivacyAuditLog> {
+    read_page(store, q, n).await.entries
+}
+
+async fn read_page(store: &dyn Store, q: &PrivacyLogQuery, n: u128) -> crate::LedgerPage {
     let org = q.organization_id.uuid().as_u128();
     store.read_privacy_audit_logs(q, &record(org, n)).await.expect("read succeeds")
 }
@@ -492,7 +496,7 @@ pub async fn the_id_filter_returns_only_those_entries(store: &dyn Store) {
 }
 
 /// Walking pages of any size after the last position seen visits every entry once, in order,
-/// across equal timestamps.
+/// across equal timestamps; `more` is true exactly when entries follow.
 pub async fn pages_continue_after_a_position_without_repeats_or_gaps(store: &dyn Store) {
     loaded(store).await;
     let expected = ids_of(&expected_order(ORG_A));
@@ -501,10 +505,12 @@ pub async fn pages_continue_after_a_position_without_repeats_or_gaps(store: &dyn
         let mut after = None;
         for n in 0.. {
             let q = PrivacyLogQuery { after, ..query(ORG_A, size) };
-            let page = read(store, &q, u128::from(size) * 1000 + n).await;
-            seen.extend(ids_of(&page));
-            match page.last() {
-                Some(last) if page.len() == size as usize => after = Some(LedgerPosition::of(last)),
+            let page = read_page(store, &q, u128::from(size) * 1000 + n).await;
+            seen.extend(ids_of(&page.entries));
+            assert!(page.entries.len() <= size as usize);
+            assert_eq!(page.more, seen.len() < expected.len(), "page size {size}, page {n}");
+            match page.entries.last() {
+                Some(last) if page.more => after = Some(LedgerPosition::of(last)),
                 _ => break,
             }
         }
@@ -529,7 +535,7 @@ pub async fn nothing_of_another_organization_is_ever_returned(store: &dyn Store)
     let err = store.read_privacy_audit_logs(&q, &record(0xC, 3)).await;
     // A missing organization has no ledger: either nothing or NotFound, never data.
     assert!(
-        matches!(&err, Ok(v) if v.is_empty()) || matches!(err, Err(StoreError::NotFound)),
+        matches!(&err, Ok(p) if p.entries.is_empty()) || matches!(err, Err(StoreError::NotFound)),
         "{err:?}"
     );
 }
@@ -548,7 +554,7 @@ pub async fn every_read_is_recorded_with_its_count(store: &dyn Store) {
     let all = AuditListQuery { organization_id: None, limit: 100 };
     assert!(store.api_audit_entries(&all).await.unwrap().is_empty());
     let got = store.read_privacy_audit_logs(&query(ORG_A, 5), &record(ORG_A, 1)).await.unwrap();
-    assert_eq!(got.len(), 5);
+    assert_eq!((got.entries.len(), got.more), (5, true));
     let mut tool_record = record(ORG_A, 2);
     tool_record.api.interface = Interface::Tool;
     tool_record.api.tool_name = Some("list_privacy_audit_logs".into());
@@ -564,7 +570,7 @@ pub async fn every_read_is_recorded_with_its_count(store: &dyn Store) {
         request_id: "req-2".into(),
     });
     let got = store.read_privacy_audit_logs(&query(ORG_A, 100), &tool_record).await.unwrap();
-    assert_eq!(got.len(), 12);
+    assert_eq!((got.entries.len(), got.more), (12, false));
 
     let api = store.api_audit_entries(&all).await.unwrap();
     let mut first = record(ORG_A, 1).api;

@@ -11,14 +11,14 @@
 
 use async_trait::async_trait;
 use recruit_domain::{
-    ApiTokenId, Candidate, CandidateId, JobId, OrganizationId, PrivacyAuditLog, TaskQueue,
-    TaskQueueId, Timestamp, User, UserId,
+    ApiTokenId, Candidate, CandidateId, JobId, OrganizationId, TaskQueue, TaskQueueId, Timestamp,
+    User, UserId,
 };
 
 use crate::{
     ApiToken, AuditEntry, AuditListQuery, Credential, ImportDocument, ImportError, ImportSummary,
-    JobRecord, LedgerEntry, NewApiToken, OrganizationRecord, PrivacyLogQuery, ReadRecord,
-    SecretHash, StoreError, ToolAuditEntry,
+    JobRecord, LedgerEntry, LedgerPage, NewApiToken, OrganizationRecord, PrivacyLogQuery,
+    ReadRecord, SecretHash, StoreError, ToolAuditEntry,
 };
 
 /// Organizations, their people, queues and jobs.
@@ -91,17 +91,17 @@ pub trait Ledgers: Send + Sync + 'static {
     ///
     /// Returns at most `query.limit` entries of `query.organization_id` with
     /// `window.gte <= access_time < window.lt`, in `query.ids` when given, strictly after
-    /// `query.after` in the ledger's order when given. In the same transaction it appends
-    /// `record.api` to the API audit ledger and `record.tool` (when given) to the
-    /// tool-interface audit ledger, with `entries_returned` set to the number of entries
-    /// returned. If the record cannot be written, it returns the error and no entries: no
+    /// `query.after` in the ledger's order when given, and whether more entries match after
+    /// them. In the same transaction it appends `record.api` to the API audit ledger and
+    /// `record.tool` (when given) to the tool-interface audit ledger, with `entries_returned`
+    /// set to the number of entries returned. If the record cannot be written, it returns the error and no entries: no
     /// read of the ledger is ever returned unrecorded. `Conflict` when an audit entry's id is
     /// taken.
     async fn read_privacy_audit_logs(
         &self,
         query: &PrivacyLogQuery,
         record: &ReadRecord,
-    ) -> Result<Vec<PrivacyAuditLog>, StoreError>;
+    ) -> Result<LedgerPage, StoreError>;
 
     /// API audit ledger entries, newest first (`at` descending, then `id` descending).
     async fn api_audit_entries(

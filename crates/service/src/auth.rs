@@ -1,0 +1,74 @@
+//! API token secrets: how they are made, recognised and hashed. A secret is `rtk_` followed by
+//! 43 base64url characters (32 random bytes); stores keep only its SHA-256.
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use rand::RngExt;
+use recruit_ports::SecretHash;
+use sha2::{Digest, Sha256};
+
+/// The prefix every secret starts with, so that a leaked one is easy to recognise and scan for.
+pub const SECRET_PREFIX: &str = "rtk_";
+const SECRET_LEN: usize = SECRET_PREFIX.len() + 43;
+
+/// A new secret and its hash. The secret is shown once and never stored.
+pub fn generate_secret() -> (String, SecretHash) {
+    let bytes: [u8; 32] = rand::rng().random();
+    let secret = format!("{SECRET_PREFIX}{}", URL_SAFE_NO_PAD.encode(bytes));
+    let hash = hash_secret(&secret);
+    (secret, hash)
+}
+
+/// The SHA-256 of a secret, as stores keep it.
+pub fn hash_secret(secret: &str) -> SecretHash {
+    SecretHash(Sha256::digest(secret.as_bytes()).into())
+}
+
+/// Whether `candidate` has the shape of a secret. Checked before any lookup, so malformed
+/// credentials cost no database round trip.
+pub fn looks_like_secret(candidate: &str) -> bool {
+    candidate.len() == SECRET_LEN
+        && candidate.starts_with(SECRET_PREFIX)
+        && candidate[SECRET_PREFIX.len()..].bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+/// The token of an `Authorization` header value: `Bearer <token>`, the scheme in any case.
+pub fn bearer_token(header: &str) -> Option<&str> {
+    let (scheme, token) = header.split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim()).filter(|t| !t.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generated_secrets_have_the_shape_and_differ() {
+        let (a, ha) = generate_secret();
+        let (b, hb) = generate_secret();
+        assert!(looks_like_secret(&a) && looks_like_secret(&b), "{a} {b}");
+        assert_ne!(a, b);
+        assert_ne!(ha, hb);
+        assert_eq!(hash_secret(&a), ha);
+    }
+
+    #[test]
+    fn only_secret_shaped_strings_are_looked_up() {
+        let (good, _) = generate_secret();
+        assert!(!looks_like_secret(&good[..good.len() - 1]));
+        assert!(!looks_like_secret(&format!("{good}x")));
+        assert!(!looks_like_secret(&good.replacen("rtk_", "xyz_", 1)));
+        assert!(!looks_like_secret(&format!("rtk_{}", "+".repeat(43))));
+        assert!(!looks_like_secret(""));
+    }
+
+    #[test]
+    fn the_bearer_scheme_is_case_insensitive_and_required() {
+        assert_eq!(bearer_token("Bearer abc"), Some("abc"));
+        assert_eq!(bearer_token("bearer abc"), Some("abc"));
+        assert_eq!(bearer_token("BEARER  abc "), Some("abc"));
+        assert_eq!(bearer_token("Basic abc"), None);
+        assert_eq!(bearer_token("Bearer "), None);
+        assert_eq!(bearer_token("abc"), None);
+    }
+}
