@@ -74,7 +74,7 @@ async fn the_page_query_is_an_index_scan_without_sort_at_the_first_page_and_deep
         window: year(),
         ids: None,
         after: None,
-        limit: 101,
+        limit: 100,
     };
     let plan = db.explain_privacy_page(&first, true).await.unwrap();
     assert_index_scan_without_sort(&plan, "first page");
