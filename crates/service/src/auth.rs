@@ -29,7 +29,9 @@ pub fn hash_secret(secret: &str) -> SecretHash {
 pub fn looks_like_secret(candidate: &str) -> bool {
     candidate.len() == SECRET_LEN
         && candidate.starts_with(SECRET_PREFIX)
-        && candidate[SECRET_PREFIX.len()..].bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        && candidate[SECRET_PREFIX.len()..]
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
 /// The token of an `Authorization` header value: `Bearer <token>`, the scheme in any case.

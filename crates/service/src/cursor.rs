@@ -73,7 +73,12 @@ impl Filters<'_> {
 }
 
 /// Writes the cursor of the page after `position`.
-pub fn encode(key: &CursorKey, organization: OrganizationId, filters: &Filters<'_>, position: LedgerPosition) -> String {
+pub fn encode(
+    key: &CursorKey,
+    organization: OrganizationId,
+    filters: &Filters<'_>,
+    position: LedgerPosition,
+) -> String {
     let mut bytes = Vec::with_capacity(PAYLOAD + TAG);
     bytes.push(VERSION);
     bytes.extend_from_slice(organization.uuid().as_bytes());
@@ -115,11 +120,14 @@ pub fn decode(
     mac.update(payload);
     mac.verify_truncated_left(tag).map_err(|_| CursorError::Malformed)?;
 
-    let uuid = |range: std::ops::Range<usize>| Uuid::from_slice(&payload[range]).map_err(|_| CursorError::Malformed);
+    let uuid = |range: std::ops::Range<usize>| {
+        Uuid::from_slice(&payload[range]).map_err(|_| CursorError::Malformed)
+    };
     if uuid(1..17)? != organization.uuid() || payload[17..33] != filters.fingerprint() {
         return Err(CursorError::OtherQuery);
     }
-    let micros = i64::from_be_bytes(payload[33..41].try_into().map_err(|_| CursorError::Malformed)?);
+    let micros =
+        i64::from_be_bytes(payload[33..41].try_into().map_err(|_| CursorError::Malformed)?);
     Ok(LedgerPosition {
         access_time: Timestamp::from_unix_micros(micros).map_err(|_| CursorError::Malformed)?,
         id: PrivacyAuditLogId::from_uuid(uuid(41..57)?),
@@ -148,13 +156,23 @@ mod tests {
     #[test]
     fn a_cursor_round_trips_for_the_same_organization_and_filters() {
         let org = OrganizationId::from_uuid(Uuid::from_u128(1));
-        let ids = IdFilter::new([3, 1, 2].map(|n| PrivacyAuditLogId::from_uuid(Uuid::from_u128(n)))).unwrap();
-        let f = Filters { window: window("2026-01-01T00:00:00Z", "2026-06-01T00:00:00Z"), ids: Some(&ids) };
+        let ids =
+            IdFilter::new([3, 1, 2].map(|n| PrivacyAuditLogId::from_uuid(Uuid::from_u128(n))))
+                .unwrap();
+        let f = Filters {
+            window: window("2026-01-01T00:00:00Z", "2026-06-01T00:00:00Z"),
+            ids: Some(&ids),
+        };
         let cursor = encode(&key(), org, &f, position());
-        assert!(cursor.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'), "{cursor}");
+        assert!(
+            cursor.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'),
+            "{cursor}"
+        );
         assert_eq!(decode(&key(), &cursor, org, &f), Ok(position()));
         // The same set in another order and with repeats is the same filter.
-        let same = IdFilter::new([2, 3, 1, 1].map(|n| PrivacyAuditLogId::from_uuid(Uuid::from_u128(n)))).unwrap();
+        let same =
+            IdFilter::new([2, 3, 1, 1].map(|n| PrivacyAuditLogId::from_uuid(Uuid::from_u128(n))))
+                .unwrap();
         let f2 = Filters { ids: Some(&same), ..f.clone() };
         assert_eq!(decode(&key(), &cursor, org, &f2), Ok(position()));
     }
@@ -162,11 +180,15 @@ mod tests {
     #[test]
     fn a_cursor_of_other_filters_or_another_organization_is_refused() {
         let org = OrganizationId::from_uuid(Uuid::from_u128(1));
-        let f = Filters { window: window("2026-01-01T00:00:00Z", "2026-06-01T00:00:00Z"), ids: None };
+        let f =
+            Filters { window: window("2026-01-01T00:00:00Z", "2026-06-01T00:00:00Z"), ids: None };
         let cursor = encode(&key(), org, &f, position());
         let other_org = OrganizationId::from_uuid(Uuid::from_u128(2));
         assert_eq!(decode(&key(), &cursor, other_org, &f), Err(CursorError::OtherQuery));
-        let wider = Filters { window: window("2026-01-01T00:00:00Z", "2026-06-01T00:00:00.000001Z"), ids: None };
+        let wider = Filters {
+            window: window("2026-01-01T00:00:00Z", "2026-06-01T00:00:00.000001Z"),
+            ids: None,
+        };
         assert_eq!(decode(&key(), &cursor, org, &wider), Err(CursorError::OtherQuery));
         let ids = IdFilter::new([PrivacyAuditLogId::nil()]).unwrap();
         let filtered = Filters { ids: Some(&ids), ..f.clone() };
@@ -176,7 +198,8 @@ mod tests {
     #[test]
     fn tampered_forged_or_garbage_cursors_are_refused() {
         let org = OrganizationId::from_uuid(Uuid::from_u128(1));
-        let f = Filters { window: window("2026-01-01T00:00:00Z", "2026-06-01T00:00:00Z"), ids: None };
+        let f =
+            Filters { window: window("2026-01-01T00:00:00Z", "2026-06-01T00:00:00Z"), ids: None };
         let cursor = encode(&key(), org, &f, position());
         let mut bytes = URL_SAFE_NO_PAD.decode(&cursor).unwrap();
         bytes[40] ^= 1;
@@ -184,8 +207,14 @@ mod tests {
         assert_eq!(decode(&key(), &tampered, org, &f), Err(CursorError::Malformed));
         let forged = encode(&CursorKey::new(&[8; 32]).unwrap(), org, &f, position());
         assert_eq!(decode(&key(), &forged, org, &f), Err(CursorError::Malformed));
-        for garbage in ["", "abc", "!!!!", &"A".repeat(98), &"A".repeat(10_000), &cursor[..cursor.len() - 1]] {
-            assert_eq!(decode(&key(), garbage, org, &f), Err(CursorError::Malformed), "{garbage:?}");
+        for garbage in
+            ["", "abc", "!!!!", &"A".repeat(98), &"A".repeat(10_000), &cursor[..cursor.len() - 1]]
+        {
+            assert_eq!(
+                decode(&key(), garbage, org, &f),
+                Err(CursorError::Malformed),
+                "{garbage:?}"
+            );
         }
         assert!(CursorKey::new(&[0; 31]).is_none());
     }

@@ -66,18 +66,27 @@ impl ServiceError {
     pub fn validation(details: Vec<ErrorDetail>) -> Self {
         Self {
             details,
-            ..Self::new(ErrorCode::ValidationFailed, "The request has invalid parameters; see `details`.")
+            ..Self::new(
+                ErrorCode::ValidationFailed,
+                "The request has invalid parameters; see `details`.",
+            )
         }
     }
 
     /// A resource of this organization with that identifier does not exist.
     pub fn not_found(what: &str) -> Self {
-        Self::new(ErrorCode::NotFound, format!("No {what} with this ID exists in your organization."))
+        Self::new(
+            ErrorCode::NotFound,
+            format!("No {what} with this ID exists in your organization."),
+        )
     }
 
     /// An unexpected failure. The cause is for the log, never for the client.
     pub fn internal() -> Self {
-        Self::new(ErrorCode::Internal, "An unexpected error occurred. Retry later or contact support.")
+        Self::new(
+            ErrorCode::Internal,
+            "An unexpected error occurred. Retry later or contact support.",
+        )
     }
 }
 

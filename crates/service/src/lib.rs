@@ -1,11 +1,26 @@
 //! The operations of recruitd over the ports, free of any transport: what the REST API and
 //! the tool interface both call, so that neither re-implements a rule.
 //!
-//! Today it holds importing ([`import`]: JSON documents and NDJSON ledgers, errors naming
+//! [`Service`] authenticates bearer secrets (hashed, compared in constant time, expired and
+//! revoked tokens refused) and runs the three operations of the API specification with the
+//! order of checks of design.md §3, the signed cursor of the privacy ledger ([`cursor`]), and
+//! the recording of every read of that ledger in the same transaction as the read. Errors are
+//! [`ServiceError`]s carrying their API error code; transports only render them.
+//!
+//! Besides the API: importing ([`import`]: JSON documents and NDJSON ledgers, errors naming
 //! their path or line) and the deterministic demo data ([`demo`]).
 //!
 //! It depends on `recruit-domain` and `recruit-ports` only: never on a storage adapter, an
 //! HTTP stack or a protocol library.
 
+pub mod auth;
+pub mod cursor;
 pub mod demo;
+mod error;
 pub mod import;
+mod service;
+
+pub use error::ServiceError;
+pub use service::{
+    Caller, LIST_PRIVACY_AUDIT_LOGS, ListParams, RequestContext, Service, ServiceConfig, Via,
+};

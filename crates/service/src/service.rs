@@ -1,0 +1,408 @@
+//! The operations: authentication, then `list_privacy_audit_logs`, `get_job` and
+//! `get_organization`, each checking in the order of design.md §3: credential, scope, the acting
+//! user's permission, input validation, existence, access to the object.
+//!
+//! Operations take their input raw, as a transport received it, and validate it themselves at
+//! the right step, so that no transport can report a validation error before an authorization
+//! error, and REST and the tool interface report the same problems in the same words.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use recruit_domain::{
+    ApiTokenId, ErrorCode, ErrorDetail, IdFilter, Job, JobId, Organization, Page, PageLimit,
+    Pagination, Permission, PrivacyAuditLog, PrivacyAuditLogId, Scope, TimeWindow, TimeWindowError,
+    Timestamp, User, UserId, Uuid,
+};
+use recruit_ports::{
+    ApiToken, AuditEntry, Interface, NewApiToken, PrivacyLogQuery, ReadRecord, Store, StoreError,
+    ToolAuditEntry,
+};
+use subtle::ConstantTimeEq;
+
+use crate::auth::{bearer_token, generate_secret, hash_secret, looks_like_secret};
+use crate::cursor::{self, CursorKey, Filters};
+use crate::error::ServiceError;
+
+/// How the service is set up.
+#[derive(Clone, Debug)]
+pub struct ServiceConfig {
+    /// The web app's base URL; `app_url`s are built from it.
+    pub app_base_url: String,
+    /// The key cursors are signed with.
+    pub cursor_key: CursorKey,
+}
+
+/// An authenticated caller: the token and the user it acts as.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Caller {
+    /// The token the request came with.
+    pub token: ApiToken,
+    /// The user the token acts as, with their current role.
+    pub user: User,
+}
+
+impl Caller {
+    fn require(&self, scope: Scope) -> Result<(), ServiceError> {
+        if self.token.scopes.contains(&scope) {
+            Ok(())
+        } else {
+            Err(ServiceError::insufficient_scope(scope))
+        }
+    }
+}
+
+/// Where a request came from, for the audit ledgers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RequestContext {
+    /// The request's identifier.
+    pub request_id: String,
+    /// The client's IP address, when known.
+    pub client_ip: Option<String>,
+    /// The interface, and for the tool interface the tool and its arguments.
+    pub via: Via,
+}
+
+/// The interface a request came through.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Via {
+    /// The REST API.
+    Rest,
+    /// The tool interface, calling `name` with `arguments`.
+    Tool {
+        /// The tool's name.
+        name: String,
+        /// The call's arguments, as received.
+        arguments: serde_json::Value,
+    },
+}
+
+/// The parameters of listing the privacy audit ledger, raw, as a transport received them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ListParams {
+    /// `timestamp_gte`, required.
+    pub timestamp_gte: Option<String>,
+    /// `timestamp_lt`, required.
+    pub timestamp_lt: Option<String>,
+    /// `limit`, 1 to 100, default 25.
+    pub limit: Option<String>,
+    /// The values of `ids`, when the parameter was given (possibly none).
+    pub ids: Option<Vec<String>>,
+    /// `cursor`, from the previous page.
+    pub cursor: Option<String>,
+    /// Problems the transport found itself (an unknown or repeated parameter, a value of the
+    /// wrong JSON type), reported together with the service's own.
+    pub problems: Vec<ErrorDetail>,
+}
+
+/// The operations of recruitd over a store.
+pub struct Service {
+    store: Arc<dyn Store>,
+    config: ServiceConfig,
+    /// When each token's use was last written, so that it is written at most once a minute.
+    touched: Mutex<HashMap<ApiTokenId, Instant>>,
+}
+
+impl std::fmt::Debug for Service {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Service").field("config", &self.config).finish_non_exhaustive()
+    }
+}
+
+/// How often a token's last use is written.
+const TOUCH_INTERVAL: Duration = Duration::from_secs(60);
+
+/// The name of the privacy ledger list in the audit ledgers.
+pub const LIST_PRIVACY_AUDIT_LOGS: &str = "listPrivacyAuditLogs";
+
+impl Service {
+    /// A service over `store`.
+    pub fn new(store: Arc<dyn Store>, config: ServiceConfig) -> Self {
+        Self { store, config, touched: Mutex::new(HashMap::new()) }
+    }
+
+    /// The store, for operations outside the API (import, token administration).
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.store
+    }
+
+    /// Authenticates the value of an `Authorization` header. Missing, malformed, unknown,
+    /// expired and revoked credentials are all `UNAUTHENTICATED`, alike.
+    pub async fn authenticate(&self, authorization: Option<&str>) -> Result<Caller, ServiceError> {
+        let secret = authorization.and_then(bearer_token).filter(|s| looks_like_secret(s));
+        let Some(secret) = secret else { return Err(ServiceError::unauthenticated()) };
+        let hash = hash_secret(secret);
+        let credential = match self.store.credential(&hash).await {
+            Ok(c) => c,
+            Err(StoreError::NotFound) => return Err(ServiceError::unauthenticated()),
+            Err(e) => return Err(e.into()),
+        };
+        // The lookup was by hash; compare again in constant time before trusting the row.
+        let same: bool = credential.token.secret_hash.0.ct_eq(&hash.0).into();
+        let now = Timestamp::now();
+        let expired = credential.token.expires_at.is_some_and(|at| at <= now);
+        if !same || expired || credential.token.revoked_at.is_some() {
+            return Err(ServiceError::unauthenticated());
+        }
+        self.touch(credential.token.id, now).await;
+        Ok(Caller { token: credential.token, user: credential.user })
+    }
+
+    /// Records a token's use, at most once a minute per token and never failing the request.
+    async fn touch(&self, id: ApiTokenId, now: Timestamp) {
+        let due = {
+            let mut touched =
+                self.touched.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let due = touched.get(&id).is_none_or(|at| at.elapsed() >= TOUCH_INTERVAL);
+            if due {
+                touched.insert(id, Instant::now());
+            }
+            due
+        };
+        if due {
+            // Best effort: a failed write of the last use must not fail the request.
+            let _ = self.store.touch_token(id, now).await;
+        }
+    }
+
+    /// One page of the caller's organization's privacy audit ledger, newest first. Needs the
+    /// `audit_logs:read` scope and an acting user holding READ_AUDIT_LOGS (owners). The read is
+    /// recorded in the API audit ledger (and the tool-interface ledger for tool calls) in the
+    /// same transaction; if it cannot be recorded, no entry is returned.
+    pub async fn list_privacy_audit_logs(
+        &self,
+        caller: &Caller,
+        context: &RequestContext,
+        params: ListParams,
+    ) -> Result<Page<PrivacyAuditLog>, ServiceError> {
+        caller.require(Scope::AuditLogsRead)?;
+        if !caller.user.role.holds(Permission::ReadAuditLogs) {
+            return Err(ServiceError::permission_denied(
+                "Reading the privacy audit ledger needs the READ_AUDIT_LOGS permission, which only \
+                 owners of the organization hold.",
+            ));
+        }
+        let input = validate_list(params)?;
+        let organization = caller.token.organization_id;
+        let filters = Filters { window: input.window, ids: input.ids.as_ref() };
+        let after = match &input.cursor {
+            None => None,
+            Some(c) => Some(cursor::decode(&self.config.cursor_key, c, organization, &filters).map_err(|_| {
+                ServiceError::new(
+                    ErrorCode::InvalidCursor,
+                    "The cursor does not belong to this query: reuse a cursor only with the same \
+                     filters it was issued for, or restart without one.",
+                )
+            })?),
+        };
+        let query = PrivacyLogQuery {
+            organization_id: organization,
+            window: input.window,
+            ids: input.ids.clone(),
+            after,
+            limit: u32::from(input.limit.get()),
+        };
+        let record = self.record(caller, context, &input);
+        let page = self.store.read_privacy_audit_logs(&query, &record).await?;
+        let next_cursor = match page.entries.last() {
+            Some(last) if page.more => Some(cursor::encode(
+                &self.config.cursor_key,
+                organization,
+                &filters,
+                recruit_ports::LedgerPosition::of(last),
+            )),
+            _ => None,
+        };
+        Ok(Page { data: page.entries, pagination: Pagination { next_cursor } })
+    }
+
+    /// What the audit ledgers record of a read.
+    fn record(&self, caller: &Caller, context: &RequestContext, input: &ListInput) -> ReadRecord {
+        let at = Timestamp::now();
+        let filters = serde_json::json!({
+            "timestamp_gte": input.window.gte(),
+            "timestamp_lt": input.window.lt(),
+            "ids": input.ids.as_ref().map(|ids| ids.iter().collect::<Vec<_>>()),
+            "limit": input.limit.get(),
+            "cursor": input.cursor.is_some(),
+        });
+        let (interface, tool) = match &context.via {
+            Via::Rest => (Interface::Rest, None),
+            Via::Tool { name, arguments } => (
+                Interface::Tool,
+                Some(ToolAuditEntry {
+                    id: Uuid::now_v7(),
+                    at,
+                    organization_id: caller.token.organization_id,
+                    token_id: caller.token.id,
+                    user_id: caller.user.id,
+                    tool_name: name.clone(),
+                    arguments: arguments.clone(),
+                    entries_returned: 0,
+                    request_id: context.request_id.clone(),
+                }),
+            ),
+        };
+        ReadRecord {
+            api: AuditEntry {
+                id: Uuid::now_v7(),
+                at,
+                organization_id: caller.token.organization_id,
+                token_id: caller.token.id,
+                user_id: caller.user.id,
+                operation: LIST_PRIVACY_AUDIT_LOGS.into(),
+                request_id: context.request_id.clone(),
+                client_ip: context.client_ip.clone(),
+                filters,
+                entries_returned: 0,
+                interface,
+                tool_name: tool.as_ref().map(|t| t.tool_name.clone()),
+            },
+            tool,
+        }
+    }
+
+    /// A job of the caller's organization. Needs `jobs:read`; a confidential job is readable
+    /// only by owners, admins and members of its hiring team. A job of another organization is
+    /// not found, exactly like a missing one.
+    pub async fn get_job(&self, caller: &Caller, job_id: &str) -> Result<Job, ServiceError> {
+        caller.require(Scope::JobsRead)?;
+        let id = JobId::parse(job_id)
+            .map_err(|e| ServiceError::validation(vec![ErrorDetail::field("jobId", e)]))?;
+        let job = match self.store.job(caller.token.organization_id, id).await {
+            Ok(job) => job,
+            Err(StoreError::NotFound) => return Err(ServiceError::not_found("job")),
+            Err(e) => return Err(e.into()),
+        };
+        let on_team = job.hiring_team.iter().any(|m| m.user.id == caller.user.id);
+        if job.confidential && !on_team && !caller.user.role.holds(Permission::ReadConfidentialJobs)
+        {
+            return Err(ServiceError::permission_denied(
+                "This job is confidential: only owners, admins and its hiring team may read it.",
+            ));
+        }
+        let app_url = format!("{}/jobs/{}", self.config.app_base_url.trim_end_matches('/'), job.id);
+        Ok(job.into_job(app_url))
+    }
+
+    /// The caller's organization. Needs `organization:read`.
+    pub async fn get_organization(&self, caller: &Caller) -> Result<Organization, ServiceError> {
+        caller.require(Scope::OrganizationRead)?;
+        let record = match self.store.organization(caller.token.organization_id).await {
+            Ok(record) => record,
+            // The token's organization is gone: the token no longer names anything.
+            Err(StoreError::NotFound) => return Err(ServiceError::unauthenticated()),
+            Err(e) => return Err(e.into()),
+        };
+        let app_url = format!("{}/organization", self.config.app_base_url.trim_end_matches('/'));
+        Ok(record.into_organization(app_url))
+    }
+
+    /// Creates a token acting as `user` of `organization` (operators' tooling, not the API).
+    /// Returns the stored token and its secret, which is shown once and never stored.
+    pub async fn create_token(
+        &self,
+        organization: recruit_domain::OrganizationId,
+        user: UserId,
+        name: String,
+        scopes: Vec<Scope>,
+        expires_at: Option<Timestamp>,
+    ) -> Result<(ApiToken, String), StoreError> {
+        let (secret, secret_hash) = generate_secret();
+        let token = NewApiToken {
+            id: ApiTokenId::new_v7(),
+            organization_id: organization,
+            user_id: user,
+            name,
+            scopes,
+            secret_hash,
+            created_at: Timestamp::now(),
+            expires_at,
+        };
+        let stored = self.store.create_token(&token).await?;
+        Ok((stored, secret))
+    }
+}
+
+/// The list's input, valid.
+struct ListInput {
+    window: TimeWindow,
+    ids: Option<IdFilter<recruit_domain::resource::PrivacyAuditLog>>,
+    limit: PageLimit,
+    cursor: Option<String>,
+}
+
+/// Validates the list's parameters, reporting every problem at once.
+fn validate_list(params: ListParams) -> Result<ListInput, ServiceError> {
+    let mut problems = params.problems;
+    let mut timestamp = |name: &str, value: Option<String>| match value {
+        None => {
+            problems.push(ErrorDetail::field(name, "is required"));
+            None
+        }
+        Some(v) => match Timestamp::parse(&v) {
+            Ok(t) => Some(t),
+            Err(e) => {
+                problems.push(ErrorDetail::field(name, e));
+                None
+            }
+        },
+    };
+    let gte = timestamp("timestamp_gte", params.timestamp_gte);
+    let lt = timestamp("timestamp_lt", params.timestamp_lt);
+    let window = match (gte, lt) {
+        (Some(gte), Some(lt)) => match TimeWindow::new(gte, lt) {
+            Ok(w) => Some(w),
+            Err(TimeWindowError::TooLong) => {
+                problems.push(ErrorDetail::field(
+                    "timestamp_lt",
+                    "must be at most 366 days after timestamp_gte",
+                ));
+                None
+            }
+            Err(e) => {
+                problems.push(ErrorDetail::field("timestamp_lt", e));
+                None
+            }
+        },
+        _ => None,
+    };
+    let limit = match params.limit {
+        None => Some(PageLimit::DEFAULT),
+        Some(v) => match v.parse::<PageLimit>() {
+            Ok(l) => Some(l),
+            Err(e) => {
+                problems.push(ErrorDetail::field("limit", e));
+                None
+            }
+        },
+    };
+    let ids = params.ids.and_then(|values| {
+        let count = values.len();
+        let most = IdFilter::<recruit_domain::resource::PrivacyAuditLog>::MAX_LEN;
+        if count == 0 || count > most {
+            let reason = if count == 0 {
+                "must hold at least one ID".to_owned()
+            } else {
+                format!("must hold at most {most} IDs; {count} were given")
+            };
+            problems.push(ErrorDetail::field("ids", reason));
+            return None;
+        }
+        let mut parsed = Vec::with_capacity(count);
+        for (i, v) in values.iter().enumerate() {
+            match PrivacyAuditLogId::parse(v) {
+                Ok(id) => parsed.push(id),
+                Err(e) => problems.push(ErrorDetail::field("ids", format!("value {} {e}", i + 1))),
+            }
+        }
+        if parsed.len() == count { IdFilter::new(parsed).ok() } else { None }
+    });
+    match (window, limit) {
+        (Some(window), Some(limit)) if problems.is_empty() => {
+            Ok(ListInput { window, ids, limit, cursor: params.cursor })
+        }
+        _ => Err(ServiceError::validation(problems)),
+    }
+}
