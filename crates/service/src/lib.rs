@@ -22,5 +22,6 @@ mod service;
 
 pub use error::ServiceError;
 pub use service::{
-    Caller, LIST_PRIVACY_AUDIT_LOGS, ListParams, RequestContext, Service, ServiceConfig, Via,
+    Caller, GetJobParams, LIST_PRIVACY_AUDIT_LOGS, ListParams, RequestContext, Service,
+    ServiceConfig, Via,
 };

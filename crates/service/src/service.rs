@@ -96,6 +96,15 @@ pub struct ListParams {
     pub problems: Vec<ErrorDetail>,
 }
 
+/// The parameters of reading a job, raw.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct GetJobParams {
+    /// The job's identifier, in any accepted spelling.
+    pub job_id: String,
+    /// Problems the transport found itself, reported with the service's own.
+    pub problems: Vec<ErrorDetail>,
+}
+
 /// The operations of recruitd over a store.
 pub struct Service {
     store: Arc<dyn Store>,
@@ -266,10 +275,19 @@ impl Service {
     /// A job of the caller's organization. Needs `jobs:read`; a confidential job is readable
     /// only by owners, admins and members of its hiring team. A job of another organization is
     /// not found, exactly like a missing one.
-    pub async fn get_job(&self, caller: &Caller, job_id: &str) -> Result<Job, ServiceError> {
+    pub async fn get_job(
+        &self,
+        caller: &Caller,
+        params: GetJobParams,
+    ) -> Result<Job, ServiceError> {
         caller.require(Scope::JobsRead)?;
-        let id = JobId::parse(job_id)
-            .map_err(|e| ServiceError::validation(vec![ErrorDetail::field("jobId", e)]))?;
+        let mut problems = params.problems;
+        let id =
+            JobId::parse(&params.job_id).map_err(|e| problems.push(ErrorDetail::field("jobId", e)));
+        let id = match id {
+            Ok(id) if problems.is_empty() => id,
+            _ => return Err(ServiceError::validation(problems)),
+        };
         let job = match self.store.job(caller.token.organization_id, id).await {
             Ok(job) => job,
             Err(StoreError::NotFound) => return Err(ServiceError::not_found("job")),
@@ -286,9 +304,17 @@ impl Service {
         Ok(job.into_job(app_url))
     }
 
-    /// The caller's organization. Needs `organization:read`.
-    pub async fn get_organization(&self, caller: &Caller) -> Result<Organization, ServiceError> {
+    /// The caller's organization. Needs `organization:read`. `problems` are those the
+    /// transport found (such as a query parameter this operation does not take).
+    pub async fn get_organization(
+        &self,
+        caller: &Caller,
+        problems: Vec<ErrorDetail>,
+    ) -> Result<Organization, ServiceError> {
         caller.require(Scope::OrganizationRead)?;
+        if !problems.is_empty() {
+            return Err(ServiceError::validation(problems));
+        }
         let record = match self.store.organization(caller.token.organization_id).await {
             Ok(record) => record,
             // The token's organization is gone: the token no longer names anything.

@@ -77,6 +77,10 @@ fn everything() -> ListParams {
     params("2026-01-01T00:00:00Z", "2026-06-01T00:00:00Z")
 }
 
+fn job(id: impl ToString) -> recruit_service::GetJobParams {
+    recruit_service::GetJobParams { job_id: id.to_string(), problems: vec![] }
+}
+
 fn code<T: std::fmt::Debug>(result: Result<T, ServiceError>) -> ErrorCode {
     result.expect_err("the operation must fail").code
 }
@@ -150,11 +154,17 @@ async fn checks_run_in_order_scope_then_permission_then_validation() {
     assert_eq!(code(result), ErrorCode::ValidationFailed);
     // A job: scope, then validation, then existence, then access.
     let jobs_only = caller(&w, ORG_A, Role::Member, &[Scope::AuditLogsRead]).await;
-    assert_eq!(code(w.service.get_job(&jobs_only, "nonsense").await), ErrorCode::InsufficientScope);
+    assert_eq!(
+        code(w.service.get_job(&jobs_only, job("nonsense")).await),
+        ErrorCode::InsufficientScope
+    );
     let member = caller(&w, ORG_B, Role::Member, &[Scope::JobsRead]).await;
-    assert_eq!(code(w.service.get_job(&member, "nonsense").await), ErrorCode::ValidationFailed);
+    assert_eq!(
+        code(w.service.get_job(&member, job("nonsense")).await),
+        ErrorCode::ValidationFailed
+    );
     let missing = job_id(ORG_B, 99).to_string();
-    assert_eq!(code(w.service.get_job(&member, &missing).await), ErrorCode::NotFound);
+    assert_eq!(code(w.service.get_job(&member, job(missing)).await), ErrorCode::NotFound);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -330,18 +340,18 @@ async fn jobs_are_read_in_their_organization_and_confidential_ones_by_few() {
     let (open, confidential) = (job_id(ORG_A, 1).to_string(), job_id(ORG_A, 2).to_string());
     for role in Role::ALL {
         let c = caller(&w, ORG_A, role, &[Scope::JobsRead]).await;
-        let job =
-            w.service.get_job(&c, &open.to_uppercase().replacen("JOB_", "", 1)).await.unwrap();
-        assert_eq!(job.app_url, format!("https://app.example.com/jobs/{open}"));
-        assert!(w.service.get_job(&c, &confidential).await.is_ok(), "{role:?}");
+        let read =
+            w.service.get_job(&c, job(open.to_uppercase().replacen("JOB_", "", 1))).await.unwrap();
+        assert_eq!(read.app_url, format!("https://app.example.com/jobs/{open}"));
+        assert!(w.service.get_job(&c, job(&confidential)).await.is_ok(), "{role:?}");
     }
     // B's admin may read confidential jobs of B, never anything of A.
     let admin_b = caller(&w, ORG_B, Role::Admin, &[Scope::JobsRead]).await;
-    assert_eq!(code(w.service.get_job(&admin_b, &open).await), ErrorCode::NotFound);
-    assert_eq!(code(w.service.get_job(&admin_b, &confidential).await), ErrorCode::NotFound);
+    assert_eq!(code(w.service.get_job(&admin_b, job(&open)).await), ErrorCode::NotFound);
+    assert_eq!(code(w.service.get_job(&admin_b, job(&confidential)).await), ErrorCode::NotFound);
     // B's job 2 has B's member on its team; B's job 1 does not, but is not confidential.
     let member_b = caller(&w, ORG_B, Role::Member, &[Scope::JobsRead]).await;
-    assert!(w.service.get_job(&member_b, &job_id(ORG_B, 2).to_string()).await.is_ok());
+    assert!(w.service.get_job(&member_b, job(job_id(ORG_B, 2))).await.is_ok());
     // A member not on a confidential job's team is refused; the error says why.
     let mut doc = recruit_ports::ImportDocument::default();
     doc.users.push(recruit_domain::User {
@@ -364,10 +374,10 @@ async fn jobs_are_read_in_their_organization_and_confidential_ones_by_few() {
         .await
         .unwrap();
     let outsider = w.service.authenticate(Some(&format!("Bearer {secret}"))).await.unwrap();
-    let e = w.service.get_job(&outsider, &confidential).await.unwrap_err();
+    let e = w.service.get_job(&outsider, job(&confidential)).await.unwrap_err();
     assert_eq!(e.code, ErrorCode::PermissionDenied);
-    assert!(w.service.get_job(&outsider, &open).await.is_ok());
-    let e = w.service.get_job(&outsider, "job_123").await.unwrap_err();
+    assert!(w.service.get_job(&outsider, job(&open)).await.is_ok());
+    let e = w.service.get_job(&outsider, job("job_123")).await.unwrap_err();
     assert_eq!(e.details[0].get("field"), Some("jobId"));
 }
 
@@ -375,10 +385,10 @@ async fn jobs_are_read_in_their_organization_and_confidential_ones_by_few() {
 async fn the_organization_is_the_tokens() {
     let w = world_service().await;
     let c = caller(&w, ORG_B, Role::Member, &[Scope::OrganizationRead]).await;
-    let o = w.service.get_organization(&c).await.unwrap();
+    let o = w.service.get_organization(&c, vec![]).await.unwrap();
     assert_eq!((o.id, o.app_url.as_str()), (org(ORG_B), "https://app.example.com/organization"));
     let no_scope = caller(&w, ORG_B, Role::Owner, &[Scope::JobsRead]).await;
-    let e = w.service.get_organization(&no_scope).await.unwrap_err();
+    let e = w.service.get_organization(&no_scope, vec![]).await.unwrap_err();
     assert_eq!(
         (e.code, e.required_scope),
         (ErrorCode::InsufficientScope, Some(Scope::OrganizationRead))
@@ -402,4 +412,26 @@ fn store_failures_become_retryable_codes_without_internals() {
     let e = ServiceError::from(StoreError::other("duplicate key value violates unique constraint"));
     assert_eq!(e.code, ErrorCode::Internal);
     assert!(!e.message.contains("duplicate"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn problems_found_by_the_transport_are_reported_after_authorization() {
+    let w = world_service().await;
+    let unknown = || {
+        vec![recruit_domain::ErrorDetail::field("expand", "is not a parameter of this operation")]
+    };
+    let no_scope = caller(&w, ORG_A, Role::Owner, &[Scope::AuditLogsRead]).await;
+    assert_eq!(
+        code(w.service.get_organization(&no_scope, unknown()).await),
+        ErrorCode::InsufficientScope
+    );
+    let c = caller(&w, ORG_A, Role::Member, &Scope::ALL).await;
+    assert_eq!(
+        details(w.service.get_organization(&c, unknown()).await),
+        [("expand".into(), "is not a parameter of this operation".into())]
+    );
+    let params = recruit_service::GetJobParams { job_id: "bad".into(), problems: unknown() };
+    let fields: Vec<String> =
+        details(w.service.get_job(&c, params).await).into_iter().map(|(f, _)| f).collect();
+    assert_eq!(fields, ["expand", "jobId"]);
 }
