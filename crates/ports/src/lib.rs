@@ -19,6 +19,8 @@ mod records;
 mod traits;
 
 #[cfg(feature = "testkit")]
+pub mod faulty;
+#[cfg(feature = "testkit")]
 pub mod testkit;
 
 pub use columns::SubjectColumns;

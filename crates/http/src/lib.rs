@@ -1,0 +1,20 @@
+//! The REST API of recruitd on plain hyper 1.x: no web framework.
+//!
+//! A request is parsed into a typed route ([`route`]), dispatched to `recruit-service`, and the
+//! result rendered in one place (`render`): the JSON of a success or the error envelope with its
+//! status and headers. Around that, [`Api::handle`] adds what every request gets: a request id,
+//! a body size limit, a deadline, a panic barrier, and one log line. [`serve`] runs it on a
+//! listener with HTTP/1.1 and HTTP/2, header limits, and graceful shutdown.
+//!
+//! This crate knows hyper and HTTP status codes and nothing of storage: it must never depend
+//! on an adapter or name diesel. Every rule of the API lives in `recruit-service`; handlers
+//! only translate.
+
+mod api;
+mod render;
+mod route;
+mod server;
+
+pub use api::{Api, HttpConfig};
+pub use render::Body;
+pub use server::serve;

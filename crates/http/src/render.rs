@@ -1,0 +1,72 @@
+//! The one place that turns results into responses: the JSON of a success, and the error
+//! envelope with its status, `docs_url` and headers for every failure.
+
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::header::{self, HeaderValue};
+use hyper::{Response, StatusCode};
+use recruit_domain::{ErrorBody, ErrorCode, ErrorResponse};
+use recruit_service::ServiceError;
+
+/// A response body: the whole JSON document, already serialized.
+pub type Body = Full<Bytes>;
+
+/// A 200 response carrying `value` as JSON.
+pub(crate) fn json<T: serde::Serialize>(value: &T) -> Response<Body> {
+    match serde_json::to_vec(value) {
+        Ok(bytes) => with_json(StatusCode::OK, bytes),
+        Err(_) => error(&ServiceError::internal(), ""),
+    }
+}
+
+fn with_json(status: StatusCode, bytes: Vec<u8>) -> Response<Body> {
+    let mut response = Response::new(Full::new(Bytes::from(bytes)));
+    *response.status_mut() = status;
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
+}
+
+/// The error envelope of `e`, with the status of its code, a link to its documentation under
+/// `docs_base` (the server's public base URL), and the headers clients act on.
+pub(crate) fn error(e: &ServiceError, docs_base: &str) -> Response<Body> {
+    let code = &e.code;
+    let body = ErrorResponse {
+        error: ErrorBody {
+            code: code.clone(),
+            message: e.message.clone(),
+            docs_url: (!docs_base.is_empty()).then(|| {
+                format!("{}/docs/errors#{}", docs_base.trim_end_matches('/'), code.as_str())
+            }),
+            details: e.details.clone(),
+        },
+    };
+    let status =
+        StatusCode::from_u16(code.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let bytes = serde_json::to_vec(&body).unwrap_or_else(|_| {
+        br#"{"error":{"code":"INTERNAL","message":"An unexpected error occurred."}}"#.to_vec()
+    });
+    let mut response = with_json(status, bytes);
+    let headers = response.headers_mut();
+    match code {
+        ErrorCode::Unauthenticated => {
+            headers.insert(
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_static(r#"Bearer error="invalid_token""#),
+            );
+        }
+        ErrorCode::InsufficientScope => {
+            let scope = e.required_scope.map(|s| s.as_str()).unwrap_or_default();
+            let value = format!(r#"Bearer error="insufficient_scope", scope="{scope}""#);
+            if let Ok(value) = HeaderValue::from_str(&value) {
+                headers.insert(header::WWW_AUTHENTICATE, value);
+            }
+        }
+        _ => {}
+    }
+    if let Some(after) = e.retry_after {
+        headers.insert(header::RETRY_AFTER, HeaderValue::from(after.as_secs().max(1)));
+    }
+    response
+}

@@ -1,0 +1,230 @@
+//! Parse first, then dispatch: method, path and query become a typed [`Route`], with every
+//! problem of the query (an unknown or repeated parameter) collected for the service to report
+//! after authorization.
+
+use std::borrow::Cow;
+
+use hyper::Method;
+use recruit_domain::ErrorDetail;
+use recruit_service::{GetJobParams, ListParams};
+
+/// A request of the API, parsed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Route {
+    /// `GET /v1/audit-logs/privacy`.
+    ListPrivacyAuditLogs(ListParams),
+    /// `GET /v1/jobs/{jobId}`.
+    GetJob(GetJobParams),
+    /// `GET /v1/organization`, with the problems of its query.
+    GetOrganization(Vec<ErrorDetail>),
+}
+
+impl Route {
+    /// The route's template, as logs and metrics name it.
+    pub(crate) fn template(&self) -> &'static str {
+        match self {
+            Self::ListPrivacyAuditLogs(_) => "/v1/audit-logs/privacy",
+            Self::GetJob(_) => "/v1/jobs/{jobId}",
+            Self::GetOrganization(_) => "/v1/organization",
+        }
+    }
+}
+
+/// What a method and path lead to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Routing {
+    /// An operation of the API.
+    Api(Route),
+    /// A known path with a method it does not serve; `GET` is the one it does.
+    MethodNotAllowed(&'static str),
+    /// No such path.
+    NotFound,
+}
+
+/// Builds a route from the query and the path's third segment.
+type Build = fn(Query, Option<&str>) -> Route;
+
+/// Routes a request.
+pub(crate) fn route(method: &Method, path: &str, query: Option<&str>) -> Routing {
+    let segments: Vec<&str> = path.strip_prefix('/').unwrap_or(path).split('/').collect();
+    let (template, build): (&'static str, Build) = match segments.as_slice() {
+        ["v1", "audit-logs", "privacy"] => ("/v1/audit-logs/privacy", list),
+        ["v1", "jobs", id] if !id.is_empty() => ("/v1/jobs/{jobId}", job),
+        ["v1", "organization"] => ("/v1/organization", organization),
+        _ => return Routing::NotFound,
+    };
+    if method != Method::GET {
+        return Routing::MethodNotAllowed(template);
+    }
+    Routing::Api(build(Query::parse(query), segments.get(2).copied()))
+}
+
+/// The parameters of a query string, decoded, with their order kept.
+struct Query(Vec<(String, String)>);
+
+impl Query {
+    fn parse(query: Option<&str>) -> Self {
+        let pairs = form_urlencoded::parse(query.unwrap_or_default().as_bytes())
+            .map(|(k, v)| (k.into_owned(), v.into_owned()))
+            .collect();
+        Self(pairs)
+    }
+
+    /// Takes the known parameters out; reports unknown and repeated ones as problems.
+    fn take<const N: usize>(self, known: [&str; N]) -> ([Option<String>; N], Vec<ErrorDetail>) {
+        let mut values: [Option<String>; N] = std::array::from_fn(|_| None);
+        let mut problems = vec![];
+        let mut reported: Vec<String> = vec![];
+        for (name, value) in self.0 {
+            match known.iter().position(|k| *k == name) {
+                Some(i) if values[i].is_none() => values[i] = Some(value),
+                Some(_) => {
+                    if !reported.contains(&name) {
+                        problems.push(ErrorDetail::field(name.clone(), "is given more than once"));
+                        reported.push(name);
+                    }
+                }
+                None => {
+                    if !reported.contains(&name) {
+                        let shown = shorten(&name);
+                        problems.push(ErrorDetail::field(
+                            shown,
+                            "is not a parameter of this operation",
+                        ));
+                        reported.push(name);
+                    }
+                }
+            }
+        }
+        (values, problems)
+    }
+}
+
+/// A client-chosen name, cut to a length fit for an error message.
+fn shorten(name: &str) -> String {
+    match name.char_indices().nth(64) {
+        Some((end, _)) => format!("{}…", &name[..end]),
+        None => name.to_owned(),
+    }
+}
+
+fn list(query: Query, _: Option<&str>) -> Route {
+    let ([cursor, limit, ids, timestamp_gte, timestamp_lt], problems) =
+        query.take(["cursor", "limit", "ids", "timestamp_gte", "timestamp_lt"]);
+    // `ids` is form style, not exploded: one parameter, values separated by commas. An empty
+    // parameter holds no value.
+    let ids =
+        ids.map(|v| if v.is_empty() { vec![] } else { v.split(',').map(str::to_owned).collect() });
+    Route::ListPrivacyAuditLogs(ListParams {
+        timestamp_gte,
+        timestamp_lt,
+        limit,
+        ids,
+        cursor,
+        problems,
+    })
+}
+
+fn job(query: Query, id: Option<&str>) -> Route {
+    let ([], problems) = query.take([]);
+    let raw = id.unwrap_or_default();
+    let job_id = match percent_encoding::percent_decode_str(raw).decode_utf8() {
+        Ok(Cow::Borrowed(s)) => s.to_owned(),
+        Ok(Cow::Owned(s)) => s,
+        Err(_) => raw.to_owned(),
+    };
+    Route::GetJob(GetJobParams { job_id, problems })
+}
+
+fn organization(query: Query, _: Option<&str>) -> Route {
+    let ([], problems) = query.take([]);
+    Route::GetOrganization(problems)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn get(path: &str, query: Option<&str>) -> Routing {
+        route(&Method::GET, path, query)
+    }
+
+    #[test]
+    fn paths_route_to_operations_or_to_nothing() {
+        assert!(
+            matches!(get("/v1/organization", None), Routing::Api(Route::GetOrganization(p)) if p.is_empty())
+        );
+        assert!(
+            matches!(get("/v1/jobs/job_1", None), Routing::Api(Route::GetJob(p)) if p.job_id == "job_1")
+        );
+        assert!(
+            matches!(get("/v1/jobs/job%5F1", None), Routing::Api(Route::GetJob(p)) if p.job_id == "job_1")
+        );
+        for path in [
+            "/",
+            "/v1",
+            "/v1/jobs",
+            "/v1/jobs/",
+            "/v1/jobs/a/b",
+            "/v1/organization/",
+            "/v2/organization",
+            "/V1/organization",
+        ] {
+            assert_eq!(get(path, None), Routing::NotFound, "{path}");
+        }
+        assert_eq!(
+            route(&Method::POST, "/v1/organization", None),
+            Routing::MethodNotAllowed("/v1/organization")
+        );
+        assert_eq!(
+            route(&Method::DELETE, "/v1/jobs/x", None),
+            Routing::MethodNotAllowed("/v1/jobs/{jobId}")
+        );
+    }
+
+    #[test]
+    fn list_parameters_are_decoded_and_ids_split_on_commas() {
+        let Routing::Api(Route::ListPrivacyAuditLogs(p)) = get(
+            "/v1/audit-logs/privacy",
+            Some(
+                "timestamp_gte=2026-01-01T00%3A00%3A00%2B01%3A00&timestamp_lt=x&ids=a,b%2Cc&limit=5&cursor=abc",
+            ),
+        ) else {
+            panic!("not the list");
+        };
+        assert_eq!(p.timestamp_gte.as_deref(), Some("2026-01-01T00:00:00+01:00"));
+        assert_eq!(p.ids, Some(vec!["a".into(), "b".into(), "c".into()]));
+        assert_eq!((p.limit.as_deref(), p.cursor.as_deref()), (Some("5"), Some("abc")));
+        assert!(p.problems.is_empty());
+        let Routing::Api(Route::ListPrivacyAuditLogs(p)) =
+            get("/v1/audit-logs/privacy", Some("ids=&ids=x"))
+        else {
+            panic!("not the list");
+        };
+        assert_eq!(p.ids, Some(vec![]));
+    }
+
+    #[test]
+    fn unknown_and_repeated_parameters_are_problems_reported_once() {
+        let Routing::Api(Route::ListPrivacyAuditLogs(p)) =
+            get("/v1/audit-logs/privacy", Some("limit=1&limit=2&limit=3&sort=asc&sort=desc&ids=a"))
+        else {
+            panic!("not the list");
+        };
+        let problems: Vec<(Option<&str>, Option<&str>)> =
+            p.problems.iter().map(|d| (d.get("field"), d.get("reason"))).collect();
+        assert_eq!(
+            problems,
+            [
+                (Some("limit"), Some("is given more than once")),
+                (Some("sort"), Some("is not a parameter of this operation")),
+            ]
+        );
+        let Routing::Api(Route::GetOrganization(problems)) =
+            get("/v1/organization", Some("expand=settings"))
+        else {
+            panic!("not the organization");
+        };
+        assert_eq!(problems[0].get("field"), Some("expand"));
+    }
+}

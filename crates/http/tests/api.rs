@@ -1,0 +1,298 @@
+//! The REST API without sockets: requests go straight to `Api::handle`, on a real SQLite store
+//! loaded with the ports' test world and wrapped so that it can fail on demand.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Empty, Full, StreamBody};
+use hyper::body::Frame;
+use hyper::{Request, Response, StatusCode};
+use recruit_adapters_sqlite::{SqliteConfig, SqliteStore};
+use recruit_domain::model::Role;
+use recruit_domain::{OrganizationId, Scope, Uuid};
+use recruit_http::{Api, Body, HttpConfig};
+use recruit_ports::faulty::{Fault, Faulty};
+use recruit_ports::testkit::{ORG_A, ORG_B, job_id, user_id, world};
+use recruit_ports::{AuditListQuery, Import, Ledgers};
+use recruit_service::cursor::CursorKey;
+use recruit_service::{Service, ServiceConfig};
+use serde_json::Value;
+
+struct Fixture {
+    api: Api,
+    store: Arc<Faulty<SqliteStore>>,
+    service: Arc<Service>,
+    _dir: tempfile::TempDir,
+}
+
+async fn fixture() -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let sqlite = SqliteStore::open(&SqliteConfig::new(dir.path().join("db"))).await.unwrap();
+    sqlite.migrate().await.unwrap();
+    sqlite.import(&world()).await.unwrap();
+    let store = Arc::new(Faulty::new(sqlite));
+    let config = ServiceConfig {
+        app_base_url: "https://app.example.com".into(),
+        cursor_key: CursorKey::new(&[1; 32]).unwrap(),
+    };
+    let service = Arc::new(Service::new(store.clone(), config));
+    let mut http = HttpConfig::new("http://127.0.0.1:8080");
+    http.request_deadline = Duration::from_millis(500);
+    http.max_body_bytes = 1024;
+    Fixture { api: Api::new(service.clone(), http), store, service, _dir: dir }
+}
+
+impl Fixture {
+    async fn token(&self, org: u128, role: Role, scopes: &[Scope]) -> String {
+        let org_id = OrganizationId::from_uuid(Uuid::from_u128(org));
+        let (_, secret) = self
+            .service
+            .create_token(org_id, user_id(org, role), "t".into(), scopes.to_vec(), None)
+            .await
+            .unwrap();
+        secret
+    }
+
+    async fn get(&self, uri: &str, token: Option<&str>) -> (StatusCode, Response<Body>, Value) {
+        let mut request = Request::get(uri);
+        if let Some(t) = token {
+            request = request.header("authorization", format!("Bearer {t}"));
+        }
+        self.send(request.body(Empty::<Bytes>::new()).unwrap()).await
+    }
+
+    async fn send<B>(&self, request: Request<B>) -> (StatusCode, Response<Body>, Value)
+    where
+        B: hyper::body::Body + Send + 'static,
+        B::Data: Send,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        let response = self.api.handle(request, Some("127.0.0.1".parse().unwrap())).await;
+        let status = response.status();
+        let (parts, body) = response.into_parts();
+        let bytes = body.collect().await.unwrap().to_bytes();
+        let json = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        (status, Response::from_parts(parts, Full::new(bytes)), json)
+    }
+}
+
+fn header<'a>(response: &'a Response<Body>, name: &str) -> Option<&'a str> {
+    response.headers().get(name).and_then(|v| v.to_str().ok())
+}
+
+/// The error envelope's code, with the checks every error response must pass.
+fn error_code(status: StatusCode, response: &Response<Body>, json: &Value) -> String {
+    assert_eq!(header(response, "content-type"), Some("application/json"));
+    assert!(header(response, "x-request-id").is_some());
+    let code =
+        json["error"]["code"].as_str().unwrap_or_else(|| panic!("no envelope: {json}")).to_owned();
+    assert!(json["error"]["message"].as_str().is_some_and(|m| !m.is_empty()));
+    assert_eq!(json["error"]["docs_url"], format!("http://127.0.0.1:8080/docs/errors#{code}"));
+    assert_eq!(
+        status.as_u16(),
+        recruit_domain::ErrorCode::from(code.as_str()).http_status(),
+        "{code}"
+    );
+    code
+}
+
+const LIST: &str =
+    "/v1/audit-logs/privacy?timestamp_gte=2026-01-01T00:00:00Z&timestamp_lt=2026-06-01T00:00:00Z";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_three_endpoints_answer_with_the_specs_json() {
+    let f = fixture().await;
+    let owner = f.token(ORG_A, Role::Owner, &Scope::ALL).await;
+    let (status, response, json) = f.get("/v1/organization", Some(&owner)).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(header(&response, "content-type"), Some("application/json"));
+    assert_eq!(json["id"], OrganizationId::from_uuid(Uuid::from_u128(ORG_A)).to_string());
+    assert_eq!(json["app_url"], "https://app.example.com/organization");
+
+    let id = job_id(ORG_A, 2);
+    let dashed = format!("JOB_{}", id.uuid().hyphenated()).to_uppercase();
+    let (status, _, json) = f.get(&format!("/v1/jobs/{dashed}"), Some(&owner)).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(json["id"], id.to_string());
+    assert_eq!(json["hiring_team"][1]["user"]["name"], "OWNER of A");
+
+    let (status, _, json) = f.get(&format!("{LIST}&limit=5"), Some(&owner)).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(json["data"].as_array().unwrap().len(), 5);
+    let cursor = json["pagination"]["next_cursor"].as_str().unwrap().to_owned();
+    let (status, _, json) = f.get(&format!("{LIST}&limit=100&cursor={cursor}"), Some(&owner)).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(json["data"].as_array().unwrap().len(), 7);
+    assert_eq!(json["pagination"]["next_cursor"], Value::Null);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_error_comes_in_the_envelope_with_its_status_and_headers() {
+    let f = fixture().await;
+    let owner = f.token(ORG_A, Role::Owner, &Scope::ALL).await;
+    let member = f.token(ORG_A, Role::Member, &Scope::ALL).await;
+    let jobs_only = f.token(ORG_A, Role::Owner, &[Scope::JobsRead]).await;
+    let b_owner = f.token(ORG_B, Role::Owner, &Scope::ALL).await;
+
+    let cases: Vec<(String, Option<&str>, &str)> = vec![
+        ("/v1/organization".into(), None, "UNAUTHENTICATED"),
+        ("/v1/organization".into(), Some("rtk_not-a-real-token"), "UNAUTHENTICATED"),
+        (LIST.into(), Some(&jobs_only), "INSUFFICIENT_SCOPE"),
+        (LIST.into(), Some(&member), "PERMISSION_DENIED"),
+        (format!("{LIST}&limit=0"), Some(&owner), "VALIDATION_FAILED"),
+        (format!("{LIST}&cursor=garbage"), Some(&owner), "INVALID_CURSOR"),
+        ("/v1/jobs/not-an-id".into(), Some(&owner), "VALIDATION_FAILED"),
+        (format!("/v1/jobs/{}", job_id(ORG_A, 1)), Some(&b_owner), "NOT_FOUND"),
+        ("/v1/nothing-here".into(), Some(&owner), "NOT_FOUND"),
+        ("/v1/organization?expand=all".into(), Some(&owner), "VALIDATION_FAILED"),
+    ];
+    for (uri, token, expected) in cases {
+        let (status, response, json) = f.get(&uri, token).await;
+        assert_eq!(error_code(status, &response, &json), expected, "{uri}");
+        match expected {
+            "UNAUTHENTICATED" => {
+                assert_eq!(
+                    header(&response, "www-authenticate"),
+                    Some(r#"Bearer error="invalid_token""#)
+                );
+            }
+            "INSUFFICIENT_SCOPE" => assert_eq!(
+                header(&response, "www-authenticate"),
+                Some(r#"Bearer error="insufficient_scope", scope="audit_logs:read""#)
+            ),
+            _ => assert_eq!(header(&response, "www-authenticate"), None, "{uri}"),
+        }
+    }
+
+    let (status, response, json) =
+        f.send(Request::post("/v1/organization").body(Empty::<Bytes>::new()).unwrap()).await;
+    assert_eq!(error_code(status, &response, &json), "NOT_IMPLEMENTED");
+    assert_eq!(header(&response, "allow"), Some("GET"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn validation_reports_every_problem_with_its_field() {
+    let f = fixture().await;
+    let owner = f.token(ORG_A, Role::Owner, &Scope::ALL).await;
+    let uri =
+        "/v1/audit-logs/privacy?timestamp_gte=yesterday&limit=abc&limit=2&ids=,pal_1&sort=desc";
+    let (status, response, json) = f.get(uri, Some(&owner)).await;
+    assert_eq!(error_code(status, &response, &json), "VALIDATION_FAILED");
+    let fields: Vec<&str> = json["error"]["details"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["field"].as_str().unwrap())
+        .collect();
+    assert_eq!(fields, ["limit", "sort", "timestamp_gte", "timestamp_lt", "limit", "ids", "ids"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn request_ids_are_echoed_when_sane_and_made_otherwise() {
+    let f = fixture().await;
+    let send = |id: &str| {
+        Request::get("/v1/organization")
+            .header("x-request-id", id)
+            .body(Empty::<Bytes>::new())
+            .unwrap()
+    };
+    let (_, response, _) = f.send(send("abc-123_x.y")).await;
+    assert_eq!(header(&response, "x-request-id"), Some("abc-123_x.y"));
+    for bad in ["has space", &"x".repeat(129), "emoji-é"] {
+        let (_, response, _) = f.send(send(bad)).await;
+        let made = header(&response, "x-request-id").unwrap();
+        assert_ne!(made, bad);
+        assert_eq!(made.len(), 32, "{made}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bodies_over_the_limit_are_refused() {
+    let f = fixture().await;
+    let declared = Request::get("/v1/organization")
+        .header("content-length", "5000")
+        .body(Empty::<Bytes>::new())
+        .unwrap();
+    let (status, response, json) = f.send(declared).await;
+    assert_eq!(error_code(status, &response, &json), "PAYLOAD_TOO_LARGE");
+    // A chunked body with no declared length is counted as it arrives.
+    let chunks = futures_chunks(vec![vec![b'x'; 600], vec![b'x'; 600]]);
+    let (status, response, json) =
+        f.send(Request::get("/v1/organization").body(chunks).unwrap()).await;
+    assert_eq!(error_code(status, &response, &json), "PAYLOAD_TOO_LARGE");
+}
+
+fn futures_chunks(
+    chunks: Vec<Vec<u8>>,
+) -> StreamBody<impl futures_core::Stream<Item = Result<Frame<Bytes>, std::convert::Infallible>>> {
+    let frames: Vec<Result<Frame<Bytes>, std::convert::Infallible>> =
+        chunks.into_iter().map(|c| Ok(Frame::data(Bytes::from(c)))).collect();
+    StreamBody::new(tokio_stream_iter(frames))
+}
+
+/// A stream over a vector, without a stream utility crate.
+fn tokio_stream_iter<T: Unpin>(items: Vec<T>) -> impl futures_core::Stream<Item = T> {
+    struct Iter<T>(std::vec::IntoIter<T>);
+    impl<T: Unpin> futures_core::Stream for Iter<T> {
+        type Item = T;
+        fn poll_next(
+            mut self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<Option<T>> {
+            std::task::Poll::Ready(self.0.next())
+        }
+    }
+    Iter(items.into_iter())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn storage_failures_become_retryable_errors_and_the_api_recovers() {
+    let f = fixture().await;
+    let owner = f.token(ORG_A, Role::Owner, &Scope::ALL).await;
+
+    f.store.set(Fault::Unavailable);
+    let (status, response, json) = f.get("/v1/organization", Some(&owner)).await;
+    assert_eq!(error_code(status, &response, &json), "UNAVAILABLE");
+    assert_eq!(header(&response, "retry-after"), Some("1"));
+
+    f.store.set(Fault::Timeout);
+    let (status, response, json) = f.get("/v1/organization", Some(&owner)).await;
+    assert_eq!(error_code(status, &response, &json), "UPSTREAM_TIMEOUT");
+
+    // Slower than the request deadline (500 ms here).
+    f.store.set(Fault::Slow(Duration::from_secs(3)));
+    let started = std::time::Instant::now();
+    let (status, response, json) = f.get("/v1/organization", Some(&owner)).await;
+    assert_eq!(error_code(status, &response, &json), "UPSTREAM_TIMEOUT");
+    assert!(started.elapsed() < Duration::from_secs(2));
+
+    f.store.set(Fault::Panic);
+    let (status, response, json) = f.get("/v1/organization", Some(&owner)).await;
+    assert_eq!(error_code(status, &response, &json), "INTERNAL");
+    assert!(!json["error"]["message"].as_str().unwrap().contains("panic"));
+
+    f.store.set(Fault::None);
+    let (status, _, _) = f.get("/v1/organization", Some(&owner)).await;
+    assert_eq!(status, StatusCode::OK);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reads_of_the_ledger_are_recorded_with_the_request() {
+    let f = fixture().await;
+    let owner = f.token(ORG_A, Role::Owner, &Scope::ALL).await;
+    let request = Request::get(format!("{LIST}&limit=3"))
+        .header("authorization", format!("Bearer {owner}"))
+        .header("x-request-id", "trace-7");
+    let (status, _, _) = f.send(request.body(Empty::<Bytes>::new()).unwrap()).await;
+    assert_eq!(status, StatusCode::OK);
+    let entries = f
+        .store
+        .inner()
+        .api_audit_entries(&AuditListQuery { organization_id: None, limit: 10 })
+        .await
+        .unwrap();
+    assert_eq!(entries.len(), 1);
+    assert_eq!((entries[0].request_id.as_str(), entries[0].entries_returned), ("trace-7", 3));
+    assert_eq!(entries[0].client_ip.as_deref(), Some("127.0.0.1"));
+}

@@ -1,0 +1,176 @@
+//! A store that fails on demand, for testing what callers do when storage fails: it delegates
+//! every call to a real store unless a [`Fault`] is set.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use recruit_domain::{
+    ApiTokenId, Candidate, CandidateId, JobId, OrganizationId, TaskQueue, TaskQueueId, Timestamp,
+    User, UserId,
+};
+
+use crate::{
+    ApiToken, AuditEntry, AuditListQuery, Credential, Directory, Import, ImportDocument,
+    ImportError, ImportSummary, JobRecord, LedgerEntry, LedgerPage, Ledgers, Maintenance,
+    NewApiToken, OrganizationRecord, PrivacyLogQuery, ReadRecord, SecretHash, StoreError, Tokens,
+    ToolAuditEntry,
+};
+
+/// What every call does while set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fault {
+    /// Delegate: the store works.
+    None,
+    /// Fail with `StoreError::Unavailable`, as with the database down.
+    Unavailable,
+    /// Fail with `StoreError::Timeout`, as with a statement past its deadline.
+    Timeout,
+    /// Wait this long, then delegate: a slow database.
+    Slow(Duration),
+    /// Panic, as a bug would.
+    Panic,
+}
+
+/// A store wrapping `S` that fails while a fault is set.
+#[derive(Debug)]
+pub struct Faulty<S> {
+    inner: S,
+    fault: Mutex<Fault>,
+}
+
+impl<S> Faulty<S> {
+    /// Wraps a store, working.
+    pub fn new(inner: S) -> Self {
+        Self { inner, fault: Mutex::new(Fault::None) }
+    }
+
+    /// Sets what every following call does.
+    pub fn set(&self, fault: Fault) {
+        *self.fault.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = fault;
+    }
+
+    /// The wrapped store.
+    pub fn inner(&self) -> &S {
+        &self.inner
+    }
+
+    async fn check(&self) -> Result<(), StoreError> {
+        let fault = *self.fault.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        match fault {
+            Fault::None => Ok(()),
+            Fault::Unavailable => {
+                Err(StoreError::Unavailable("the test set the store unavailable".into()))
+            }
+            Fault::Timeout => Err(StoreError::Timeout),
+            Fault::Slow(d) => {
+                tokio::time::sleep(d).await;
+                Ok(())
+            }
+            Fault::Panic => panic!("the test set the store to panic"),
+        }
+    }
+}
+
+#[async_trait]
+impl<S: Directory> Directory for Faulty<S> {
+    async fn organization(&self, id: OrganizationId) -> Result<OrganizationRecord, StoreError> {
+        self.check().await?;
+        self.inner.organization(id).await
+    }
+    async fn user(&self, o: OrganizationId, id: UserId) -> Result<User, StoreError> {
+        self.check().await?;
+        self.inner.user(o, id).await
+    }
+    async fn task_queue(
+        &self,
+        o: OrganizationId,
+        id: TaskQueueId,
+    ) -> Result<TaskQueue, StoreError> {
+        self.check().await?;
+        self.inner.task_queue(o, id).await
+    }
+    async fn candidate(&self, o: OrganizationId, id: CandidateId) -> Result<Candidate, StoreError> {
+        self.check().await?;
+        self.inner.candidate(o, id).await
+    }
+    async fn job(&self, o: OrganizationId, id: JobId) -> Result<JobRecord, StoreError> {
+        self.check().await?;
+        self.inner.job(o, id).await
+    }
+}
+
+#[async_trait]
+impl<S: Tokens> Tokens for Faulty<S> {
+    async fn credential(&self, hash: &SecretHash) -> Result<Credential, StoreError> {
+        self.check().await?;
+        self.inner.credential(hash).await
+    }
+    async fn create_token(&self, token: &NewApiToken) -> Result<ApiToken, StoreError> {
+        self.check().await?;
+        self.inner.create_token(token).await
+    }
+    async fn revoke_token(&self, id: ApiTokenId, at: Timestamp) -> Result<ApiToken, StoreError> {
+        self.check().await?;
+        self.inner.revoke_token(id, at).await
+    }
+    async fn touch_token(&self, id: ApiTokenId, at: Timestamp) -> Result<(), StoreError> {
+        self.check().await?;
+        self.inner.touch_token(id, at).await
+    }
+    async fn tokens(&self, o: Option<OrganizationId>) -> Result<Vec<ApiToken>, StoreError> {
+        self.check().await?;
+        self.inner.tokens(o).await
+    }
+}
+
+#[async_trait]
+impl<S: Ledgers> Ledgers for Faulty<S> {
+    async fn append_privacy_audit_logs(&self, entries: &[LedgerEntry]) -> Result<(), StoreError> {
+        self.check().await?;
+        self.inner.append_privacy_audit_logs(entries).await
+    }
+    async fn read_privacy_audit_logs(
+        &self,
+        q: &PrivacyLogQuery,
+        r: &ReadRecord,
+    ) -> Result<LedgerPage, StoreError> {
+        self.check().await?;
+        self.inner.read_privacy_audit_logs(q, r).await
+    }
+    async fn api_audit_entries(&self, q: &AuditListQuery) -> Result<Vec<AuditEntry>, StoreError> {
+        self.check().await?;
+        self.inner.api_audit_entries(q).await
+    }
+    async fn tool_audit_entries(
+        &self,
+        q: &AuditListQuery,
+    ) -> Result<Vec<ToolAuditEntry>, StoreError> {
+        self.check().await?;
+        self.inner.tool_audit_entries(q).await
+    }
+}
+
+#[async_trait]
+impl<S: Import> Import for Faulty<S> {
+    async fn import(&self, document: &ImportDocument) -> Result<ImportSummary, ImportError> {
+        self.check().await?;
+        self.inner.import(document).await
+    }
+}
+
+#[async_trait]
+impl<S: Maintenance> Maintenance for Faulty<S> {
+    async fn ping(&self) -> Result<(), StoreError> {
+        self.check().await?;
+        self.inner.ping().await
+    }
+    async fn server_secret(&self, name: &str, proposed: &[u8]) -> Result<Vec<u8>, StoreError> {
+        self.check().await?;
+        self.inner.server_secret(name, proposed).await
+    }
+    async fn is_empty(&self) -> Result<bool, StoreError> {
+        self.check().await?;
+        self.inner.is_empty().await
+    }
+}
