@@ -378,6 +378,17 @@ impl Directory for PgStore {
             .into_user()
     }
 
+    async fn find_user(&self, id: UserId) -> Result<User, StoreError> {
+        let mut c = self.conn().await?;
+        users::table
+            .filter(users::id.eq(id.uuid()))
+            .select(UserRow::as_select())
+            .first(&mut c)
+            .await
+            .map_err(store_error)?
+            .into_user()
+    }
+
     async fn task_queue(
         &self,
         organization: OrganizationId,

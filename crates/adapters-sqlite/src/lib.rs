@@ -292,6 +292,16 @@ impl Directory for SqliteStore {
         row.into_user()
     }
 
+    async fn find_user(&self, id: UserId) -> Result<User, StoreError> {
+        let id = blob(id.uuid());
+        let row = self
+            .run(move |c| {
+                users::table.filter(users::id.eq(id)).select(UserRow::as_select()).first(c)
+            })
+            .await?;
+        row.into_user()
+    }
+
     async fn task_queue(
         &self,
         organization: OrganizationId,

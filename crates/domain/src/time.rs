@@ -106,6 +106,11 @@ impl Timestamp {
         self.0.checked_add_signed(delta).and_then(|t| Self::from_datetime(t).ok())
     }
 
+    /// This instant plus a standard `Duration`, if the result is still in range.
+    pub fn checked_add_duration(self, delta: std::time::Duration) -> Option<Self> {
+        chrono::TimeDelta::from_std(delta).ok().and_then(|d| self.checked_add(d))
+    }
+
     /// Writes the RFC 3339 form into `buf` and returns it, without allocating.
     pub fn encode(self, buf: &mut [u8; Self::MAX_LEN]) -> &str {
         /// Writes `value` as `out.len()` decimal digits, zero-padded.

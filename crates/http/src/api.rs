@@ -97,7 +97,9 @@ impl Api {
         let mut response = match result {
             Ok(response) => response,
             Err(e) => {
-                if e.code.http_status() >= 500 {
+                // Trouble on the server's side is logged once, here; a client's mistake is not
+                // an error of the server (501 answers a method the API does not offer).
+                if e.code.http_status() >= 500 && e.code != ErrorCode::NotImplemented {
                     tracing::error!(
                         request.id = %request_id,
                         error.code = %e.code,

@@ -82,6 +82,10 @@ impl<S: Directory> Directory for Faulty<S> {
         self.check().await?;
         self.inner.user(o, id).await
     }
+    async fn find_user(&self, id: UserId) -> Result<User, StoreError> {
+        self.check().await?;
+        self.inner.find_user(id).await
+    }
     async fn task_queue(
         &self,
         o: OrganizationId,

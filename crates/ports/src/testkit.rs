@@ -406,6 +406,10 @@ pub async fn people_and_queues_are_found_only_in_their_organization(store: &dyn 
         assert_not_found(store.user(org_id(other), u.id).await, "user of another organization");
     }
     assert_not_found(store.user(org_id(ORG_A), id(0xdead)).await, "missing user");
+    for u in &world.users {
+        assert_eq!(&store.find_user(u.id).await.unwrap(), u);
+    }
+    assert_not_found(store.find_user(id(0xdead)).await, "missing user anywhere");
     let q = &world.task_queues[0];
     assert_eq!(&store.task_queue(q.organization_id, q.id).await.unwrap(), q);
     assert_not_found(store.task_queue(org_id(ORG_B), q.id).await, "queue of another organization");

@@ -31,6 +31,10 @@ pub trait Directory: Send + Sync + 'static {
     /// organization.
     async fn user(&self, organization: OrganizationId, id: UserId) -> Result<User, StoreError>;
 
+    /// The user with this id in whichever organization, for operators' tools that are given
+    /// only the user. `NotFound` when there is none.
+    async fn find_user(&self, id: UserId) -> Result<User, StoreError>;
+
     /// A task queue of the organization. `NotFound` as for [`Directory::user`].
     async fn task_queue(
         &self,

@@ -1,0 +1,449 @@
+//! `recruitd`: the server of the recruiting API and its operator commands. Thin: it reads the
+//! configuration, picks the store from the database URL, applies migrations, and wires the
+//! crates together. It is the only crate that names the concrete storage adapters.
+
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use recruit_adapters_pg::{PgConfig, PgStore};
+use recruit_adapters_sqlite::{SqliteConfig, SqliteStore};
+use recruit_domain::{ApiTokenId, OrganizationId, Scope, Timestamp, UserId};
+use recruit_http::{Api, HttpConfig};
+use recruit_ports::{AuditListQuery, Store};
+use recruit_service::cursor::CursorKey;
+use recruit_service::import::{Progress, import_document, import_ndjson};
+use recruit_service::{Service, ServiceConfig};
+
+/// The recruiting API server and its operator commands.
+///
+/// Every command first applies the database's pending migrations.
+#[derive(Debug, Parser)]
+#[command(name = "recruitd", version, about, long_about = None)]
+struct Cli {
+    /// Where the data lives: `postgres://…` or `postgresql://…` for PostgreSQL, `sqlite://PATH`
+    /// or a plain path for an SQLite file (created when missing).
+    #[arg(
+        long,
+        global = true,
+        env = "RECRUITD_DATABASE_URL",
+        default_value = "sqlite://recruitd.db"
+    )]
+    database_url: String,
+
+    /// Connections to the database at most.
+    #[arg(long, global = true, env = "RECRUITD_DB_POOL_SIZE", default_value_t = 16)]
+    db_pool_size: usize,
+
+    /// How long a request waits for a free database connection before it is refused with
+    /// UNAVAILABLE (e.g. `2s`, `500ms`).
+    #[arg(long, global = true, env = "RECRUITD_DB_WAIT_TIMEOUT", default_value = "2s", value_parser = humantime::parse_duration)]
+    db_wait_timeout: Duration,
+
+    /// The longest one SQL statement may run (PostgreSQL `statement_timeout`).
+    #[arg(long, global = true, env = "RECRUITD_DB_STATEMENT_TIMEOUT", default_value = "5s", value_parser = humantime::parse_duration)]
+    db_statement_timeout: Duration,
+
+    /// Log format: `human` for people, `json` for one JSON object per line. The level comes
+    /// from `RUST_LOG` (default `info`).
+    #[arg(long, global = true, env = "RECRUITD_LOG_FORMAT", default_value = "human")]
+    log_format: LogFormat,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum LogFormat {
+    Human,
+    Json,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Serve the REST API.
+    Serve(ServeArgs),
+    /// Import JSON documents (`.json`) and NDJSON privacy ledgers (`.ndjson`), in the order
+    /// given. A document is imported whole or not at all; see docs/import-format.md.
+    Import {
+        /// The files to import.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// Create and revoke API tokens.
+    #[command(subcommand)]
+    Token(TokenCommand),
+    /// Read the audit ledgers.
+    #[command(subcommand)]
+    Audit(AuditCommand),
+}
+
+#[derive(Debug, clap::Args)]
+struct ServeArgs {
+    /// The address to listen on.
+    #[arg(long, env = "RECRUITD_LISTEN", default_value = "127.0.0.1:8080")]
+    listen: SocketAddr,
+    /// The URL clients reach this server at; error `docs_url`s point under it. Defaults to
+    /// `http://` and the listen address.
+    #[arg(long, env = "RECRUITD_PUBLIC_BASE_URL")]
+    public_base_url: Option<String>,
+    /// The web app's base URL; `app_url`s of jobs and organizations are built from it.
+    #[arg(long, env = "RECRUITD_APP_BASE_URL", default_value = "https://app.recruitd.example")]
+    app_base_url: String,
+    /// The secret cursors are signed with (at least 32 bytes); every replica needs the same.
+    /// Without it, one is generated once and kept in the database.
+    #[arg(long, env = "RECRUITD_CURSOR_SECRET", hide_env_values = true)]
+    cursor_secret: Option<String>,
+    /// The longest a request may take before it is answered with UPSTREAM_TIMEOUT.
+    #[arg(long, env = "RECRUITD_REQUEST_DEADLINE", default_value = "10s", value_parser = humantime::parse_duration)]
+    request_deadline: Duration,
+    /// How long in-flight requests may finish after SIGTERM or SIGINT.
+    #[arg(long, env = "RECRUITD_SHUTDOWN_GRACE", default_value = "10s", value_parser = humantime::parse_duration)]
+    shutdown_grace: Duration,
+}
+
+#[derive(Debug, Subcommand)]
+enum TokenCommand {
+    /// Create a token acting as a user; prints its secret once.
+    Create {
+        /// The user the token acts as (its organization is the user's).
+        #[arg(long)]
+        user: UserId,
+        /// Comma-separated scopes: audit_logs:read, jobs:read, organization:read.
+        #[arg(long, value_delimiter = ',', required = true)]
+        scopes: Vec<Scope>,
+        /// A name for people.
+        #[arg(long, default_value = "")]
+        name: String,
+        /// Lifetime, such as `30d` or `12h`; without it the token does not expire.
+        #[arg(long, value_parser = humantime::parse_duration)]
+        expires_in: Option<Duration>,
+        /// Print one JSON object: {id, token, organization_id, user_id, scopes, expires_at}.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Revoke a token: it stops working at once.
+    Revoke {
+        /// The token's id (`tok_…`).
+        id: ApiTokenId,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum AuditCommand {
+    /// List audit ledger entries, newest first.
+    List {
+        /// Which ledger: `api` (every read of the privacy ledger) or `tool` (reads through the
+        /// tool interface).
+        #[arg(long, value_enum)]
+        ledger: Ledger,
+        /// Only this organization's entries.
+        #[arg(long)]
+        org: Option<OrganizationId>,
+        /// At most this many entries.
+        #[arg(long, default_value_t = 100)]
+        limit: u32,
+        /// One JSON object per line (NDJSON).
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Ledger {
+    Api,
+    Tool,
+}
+
+/// A failure of a command: its message for the operator.
+struct Failure(String);
+
+impl<E: std::fmt::Display> From<E> for Failure {
+    fn from(e: E) -> Self {
+        Self(e.to_string())
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging(cli.log_format);
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(r) => r,
+        Err(e) => return fail(&format!("cannot start the runtime: {e}")),
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure(message)) => fail(&message),
+    }
+}
+
+fn fail(message: &str) -> ExitCode {
+    let _ = writeln!(std::io::stderr(), "recruitd: {message}");
+    ExitCode::FAILURE
+}
+
+fn init_logging(format: LogFormat) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(ansi);
+    match format {
+        LogFormat::Human => builder.init(),
+        LogFormat::Json => builder.json().flatten_event(true).init(),
+    }
+}
+
+fn print(line: &str) {
+    let _ = writeln!(std::io::stdout(), "{line}");
+}
+
+/// Opens the store the URL names and applies its pending migrations.
+async fn open_store(cli: &Cli) -> Result<Arc<dyn Store>, Failure> {
+    let url = cli.database_url.as_str();
+    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        let mut config = PgConfig::new(url);
+        config.pool_size = cli.db_pool_size;
+        config.wait_timeout = cli.db_wait_timeout;
+        config.statement_timeout = cli.db_statement_timeout;
+        let store = PgStore::connect(&config)?;
+        let applied = store
+            .migrate()
+            .await
+            .map_err(|e| Failure(format!("cannot migrate the database: {e}")))?;
+        tracing::info!(migrations.applied = applied, backend = "postgres", "database ready");
+        Ok(Arc::new(store))
+    } else {
+        let path = url.strip_prefix("sqlite://").unwrap_or(url);
+        let mut config = SqliteConfig::new(path);
+        config.pool_size = cli.db_pool_size.clamp(1, 8);
+        config.wait_timeout = cli.db_wait_timeout;
+        let store = SqliteStore::open(&config)
+            .await
+            .map_err(|e| Failure(format!("cannot open the SQLite database {path}: {e}")))?;
+        let applied = store
+            .migrate()
+            .await
+            .map_err(|e| Failure(format!("cannot migrate the database: {e}")))?;
+        tracing::info!(migrations.applied = applied, backend = "sqlite", path, "database ready");
+        Ok(Arc::new(store))
+    }
+}
+
+/// The cursor key: from configuration, else generated once and kept in the database.
+async fn cursor_key(store: &dyn Store, configured: Option<&str>) -> Result<CursorKey, Failure> {
+    let secret = match configured {
+        Some(s) => s.as_bytes().to_vec(),
+        None => {
+            let (proposed, _) = recruit_service::auth::generate_secret();
+            store.server_secret("cursor", proposed.as_bytes()).await?
+        }
+    };
+    CursorKey::new(&secret)
+        .ok_or_else(|| Failure("the cursor secret must be at least 32 bytes long".into()))
+}
+
+async fn run(cli: Cli) -> Result<(), Failure> {
+    let store = open_store(&cli).await?;
+    match cli.command {
+        Command::Serve(args) => serve(store, args).await,
+        Command::Import { files } => import(store.as_ref(), &files).await,
+        Command::Token(command) => token(store, command).await,
+        Command::Audit(AuditCommand::List { ledger, org, limit, json }) => {
+            audit_list(store.as_ref(), ledger, org, limit, json).await
+        }
+    }
+}
+
+async fn serve(store: Arc<dyn Store>, args: ServeArgs) -> Result<(), Failure> {
+    let key = cursor_key(store.as_ref(), args.cursor_secret.as_deref()).await?;
+    let service = Arc::new(Service::new(
+        store,
+        ServiceConfig { app_base_url: args.app_base_url, cursor_key: key },
+    ));
+    let listener = tokio::net::TcpListener::bind(args.listen)
+        .await
+        .map_err(|e| Failure(format!("cannot listen on {}: {e}", args.listen)))?;
+    let address = listener.local_addr()?;
+    let public = args.public_base_url.unwrap_or_else(|| format!("http://{address}"));
+    let mut http = HttpConfig::new(public);
+    http.request_deadline = args.request_deadline;
+    http.shutdown_grace = args.shutdown_grace;
+    let api = Arc::new(Api::new(service, http));
+    tracing::info!(listen = %address, "recruitd is serving");
+    recruit_http::serve(listener, api, shutdown_signal()).await?;
+    tracing::info!("recruitd stopped");
+    Ok(())
+}
+
+/// Completes on SIGINT (Ctrl-C) or SIGTERM.
+async fn shutdown_signal() {
+    let interrupt = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(s) => s,
+                Err(_) => {
+                    let _ = interrupt.await;
+                    return;
+                }
+            };
+        tokio::select! {
+            _ = interrupt => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = interrupt.await;
+}
+
+async fn import(store: &dyn Store, files: &[PathBuf]) -> Result<(), Failure> {
+    for file in files {
+        let name = file.display().to_string();
+        let is_ndjson = file.extension().is_some_and(|e| e == "ndjson");
+        if is_ndjson {
+            let mut last = 0;
+            let written = import_ndjson(
+                store,
+                || std::fs::File::open(file).map(std::io::BufReader::new),
+                5_000,
+                |Progress { written, total }| {
+                    if written == total || written >= last + 50_000 {
+                        last = written;
+                        tracing::info!(file = %name, written, total, "importing");
+                    }
+                },
+            )
+            .await
+            .map_err(|e| Failure(format!("{name}: {e}")))?;
+            print(&format!("{name}: imported {written} privacy audit log entries"));
+        } else {
+            let text =
+                std::fs::read_to_string(file).map_err(|e| Failure(format!("{name}: {e}")))?;
+            let s =
+                import_document(store, &text).await.map_err(|e| Failure(format!("{name}: {e}")))?;
+            print(&format!(
+                "{name}: imported {} organizations, {} users, {} task queues, {} candidates, {} jobs, \
+                 {} privacy audit log entries",
+                s.organizations, s.users, s.task_queues, s.candidates, s.jobs, s.privacy_audit_logs
+            ));
+        }
+    }
+    Ok(())
+}
+
+async fn token(store: Arc<dyn Store>, command: TokenCommand) -> Result<(), Failure> {
+    match command {
+        TokenCommand::Create { user, scopes, name, expires_in, json } => {
+            let found = store.find_user(user).await.map_err(|e| match e {
+                recruit_ports::StoreError::NotFound => Failure(format!("no user {user}")),
+                e => Failure(e.to_string()),
+            })?;
+            let expires_at = match expires_in {
+                None => None,
+                Some(d) => Some(
+                    Timestamp::now()
+                        .checked_add_duration(d)
+                        .ok_or_else(|| Failure("--expires-in is too long".into()))?,
+                ),
+            };
+            let key = CursorKey::new(&[0; 32]).ok_or_else(|| Failure("internal".into()))?;
+            let service =
+                Service::new(store, ServiceConfig { app_base_url: String::new(), cursor_key: key });
+            let (token, secret) =
+                service.create_token(found.organization_id, user, name, scopes, expires_at).await?;
+            if json {
+                let scopes: Vec<&str> = token.scopes.iter().map(|s| s.as_str()).collect();
+                print(
+                    &serde_json::json!({
+                        "id": token.id,
+                        "token": secret,
+                        "organization_id": token.organization_id,
+                        "user_id": token.user_id,
+                        "scopes": scopes,
+                        "expires_at": token.expires_at,
+                    })
+                    .to_string(),
+                );
+            } else {
+                print(&format!(
+                    "Created token {} for user {} ({}).",
+                    token.id,
+                    found.name,
+                    found.role.as_str()
+                ));
+                print("Its secret is shown once; store it now:");
+                print(&format!("  {secret}"));
+            }
+            Ok(())
+        }
+        TokenCommand::Revoke { id } => {
+            let token = store.revoke_token(id, Timestamp::now()).await.map_err(|e| match e {
+                recruit_ports::StoreError::NotFound => Failure(format!("no token {id}")),
+                e => Failure(e.to_string()),
+            })?;
+            let at = token.revoked_at.map(|t| t.to_string()).unwrap_or_default();
+            print(&format!("Token {id} is revoked (since {at})."));
+            Ok(())
+        }
+    }
+}
+
+async fn audit_list(
+    store: &dyn Store,
+    ledger: Ledger,
+    org: Option<OrganizationId>,
+    limit: u32,
+    json: bool,
+) -> Result<(), Failure> {
+    let query = AuditListQuery { organization_id: org, limit };
+    let lines: Vec<(String, String)> = match ledger {
+        Ledger::Api => store
+            .api_audit_entries(&query)
+            .await?
+            .iter()
+            .map(|e| {
+                let human = format!(
+                    "{}  {}  {}  user {}  {} entries  via {}{}  request {}",
+                    e.at,
+                    e.organization_id,
+                    e.operation,
+                    e.user_id,
+                    e.entries_returned,
+                    e.interface.as_str(),
+                    e.tool_name.as_deref().map(|t| format!(" ({t})")).unwrap_or_default(),
+                    e.request_id
+                );
+                (serde_json::to_string(e).unwrap_or_default(), human)
+            })
+            .collect(),
+        Ledger::Tool => store
+            .tool_audit_entries(&query)
+            .await?
+            .iter()
+            .map(|e| {
+                let human = format!(
+                    "{}  {}  {}  user {}  {} entries  request {}",
+                    e.at,
+                    e.organization_id,
+                    e.tool_name,
+                    e.user_id,
+                    e.entries_returned,
+                    e.request_id
+                );
+                (serde_json::to_string(e).unwrap_or_default(), human)
+            })
+            .collect(),
+    };
+    for (as_json, human) in lines {
+        print(if json { &as_json } else { &human });
+    }
+    Ok(())
+}

@@ -1,0 +1,282 @@
+//! End to end, over real TCP, against the `recruitd` binary: import a document and create
+//! tokens with the CLI, serve, walk the ledger, provoke every error the three endpoints return,
+//! probe across organizations, count the audit ledger, and shut down on SIGTERM. Once on SQLite
+//! and once on PostgreSQL.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use recruit_domain::model::Role;
+use recruit_ports::testkit::{ORG_A, ORG_B, job_id, user_id, world};
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_recruitd");
+
+/// Runs a CLI command against the database; returns stdout, or panics with stderr.
+fn cli(database_url: &str, args: &[&str]) -> String {
+    let out = Command::new(BIN)
+        .arg("--database-url")
+        .arg(database_url)
+        .args(args)
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "recruitd {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("UTF-8")
+}
+
+/// Creates a token with the CLI; returns its id and its secret.
+fn token_with_id(database_url: &str, org: u128, role: Role, scopes: &str) -> (String, String) {
+    let user = user_id(org, role).to_string();
+    let out =
+        cli(database_url, &["token", "create", "--user", &user, "--scopes", scopes, "--json"]);
+    let json: Value = serde_json::from_str(out.trim()).expect("one JSON object");
+    assert_eq!(json["user_id"], user);
+    (
+        json["id"].as_str().expect("an id").to_owned(),
+        json["token"].as_str().expect("a secret").to_owned(),
+    )
+}
+
+fn token(database_url: &str, org: u128, role: Role, scopes: &str) -> String {
+    token_with_id(database_url, org, role, scopes).1
+}
+
+/// A running server, stopped (SIGTERM) when dropped if the test did not stop it.
+struct Server {
+    child: Child,
+    port: u16,
+}
+
+impl Server {
+    fn start(database_url: &str) -> Self {
+        let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let child = Command::new(BIN)
+            .args([
+                "--database-url",
+                database_url,
+                "serve",
+                "--listen",
+                &format!("127.0.0.1:{port}"),
+            ])
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("the server starts");
+        let server = Self { child, port };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "the server did not listen within 30 s");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        server
+    }
+
+    /// One HTTP/1.1 request; returns the status, the headers (lowercased names) and the JSON.
+    fn request(
+        &self,
+        method: &str,
+        path: &str,
+        token: Option<&str>,
+    ) -> (u16, Vec<(String, String)>, Value) {
+        let mut stream = TcpStream::connect(("127.0.0.1", self.port)).expect("connects");
+        stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        let auth = token.map(|t| format!("Authorization: Bearer {t}\r\n")).unwrap_or_default();
+        write!(
+            stream,
+            "{method} {path} HTTP/1.1\r\nHost: localhost\r\n{auth}Connection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut raw = String::new();
+        stream.read_to_string(&mut raw).expect("a response");
+        let (head, body) = raw.split_once("\r\n\r\n").expect("a head and a body");
+        let mut lines = head.lines();
+        let status = lines
+            .next()
+            .and_then(|l| l.split(' ').nth(1))
+            .and_then(|s| s.parse().ok())
+            .expect("a status");
+        let headers = lines
+            .filter_map(|l| l.split_once(':'))
+            .map(|(k, v)| (k.trim().to_lowercase(), v.trim().to_owned()))
+            .collect();
+        (status, headers, serde_json::from_str(body).unwrap_or(Value::Null))
+    }
+
+    fn get(&self, path: &str, token: &str) -> (u16, Value) {
+        let (status, _, json) = self.request("GET", path, Some(token));
+        (status, json)
+    }
+
+    fn stop(mut self) -> std::process::ExitStatus {
+        let pid = self.child.id().to_string();
+        Command::new("kill").args(["-TERM", &pid]).status().expect("kill runs");
+        let status = self.child.wait().expect("the server exits");
+        std::mem::forget(self);
+        status
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn code(json: &Value) -> &str {
+    json["error"]["code"].as_str().unwrap_or_else(|| panic!("not an error envelope: {json}"))
+}
+
+const WINDOW: &str = "timestamp_gte=2026-01-01T00:00:00Z&timestamp_lt=2026-06-01T00:00:00Z";
+
+fn scenario(database_url: &str, dir: &std::path::Path) {
+    let document = dir.join("world.json");
+    std::fs::write(&document, serde_json::to_string(&world()).unwrap()).unwrap();
+    let out = cli(database_url, &["import", document.to_str().unwrap()]);
+    assert!(out.contains("imported 2 organizations, 6 users"), "{out}");
+    // The same document again: refused whole, with the path of the first problem.
+    let again = Command::new(BIN)
+        .args(["--database-url", database_url, "import", document.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(!again.status.success());
+    assert!(String::from_utf8_lossy(&again.stderr).contains("organizations[0].id: already exists"));
+
+    let owner =
+        token(database_url, ORG_A, Role::Owner, "audit_logs:read,jobs:read,organization:read");
+    let member =
+        token(database_url, ORG_A, Role::Member, "audit_logs:read,jobs:read,organization:read");
+    let jobs_only = token(database_url, ORG_A, Role::Owner, "jobs:read");
+    let owner_b =
+        token(database_url, ORG_B, Role::Owner, "audit_logs:read,jobs:read,organization:read");
+
+    let server = Server::start(database_url);
+
+    // The three endpoints.
+    let (status, org) = server.get("/v1/organization", &owner);
+    assert_eq!((status, org["name"].as_str()), (200, Some("Organization A")));
+    let (status, job) = server.get(&format!("/v1/jobs/{}", job_id(ORG_A, 1)), &owner);
+    assert_eq!((status, job["id"].as_str()), (200, Some(job_id(ORG_A, 1).to_string().as_str())));
+
+    // A full walk in pages of 2, across the entries that share an access time.
+    let (_, all) = server.get(&format!("/v1/audit-logs/privacy?{WINDOW}&limit=100"), &owner);
+    let all: Vec<String> = all["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["id"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(all.len(), 12);
+    let mut seen = vec![];
+    let mut cursor: Option<String> = None;
+    let mut reads = 1;
+    loop {
+        let path = match &cursor {
+            None => format!("/v1/audit-logs/privacy?{WINDOW}&limit=2"),
+            Some(c) => format!("/v1/audit-logs/privacy?{WINDOW}&limit=2&cursor={c}"),
+        };
+        let (status, page) = server.get(&path, &owner);
+        assert_eq!(status, 200, "{page}");
+        reads += 1;
+        seen.extend(
+            page["data"].as_array().unwrap().iter().map(|e| e["id"].as_str().unwrap().to_owned()),
+        );
+        match page["pagination"]["next_cursor"].as_str() {
+            Some(c) => cursor = Some(c.to_owned()),
+            None => break,
+        }
+    }
+    assert_eq!(seen, all);
+
+    // Every error code the three endpoints return, in the envelope with its status.
+    let (status, headers, json) = server.request("GET", "/v1/organization", None);
+    assert_eq!((status, code(&json)), (401, "UNAUTHENTICATED"));
+    assert!(headers.iter().any(|(k, v)| k == "www-authenticate" && v.contains("invalid_token")));
+    let cases = [
+        (format!("/v1/audit-logs/privacy?{WINDOW}"), &jobs_only, 403, "INSUFFICIENT_SCOPE"),
+        (format!("/v1/audit-logs/privacy?{WINDOW}"), &member, 403, "PERMISSION_DENIED"),
+        ("/v1/audit-logs/privacy?limit=7".into(), &owner, 400, "VALIDATION_FAILED"),
+        (
+            format!("/v1/audit-logs/privacy?{WINDOW}&cursor=bm90LWEtY3Vyc29y"),
+            &owner,
+            400,
+            "INVALID_CURSOR",
+        ),
+        ("/v1/jobs/job_nope".into(), &owner, 400, "VALIDATION_FAILED"),
+        (format!("/v1/jobs/{}", job_id(ORG_A, 99)), &owner, 404, "NOT_FOUND"),
+        ("/v2/anything".into(), &owner, 404, "NOT_FOUND"),
+    ];
+    for (path, token, expected_status, expected_code) in cases {
+        let (status, json) = server.get(&path, token);
+        assert_eq!((status, code(&json)), (expected_status, expected_code), "{path}");
+    }
+    let (status, headers, json) = server.request("DELETE", "/v1/organization", Some(&owner));
+    assert_eq!((status, code(&json)), (501, "NOT_IMPLEMENTED"));
+    assert!(headers.iter().any(|(k, v)| k == "allow" && v == "GET"));
+
+    // Across organizations: another organization's job is not found; its cursor is refused.
+    let (status, json) = server.get(&format!("/v1/jobs/{}", job_id(ORG_A, 1)), &owner_b);
+    assert_eq!((status, code(&json)), (404, "NOT_FOUND"));
+    let (_, first) = server.get(&format!("/v1/audit-logs/privacy?{WINDOW}&limit=1"), &owner);
+    let a_cursor = first["pagination"]["next_cursor"].as_str().unwrap();
+    reads += 1;
+    let (status, json) =
+        server.get(&format!("/v1/audit-logs/privacy?{WINDOW}&cursor={a_cursor}"), &owner_b);
+    assert_eq!((status, code(&json)), (400, "INVALID_CURSOR"));
+
+    // Every successful read of the ledger was recorded, and nothing else.
+    let audit = cli(database_url, &["audit", "list", "--ledger", "api", "--json"]);
+    let entries: Vec<Value> = audit.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(entries.len(), reads);
+    assert!(
+        entries
+            .iter()
+            .all(|e| e["operation"] == "listPrivacyAuditLogs" && e["interface"] == "REST")
+    );
+
+    // A revoked token stops working at once; SIGTERM stops the server cleanly.
+    let (id, secret) = token_with_id(database_url, ORG_A, Role::Admin, "organization:read");
+    assert_eq!(server.get("/v1/organization", &secret).0, 200);
+    let out = cli(database_url, &["token", "revoke", &id]);
+    assert!(out.contains("is revoked"), "{out}");
+    let (status, json) = server.get("/v1/organization", &secret);
+    assert_eq!((status, code(&json)), (401, "UNAUTHENTICATED"));
+    let listed = cli(
+        database_url,
+        &[
+            "audit",
+            "list",
+            "--ledger",
+            "api",
+            "--org",
+            &recruit_domain::OrganizationId::from_uuid(recruit_domain::Uuid::from_u128(ORG_B))
+                .to_string(),
+        ],
+    );
+    assert!(listed.trim().is_empty(), "B's ledger was never read: {listed}");
+    let status = server.stop();
+    assert!(status.success(), "the server exits cleanly on SIGTERM: {status}");
+}
+
+#[test]
+fn the_whole_api_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("recruitd.db").display());
+    scenario(&url, dir.path());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_whole_api_on_postgresql() {
+    let db = recruit_adapters_pg::testkit::TestDatabase::fresh().await;
+    let url = db.url().to_owned();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().to_owned();
+    tokio::task::spawn_blocking(move || scenario(&url, &path)).await.unwrap();
+}
