@@ -280,3 +280,49 @@ async fn the_whole_api_on_postgresql() {
     let path = dir.path().to_owned();
     tokio::task::spawn_blocking(move || scenario(&url, &path)).await.unwrap();
 }
+
+/// The README's tour, step by step: the example document, a token for its owner, the three
+/// endpoints.
+#[test]
+fn the_readme_tour_works_as_written() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
+    let example = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/examples/quickstart.json");
+    assert!(readme.contains("import docs/examples/quickstart.json"));
+    assert!(readme.contains("--user usr_0190c7d8e4a27cc3b1f0a2d4e6f80002"));
+    assert!(readme.contains("/v1/jobs/job_0190c7d8e4a27cc3b1f0a2d4e6f80001"));
+
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("recruitd.db").display());
+    let out = cli(&url, &["import", example]);
+    assert!(out.contains("imported 1 organizations, 1 users, 1 task queues, 1 candidates, 1 jobs, 1 privacy audit log entries"), "{out}");
+    let user = "usr_0190c7d8e4a27cc3b1f0a2d4e6f80002";
+    let out = cli(
+        &url,
+        &[
+            "token",
+            "create",
+            "--user",
+            user,
+            "--scopes",
+            "audit_logs:read,jobs:read,organization:read",
+            "--json",
+        ],
+    );
+    let secret =
+        serde_json::from_str::<Value>(out.trim()).unwrap()["token"].as_str().unwrap().to_owned();
+    let server = Server::start(&url);
+    assert_eq!(server.get("/v1/organization", &secret).1["name"], "Northwind Labs");
+    assert_eq!(server.get("/v1/jobs/job_0190c7d8e4a27cc3b1f0a2d4e6f80001", &secret).0, 200);
+    let (status, page) = server.get(
+        "/v1/audit-logs/privacy?timestamp_gte=2026-01-01T00:00:00Z&timestamp_lt=2026-12-31T00:00:00Z",
+        &secret,
+    );
+    assert_eq!(
+        (status, page["data"][0]["access_time"].as_str()),
+        (200, Some("2026-11-20T01:30:59.656105Z"))
+    );
+    let audit = cli(&url, &["audit", "list", "--ledger", "api"]);
+    assert_eq!(audit.lines().count(), 1, "{audit}");
+    assert!(server.stop().success());
+}
