@@ -1,0 +1,136 @@
+//! The server loop over real TCP: graceful shutdown lets in-flight requests finish and refuses
+//! new connections; slow or oversized request heads are cut off.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use recruit_adapters_sqlite::{SqliteConfig, SqliteStore};
+use recruit_domain::model::Role;
+use recruit_domain::{OrganizationId, Scope, Uuid};
+use recruit_http::{Api, HttpConfig};
+use recruit_ports::Import;
+use recruit_ports::faulty::{Fault, Faulty};
+use recruit_ports::testkit::{ORG_A, user_id, world};
+use recruit_service::cursor::CursorKey;
+use recruit_service::{Service, ServiceConfig};
+
+struct Running {
+    port: u16,
+    store: Arc<Faulty<SqliteStore>>,
+    secret: String,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    done: tokio::task::JoinHandle<std::io::Result<()>>,
+    _dir: tempfile::TempDir,
+}
+
+async fn start(configure: impl FnOnce(&mut HttpConfig)) -> Running {
+    let dir = tempfile::tempdir().unwrap();
+    let sqlite = SqliteStore::open(&SqliteConfig::new(dir.path().join("db"))).await.unwrap();
+    sqlite.migrate().await.unwrap();
+    sqlite.import(&world()).await.unwrap();
+    let store = Arc::new(Faulty::new(sqlite));
+    let config = ServiceConfig {
+        app_base_url: "https://app.example.com".into(),
+        cursor_key: CursorKey::new(&[1; 32]).unwrap(),
+    };
+    let service = Arc::new(Service::new(store.clone(), config));
+    let org = OrganizationId::from_uuid(Uuid::from_u128(ORG_A));
+    let (_, secret) = service
+        .create_token(org, user_id(ORG_A, Role::Owner), "t".into(), Scope::ALL.to_vec(), None)
+        .await
+        .unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let mut http = HttpConfig::new(format!("http://127.0.0.1:{port}"));
+    configure(&mut http);
+    let api = Arc::new(Api::new(service, http));
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let done = tokio::spawn(recruit_http::serve(listener, api, async move {
+        let _ = stopped.await;
+    }));
+    Running { port, store, secret, stop: Some(stop), done, _dir: dir }
+}
+
+/// One request over a new connection; the status line, or what went wrong.
+fn get(port: u16, secret: &str) -> std::io::Result<String> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port))?;
+    stream.set_read_timeout(Some(Duration::from_secs(10)))?;
+    write!(
+        stream,
+        "GET /v1/organization HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {secret}\r\nConnection: close\r\n\r\n"
+    )?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response)?;
+    Ok(response.lines().next().unwrap_or_default().to_owned())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_lets_requests_in_flight_finish_and_refuses_new_ones() {
+    let mut server = start(|c| c.shutdown_grace = Duration::from_secs(5)).await;
+    server.store.set(Fault::Slow(Duration::from_millis(800)));
+    let (port, secret) = (server.port, server.secret.clone());
+    let in_flight = tokio::task::spawn_blocking(move || get(port, &secret));
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    server.stop.take().unwrap().send(()).unwrap();
+    let status = in_flight.await.unwrap().unwrap();
+    assert_eq!(status, "HTTP/1.1 200 OK", "the request in flight finishes");
+    server.done.await.unwrap().unwrap();
+    assert!(TcpStream::connect(("127.0.0.1", port)).is_err(), "no new connections after shutdown");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_still_running_when_the_grace_period_ends_does_not_hold_the_server() {
+    let mut server = start(|c| {
+        c.shutdown_grace = Duration::from_millis(300);
+        c.request_deadline = Duration::from_secs(30);
+    })
+    .await;
+    server.store.set(Fault::Slow(Duration::from_secs(20)));
+    let (port, secret) = (server.port, server.secret.clone());
+    let _in_flight = tokio::task::spawn_blocking(move || get(port, &secret));
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let started = Instant::now();
+    server.stop.take().unwrap().send(()).unwrap();
+    server.done.await.unwrap().unwrap();
+    assert!(started.elapsed() < Duration::from_secs(3), "stopped after the grace period");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_and_oversized_request_heads_are_cut_off() {
+    let server = start(|c| {
+        c.header_read_timeout = Duration::from_millis(300);
+        c.max_header_bytes = 8192;
+    })
+    .await;
+    let port = server.port;
+    let outcome = tokio::task::spawn_blocking(move || {
+        // A head that never ends: the connection is closed once the timeout passes.
+        let mut slow = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        slow.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        slow.write_all(b"GET /v1/organization HTTP/1.1\r\nHost: x\r\n").unwrap();
+        let started = Instant::now();
+        let mut buf = Vec::new();
+        let _ = slow.read_to_end(&mut buf);
+        let slow_closed_after = started.elapsed();
+
+        // A head larger than allowed is refused.
+        let mut big = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        big.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let filler = "a".repeat(20_000);
+        let _ =
+            write!(big, "GET /v1/organization HTTP/1.1\r\nHost: x\r\nX-Filler: {filler}\r\n\r\n");
+        let mut response = String::new();
+        let _ = big.read_to_string(&mut response);
+        (slow_closed_after, response)
+    })
+    .await
+    .unwrap();
+    assert!(
+        outcome.0 < Duration::from_secs(3),
+        "the slow client was cut off after {:?}",
+        outcome.0
+    );
+    assert!(outcome.1.is_empty() || outcome.1.starts_with("HTTP/1.1 431"), "{}", outcome.1);
+}
