@@ -326,3 +326,59 @@ fn the_readme_tour_works_as_written() {
     assert_eq!(audit.lines().count(), 1, "{audit}");
     assert!(server.stop().success());
 }
+
+/// The database stops under a running server: requests get UNAVAILABLE quickly, the server
+/// stays up, and it serves again by itself once the database is back.
+#[test]
+fn the_server_survives_its_database_going_away_and_coming_back() {
+    let cluster = recruit_adapters_pg::testkit::DedicatedCluster::start();
+    cluster.create_database("recruitd");
+    let url = cluster.url("recruitd");
+    let dir = tempfile::tempdir().unwrap();
+    let document = dir.path().join("world.json");
+    std::fs::write(&document, serde_json::to_string(&world()).unwrap()).unwrap();
+    cli(&url, &["import", document.to_str().unwrap()]);
+    let secret = token(&url, ORG_A, Role::Owner, "organization:read");
+
+    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let child = Command::new(BIN)
+        .args([
+            "--database-url",
+            &url,
+            "--db-wait-timeout",
+            "1s",
+            "serve",
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+        ])
+        .env("RUST_LOG", "error")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut server = Server { child, port };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "the server did not listen within 30 s");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(server.get("/v1/organization", &secret).0, 200);
+
+    cluster.stop();
+    for _ in 0..3 {
+        let started = Instant::now();
+        let (status, headers, json) = server.request("GET", "/v1/organization", Some(&secret));
+        assert_eq!((status, code(&json)), (503, "UNAVAILABLE"), "{json}");
+        assert!(headers.iter().any(|(k, _)| k == "retry-after"));
+        assert!(started.elapsed() < Duration::from_secs(8), "answered in {:?}", started.elapsed());
+    }
+    assert!(server.child.try_wait().unwrap().is_none(), "the server is still running");
+
+    cluster.start_again();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while server.get("/v1/organization", &secret).0 != 200 {
+        assert!(Instant::now() < deadline, "the server did not recover within 20 s");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(server.stop().success());
+}

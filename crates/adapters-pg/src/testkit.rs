@@ -246,3 +246,122 @@ fn start_cluster() -> String {
     }
     base
 }
+
+/// A cluster of its own that a test may stop and start again, for what happens to a running
+/// server when its database goes away. Stopped and removed when dropped, or by a watchdog if
+/// the test process ends without dropping it.
+#[derive(Debug)]
+pub struct DedicatedCluster {
+    dir: PathBuf,
+    data: PathBuf,
+    port: u16,
+    pg_ctl: PathBuf,
+}
+
+impl DedicatedCluster {
+    /// Initialises and starts a new cluster on a free port. Panics with instructions when the
+    /// PostgreSQL server binaries are not available.
+    #[expect(
+        clippy::zombie_processes,
+        reason = "the watchdog outlives the tests by design: it removes the cluster once they are gone"
+    )]
+    pub fn start() -> Self {
+        let (initdb, pg_ctl) = (binary("initdb"), binary("pg_ctl"));
+        let port = free_port();
+        let dir = std::env::temp_dir().join(format!("recruitd-pgd-{}-{port}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a temporary directory");
+        if is_root() {
+            let status = Command::new("chown").args(["-R", "postgres:postgres"]).arg(&dir).status();
+            assert!(
+                status.is_ok_and(|s| s.success()),
+                "cannot hand {} to the postgres user",
+                dir.display()
+            );
+        }
+        let data = dir.join("data");
+        let out = as_server_user(&initdb)
+            .arg("-D")
+            .arg(&data)
+            .args(["-U", "postgres", "--auth=trust", "-E", "UTF8", "--locale=C", "--no-sync"])
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run initdb: {e}. {HOW_TO_PROVIDE}"));
+        assert!(out.status.success(), "initdb failed: {}", String::from_utf8_lossy(&out.stderr));
+        let cluster = Self { dir, data, port, pg_ctl };
+        cluster.start_again();
+        let script = format!(
+            "while [ -d /proc/{parent} ]; do sleep 1; done; {pg_ctl} -D {data} -m immediate stop >/dev/null 2>&1; rm -rf {dir}",
+            parent = std::process::id(),
+            pg_ctl = cluster.pg_ctl.display(),
+            data = cluster.data.display(),
+            dir = cluster.dir.display(),
+        );
+        as_server_user(Path::new("/bin/sh"))
+            .args(["-c", &script])
+            .spawn()
+            .expect("the watchdog starts");
+        cluster
+    }
+
+    /// The URL of database `name` on this cluster.
+    pub fn url(&self, name: &str) -> String {
+        format!("postgres://postgres@127.0.0.1:{}/{name}", self.port)
+    }
+
+    /// Creates an empty database on this cluster.
+    pub fn create_database(&self, name: &str) {
+        let runtime =
+            tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
+        runtime.block_on(async {
+            let mut conn =
+                AsyncPgConnection::establish(&self.url("postgres")).await.expect("connects");
+            conn.batch_execute(&format!("CREATE DATABASE {name}"))
+                .await
+                .expect("the database is created");
+        });
+    }
+
+    /// Stops the server (fast shutdown: connections are cut) and waits until it is down.
+    pub fn stop(&self) {
+        let out = as_server_user(&self.pg_ctl)
+            .arg("-D")
+            .arg(&self.data)
+            .args(["-m", "fast", "-w", "stop"])
+            .output();
+        assert!(out.is_ok_and(|o| o.status.success()), "pg_ctl stop failed");
+    }
+
+    /// Starts the server again and waits until it accepts connections.
+    pub fn start_again(&self) {
+        let options = format!(
+            "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off",
+            self.port,
+            self.dir.display()
+        );
+        let log = self.dir.join("server.log");
+        let out = as_server_user(&self.pg_ctl)
+            .arg("-D")
+            .arg(&self.data)
+            .args(["-o", &options, "-l"])
+            .arg(&log)
+            .args(["-w", "start"])
+            .output()
+            .expect("pg_ctl runs");
+        assert!(
+            out.status.success(),
+            "pg_ctl start failed: {}\n{}",
+            String::from_utf8_lossy(&out.stderr),
+            std::fs::read_to_string(&log).unwrap_or_default()
+        );
+    }
+}
+
+impl Drop for DedicatedCluster {
+    fn drop(&mut self) {
+        let _ = as_server_user(&self.pg_ctl)
+            .arg("-D")
+            .arg(&self.data)
+            .args(["-m", "immediate", "stop"])
+            .output();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
