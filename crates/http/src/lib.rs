@@ -1,6 +1,6 @@
 //! The REST API of recruitd on plain hyper 1.x: no web framework.
 //!
-//! A request is parsed into a typed route ([`route`]), dispatched to `recruit-service`, and the
+//! A request is parsed into a typed route (`route`), dispatched to `recruit-service`, and the
 //! result rendered in one place (`render`): the JSON of a success or the error envelope with its
 //! status and headers. Around that, [`Api::handle`] adds what every request gets: a request id,
 //! a body size limit, a deadline, a panic barrier, and one log line. [`serve`] runs it on a
