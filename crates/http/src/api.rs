@@ -189,20 +189,25 @@ impl Api {
         // The operation runs as its own task: a panic in it becomes INTERNAL for this request
         // only, and the deadline bounds it.
         let service = Arc::clone(&self.service);
-        let task = tokio::spawn(async move {
-            let caller = service.authenticate(authorization.as_deref()).await?;
-            let org = caller.token.organization_id.to_string();
-            let response = match route {
-                Route::ListPrivacyAuditLogs(params) => {
-                    render::json(&service.list_privacy_audit_logs(&caller, &context, params).await?)
-                }
-                Route::GetJob(params) => render::json(&service.get_job(&caller, params).await?),
-                Route::GetOrganization(problems) => {
-                    render::json(&service.get_organization(&caller, problems).await?)
-                }
-            };
-            Ok::<_, ServiceError>((response, org))
-        });
+        // Everything logged while the operation runs carries the request id.
+        let span = tracing::info_span!("request", request.id = %request_id);
+        let task = tokio::spawn(tracing::Instrument::instrument(
+            async move {
+                let caller = service.authenticate(authorization.as_deref()).await?;
+                let org = caller.token.organization_id.to_string();
+                let response = match route {
+                    Route::ListPrivacyAuditLogs(params) => render::json(
+                        &service.list_privacy_audit_logs(&caller, &context, params).await?,
+                    ),
+                    Route::GetJob(params) => render::json(&service.get_job(&caller, params).await?),
+                    Route::GetOrganization(problems) => {
+                        render::json(&service.get_organization(&caller, problems).await?)
+                    }
+                };
+                Ok::<_, ServiceError>((response, org))
+            },
+            span,
+        ));
         let abort = task.abort_handle();
         match tokio::time::timeout(self.config.request_deadline, task).await {
             Ok(Ok(Ok((response, org)))) => {

@@ -134,3 +134,30 @@ async fn slow_and_oversized_request_heads_are_cut_off() {
     );
     assert!(outcome.1.is_empty() || outcome.1.starts_with("HTTP/1.1 431"), "{}", outcome.1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http2_clients_are_served_on_the_same_port() {
+    use http_body_util::{BodyExt, Empty};
+    use hyper_util::rt::{TokioExecutor, TokioIo};
+    let server = start(|_| {}).await;
+    let stream = tokio::net::TcpStream::connect(("127.0.0.1", server.port)).await.unwrap();
+    let (mut sender, connection) =
+        hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(stream))
+            .await
+            .unwrap();
+    tokio::spawn(connection);
+    for _ in 0..3 {
+        let request =
+            hyper::Request::get(format!("http://127.0.0.1:{}/v1/organization", server.port))
+                .header("authorization", format!("Bearer {}", server.secret))
+                .body(Empty::<bytes::Bytes>::new())
+                .unwrap();
+        let response = sender.send_request(request).await.unwrap();
+        assert_eq!(
+            (response.version(), response.status()),
+            (hyper::Version::HTTP_2, hyper::StatusCode::OK)
+        );
+        let body = response.into_body().collect().await.unwrap().to_bytes();
+        assert!(serde_json::from_slice::<serde_json::Value>(&body).unwrap()["id"].is_string());
+    }
+}
