@@ -177,15 +177,11 @@ fn free_port() -> u16 {
         .expect("a free port")
 }
 
-/// Starts this process's own cluster and returns its base URL.
-#[expect(
-    clippy::zombie_processes,
-    reason = "the watchdog outlives the tests by design: it stops the server once they are gone"
-)]
-fn start_cluster() -> String {
-    let (initdb, postgres) = (binary("initdb"), binary("postgres"));
-    let dir =
-        std::env::temp_dir().join(format!("recruitd-pg-{}-{}", std::process::id(), free_port()));
+/// A new cluster's directory (owned by the server's user) with an initialised data directory
+/// in it: `(dir, dir/data)`.
+fn init_cluster(prefix: &str) -> (PathBuf, PathBuf) {
+    let initdb = binary("initdb");
+    let dir = std::env::temp_dir().join(format!("{prefix}-{}-{}", std::process::id(), free_port()));
     std::fs::create_dir_all(&dir).expect("a temporary directory");
     if is_root() {
         let status = Command::new("chown").args(["-R", "postgres:postgres"]).arg(&dir).status();
@@ -207,6 +203,17 @@ fn start_cluster() -> String {
         "initdb failed: {}\n{HOW_TO_PROVIDE}",
         String::from_utf8_lossy(&out.stderr)
     );
+    (dir, data)
+}
+
+/// Starts this process's own cluster and returns its base URL.
+#[expect(
+    clippy::zombie_processes,
+    reason = "the watchdog outlives the tests by design: it stops the server once they are gone"
+)]
+fn start_cluster() -> String {
+    let postgres = binary("postgres");
+    let (dir, data) = init_cluster("recruitd-pg");
 
     let port = free_port();
     let durable = std::env::var("RECRUITD_PG_DURABLE").is_ok_and(|v| v == "1");
@@ -266,26 +273,9 @@ impl DedicatedCluster {
         reason = "the watchdog outlives the tests by design: it removes the cluster once they are gone"
     )]
     pub fn start() -> Self {
-        let (initdb, pg_ctl) = (binary("initdb"), binary("pg_ctl"));
+        let pg_ctl = binary("pg_ctl");
         let port = free_port();
-        let dir = std::env::temp_dir().join(format!("recruitd-pgd-{}-{port}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("a temporary directory");
-        if is_root() {
-            let status = Command::new("chown").args(["-R", "postgres:postgres"]).arg(&dir).status();
-            assert!(
-                status.is_ok_and(|s| s.success()),
-                "cannot hand {} to the postgres user",
-                dir.display()
-            );
-        }
-        let data = dir.join("data");
-        let out = as_server_user(&initdb)
-            .arg("-D")
-            .arg(&data)
-            .args(["-U", "postgres", "--auth=trust", "-E", "UTF8", "--locale=C", "--no-sync"])
-            .output()
-            .unwrap_or_else(|e| panic!("cannot run initdb: {e}. {HOW_TO_PROVIDE}"));
-        assert!(out.status.success(), "initdb failed: {}", String::from_utf8_lossy(&out.stderr));
+        let (dir, data) = init_cluster("recruitd-pgd");
         let cluster = Self { dir, data, port, pg_ctl };
         cluster.start_again();
         let script = format!(

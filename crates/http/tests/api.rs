@@ -8,16 +8,17 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Empty, Full, StreamBody};
 use hyper::body::Frame;
 use hyper::{Request, Response, StatusCode};
-use recruit_adapters_sqlite::{SqliteConfig, SqliteStore};
+use recruit_adapters_sqlite::SqliteStore;
 use recruit_domain::model::Role;
 use recruit_domain::{OrganizationId, Scope, Uuid};
 use recruit_http::{Api, Body, HttpConfig};
 use recruit_ports::faulty::{Fault, Faulty};
-use recruit_ports::testkit::{ORG_A, ORG_B, job_id, user_id, world};
-use recruit_ports::{AuditListQuery, Import, Ledgers};
-use recruit_service::cursor::CursorKey;
-use recruit_service::{Service, ServiceConfig};
+use recruit_ports::testkit::{ORG_A, ORG_B, job_id, user_id};
+use recruit_ports::{AuditListQuery, Ledgers};
+use recruit_service::Service;
 use serde_json::Value;
+
+mod common;
 
 struct Fixture {
     api: Api,
@@ -27,16 +28,7 @@ struct Fixture {
 }
 
 async fn fixture() -> Fixture {
-    let dir = tempfile::tempdir().unwrap();
-    let sqlite = SqliteStore::open(&SqliteConfig::new(dir.path().join("db"))).await.unwrap();
-    sqlite.migrate().await.unwrap();
-    sqlite.import(&world()).await.unwrap();
-    let store = Arc::new(Faulty::new(sqlite));
-    let config = ServiceConfig {
-        app_base_url: "https://app.example.com".into(),
-        cursor_key: CursorKey::new(&[1; 32]).unwrap(),
-    };
-    let service = Arc::new(Service::new(store.clone(), config));
+    let common::World { service, store, dir } = common::world_service().await;
     let mut http = HttpConfig::new("http://127.0.0.1:8080");
     http.request_deadline = Duration::from_millis(500);
     http.max_body_bytes = 1024;

@@ -6,15 +6,12 @@ use std::net::TcpStream;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use recruit_adapters_sqlite::{SqliteConfig, SqliteStore};
+use recruit_adapters_sqlite::SqliteStore;
 use recruit_domain::model::Role;
 use recruit_domain::{OrganizationId, Scope, Uuid};
 use recruit_http::{Api, HttpConfig};
-use recruit_ports::Import;
 use recruit_ports::faulty::{Fault, Faulty};
-use recruit_ports::testkit::{ORG_A, user_id, world};
-use recruit_service::cursor::CursorKey;
-use recruit_service::{Service, ServiceConfig};
+use recruit_ports::testkit::{ORG_A, user_id};
 
 struct Running {
     port: u16,
@@ -25,17 +22,10 @@ struct Running {
     _dir: tempfile::TempDir,
 }
 
+mod common;
+
 async fn start(configure: impl FnOnce(&mut HttpConfig)) -> Running {
-    let dir = tempfile::tempdir().unwrap();
-    let sqlite = SqliteStore::open(&SqliteConfig::new(dir.path().join("db"))).await.unwrap();
-    sqlite.migrate().await.unwrap();
-    sqlite.import(&world()).await.unwrap();
-    let store = Arc::new(Faulty::new(sqlite));
-    let config = ServiceConfig {
-        app_base_url: "https://app.example.com".into(),
-        cursor_key: CursorKey::new(&[1; 32]).unwrap(),
-    };
-    let service = Arc::new(Service::new(store.clone(), config));
+    let common::World { service, store, dir } = common::world_service().await;
     let org = OrganizationId::from_uuid(Uuid::from_u128(ORG_A));
     let (_, secret) = service
         .create_token(org, user_id(ORG_A, Role::Owner), "t".into(), Scope::ALL.to_vec(), None)
