@@ -13,7 +13,7 @@ use recruit_domain::ErrorCode;
 use recruit_service::{RequestContext, Service, ServiceError, Via};
 
 use crate::render::{self, Body};
-use crate::route::{Route, Routing, route};
+use crate::route::{Public, Route, Routing, route};
 
 /// The HTTP layer's settings.
 #[derive(Clone, Debug)]
@@ -89,6 +89,7 @@ impl Api {
         let routing = route(&method, request.uri().path(), request.uri().query());
         let template = match &routing {
             Routing::Api(r) => r.template(),
+            Routing::Public(_, t) => t,
             Routing::MethodNotAllowed(t) => t,
             Routing::NotFound => "unknown",
         };
@@ -158,6 +159,14 @@ impl Api {
         }
         let route = match routing {
             Routing::Api(route) => route,
+            Routing::Public(Public::ErrorDocs, _) => return Ok(render::html(render::error_docs())),
+            Routing::Public(Public::Health, _) => {
+                return Ok(render::json(&serde_json::json!({"status": "ok"})));
+            }
+            Routing::Public(Public::Ready, _) => {
+                self.service.ready().await?;
+                return Ok(render::json(&serde_json::json!({"status": "ready"})));
+            }
             Routing::NotFound => {
                 return Err(ServiceError::new(
                     ErrorCode::NotFound,

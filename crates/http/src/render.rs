@@ -70,3 +70,35 @@ pub(crate) fn error(e: &ServiceError, docs_base: &str) -> Response<Body> {
     }
     response
 }
+
+/// A 200 response with an HTML page.
+pub(crate) fn html(page: String) -> Response<Body> {
+    let mut response = Response::new(Full::new(Bytes::from(page)));
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
+    response
+}
+
+/// The reference of the error codes: each with its meaning, HTTP status and recovery, under an
+/// anchor named after the code, which `docs_url` points at.
+pub(crate) fn error_docs() -> String {
+    let mut rows = String::new();
+    for name in ErrorCode::KNOWN {
+        let code = ErrorCode::from(*name);
+        rows.push_str(&format!(
+            "<section id=\"{name}\"><h2><a href=\"#{name}\">{name}</a></h2>\n<p><strong>HTTP {status}.</strong> {meaning}</p>\n<p>What to do: {recovery}</p></section>\n",
+            status = code.http_status(),
+            meaning = escape(code.meaning()),
+            recovery = escape(code.recovery()),
+        ));
+    }
+    format!(
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>recruitd: error codes</title></head>\n<body><h1>Error codes</h1>\n<p>Every failure of the REST API and of the tool interface is reported as <code>{{\"error\": {{\"code\", \"message\", \"docs_url\", \"details\"}}}}</code>. Branch on <code>code</code>, never on the message.</p>\n{rows}</body></html>\n"
+    )
+}
+
+/// Escapes text for HTML.
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('`', "")
+}

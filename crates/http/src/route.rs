@@ -30,11 +30,24 @@ impl Route {
     }
 }
 
+/// Pages and probes served without authentication.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Public {
+    /// `GET /docs/errors`: the reference of the error codes.
+    ErrorDocs,
+    /// `GET /healthz`: the process is up.
+    Health,
+    /// `GET /readyz`: the database answers and its schema is current.
+    Ready,
+}
+
 /// What a method and path lead to.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Routing {
     /// An operation of the API.
     Api(Route),
+    /// A page or probe without authentication.
+    Public(Public, &'static str),
     /// A known path with a method it does not serve; `GET` is the one it does.
     MethodNotAllowed(&'static str),
     /// No such path.
@@ -46,6 +59,19 @@ type Build = fn(Query, Option<&str>) -> Route;
 
 /// Routes a request.
 pub(crate) fn route(method: &Method, path: &str, query: Option<&str>) -> Routing {
+    let public = match path {
+        "/docs/errors" => Some((Public::ErrorDocs, "/docs/errors")),
+        "/healthz" => Some((Public::Health, "/healthz")),
+        "/readyz" => Some((Public::Ready, "/readyz")),
+        _ => None,
+    };
+    if let Some((page, template)) = public {
+        return if method == Method::GET {
+            Routing::Public(page, template)
+        } else {
+            Routing::MethodNotAllowed(template)
+        };
+    }
     let segments: Vec<&str> = path.strip_prefix('/').unwrap_or(path).split('/').collect();
     let (template, build): (&'static str, Build) = match segments.as_slice() {
         ["v1", "audit-logs", "privacy"] => ("/v1/audit-logs/privacy", list),

@@ -288,3 +288,43 @@ async fn reads_of_the_ledger_are_recorded_with_the_request() {
     assert_eq!((entries[0].request_id.as_str(), entries[0].entries_returned), ("trace-7", 3));
     assert_eq!(entries[0].client_ip.as_deref(), Some("127.0.0.1"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn probes_and_the_error_reference_need_no_token() {
+    let f = fixture().await;
+    let (status, _, json) = f.get("/healthz", None).await;
+    assert_eq!((status, json["status"].as_str()), (StatusCode::OK, Some("ok")));
+    let (status, _, json) = f.get("/readyz", None).await;
+    assert_eq!((status, json["status"].as_str()), (StatusCode::OK, Some("ready")));
+    f.store.set(Fault::Unavailable);
+    let (status, response, json) = f.get("/readyz", None).await;
+    assert_eq!(error_code(status, &response, &json), "UNAVAILABLE");
+    let (status, _, json) = f.get("/healthz", None).await;
+    assert_eq!(
+        (status, json["status"].as_str()),
+        (StatusCode::OK, Some("ok")),
+        "the process is up all the same"
+    );
+    f.store.set(Fault::None);
+
+    let response =
+        f.api.handle(Request::get("/docs/errors").body(Empty::<Bytes>::new()).unwrap(), None).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(header(&response, "content-type"), Some("text/html; charset=utf-8"));
+    let page = String::from_utf8(response.into_body().collect().await.unwrap().to_bytes().to_vec())
+        .unwrap();
+    for code in recruit_domain::ErrorCode::KNOWN {
+        let status = recruit_domain::ErrorCode::from(*code).http_status();
+        assert!(page.contains(&format!("<section id=\"{code}\">")), "{code} has an anchor");
+        assert!(page.contains(&format!("HTTP {status}.")), "{code} shows its status");
+    }
+    // The link of an actual error leads to its section.
+    let (_, _, json) = f.get("/v1/organization", None).await;
+    let fragment =
+        json["error"]["docs_url"].as_str().unwrap().split_once('#').unwrap().1.to_owned();
+    assert!(page.contains(&format!("id=\"{fragment}\"")));
+
+    let (status, response, json) =
+        f.send(Request::post("/healthz").body(Empty::<Bytes>::new()).unwrap()).await;
+    assert_eq!(error_code(status, &response, &json), "NOT_IMPLEMENTED");
+}

@@ -131,6 +131,16 @@ impl Service {
         Self { store, config, touched: Mutex::new(HashMap::new()) }
     }
 
+    /// Whether the service can serve: its database answers and its schema is up to date.
+    pub async fn ready(&self) -> Result<(), ServiceError> {
+        self.store.ping().await.map_err(|e| match e {
+            StoreError::Unavailable(_) | StoreError::Timeout => {
+                ServiceError::from(StoreError::Unavailable(e.to_string()))
+            }
+            other => other.into(),
+        })
+    }
+
     /// The store, for operations outside the API (import, token administration).
     pub fn store(&self) -> &Arc<dyn Store> {
         &self.store
