@@ -104,6 +104,12 @@ struct ServeArgs {
     /// How long in-flight requests may finish after SIGTERM or SIGINT.
     #[arg(long, env = "RECRUITD_SHUTDOWN_GRACE", default_value = "10s", value_parser = humantime::parse_duration)]
     shutdown_grace: Duration,
+    /// On an empty database, load deterministic demo data (two organizations, users of every
+    /// role, jobs, candidates, 40 000 privacy ledger entries over the last year), create an
+    /// owner and a member token, and print them with ready-to-paste curl commands. On a
+    /// database that holds data, change nothing.
+    #[arg(long, env = "RECRUITD_DEMO")]
+    demo: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -262,6 +268,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
 }
 
 async fn serve(store: Arc<dyn Store>, args: ServeArgs) -> Result<(), Failure> {
+    let shutdown = shutdown_signal()?;
     let key = cursor_key(store.as_ref(), args.cursor_secret.as_deref()).await?;
     let service = Arc::new(Service::new(
         store,
@@ -272,36 +279,127 @@ async fn serve(store: Arc<dyn Store>, args: ServeArgs) -> Result<(), Failure> {
         .map_err(|e| Failure(format!("cannot listen on {}: {e}", args.listen)))?;
     let address = listener.local_addr()?;
     let public = args.public_base_url.unwrap_or_else(|| format!("http://{address}"));
+    if args.demo {
+        demo(&service, &public).await?;
+    }
     let mut http = HttpConfig::new(public);
     http.request_deadline = args.request_deadline;
     http.shutdown_grace = args.shutdown_grace;
     let api = Arc::new(Api::new(service, http));
     tracing::info!(listen = %address, "recruitd is serving");
-    recruit_http::serve(listener, api, shutdown_signal()).await?;
+    recruit_http::serve(listener, api, shutdown).await?;
     tracing::info!("recruitd stopped");
     Ok(())
 }
 
-/// Completes on SIGINT (Ctrl-C) or SIGTERM.
-async fn shutdown_signal() {
-    let interrupt = tokio::signal::ctrl_c();
-    #[cfg(unix)]
-    {
-        let mut term =
-            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                Ok(s) => s,
-                Err(_) => {
-                    let _ = interrupt.await;
-                    return;
-                }
-            };
-        tokio::select! {
-            _ = interrupt => {}
-            _ = term.recv() => {}
+/// Loads the demo into an empty database and prints how to use it; on a database that holds
+/// data, says so and changes nothing.
+async fn demo(service: &Service, public: &str) -> Result<(), Failure> {
+    use recruit_service::demo::{self, DemoConfig};
+    let store = service.store();
+    if !store.is_empty().await? {
+        print("Demo mode: the database already holds data, so nothing was loaded or changed.");
+        print(
+            "Create a token for one of its users with `recruitd token create --user usr_… --scopes …`.",
+        );
+        return Ok(());
+    }
+    let started = std::time::Instant::now();
+    let config = DemoConfig::quick_start(Timestamp::now());
+    let directory = demo::directory(&config);
+    store.import(&directory).await.map_err(|e| Failure(format!("loading the demo failed: {e}")))?;
+    let bar = indicatif::ProgressBar::new(config.ledger_entries as u64).with_style(
+        indicatif::ProgressStyle::with_template(
+            "Loading the demo ledger {bar:40} {pos}/{len} entries",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    let mut batch = recruit_ports::ImportDocument::default();
+    for entry in demo::ledger(&config) {
+        batch.privacy_audit_logs.push(entry);
+        if batch.privacy_audit_logs.len() == 5_000 {
+            store
+                .import(&batch)
+                .await
+                .map_err(|e| Failure(format!("loading the demo failed: {e}")))?;
+            bar.inc(5_000);
+            batch.privacy_audit_logs.clear();
         }
     }
-    #[cfg(not(unix))]
-    let _ = interrupt.await;
+    if !batch.privacy_audit_logs.is_empty() {
+        store.import(&batch).await.map_err(|e| Failure(format!("loading the demo failed: {e}")))?;
+        bar.inc(batch.privacy_audit_logs.len() as u64);
+    }
+    bar.finish_and_clear();
+    let org = &directory.organizations[0];
+    let user =
+        |role| directory.users.iter().find(|u| u.organization_id == org.id && u.role == role);
+    let (Some(owner), Some(member)) =
+        (user(recruit_domain::model::Role::Owner), user(recruit_domain::model::Role::Member))
+    else {
+        return Err(Failure("the demo has no owner or member".into()));
+    };
+    let (_, owner_token) = service
+        .create_token(org.id, owner.id, "demo owner".into(), Scope::ALL.to_vec(), None)
+        .await?;
+    let (_, member_token) = service
+        .create_token(org.id, member.id, "demo member".into(), Scope::ALL.to_vec(), None)
+        .await?;
+    let job =
+        directory.jobs.iter().find(|j| j.organization_id == org.id && j.confidential).map(|j| j.id);
+    // The last 30 days, a window the ledger list accepts.
+    let to = Timestamp::now();
+    let from = Timestamp::from_unix_micros(to.unix_micros() - 30 * 86_400_000_000).unwrap_or(to);
+    print(&format!(
+        "\nDemo loaded in {:.1} s: {} ({}) and one more organization, {} users, {} jobs, {} privacy ledger entries.\n",
+        started.elapsed().as_secs_f64(),
+        org.name,
+        org.id,
+        directory.users.len(),
+        directory.jobs.len(),
+        config.ledger_entries
+    ));
+    print(&format!("Listening on {public}\n"));
+    print(&format!("Owner token (every scope; {}):\n  {owner_token}", owner.name));
+    print(&format!(
+        "Member token (every scope, but not an owner; {}):\n  {member_token}\n",
+        member.name
+    ));
+    print("Try:");
+    print(&format!("  curl -H 'Authorization: Bearer {owner_token}' {public}/v1/organization"));
+    if let Some(job) = job {
+        print(&format!("  curl -H 'Authorization: Bearer {owner_token}' {public}/v1/jobs/{job}"));
+    }
+    print(&format!(
+        "  curl -H 'Authorization: Bearer {owner_token}' '{public}/v1/audit-logs/privacy?timestamp_gte={from}&timestamp_lt={to}&limit=5'"
+    ));
+    print(
+        "\nThe member token gets PERMISSION_DENIED on the ledger and on the confidential job above.",
+    );
+    Ok(())
+}
+
+/// A future that completes on SIGINT (Ctrl-C) or SIGTERM. The handlers are installed now, not
+/// when the future is first polled, so a signal that arrives while the server is still starting
+/// is not lost (nor fatal).
+#[cfg(unix)]
+fn shutdown_signal() -> std::io::Result<impl std::future::Future<Output = ()>> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut interrupt = signal(SignalKind::interrupt())?;
+    let mut terminate = signal(SignalKind::terminate())?;
+    Ok(async move {
+        tokio::select! {
+            _ = interrupt.recv() => {}
+            _ = terminate.recv() => {}
+        }
+    })
+}
+
+#[cfg(not(unix))]
+fn shutdown_signal() -> std::io::Result<impl std::future::Future<Output = ()>> {
+    Ok(async {
+        let _ = tokio::signal::ctrl_c().await;
+    })
 }
 
 async fn import(store: &dyn Store, files: &[PathBuf]) -> Result<(), Failure> {

@@ -382,3 +382,80 @@ fn the_server_survives_its_database_going_away_and_coming_back() {
     }
     assert!(server.stop().success());
 }
+
+/// `serve --demo` on an empty database loads the demo and prints tokens and curl commands that
+/// work as printed; on a database with data it changes nothing.
+#[test]
+fn demo_mode_prints_what_works() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("recruitd.db").display());
+    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut child = Command::new(BIN)
+        .args(["--database-url", &url, "serve", "--demo", "--listen", &format!("127.0.0.1:{port}")])
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // The summary is printed before the server starts accepting.
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut printed = String::new();
+    while !printed.contains("PERMISSION_DENIED") {
+        let mut line = String::new();
+        assert!(
+            std::io::BufRead::read_line(&mut stdout, &mut line).unwrap() > 0,
+            "the demo summary ended early: {printed}"
+        );
+        printed.push_str(&line);
+    }
+    let server = Server { child, port };
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(printed.contains("40000 privacy ledger entries"), "{printed}");
+    let token_after = |label: &str| {
+        let at = printed.find(label).unwrap();
+        printed[at..].lines().nth(1).unwrap().trim().to_owned()
+    };
+    let (owner, member) = (token_after("Owner token"), token_after("Member token"));
+    let paths: Vec<String> = printed
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("curl -H 'Authorization: Bearer "))
+        .map(|rest| {
+            let url = rest.split_whitespace().nth(1).unwrap().trim_matches('\'');
+            url.split_once(&format!("127.0.0.1:{port}")).unwrap().1.to_owned()
+        })
+        .collect();
+    assert_eq!(paths.len(), 3, "{printed}");
+    for path in &paths {
+        let (status, json) = server.get(path, &owner);
+        assert_eq!(status, 200, "{path}: {json}");
+    }
+    let ledger = paths.iter().find(|p| p.contains("audit-logs")).unwrap();
+    assert_eq!(server.get(ledger, &owner).1["data"].as_array().unwrap().len(), 5);
+    let (status, json) = server.get(ledger, &member);
+    assert_eq!((status, code(&json)), (403, "PERMISSION_DENIED"));
+    let job = paths.iter().find(|p| p.contains("/v1/jobs/")).unwrap();
+    let (status, json) = server.get(job, &member);
+    assert_eq!((status, code(&json)), (403, "PERMISSION_DENIED"));
+    assert!(server.stop().success());
+
+    // Again, on the same database: nothing changes.
+    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut again = Command::new(BIN)
+        .args(["--database-url", &url, "serve", "--demo", "--listen", &format!("127.0.0.1:{port}")])
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(again.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    assert!(line.contains("already holds data"), "{line}");
+    let server = Server { child: again, port };
+    assert!(server.stop().success());
+}
