@@ -34,8 +34,8 @@ use recruit_domain::{
 use recruit_ports::{
     ApiToken, AuditEntry, AuditListQuery, Credential, Directory, ExistingIds, Import,
     ImportDocument, ImportError, ImportSummary, JobRecord, LedgerEntry, LedgerPage, Ledgers,
-    Maintenance, NewApiToken, OrganizationRecord, PrivacyLogQuery, ReadRecord, SecretHash,
-    StoreError, Tokens, ToolAuditEntry,
+    Maintenance, NewApiToken, OrganizationRecord, PoolStatus, PrivacyLogQuery, ReadRecord,
+    SecretHash, StoreError, Tokens, ToolAuditEntry,
 };
 
 use crate::rows::*;
@@ -85,19 +85,6 @@ impl std::fmt::Debug for SqliteStore {
             .field("max", &status.max_size)
             .finish()
     }
-}
-
-/// Numbers about the connection pool, for metrics.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PoolStatus {
-    /// The most connections the pool opens.
-    pub max_size: usize,
-    /// Connections open now.
-    pub size: usize,
-    /// Open connections not in use.
-    pub available: usize,
-    /// Callers waiting for a connection.
-    pub waiting: usize,
 }
 
 impl SqliteStore {

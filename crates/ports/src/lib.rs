@@ -30,7 +30,7 @@ pub use import::{
 };
 pub use records::{
     ApiToken, AuditEntry, AuditListQuery, Credential, Interface, JobRecord, LedgerEntry,
-    LedgerPage, LedgerPosition, NewApiToken, OrganizationRecord, PrivacyLogQuery, ReadRecord,
-    SecretHash, ToolAuditEntry,
+    LedgerPage, LedgerPosition, NewApiToken, OrganizationRecord, PoolStatus, PrivacyLogQuery,
+    ReadRecord, SecretHash, ToolAuditEntry,
 };
 pub use traits::{Directory, Import, Ledgers, Maintenance, Store, Tokens};

@@ -340,3 +340,16 @@ pub struct AuditListQuery {
     /// At most this many entries.
     pub limit: u32,
 }
+
+/// Numbers about a store's connection pool, for metrics.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PoolStatus {
+    /// The most connections the pool opens.
+    pub max_size: usize,
+    /// Connections open now.
+    pub size: usize,
+    /// Open connections not in use.
+    pub available: usize,
+    /// Callers waiting for a connection.
+    pub waiting: usize,
+}
