@@ -210,8 +210,14 @@ fn print(line: &str) {
     let _ = writeln!(std::io::stdout(), "{line}");
 }
 
+/// A store, and where its pool's numbers come from for the metrics.
+struct Opened {
+    store: Arc<dyn Store>,
+    pool_status: Box<dyn Fn() -> recruit_ports::PoolStatus + Send + Sync>,
+}
+
 /// Opens the store the URL names and applies its pending migrations.
-async fn open_store(cli: &Cli) -> Result<Arc<dyn Store>, Failure> {
+async fn open_store(cli: &Cli) -> Result<Opened, Failure> {
     let url = cli.database_url.as_str();
     if url.starts_with("postgres://") || url.starts_with("postgresql://") {
         let mut config = PgConfig::new(url);
@@ -224,7 +230,8 @@ async fn open_store(cli: &Cli) -> Result<Arc<dyn Store>, Failure> {
             .await
             .map_err(|e| Failure(format!("cannot migrate the database: {e}")))?;
         tracing::info!(migrations.applied = applied, backend = "postgres", "database ready");
-        Ok(Arc::new(store))
+        let pool = store.clone();
+        Ok(Opened { store: Arc::new(store), pool_status: Box::new(move || pool.pool_status()) })
     } else {
         let path = url.strip_prefix("sqlite://").unwrap_or(url);
         let mut config = SqliteConfig::new(path);
@@ -238,7 +245,8 @@ async fn open_store(cli: &Cli) -> Result<Arc<dyn Store>, Failure> {
             .await
             .map_err(|e| Failure(format!("cannot migrate the database: {e}")))?;
         tracing::info!(migrations.applied = applied, backend = "sqlite", path, "database ready");
-        Ok(Arc::new(store))
+        let pool = store.clone();
+        Ok(Opened { store: Arc::new(store), pool_status: Box::new(move || pool.pool_status()) })
     }
 }
 
@@ -256,9 +264,9 @@ async fn cursor_key(store: &dyn Store, configured: Option<&str>) -> Result<Curso
 }
 
 async fn run(cli: Cli) -> Result<(), Failure> {
-    let store = open_store(&cli).await?;
+    let Opened { store, pool_status } = open_store(&cli).await?;
     match cli.command {
-        Command::Serve(args) => serve(store, args).await,
+        Command::Serve(args) => serve(store, pool_status, args).await,
         Command::Import { files } => import(store.as_ref(), &files).await,
         Command::Token(command) => token(store, command).await,
         Command::Audit(AuditCommand::List { ledger, org, limit, json }) => {
@@ -267,7 +275,11 @@ async fn run(cli: Cli) -> Result<(), Failure> {
     }
 }
 
-async fn serve(store: Arc<dyn Store>, args: ServeArgs) -> Result<(), Failure> {
+async fn serve(
+    store: Arc<dyn Store>,
+    pool_status: Box<dyn Fn() -> recruit_ports::PoolStatus + Send + Sync>,
+    args: ServeArgs,
+) -> Result<(), Failure> {
     let shutdown = shutdown_signal()?;
     let key = cursor_key(store.as_ref(), args.cursor_secret.as_deref()).await?;
     let service = Arc::new(Service::new(
@@ -285,7 +297,7 @@ async fn serve(store: Arc<dyn Store>, args: ServeArgs) -> Result<(), Failure> {
     let mut http = HttpConfig::new(public);
     http.request_deadline = args.request_deadline;
     http.shutdown_grace = args.shutdown_grace;
-    let api = Arc::new(Api::new(service, http));
+    let api = Arc::new(Api::new(service, http).with_pool_status(pool_status));
     tracing::info!(listen = %address, "recruitd is serving");
     recruit_http::serve(listener, api, shutdown).await?;
     tracing::info!("recruitd stopped");

@@ -12,6 +12,7 @@ use hyper::{Request, Response};
 use recruit_domain::ErrorCode;
 use recruit_service::{RequestContext, Service, ServiceError, Via};
 
+use crate::metrics::Metrics;
 use crate::render::{self, Body};
 use crate::route::{Public, Route, Routing, route};
 
@@ -51,6 +52,7 @@ impl HttpConfig {
 pub struct Api {
     service: Arc<Service>,
     config: HttpConfig,
+    metrics: Metrics,
 }
 
 /// A request id a client may choose: 1 to 128 characters of letters, digits, `-`, `_`, `.`.
@@ -64,7 +66,17 @@ fn sane_request_id(value: &HeaderValue) -> Option<String> {
 impl Api {
     /// The API over `service`.
     pub fn new(service: Arc<Service>, config: HttpConfig) -> Self {
-        Self { service, config }
+        Self { service, config, metrics: Metrics::new() }
+    }
+
+    /// Reports the database pool's numbers in the metrics, read from `status` at every scrape.
+    #[must_use]
+    pub fn with_pool_status(
+        mut self,
+        status: impl Fn() -> recruit_ports::PoolStatus + Send + Sync + 'static,
+    ) -> Self {
+        self.metrics.set_pool_status(Box::new(status));
+        self
     }
 
     /// The settings.
@@ -118,6 +130,11 @@ impl Api {
         if let Ok(value) = HeaderValue::from_str(&request_id) {
             response.headers_mut().insert("x-request-id", value);
         }
+        let status = response.status().as_u16();
+        self.metrics.observe(template, status, started.elapsed().as_secs_f64());
+        if status == 200 && template == "/v1/audit-logs/privacy" {
+            self.metrics.ledger_written("api");
+        }
         tracing::info!(
             http.method = %method,
             http.route = template,
@@ -160,6 +177,16 @@ impl Api {
         let route = match routing {
             Routing::Api(route) => route,
             Routing::Public(Public::ErrorDocs, _) => return Ok(render::html(render::error_docs())),
+            Routing::Public(Public::Metrics, _) => {
+                let mut response = render::text(self.metrics.encode());
+                response.headers_mut().insert(
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static(
+                        "application/openmetrics-text; version=1.0.0; charset=utf-8",
+                    ),
+                );
+                return Ok(response);
+            }
             Routing::Public(Public::Health, _) => {
                 return Ok(render::json(&serde_json::json!({"status": "ok"})));
             }

@@ -71,6 +71,15 @@ pub(crate) fn error(e: &ServiceError, docs_base: &str) -> Response<Body> {
     response
 }
 
+/// A 200 response with plain text.
+pub(crate) fn text(body: String) -> Response<Body> {
+    let mut response = Response::new(Full::new(Bytes::from(body)));
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
+    response
+}
+
 /// A 200 response with an HTML page.
 pub(crate) fn html(page: String) -> Response<Body> {
     let mut response = Response::new(Full::new(Bytes::from(page)));

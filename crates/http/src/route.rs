@@ -39,6 +39,8 @@ pub(crate) enum Public {
     Health,
     /// `GET /readyz`: the database answers and its schema is current.
     Ready,
+    /// `GET /metrics`: Prometheus metrics.
+    Metrics,
 }
 
 /// What a method and path lead to.
@@ -63,6 +65,7 @@ pub(crate) fn route(method: &Method, path: &str, query: Option<&str>) -> Routing
         "/docs/errors" => Some((Public::ErrorDocs, "/docs/errors")),
         "/healthz" => Some((Public::Health, "/healthz")),
         "/readyz" => Some((Public::Ready, "/readyz")),
+        "/metrics" => Some((Public::Metrics, "/metrics")),
         _ => None,
     };
     if let Some((page, template)) = public {

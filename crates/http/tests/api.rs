@@ -328,3 +328,47 @@ async fn probes_and_the_error_reference_need_no_token() {
         f.send(Request::post("/healthz").body(Empty::<Bytes>::new()).unwrap()).await;
     assert_eq!(error_code(status, &response, &json), "NOT_IMPLEMENTED");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_count_requests_by_route_and_status_and_show_the_pool() {
+    let f = fixture().await;
+    let sqlite = f.store.clone();
+    let api = Api::new(f.service.clone(), HttpConfig::new("http://127.0.0.1:8080"))
+        .with_pool_status(move || sqlite.inner().pool_status());
+    let owner = f.token(ORG_A, Role::Owner, &Scope::ALL).await;
+    let get = |uri: &str, token: Option<&str>| {
+        let mut request = Request::get(uri);
+        if let Some(t) = token {
+            request = request.header("authorization", format!("Bearer {t}"));
+        }
+        request.body(Empty::<Bytes>::new()).unwrap()
+    };
+    for _ in 0..3 {
+        api.handle(get("/v1/organization", Some(&owner)), None).await;
+    }
+    api.handle(get("/v1/organization", None), None).await;
+    api.handle(get(&format!("{LIST}&limit=2"), Some(&owner)), None).await;
+    let response = api.handle(get("/metrics", None), None).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    assert!(header(&response, "content-type").unwrap().starts_with("application/openmetrics-text"));
+    let text = String::from_utf8(response.into_body().collect().await.unwrap().to_bytes().to_vec())
+        .unwrap();
+    let has = |line: &str| text.lines().any(|l| l == line);
+    assert!(
+        has(r#"recruitd_http_requests_total{route="/v1/organization",status="200"} 3"#),
+        "{text}"
+    );
+    assert!(
+        has(r#"recruitd_http_requests_total{route="/v1/organization",status="401"} 1"#),
+        "{text}"
+    );
+    assert!(
+        has(
+            r#"recruitd_http_request_duration_seconds_count{route="/v1/audit-logs/privacy",status="200"} 1"#
+        ),
+        "{text}"
+    );
+    assert!(has(r#"recruitd_audit_ledger_records_total{ledger="api"} 1"#), "{text}");
+    assert!(has("recruitd_db_pool_max_connections 4"), "{text}");
+    assert!(text.lines().any(|l| l.starts_with("recruitd_db_pool_open_connections ")), "{text}");
+}

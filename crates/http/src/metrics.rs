@@ -1,0 +1,137 @@
+//! Metrics in the Prometheus (OpenMetrics) text format, served at `GET /metrics`: requests and
+//! their latency by route and status, the database pool, and audit ledger records written.
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+use recruit_ports::PoolStatus;
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RequestLabels {
+    route: &'static str,
+    status: u16,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct LedgerLabels {
+    ledger: &'static str,
+}
+
+fn latency_histogram() -> Histogram {
+    // 0.5 ms to about 16 s.
+    Histogram::new(exponential_buckets(0.0005, 2.0, 16))
+}
+
+/// The server's metrics and where the pool's numbers come from.
+pub(crate) struct Metrics {
+    registry: Registry,
+    requests: Family<RequestLabels, Counter>,
+    latency: Family<RequestLabels, Histogram, fn() -> Histogram>,
+    ledger_records: Family<LedgerLabels, Counter>,
+    pool_max: Gauge,
+    pool_open: Gauge,
+    pool_idle: Gauge,
+    pool_waiting: Gauge,
+    pool: Option<Box<dyn Fn() -> PoolStatus + Send + Sync>>,
+}
+
+impl std::fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Metrics").finish_non_exhaustive()
+    }
+}
+
+impl Metrics {
+    pub(crate) fn new() -> Self {
+        let mut registry = Registry::with_prefix("recruitd");
+        let requests = Family::<RequestLabels, Counter>::default();
+        registry.register(
+            "http_requests",
+            "HTTP requests answered, by route template and status",
+            requests.clone(),
+        );
+        let latency = Family::<RequestLabels, Histogram, fn() -> Histogram>::new_with_constructor(
+            latency_histogram,
+        );
+        registry.register(
+            "http_request_duration_seconds",
+            "Time from a request's head to its answer, by route template and status",
+            latency.clone(),
+        );
+        let ledger_records = Family::<LedgerLabels, Counter>::default();
+        registry.register(
+            "audit_ledger_records",
+            "Audit ledger entries written, by ledger (api: every read of the privacy ledger)",
+            ledger_records.clone(),
+        );
+        let [pool_max, pool_open, pool_idle, pool_waiting] =
+            std::array::from_fn(|_| Gauge::default());
+        registry.register(
+            "db_pool_max_connections",
+            "The most database connections the pool opens",
+            pool_max.clone(),
+        );
+        registry.register(
+            "db_pool_open_connections",
+            "Database connections open now",
+            pool_open.clone(),
+        );
+        registry.register(
+            "db_pool_idle_connections",
+            "Open database connections not in use",
+            pool_idle.clone(),
+        );
+        registry.register(
+            "db_pool_waiting_requests",
+            "Requests waiting for a database connection",
+            pool_waiting.clone(),
+        );
+        Self {
+            registry,
+            requests,
+            latency,
+            ledger_records,
+            pool_max,
+            pool_open,
+            pool_idle,
+            pool_waiting,
+            pool: None,
+        }
+    }
+
+    /// Reads the pool's numbers from `status` at every scrape.
+    pub(crate) fn set_pool_status(&mut self, status: Box<dyn Fn() -> PoolStatus + Send + Sync>) {
+        self.pool = Some(status);
+    }
+
+    /// Counts one answered request.
+    pub(crate) fn observe(&self, route: &'static str, status: u16, seconds: f64) {
+        let labels = RequestLabels { route, status };
+        self.requests.get_or_create(&labels).inc();
+        self.latency.get_or_create(&labels).observe(seconds);
+    }
+
+    /// Counts audit ledger entries written.
+    pub(crate) fn ledger_written(&self, ledger: &'static str) {
+        self.ledger_records.get_or_create(&LedgerLabels { ledger }).inc();
+    }
+
+    /// The metrics in the OpenMetrics text format.
+    pub(crate) fn encode(&self) -> String {
+        if let Some(pool) = &self.pool {
+            let status = pool();
+            let as_gauge = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
+            self.pool_max.set(as_gauge(status.max_size));
+            self.pool_open.set(as_gauge(status.size));
+            self.pool_idle.set(as_gauge(status.available));
+            self.pool_waiting.set(as_gauge(status.waiting));
+        }
+        let mut text = String::new();
+        // Writing into a String cannot fail.
+        let _ = prometheus_client::encoding::text::encode(&mut text, &self.registry);
+        text
+    }
+}
