@@ -175,8 +175,9 @@ impl Api {
             return Err(too_large());
         }
         let route = match routing {
-            Routing::Api(route) => route,
+            Routing::Api(route) => Some(route),
             Routing::Public(Public::ErrorDocs, _) => return Ok(render::html(render::error_docs())),
+            Routing::Public(Public::OpenApi, _) => return Ok(render::openapi()),
             Routing::Public(Public::Metrics, _) => {
                 let mut response = render::text(self.metrics.encode());
                 response.headers_mut().insert(
@@ -190,10 +191,9 @@ impl Api {
             Routing::Public(Public::Health, _) => {
                 return Ok(render::json(&serde_json::json!({"status": "ok"})));
             }
-            Routing::Public(Public::Ready, _) => {
-                self.service.ready().await?;
-                return Ok(render::json(&serde_json::json!({"status": "ready"})));
-            }
+            // The readiness probe asks the database, so it runs like an operation: under the
+            // deadline and the panic barrier.
+            Routing::Public(Public::Ready, _) => None,
             Routing::NotFound => {
                 return Err(ServiceError::new(
                     ErrorCode::NotFound,
@@ -229,6 +229,10 @@ impl Api {
         let span = tracing::info_span!("request", request.id = %request_id);
         let task = tokio::spawn(tracing::Instrument::instrument(
             async move {
+                let Some(route) = route else {
+                    service.ready().await?;
+                    return Ok((render::json(&serde_json::json!({"status": "ready"})), None));
+                };
                 let caller = service.authenticate(authorization.as_deref()).await?;
                 let org = caller.token.organization_id.to_string();
                 let response = match route {
@@ -240,14 +244,14 @@ impl Api {
                         render::json(&service.get_organization(&caller, problems).await?)
                     }
                 };
-                Ok::<_, ServiceError>((response, org))
+                Ok::<_, ServiceError>((response, Some(org)))
             },
             span,
         ));
         let abort = task.abort_handle();
         match tokio::time::timeout(self.config.request_deadline, task).await {
             Ok(Ok(Ok((response, org)))) => {
-                *organization = Some(org);
+                *organization = org;
                 Ok(response)
             }
             Ok(Ok(Err(e))) => Err(e),

@@ -71,6 +71,18 @@ pub(crate) fn error(e: &ServiceError, docs_base: &str) -> Response<Body> {
     response
 }
 
+/// `docs/openapi.yaml` as JSON, converted when the crate was built.
+const OPENAPI_JSON: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/openapi.json"));
+
+/// A 200 response with the OpenAPI document.
+pub(crate) fn openapi() -> Response<Body> {
+    let mut response = Response::new(Full::new(Bytes::from_static(OPENAPI_JSON)));
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
+}
+
 /// A 200 response with plain text.
 pub(crate) fn text(body: String) -> Response<Body> {
     let mut response = Response::new(Full::new(Bytes::from(body)));

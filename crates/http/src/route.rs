@@ -41,6 +41,8 @@ pub(crate) enum Public {
     Ready,
     /// `GET /metrics`: Prometheus metrics.
     Metrics,
+    /// `GET /openapi.json`: the API's OpenAPI document.
+    OpenApi,
 }
 
 /// What a method and path lead to.
@@ -66,6 +68,7 @@ pub(crate) fn route(method: &Method, path: &str, query: Option<&str>) -> Routing
         "/healthz" => Some((Public::Health, "/healthz")),
         "/readyz" => Some((Public::Ready, "/readyz")),
         "/metrics" => Some((Public::Metrics, "/metrics")),
+        "/openapi.json" => Some((Public::OpenApi, "/openapi.json")),
         _ => None,
     };
     if let Some((page, template)) = public {

@@ -1,0 +1,310 @@
+//! The OpenAPI document against the server: the served document is `docs/openapi.yaml`, it names
+//! what the server knows (codes, scopes, routes), and real responses of every endpoint, for
+//! every status the server can give, match the document's status, content type, headers and
+//! schema.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::{Request, StatusCode};
+use recruit_adapters_sqlite::SqliteStore;
+use recruit_domain::model::Role;
+use recruit_domain::{ErrorCode, OrganizationId, Scope, Uuid};
+use recruit_http::{Api, HttpConfig};
+use recruit_ports::faulty::{Fault, Faulty};
+use recruit_ports::testkit::{ORG_A, ORG_B, job_id, user_id};
+use recruit_service::Service;
+use serde_json::{Value, json};
+
+mod common;
+
+/// The document as kept in the repository.
+fn document() -> Value {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/openapi.yaml");
+    let yaml = std::fs::read_to_string(path).unwrap();
+    serde_norway::from_str(&yaml).unwrap()
+}
+
+/// A response as the test sees it.
+struct Seen {
+    method: &'static str,
+    uri: String,
+    status: StatusCode,
+    headers: hyper::HeaderMap,
+    body: Bytes,
+}
+
+struct Fixture {
+    api: Api,
+    store: Arc<Faulty<SqliteStore>>,
+    service: Arc<Service>,
+    _dir: tempfile::TempDir,
+}
+
+impl Fixture {
+    async fn new() -> Self {
+        let common::World { service, store, dir } = common::world_service().await;
+        let mut http = HttpConfig::new("http://127.0.0.1:8080");
+        http.request_deadline = Duration::from_millis(300);
+        http.max_body_bytes = 1024;
+        Self { api: Api::new(service.clone(), http), store, service, _dir: dir }
+    }
+
+    async fn token(&self, org: u128, role: Role, scopes: &[Scope]) -> String {
+        let org_id = OrganizationId::from_uuid(Uuid::from_u128(org));
+        let (_, secret) = self
+            .service
+            .create_token(org_id, user_id(org, role), "t".into(), scopes.to_vec(), None)
+            .await
+            .unwrap();
+        secret
+    }
+
+    async fn send(
+        &self,
+        method: &'static str,
+        uri: &str,
+        token: Option<&str>,
+        body: Option<usize>,
+    ) -> Seen {
+        let mut request = Request::builder().method(method).uri(uri);
+        if let Some(t) = token {
+            request = request.header("authorization", format!("Bearer {t}"));
+        }
+        let body = Full::new(Bytes::from(vec![b'x'; body.unwrap_or(0)]));
+        let response =
+            self.api.handle(request.body(body).unwrap(), Some("127.0.0.1".parse().unwrap())).await;
+        let status = response.status();
+        let (parts, body) = response.into_parts();
+        let body = body.collect().await.unwrap().to_bytes();
+        Seen { method, uri: uri.to_owned(), status, headers: parts.headers, body }
+    }
+
+    async fn get(&self, uri: &str, token: Option<&str>) -> Seen {
+        self.send("GET", uri, token, None).await
+    }
+}
+
+/// Follows a local `$ref` of the document.
+fn resolve<'a>(doc: &'a Value, value: &'a Value) -> &'a Value {
+    match value.get("$ref").and_then(Value::as_str) {
+        Some(reference) => {
+            let target = doc.pointer(reference.trim_start_matches('#')).unwrap_or_else(|| {
+                panic!("{reference} does not resolve");
+            });
+            resolve(doc, target)
+        }
+        None => value,
+    }
+}
+
+/// Checks `value` against `schema`, a schema of the document whose references point into the
+/// document's components.
+fn check_schema(doc: &Value, schema: &Value, value: &Value, what: &str) {
+    let mut root = schema.clone();
+    if let Some(object) = root.as_object_mut() {
+        object.insert("components".into(), doc["components"].clone());
+    } else {
+        panic!("{what}: the schema is not an object");
+    }
+    let validator = jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft202012)
+        .should_validate_formats(true)
+        .build(&root)
+        .unwrap_or_else(|e| panic!("{what}: the schema does not compile: {e}"));
+    let problems: Vec<String> =
+        validator.iter_errors(value).map(|e| format!("{} at {}", e, e.instance_path())).collect();
+    assert!(problems.is_empty(), "{what}: {value} does not match its schema:\n{problems:#?}");
+}
+
+/// The path template of the document that `path` matches.
+fn template_of<'a>(doc: &'a Value, path: &str) -> &'a str {
+    let segments: Vec<&str> = path.split('/').collect();
+    doc["paths"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .find(|template| {
+            let parts: Vec<&str> = template.split('/').collect();
+            parts.len() == segments.len()
+                && parts.iter().zip(&segments).all(|(t, s)| t.starts_with('{') || t == s)
+        })
+        .unwrap_or_else(|| panic!("{path} is not in the document"))
+}
+
+/// Checks one response against the document: its status is documented for the operation, its
+/// content type is the documented one, every required header is there and matches, and the
+/// body matches the schema. Returns the operation's path template and the status.
+fn conforms(doc: &Value, seen: &Seen) -> (String, u16) {
+    let path = seen.uri.split('?').next().unwrap();
+    let template = template_of(doc, path);
+    let operation = &doc["paths"][template][seen.method.to_lowercase()];
+    assert!(operation.is_object(), "{} {template} is not in the document", seen.method);
+    let status = seen.status.as_u16();
+    let what = format!("{} {} → {status}", seen.method, seen.uri);
+    let response = operation["responses"]
+        .get(status.to_string())
+        .map(|r| resolve(doc, r))
+        .unwrap_or_else(|| panic!("{what}: the status is not documented"));
+
+    for (name, header) in response["headers"].as_object().into_iter().flatten() {
+        let header = resolve(doc, header);
+        match seen.headers.get(name.as_str()).and_then(|v| v.to_str().ok()) {
+            Some(value) => {
+                let schema = &header["schema"];
+                let value = if schema["type"] == "integer" {
+                    json!(value.parse::<i64>().unwrap_or_else(|_| panic!("{what}: {name}")))
+                } else {
+                    json!(value)
+                };
+                check_schema(doc, schema, &value, &format!("{what}: header {name}"));
+            }
+            None => {
+                assert!(
+                    header["required"] != true,
+                    "{what}: the required header {name} is missing"
+                );
+            }
+        }
+    }
+
+    let content_type = seen.headers["content-type"].to_str().unwrap();
+    let media = content_type.split(';').next().unwrap().trim();
+    let content = response["content"].get(media).unwrap_or_else(|| {
+        panic!("{what}: {content_type} is not documented ({})", response["content"])
+    });
+    let body: Value = if media == "application/json" {
+        serde_json::from_slice(&seen.body).unwrap_or_else(|e| panic!("{what}: not JSON: {e}"))
+    } else {
+        Value::String(String::from_utf8(seen.body.to_vec()).unwrap())
+    };
+    check_schema(doc, &content["schema"], &body, &what);
+    (template.to_owned(), status)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_served_document_is_docs_openapi_yaml() {
+    let f = Fixture::new().await;
+    let seen = f.get("/openapi.json", None).await;
+    assert_eq!(seen.status, StatusCode::OK);
+    assert_eq!(seen.headers["content-type"], "application/json");
+    let served: Value = serde_json::from_slice(&seen.body).unwrap();
+    assert_eq!(served, document(), "the served document differs from docs/openapi.yaml");
+    assert_eq!(served["openapi"], "3.1.0");
+    assert_eq!(served["info"]["version"], "0.1.0");
+}
+
+#[test]
+fn the_document_names_every_error_code_and_scope_the_server_has() {
+    let doc = document();
+    let codes: Vec<&str> = doc["components"]["schemas"]["ErrorCode"]["anyOf"][0]["enum"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(codes, ErrorCode::KNOWN);
+
+    let mut required = BTreeSet::new();
+    for path in doc["paths"].as_object().unwrap().values() {
+        for operation in path.as_object().unwrap().values() {
+            let security = operation.get("security").unwrap_or(&doc["security"]);
+            for requirement in security.as_array().unwrap() {
+                for scope in requirement["bearerAuth"].as_array().into_iter().flatten() {
+                    required.insert(scope.as_str().unwrap().to_owned());
+                }
+            }
+        }
+    }
+    let scopes: BTreeSet<String> = Scope::ALL.iter().map(|s| s.as_str().to_owned()).collect();
+    assert_eq!(required, scopes);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_response_of_every_endpoint_matches_the_document() {
+    let doc = document();
+    let f = Fixture::new().await;
+    let owner = f.token(ORG_A, Role::Owner, &Scope::ALL).await;
+    let member = f.token(ORG_A, Role::Member, &Scope::ALL).await;
+    let jobs_only = f.token(ORG_A, Role::Owner, &[Scope::JobsRead]).await;
+    let audit_only = f.token(ORG_A, Role::Owner, &[Scope::AuditLogsRead]).await;
+    let b_owner = f.token(ORG_B, Role::Owner, &Scope::ALL).await;
+    let list = "/v1/audit-logs/privacy?timestamp_gte=2026-01-01T00:00:00Z&timestamp_lt=2026-06-01T00:00:00%2B02:00";
+    let job = format!("/v1/jobs/{}", job_id(ORG_A, 1));
+    let confidential = format!("/v1/jobs/{}", job_id(ORG_A, 2));
+    let org = "/v1/organization";
+
+    let mut seen = vec![
+        // Successes; the list in pages, so that a cursor is followed too.
+        f.get(&format!("{list}&limit=5"), Some(&owner)).await,
+        f.get(&job, Some(&owner)).await,
+        f.get(&confidential, Some(&owner)).await,
+        f.get(org, Some(&owner)).await,
+        f.get("/healthz", None).await,
+        f.get("/readyz", None).await,
+        f.get("/metrics", None).await,
+        f.get("/openapi.json", None).await,
+        f.get("/docs/errors", None).await,
+        // The client's mistakes.
+        f.get(&format!("{list}&limit=0&ids="), Some(&owner)).await,
+        f.get(&format!("{list}&cursor=garbage"), Some(&owner)).await,
+        f.get("/v1/jobs/can_0190b3c1d2e37f4a8b9c0d1e2f3a4b5c", Some(&owner)).await,
+        f.get(&format!("{org}?expand=all"), Some(&owner)).await,
+        f.get(org, None).await,
+        f.get(&job, Some("rtk_not-a-real-token")).await,
+        f.get(list, None).await,
+        f.get(list, Some(&jobs_only)).await,
+        f.get(list, Some(&member)).await,
+        f.get(&job, Some(&audit_only)).await,
+        f.get(org, Some(&jobs_only)).await,
+        f.get(&confidential, Some(&member)).await,
+        f.get(&job, Some(&b_owner)).await,
+        f.send("GET", list, Some(&owner), Some(4096)).await,
+        f.send("GET", &job, Some(&owner), Some(4096)).await,
+        f.send("GET", org, Some(&owner), Some(4096)).await,
+    ];
+    let first: Value = serde_json::from_slice(&seen[0].body).unwrap();
+    let cursor = first["pagination"]["next_cursor"].as_str().unwrap();
+    seen.push(f.get(&format!("{list}&limit=100&cursor={cursor}"), Some(&owner)).await);
+
+    // The database's failures.
+    for fault in
+        [Fault::Unavailable, Fault::Timeout, Fault::Panic, Fault::Slow(Duration::from_secs(2))]
+    {
+        f.store.set(fault);
+        for uri in [list, job.as_str(), org] {
+            seen.push(f.get(uri, Some(&owner)).await);
+        }
+        let ready = f.get("/readyz", None).await;
+        let expected = match fault {
+            Fault::Unavailable | Fault::Timeout => StatusCode::SERVICE_UNAVAILABLE,
+            Fault::Panic => StatusCode::INTERNAL_SERVER_ERROR,
+            _ => StatusCode::GATEWAY_TIMEOUT,
+        };
+        assert_eq!(ready.status, expected, "/readyz under {fault:?}");
+        seen.push(ready);
+        f.store.set(Fault::None);
+    }
+
+    let mut covered = BTreeSet::new();
+    for response in &seen {
+        covered.insert(conforms(&doc, response));
+    }
+    // Every status the document gives is one the server was seen to give, except those the
+    // specification declares for the list and this version never returns.
+    let mut documented = BTreeSet::new();
+    for (template, path) in doc["paths"].as_object().unwrap() {
+        for (status, response) in path["get"]["responses"].as_object().unwrap() {
+            let never = response["$ref"] == "#/components/responses/Declared";
+            if !never {
+                documented.insert((template.clone(), status.parse::<u16>().unwrap()));
+            }
+        }
+    }
+    let untested: Vec<_> = documented.difference(&covered).collect();
+    assert!(untested.is_empty(), "documented but never seen: {untested:?}");
+    assert!(covered.iter().any(|(t, s)| t == "/v1/audit-logs/privacy" && *s == 200));
+}
