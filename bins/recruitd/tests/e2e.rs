@@ -218,7 +218,7 @@ fn scenario(database_url: &str, dir: &std::path::Path) {
         assert_eq!((status, code(&json)), (expected_status, expected_code), "{path}");
     }
     let (status, headers, json) = server.request("DELETE", "/v1/organization", Some(&owner));
-    assert_eq!((status, code(&json)), (501, "NOT_IMPLEMENTED"));
+    assert_eq!((status, code(&json)), (405, "NOT_IMPLEMENTED"));
     assert!(headers.iter().any(|(k, v)| k == "allow" && v == "GET"));
 
     // Across organizations: another organization's job is not found; its cursor is refused.

@@ -105,14 +105,17 @@ impl Api {
             Routing::MethodNotAllowed(t) => t,
             Routing::NotFound => "unknown",
         };
+        // A known path asked with a method it does not serve: 405 with `Allow`, as HTTP
+        // clients and tools expect, in the envelope with the code NOT_IMPLEMENTED.
+        let method_not_allowed = matches!(routing, Routing::MethodNotAllowed(_));
         let mut organization = None;
         let result = self.answer(request, routing, &request_id, client_ip, &mut organization).await;
         let mut response = match result {
             Ok(response) => response,
             Err(e) => {
                 // Trouble on the server's side is logged once, here; a client's mistake is not
-                // an error of the server (501 answers a method the API does not offer).
-                if e.code.http_status() >= 500 && e.code != ErrorCode::NotImplemented {
+                // an error of the server.
+                if e.code.http_status() >= 500 && !method_not_allowed {
                     tracing::error!(
                         request.id = %request_id,
                         error.code = %e.code,
@@ -121,7 +124,8 @@ impl Api {
                     );
                 }
                 let mut response = render::error(&e, &self.config.public_base_url);
-                if e.code == ErrorCode::NotImplemented {
+                if method_not_allowed {
+                    *response.status_mut() = hyper::StatusCode::METHOD_NOT_ALLOWED;
                     response.headers_mut().insert(header::ALLOW, HeaderValue::from_static("GET"));
                 }
                 response

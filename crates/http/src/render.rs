@@ -107,9 +107,15 @@ pub(crate) fn error_docs() -> String {
     let mut rows = String::new();
     for name in ErrorCode::KNOWN {
         let code = ErrorCode::from(*name);
+        let status = match code {
+            ErrorCode::NotImplemented => {
+                "501; 405 with <code>Allow</code> when a path is asked with a method it does not serve"
+                    .to_owned()
+            }
+            _ => code.http_status().to_string(),
+        };
         rows.push_str(&format!(
             "<section id=\"{name}\"><h2><a href=\"#{name}\">{name}</a></h2>\n<p><strong>HTTP {status}.</strong> {meaning}</p>\n<p>What to do: {recovery}</p></section>\n",
-            status = code.http_status(),
             meaning = escape(code.meaning()),
             recovery = escape(code.recovery()),
         ));

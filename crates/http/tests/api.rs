@@ -157,10 +157,13 @@ async fn every_error_comes_in_the_envelope_with_its_status_and_headers() {
         }
     }
 
-    let (status, response, json) =
-        f.send(Request::post("/v1/organization").body(Empty::<Bytes>::new()).unwrap()).await;
-    assert_eq!(error_code(status, &response, &json), "NOT_IMPLEMENTED");
-    assert_eq!(header(&response, "allow"), Some("GET"));
+    for method in ["POST", "DELETE", "TRACE", "HEAD"] {
+        let request = Request::builder().method(method).uri("/v1/organization");
+        let (status, response, json) = f.send(request.body(Empty::<Bytes>::new()).unwrap()).await;
+        assert_eq!(status, StatusCode::METHOD_NOT_ALLOWED, "{method}");
+        assert_eq!(header(&response, "allow"), Some("GET"));
+        assert_eq!(json["error"]["code"], "NOT_IMPLEMENTED");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -316,7 +319,7 @@ async fn probes_and_the_error_reference_need_no_token() {
     for code in recruit_domain::ErrorCode::KNOWN {
         let status = recruit_domain::ErrorCode::from(*code).http_status();
         assert!(page.contains(&format!("<section id=\"{code}\">")), "{code} has an anchor");
-        assert!(page.contains(&format!("HTTP {status}.")), "{code} shows its status");
+        assert!(page.contains(&format!("<strong>HTTP {status}")), "{code} shows its status");
     }
     // The link of an actual error leads to its section.
     let (_, _, json) = f.get("/v1/organization", None).await;
@@ -326,7 +329,9 @@ async fn probes_and_the_error_reference_need_no_token() {
 
     let (status, response, json) =
         f.send(Request::post("/healthz").body(Empty::<Bytes>::new()).unwrap()).await;
-    assert_eq!(error_code(status, &response, &json), "NOT_IMPLEMENTED");
+    assert_eq!(status, StatusCode::METHOD_NOT_ALLOWED);
+    assert_eq!(header(&response, "allow"), Some("GET"));
+    assert_eq!(json["error"]["code"], "NOT_IMPLEMENTED");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -17,6 +17,7 @@ use recruit_http::{Api, HttpConfig};
 use recruit_ports::faulty::{Fault, Faulty};
 use recruit_ports::testkit::{ORG_A, ORG_B, job_id, user_id};
 use recruit_service::Service;
+use recruit_service::demo::{self, DemoConfig};
 use serde_json::{Value, json};
 
 mod common;
@@ -221,6 +222,18 @@ fn the_document_names_every_error_code_and_scope_the_server_has() {
     }
     let scopes: BTreeSet<String> = Scope::ALL.iter().map(|s| s.as_str().to_owned()).collect();
     assert_eq!(required, scopes);
+}
+
+#[test]
+fn the_job_example_is_a_job_of_the_demo_owners_organization() {
+    let doc = document();
+    let example = doc["paths"]["/v1/jobs/{jobId}"]["get"]["parameters"][0]["example"].clone();
+    let config = DemoConfig::quick_start(recruit_domain::Timestamp::now());
+    let directory = demo::directory(&config);
+    let job = directory.jobs.iter().find(|j| json!(j.id.to_string()) == example);
+    let job = job.unwrap_or_else(|| panic!("{example} is not a job of the demo"));
+    assert_eq!(job.organization_id, directory.organizations[0].id);
+    assert!(!job.confidential, "the owner and the member can both read the example");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
