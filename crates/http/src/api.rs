@@ -10,7 +10,7 @@ use hyper::body::Body as HttpBody;
 use hyper::header::{self, HeaderValue};
 use hyper::{Request, Response};
 use recruit_domain::ErrorCode;
-use recruit_service::{RequestContext, Service, ServiceError, Via};
+use recruit_service::{RequestContext, Service, ServiceError, Via, guarded};
 
 use crate::metrics::Metrics;
 use crate::render::{self, Body};
@@ -231,7 +231,7 @@ impl Api {
         let service = Arc::clone(&self.service);
         // Everything logged while the operation runs carries the request id.
         let span = tracing::info_span!("request", request.id = %request_id);
-        let task = tokio::spawn(tracing::Instrument::instrument(
+        let operation = tracing::Instrument::instrument(
             async move {
                 let Some(route) = route else {
                     service.ready().await?;
@@ -251,32 +251,9 @@ impl Api {
                 Ok::<_, ServiceError>((response, Some(org)))
             },
             span,
-        ));
-        let abort = task.abort_handle();
-        match tokio::time::timeout(self.config.request_deadline, task).await {
-            Ok(Ok(Ok((response, org)))) => {
-                *organization = org;
-                Ok(response)
-            }
-            Ok(Ok(Err(e))) => Err(e),
-            Ok(Err(join)) => Err(ServiceError {
-                cause: Some(if join.is_panic() {
-                    "the handler panicked".into()
-                } else {
-                    join.to_string()
-                }),
-                ..ServiceError::internal()
-            }),
-            Err(_) => {
-                abort.abort();
-                Err(ServiceError {
-                    cause: Some("the request deadline passed".into()),
-                    ..ServiceError::new(
-                        ErrorCode::UpstreamTimeout,
-                        "The request took longer than the server allows. Retry later.",
-                    )
-                })
-            }
-        }
+        );
+        let (response, org) = guarded(self.config.request_deadline, operation).await?;
+        *organization = org;
+        Ok(response)
     }
 }

@@ -5,7 +5,7 @@ use bytes::Bytes;
 use http_body_util::Full;
 use hyper::header::{self, HeaderValue};
 use hyper::{Response, StatusCode};
-use recruit_domain::{ErrorBody, ErrorCode, ErrorResponse};
+use recruit_domain::ErrorCode;
 use recruit_service::ServiceError;
 
 /// A response body: the whole JSON document, already serialized.
@@ -32,16 +32,7 @@ fn with_json(status: StatusCode, bytes: Vec<u8>) -> Response<Body> {
 /// `docs_base` (the server's public base URL), and the headers clients act on.
 pub(crate) fn error(e: &ServiceError, docs_base: &str) -> Response<Body> {
     let code = &e.code;
-    let body = ErrorResponse {
-        error: ErrorBody {
-            code: code.clone(),
-            message: e.message.clone(),
-            docs_url: (!docs_base.is_empty()).then(|| {
-                format!("{}/docs/errors#{}", docs_base.trim_end_matches('/'), code.as_str())
-            }),
-            details: e.details.clone(),
-        },
-    };
+    let body = e.envelope(docs_base);
     let status =
         StatusCode::from_u16(code.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let bytes = serde_json::to_vec(&body).unwrap_or_else(|_| {

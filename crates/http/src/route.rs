@@ -6,7 +6,7 @@ use std::borrow::Cow;
 
 use hyper::Method;
 use recruit_domain::ErrorDetail;
-use recruit_service::{GetJobParams, ListParams};
+use recruit_service::{GetJobParams, ListParams, problems};
 
 /// A request of the API, parsed.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -112,31 +112,19 @@ impl Query {
                 Some(i) if values[i].is_none() => values[i] = Some(value),
                 Some(_) => {
                     if !reported.contains(&name) {
-                        problems.push(ErrorDetail::field(name.clone(), "is given more than once"));
+                        problems.push(problems::repeated_parameter(&name));
                         reported.push(name);
                     }
                 }
                 None => {
                     if !reported.contains(&name) {
-                        let shown = shorten(&name);
-                        problems.push(ErrorDetail::field(
-                            shown,
-                            "is not a parameter of this operation",
-                        ));
+                        problems.push(problems::unknown_parameter(&name));
                         reported.push(name);
                     }
                 }
             }
         }
         (values, problems)
-    }
-}
-
-/// A client-chosen name, cut to a length fit for an error message.
-fn shorten(name: &str) -> String {
-    match name.char_indices().nth(64) {
-        Some((end, _)) => format!("{}…", &name[..end]),
-        None => name.to_owned(),
     }
 }
 

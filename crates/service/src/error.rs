@@ -4,7 +4,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use recruit_domain::{ErrorCode, ErrorDetail, Scope};
+use recruit_domain::{ErrorBody, ErrorCode, ErrorDetail, ErrorResponse, Scope};
 use recruit_ports::StoreError;
 
 /// A failed operation, ready to be rendered by any interface in the error envelope.
@@ -87,6 +87,65 @@ impl ServiceError {
             ErrorCode::Internal,
             "An unexpected error occurred. Retry later or contact support.",
         )
+    }
+
+    /// The operation ran past its deadline.
+    pub fn deadline_passed() -> Self {
+        Self {
+            cause: Some("the request deadline passed".into()),
+            ..Self::new(
+                ErrorCode::UpstreamTimeout,
+                "The request took longer than the server allows. Retry later.",
+            )
+        }
+    }
+
+    /// The error envelope every interface renders: the code, the message, the details, and a
+    /// link to the code's entry in the error reference served under `docs_base` (the server's
+    /// public base URL; no link when it is empty).
+    pub fn envelope(&self, docs_base: &str) -> ErrorResponse {
+        ErrorResponse {
+            error: ErrorBody {
+                code: self.code.clone(),
+                message: self.message.clone(),
+                docs_url: (!docs_base.is_empty()).then(|| {
+                    format!(
+                        "{}/docs/errors#{}",
+                        docs_base.trim_end_matches('/'),
+                        self.code.as_str()
+                    )
+                }),
+                details: self.details.clone(),
+            },
+        }
+    }
+}
+
+/// Runs an operation as a task of its own under `deadline`: a panic in it becomes INTERNAL, and
+/// the deadline passing becomes UPSTREAM_TIMEOUT and cancels it. Every interface runs its
+/// operations through this, so a bug or a slow database fails one request the same way
+/// everywhere.
+pub async fn guarded<T, F>(deadline: Duration, operation: F) -> Result<T, ServiceError>
+where
+    F: Future<Output = Result<T, ServiceError>> + Send + 'static,
+    T: Send + 'static,
+{
+    let task = tokio::spawn(operation);
+    let abort = task.abort_handle();
+    match tokio::time::timeout(deadline, task).await {
+        Ok(Ok(result)) => result,
+        Ok(Err(join)) => Err(ServiceError {
+            cause: Some(if join.is_panic() {
+                "the operation panicked".into()
+            } else {
+                join.to_string()
+            }),
+            ..ServiceError::internal()
+        }),
+        Err(_) => {
+            abort.abort();
+            Err(ServiceError::deadline_passed())
+        }
     }
 }
 

@@ -18,9 +18,10 @@ pub mod cursor;
 pub mod demo;
 mod error;
 pub mod import;
+pub mod problems;
 mod service;
 
-pub use error::ServiceError;
+pub use error::{ServiceError, guarded};
 pub use service::{
     Caller, GetJobParams, LIST_PRIVACY_AUDIT_LOGS, ListParams, RequestContext, Service,
     ServiceConfig, Via,
