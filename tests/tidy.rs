@@ -90,6 +90,7 @@ const CONFINED: &[(&str, &[&str])] = &[
     ("tokio-postgres", &["recruit-adapters-pg"]),
     ("hyper", &["recruit-http", "recruitd"]),
     ("hyper-util", &["recruit-http", "recruitd"]),
+    ("rmcp", &["recruit-mcp"]),
 ];
 
 /// The only third-party crates `recruit-domain` may depend on.

@@ -14,6 +14,7 @@ use recruit_adapters_pg::{PgConfig, PgStore};
 use recruit_adapters_sqlite::{SqliteConfig, SqliteStore};
 use recruit_domain::{ApiTokenId, OrganizationId, Scope, Timestamp, UserId};
 use recruit_http::{Api, HttpConfig};
+use recruit_mcp::{Tools, ToolsConfig};
 use recruit_ports::{AuditListQuery, Store};
 use recruit_service::cursor::CursorKey;
 use recruit_service::import::{Progress, import_document, import_ndjson};
@@ -65,8 +66,11 @@ enum LogFormat {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Serve the REST API.
+    /// Serve the REST API and the tool interface for agents (MCP at `/mcp`).
     Serve(ServeArgs),
+    /// Serve the tool interface for agents (MCP) over standard input and output, as the holder
+    /// of one token, for agent hosts that start local servers.
+    Mcp(McpArgs),
     /// Import JSON documents (`.json`) and NDJSON privacy ledgers (`.ndjson`), in the order
     /// given. A document is imported whole or not at all; see docs/import-format.md.
     Import {
@@ -91,6 +95,27 @@ struct ServeArgs {
     /// `http://` and the listen address.
     #[arg(long, env = "RECRUITD_PUBLIC_BASE_URL")]
     public_base_url: Option<String>,
+    #[command(flatten)]
+    service: ServiceArgs,
+    /// Origins (`https://host[:port]`, comma-separated) whose web pages may call the tool
+    /// interface; a request to `/mcp` carrying any other `Origin` is refused. Clients that send
+    /// no `Origin` (agents, command-line tools) are not affected.
+    #[arg(long, env = "RECRUITD_MCP_ALLOWED_ORIGINS", value_delimiter = ',')]
+    mcp_allowed_origins: Vec<String>,
+    /// How long in-flight requests may finish after SIGTERM or SIGINT.
+    #[arg(long, env = "RECRUITD_SHUTDOWN_GRACE", default_value = "10s", value_parser = humantime::parse_duration)]
+    shutdown_grace: Duration,
+    /// On an empty database, load deterministic demo data (two organizations, users of every
+    /// role, jobs, candidates, 40 000 privacy ledger entries over the last year), create an
+    /// owner and a member token, and print them with ready-to-paste curl commands. On a
+    /// database that holds data, change nothing.
+    #[arg(long, env = "RECRUITD_DEMO")]
+    demo: bool,
+}
+
+/// What the operations need, however they are served.
+#[derive(Debug, clap::Args)]
+struct ServiceArgs {
     /// The web app's base URL; `app_url`s of jobs and organizations are built from it.
     #[arg(long, env = "RECRUITD_APP_BASE_URL", default_value = "https://app.recruitd.example")]
     app_base_url: String,
@@ -101,15 +126,20 @@ struct ServeArgs {
     /// The longest a request may take before it is answered with UPSTREAM_TIMEOUT.
     #[arg(long, env = "RECRUITD_REQUEST_DEADLINE", default_value = "10s", value_parser = humantime::parse_duration)]
     request_deadline: Duration,
-    /// How long in-flight requests may finish after SIGTERM or SIGINT.
-    #[arg(long, env = "RECRUITD_SHUTDOWN_GRACE", default_value = "10s", value_parser = humantime::parse_duration)]
-    shutdown_grace: Duration,
-    /// On an empty database, load deterministic demo data (two organizations, users of every
-    /// role, jobs, candidates, 40 000 privacy ledger entries over the last year), create an
-    /// owner and a member token, and print them with ready-to-paste curl commands. On a
-    /// database that holds data, change nothing.
-    #[arg(long, env = "RECRUITD_DEMO")]
-    demo: bool,
+}
+
+#[derive(Debug, clap::Args)]
+struct McpArgs {
+    /// A file holding the API token (`rtk_…`) the tools act as; surrounding white space is
+    /// ignored. A file rather than an argument keeps the secret out of process listings.
+    #[arg(long, env = "RECRUITD_MCP_TOKEN_FILE")]
+    token_file: PathBuf,
+    /// The URL the REST server is reached at, for the `docs_url` of errors; without it errors
+    /// carry no link.
+    #[arg(long, env = "RECRUITD_PUBLIC_BASE_URL")]
+    public_base_url: Option<String>,
+    #[command(flatten)]
+    service: ServiceArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -267,6 +297,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
     let Opened { store, pool_status } = open_store(&cli).await?;
     match cli.command {
         Command::Serve(args) => serve(store, pool_status, args).await,
+        Command::Mcp(args) => mcp(store, args).await,
         Command::Import { files } => import(store.as_ref(), &files).await,
         Command::Token(command) => token(store, command).await,
         Command::Audit(AuditCommand::List { ledger, org, limit, json }) => {
@@ -281,11 +312,7 @@ async fn serve(
     args: ServeArgs,
 ) -> Result<(), Failure> {
     let shutdown = shutdown_signal()?;
-    let key = cursor_key(store.as_ref(), args.cursor_secret.as_deref()).await?;
-    let service = Arc::new(Service::new(
-        store,
-        ServiceConfig { app_base_url: args.app_base_url, cursor_key: key },
-    ));
+    let service = service(store, &args.service).await?;
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await
         .map_err(|e| Failure(format!("cannot listen on {}: {e}", args.listen)))?;
@@ -295,13 +322,43 @@ async fn serve(
         demo(&service, &public).await?;
     }
     let mut http = HttpConfig::new(public);
-    http.request_deadline = args.request_deadline;
+    http.request_deadline = args.service.request_deadline;
+    http.mcp_allowed_origins = args.mcp_allowed_origins;
     http.shutdown_grace = args.shutdown_grace;
     let api = Arc::new(Api::new(service, http).with_pool_status(pool_status));
     tracing::info!(listen = %address, "recruitd is serving");
     recruit_http::serve(listener, api, shutdown).await?;
     tracing::info!("recruitd stopped");
     Ok(())
+}
+
+/// The service over `store`, configured.
+async fn service(store: Arc<dyn Store>, args: &ServiceArgs) -> Result<Arc<Service>, Failure> {
+    let key = cursor_key(store.as_ref(), args.cursor_secret.as_deref()).await?;
+    let config = ServiceConfig { app_base_url: args.app_base_url.clone(), cursor_key: key };
+    Ok(Arc::new(Service::new(store, config)))
+}
+
+/// Serves the tool interface over stdio until the client closes it. Standard output carries
+/// the protocol only; logs go to standard error.
+async fn mcp(store: Arc<dyn Store>, args: McpArgs) -> Result<(), Failure> {
+    let token = std::fs::read_to_string(&args.token_file).map_err(|e| {
+        Failure(format!("cannot read the token file {}: {e}", args.token_file.display()))
+    })?;
+    let service = service(store, &args.service).await?;
+    let config = ToolsConfig {
+        public_base_url: args.public_base_url.unwrap_or_default(),
+        deadline: args.service.request_deadline,
+    };
+    Tools::serve_stdio(service, config, token.trim()).await.map_err(|e| {
+        Failure(match e.code {
+            recruit_domain::ErrorCode::Unauthenticated => format!(
+                "the token in {} is not valid: it is unknown, expired or revoked",
+                args.token_file.display()
+            ),
+            _ => e.cause.unwrap_or(e.message),
+        })
+    })
 }
 
 /// Loads the demo into an empty database and prints how to use it; on a database that holds

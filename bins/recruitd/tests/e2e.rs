@@ -459,3 +459,115 @@ fn demo_mode_prints_what_works() {
     let server = Server { child: again, port };
     assert!(server.stop().success());
 }
+
+/// A session of `recruitd mcp` over stdio: JSON-RPC lines in, JSON-RPC lines out.
+struct McpSession {
+    child: Child,
+    lines: std::io::Lines<std::io::BufReader<std::process::ChildStdout>>,
+}
+
+impl McpSession {
+    fn start(database_url: &str, token_file: &std::path::Path) -> Self {
+        let mut child = Command::new(BIN)
+            .args(["--database-url", database_url, "mcp", "--token-file"])
+            .arg(token_file)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        Self { child, lines: std::io::BufRead::lines(std::io::BufReader::new(stdout)) }
+    }
+
+    /// Sends one message; for a request (with an id), returns the response.
+    fn send(&mut self, message: Value) -> Option<Value> {
+        let stdin = self.child.stdin.as_mut().unwrap();
+        writeln!(stdin, "{message}").unwrap();
+        stdin.flush().unwrap();
+        let id = message.get("id")?;
+        for line in self.lines.by_ref() {
+            let response: Value = serde_json::from_str(&line.unwrap()).expect("stdout is JSON-RPC");
+            if response.get("id") == Some(id) {
+                return Some(response);
+            }
+        }
+        panic!("the server closed its output before answering {message}");
+    }
+
+    fn call(&mut self, id: u64, tool: &str, arguments: Value) -> Value {
+        let request = serde_json::json!({
+            "jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments},
+        });
+        self.send(request).unwrap()
+    }
+}
+
+#[test]
+fn the_tools_over_stdio_act_as_the_token_in_the_file_and_check_it_on_every_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("recruitd.db").display());
+    let document = dir.path().join("world.json");
+    std::fs::write(&document, serde_json::to_string(&world()).unwrap()).unwrap();
+    cli(&url, &["import", document.to_str().unwrap()]);
+    let (id, owner) =
+        token_with_id(&url, ORG_A, Role::Owner, "audit_logs:read,jobs:read,organization:read");
+    let token_file = dir.path().join("token");
+    std::fs::write(&token_file, format!("  {owner}\n")).unwrap();
+
+    let mut session = McpSession::start(&url, &token_file);
+    let init = session
+        .send(serde_json::json!({
+            "jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                       "clientInfo": {"name": "e2e", "version": "1"}},
+        }))
+        .unwrap();
+    assert_eq!(init["result"]["protocolVersion"], "2025-11-25", "{init}");
+    session.send(serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+
+    let organization = session.call(2, "get_organization", serde_json::json!({}));
+    assert_eq!(organization["result"]["isError"], false, "{organization}");
+    assert_eq!(organization["result"]["structuredContent"]["name"], "Organization A");
+    let window = serde_json::json!({
+        "timestamp_gte": "2026-01-01T00:00:00Z", "timestamp_lt": "2026-06-01T00:00:00Z", "limit": 4,
+    });
+    let page = session.call(3, "list_privacy_audit_logs", window.clone());
+    assert_eq!(page["result"]["structuredContent"]["data"].as_array().unwrap().len(), 4);
+    let job =
+        session.call(4, "get_job", serde_json::json!({"job_id": job_id(ORG_B, 1).to_string()}));
+    assert_eq!(job["result"]["isError"], true);
+    assert_eq!(job["result"]["structuredContent"]["error"]["code"], "NOT_FOUND");
+    let unknown = session.call(5, "nope", serde_json::json!({}));
+    assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
+
+    // The read is in the tool-interface ledger.
+    let listed = cli(&url, &["audit", "list", "--ledger", "tool", "--json"]);
+    let entry: Value = serde_json::from_str(listed.lines().next().unwrap()).unwrap();
+    assert_eq!(
+        (entry["tool_name"].as_str(), entry["entries_returned"].as_u64()),
+        (Some("list_privacy_audit_logs"), Some(4))
+    );
+
+    // Revoked while the session runs: the next call is refused.
+    cli(&url, &["token", "revoke", &id]);
+    let refused = session.call(6, "get_organization", serde_json::json!({}));
+    assert_eq!(refused["result"]["isError"], true);
+    assert_eq!(refused["result"]["structuredContent"]["error"]["code"], "UNAUTHENTICATED");
+
+    drop(session.child.stdin.take());
+    let status = session.child.wait().unwrap();
+    assert!(status.success(), "the server exits when the client closes: {status}");
+
+    // A revoked (or unknown) token does not start a session at all, and says why.
+    let out = Command::new(BIN)
+        .args(["--database-url", &url, "mcp", "--token-file"])
+        .arg(&token_file)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is not valid"), "{out:?}");
+    assert!(out.stdout.is_empty(), "nothing but the protocol on stdout");
+}

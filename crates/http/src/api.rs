@@ -9,7 +9,9 @@ use http_body_util::{BodyExt, Limited};
 use hyper::body::Body as HttpBody;
 use hyper::header::{self, HeaderValue};
 use hyper::{Request, Response};
-use recruit_domain::ErrorCode;
+use hyper_util::service::TowerToHyperService;
+use recruit_domain::{ErrorCode, Scope};
+use recruit_mcp::{HttpCaller, McpService, Tools, ToolsConfig};
 use recruit_service::{RequestContext, Service, ServiceError, Via, guarded};
 
 use crate::metrics::Metrics;
@@ -31,10 +33,15 @@ pub struct HttpConfig {
     pub max_header_bytes: usize,
     /// How long in-flight requests may run after shutdown begins.
     pub shutdown_grace: Duration,
+    /// The origins whose pages may call the tool interface (`Origin` values such as
+    /// `https://agent.example.com`). A request to `/mcp` with any other `Origin` is refused;
+    /// requests without one (agents, command-line clients) are not affected.
+    pub mcp_allowed_origins: Vec<String>,
 }
 
 impl HttpConfig {
-    /// Defaults: 10 s per request, 64 KiB bodies, 10 s for headers, 16 KiB heads, 10 s grace.
+    /// Defaults: 10 s per request, 64 KiB bodies, 10 s for headers, 16 KiB heads, 10 s grace,
+    /// no origin allowed to call the tool interface from a browser.
     pub fn new(public_base_url: impl Into<String>) -> Self {
         Self {
             public_base_url: public_base_url.into(),
@@ -43,16 +50,23 @@ impl HttpConfig {
             header_read_timeout: Duration::from_secs(10),
             max_header_bytes: 16 * 1024,
             shutdown_grace: Duration::from_secs(10),
+            mcp_allowed_origins: vec![],
         }
     }
 }
 
-/// The REST API: a service and the HTTP settings.
-#[derive(Debug)]
+/// The REST API and the tool interface: a service and the HTTP settings.
 pub struct Api {
     service: Arc<Service>,
     config: HttpConfig,
     metrics: Metrics,
+    mcp: TowerToHyperService<McpService>,
+}
+
+impl std::fmt::Debug for Api {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Api").field("config", &self.config).finish_non_exhaustive()
+    }
 }
 
 /// A request id a client may choose: 1 to 128 characters of letters, digits, `-`, `_`, `.`.
@@ -66,7 +80,12 @@ fn sane_request_id(value: &HeaderValue) -> Option<String> {
 impl Api {
     /// The API over `service`.
     pub fn new(service: Arc<Service>, config: HttpConfig) -> Self {
-        Self { service, config, metrics: Metrics::new() }
+        let tools = ToolsConfig {
+            public_base_url: config.public_base_url.clone(),
+            deadline: config.request_deadline,
+        };
+        let mcp = TowerToHyperService::new(Tools::http(Arc::clone(&service), tools));
+        Self { service, config, metrics: Metrics::new(), mcp }
     }
 
     /// Reports the database pool's numbers in the metrics, read from `status` at every scrape.
@@ -101,13 +120,17 @@ impl Api {
         let routing = route(&method, request.uri().path(), request.uri().query());
         let template = match &routing {
             Routing::Api(r) => r.template(),
-            Routing::Public(_, t) => t,
-            Routing::MethodNotAllowed(t) => t,
+            Routing::Public(_, t) | Routing::MethodNotAllowed(t, _) => t,
+            Routing::Mcp => "/mcp",
             Routing::NotFound => "unknown",
         };
         // A known path asked with a method it does not serve: 405 with `Allow`, as HTTP
         // clients and tools expect, in the envelope with the code NOT_IMPLEMENTED.
-        let method_not_allowed = matches!(routing, Routing::MethodNotAllowed(_));
+        let allow = match routing {
+            Routing::MethodNotAllowed(_, allow) => Some(allow),
+            _ => None,
+        };
+        let mcp = routing == Routing::Mcp;
         let mut organization = None;
         let result = self.answer(request, routing, &request_id, client_ip, &mut organization).await;
         let mut response = match result {
@@ -115,7 +138,7 @@ impl Api {
             Err(e) => {
                 // Trouble on the server's side is logged once, here; a client's mistake is not
                 // an error of the server.
-                if e.code.http_status() >= 500 && !method_not_allowed {
+                if e.code.http_status() >= 500 && allow.is_none() {
                     tracing::error!(
                         request.id = %request_id,
                         error.code = %e.code,
@@ -124,9 +147,19 @@ impl Api {
                     );
                 }
                 let mut response = render::error(&e, &self.config.public_base_url);
-                if method_not_allowed {
+                if let Some(allow) = allow {
                     *response.status_mut() = hyper::StatusCode::METHOD_NOT_ALLOWED;
-                    response.headers_mut().insert(header::ALLOW, HeaderValue::from_static("GET"));
+                    response.headers_mut().insert(header::ALLOW, HeaderValue::from_static(allow));
+                }
+                // The tool interface's clients learn where to read about it (RFC 9728).
+                if mcp && e.code == ErrorCode::Unauthenticated {
+                    let value = format!(
+                        r#"Bearer error="invalid_token", resource_metadata="{}""#,
+                        self.protected_resource_url()
+                    );
+                    if let Ok(value) = HeaderValue::from_str(&value) {
+                        response.headers_mut().insert(header::WWW_AUTHENTICATE, value);
+                    }
                 }
                 response
             }
@@ -151,6 +184,90 @@ impl Api {
         response
     }
 
+    fn too_large(&self) -> ServiceError {
+        ServiceError::new(
+            ErrorCode::PayloadTooLarge,
+            format!("The request body exceeds {} bytes.", self.config.max_body_bytes),
+        )
+    }
+
+    /// Where the tool interface's protected resource metadata is served.
+    fn protected_resource_url(&self) -> String {
+        let base = self.config.public_base_url.trim_end_matches('/');
+        format!("{base}/.well-known/oauth-protected-resource/mcp")
+    }
+
+    /// The tool interface's protected resource metadata (RFC 9728): what it is, how to present
+    /// a token, and the scopes its tools need.
+    fn protected_resource(&self) -> serde_json::Value {
+        let base = self.config.public_base_url.trim_end_matches('/');
+        serde_json::json!({
+            "resource": format!("{base}/mcp"),
+            "resource_name": "recruitd tool interface (Model Context Protocol)",
+            "bearer_methods_supported": ["header"],
+            "scopes_supported": Scope::ALL.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
+            "resource_documentation": format!("{base}/docs/errors"),
+        })
+    }
+
+    /// `POST /mcp`: checks what HTTP must (origin, body size, the bearer token), then hands the
+    /// request to the tool interface with the caller in its extensions.
+    async fn mcp<B>(
+        &self,
+        request: Request<B>,
+        request_id: &str,
+        client_ip: Option<IpAddr>,
+        organization: &mut Option<String>,
+    ) -> Result<Response<Body>, ServiceError>
+    where
+        B: HttpBody + Send + 'static,
+        B::Data: Send,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        // DNS rebinding: a page of another site must not reach a server on the user's network.
+        if let Some(origin) = request.headers().get(header::ORIGIN) {
+            let allowed = origin
+                .to_str()
+                .is_ok_and(|o| self.config.mcp_allowed_origins.iter().any(|a| a == o));
+            if !allowed {
+                return Err(ServiceError::permission_denied(
+                    "Requests from this origin may not use the tool interface: the server's \
+                     allow-list of origins does not name it.",
+                ));
+            }
+        }
+        let (mut parts, body) = request.into_parts();
+        let body = match Limited::new(body, self.config.max_body_bytes).collect().await {
+            Ok(collected) => collected.to_bytes(),
+            Err(_) => return Err(self.too_large()),
+        };
+        let authorization = parts
+            .headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let service = Arc::clone(&self.service);
+        let authenticate = async move { service.authenticate(authorization.as_deref()).await };
+        let caller = guarded(self.config.request_deadline, authenticate).await?;
+        *organization = Some(caller.token.organization_id.to_string());
+        parts.extensions.insert(HttpCaller {
+            caller,
+            request_id: request_id.to_owned(),
+            client_ip,
+        });
+        let request = Request::from_parts(parts, http_body_util::Full::new(body));
+        let response = match hyper::service::Service::call(&self.mcp, request).await {
+            Ok(response) => response,
+            Err(never) => match never {},
+        };
+        let (parts, body) = response.into_parts();
+        let body = match body.collect().await {
+            Ok(collected) => collected.to_bytes(),
+            Err(never) => match never {},
+        };
+        Ok(Response::from_parts(parts, http_body_util::Full::new(body)))
+    }
+
     async fn answer<B>(
         &self,
         request: Request<B>,
@@ -164,12 +281,7 @@ impl Api {
         B::Data: Send,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
-        let too_large = || {
-            ServiceError::new(
-                ErrorCode::PayloadTooLarge,
-                format!("The request body exceeds {} bytes.", self.config.max_body_bytes),
-            )
-        };
+        let too_large = || self.too_large();
         let declared = request
             .headers()
             .get(header::CONTENT_LENGTH)
@@ -204,12 +316,16 @@ impl Api {
                     "There is no such path; the API's paths begin with /v1.",
                 ));
             }
-            Routing::MethodNotAllowed(_) => {
+            Routing::MethodNotAllowed(_, allow) => {
                 return Err(ServiceError::new(
                     ErrorCode::NotImplemented,
-                    "This path supports GET only.",
+                    format!("This path supports {allow} only."),
                 ));
             }
+            Routing::Public(Public::ProtectedResource, _) => {
+                return Ok(render::json(&self.protected_resource()));
+            }
+            Routing::Mcp => return self.mcp(request, request_id, client_ip, organization).await,
         };
         let (parts, body) = request.into_parts();
         // The API's operations take no body; one is read (within the limit) and ignored.

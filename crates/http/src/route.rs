@@ -43,6 +43,9 @@ pub(crate) enum Public {
     Metrics,
     /// `GET /openapi.json`: the API's OpenAPI document.
     OpenApi,
+    /// `GET /.well-known/oauth-protected-resource[/mcp]`: the tool interface's protected
+    /// resource metadata (RFC 9728).
+    ProtectedResource,
 }
 
 /// What a method and path lead to.
@@ -52,8 +55,10 @@ pub(crate) enum Routing {
     Api(Route),
     /// A page or probe without authentication.
     Public(Public, &'static str),
-    /// A known path with a method it does not serve; `GET` is the one it does.
-    MethodNotAllowed(&'static str),
+    /// `POST /mcp`: the tool interface.
+    Mcp,
+    /// A known path (its template) with a method it does not serve, and the one it does.
+    MethodNotAllowed(&'static str, &'static str),
     /// No such path.
     NotFound,
 }
@@ -69,13 +74,23 @@ pub(crate) fn route(method: &Method, path: &str, query: Option<&str>) -> Routing
         "/readyz" => Some((Public::Ready, "/readyz")),
         "/metrics" => Some((Public::Metrics, "/metrics")),
         "/openapi.json" => Some((Public::OpenApi, "/openapi.json")),
+        "/.well-known/oauth-protected-resource" | "/.well-known/oauth-protected-resource/mcp" => {
+            Some((Public::ProtectedResource, "/.well-known/oauth-protected-resource"))
+        }
         _ => None,
     };
     if let Some((page, template)) = public {
         return if method == Method::GET {
             Routing::Public(page, template)
         } else {
-            Routing::MethodNotAllowed(template)
+            Routing::MethodNotAllowed(template, "GET")
+        };
+    }
+    if path == "/mcp" {
+        return if method == Method::POST {
+            Routing::Mcp
+        } else {
+            Routing::MethodNotAllowed("/mcp", "POST")
         };
     }
     let segments: Vec<&str> = path.strip_prefix('/').unwrap_or(path).split('/').collect();
@@ -86,7 +101,7 @@ pub(crate) fn route(method: &Method, path: &str, query: Option<&str>) -> Routing
         _ => return Routing::NotFound,
     };
     if method != Method::GET {
-        return Routing::MethodNotAllowed(template);
+        return Routing::MethodNotAllowed(template, "GET");
     }
     Routing::Api(build(Query::parse(query), segments.get(2).copied()))
 }
@@ -153,7 +168,7 @@ fn job(query: Query, id: Option<&str>) -> Route {
         Ok(Cow::Owned(s)) => s,
         Err(_) => raw.to_owned(),
     };
-    Route::GetJob(GetJobParams { job_id, problems })
+    Route::GetJob(GetJobParams { job_id, name: "jobId", problems })
 }
 
 fn organization(query: Query, _: Option<&str>) -> Route {
@@ -194,12 +209,22 @@ mod tests {
         }
         assert_eq!(
             route(&Method::POST, "/v1/organization", None),
-            Routing::MethodNotAllowed("/v1/organization")
+            Routing::MethodNotAllowed("/v1/organization", "GET")
         );
         assert_eq!(
             route(&Method::DELETE, "/v1/jobs/x", None),
-            Routing::MethodNotAllowed("/v1/jobs/{jobId}")
+            Routing::MethodNotAllowed("/v1/jobs/{jobId}", "GET")
         );
+        assert_eq!(route(&Method::POST, "/mcp", None), Routing::Mcp);
+        assert_eq!(route(&Method::GET, "/mcp", None), Routing::MethodNotAllowed("/mcp", "POST"));
+        for path in
+            ["/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp"]
+        {
+            assert_eq!(
+                get(path, None),
+                Routing::Public(Public::ProtectedResource, "/.well-known/oauth-protected-resource")
+            );
+        }
     }
 
     #[test]

@@ -1,72 +1,26 @@
 //! The REST API without sockets: requests go straight to `Api::handle`, on a real SQLite store
 //! loaded with the ports' test world and wrapped so that it can fail on demand.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Empty, Full, StreamBody};
+use http_body_util::{BodyExt, Empty, StreamBody};
 use hyper::body::Frame;
 use hyper::{Request, Response, StatusCode};
-use recruit_adapters_sqlite::SqliteStore;
 use recruit_domain::model::Role;
 use recruit_domain::{OrganizationId, Scope, Uuid};
 use recruit_http::{Api, Body, HttpConfig};
-use recruit_ports::faulty::{Fault, Faulty};
-use recruit_ports::testkit::{ORG_A, ORG_B, job_id, user_id};
+use recruit_ports::faulty::Fault;
+use recruit_ports::testkit::{ORG_A, ORG_B, job_id};
 use recruit_ports::{AuditListQuery, Ledgers};
-use recruit_service::Service;
 use serde_json::Value;
 
 mod common;
 
-struct Fixture {
-    api: Api,
-    store: Arc<Faulty<SqliteStore>>,
-    service: Arc<Service>,
-    _dir: tempfile::TempDir,
-}
+use common::Fixture;
 
 async fn fixture() -> Fixture {
-    let common::World { service, store, dir } = common::world_service().await;
-    let mut http = HttpConfig::new("http://127.0.0.1:8080");
-    http.request_deadline = Duration::from_millis(500);
-    http.max_body_bytes = 1024;
-    Fixture { api: Api::new(service.clone(), http), store, service, _dir: dir }
-}
-
-impl Fixture {
-    async fn token(&self, org: u128, role: Role, scopes: &[Scope]) -> String {
-        let org_id = OrganizationId::from_uuid(Uuid::from_u128(org));
-        let (_, secret) = self
-            .service
-            .create_token(org_id, user_id(org, role), "t".into(), scopes.to_vec(), None)
-            .await
-            .unwrap();
-        secret
-    }
-
-    async fn get(&self, uri: &str, token: Option<&str>) -> (StatusCode, Response<Body>, Value) {
-        let mut request = Request::get(uri);
-        if let Some(t) = token {
-            request = request.header("authorization", format!("Bearer {t}"));
-        }
-        self.send(request.body(Empty::<Bytes>::new()).unwrap()).await
-    }
-
-    async fn send<B>(&self, request: Request<B>) -> (StatusCode, Response<Body>, Value)
-    where
-        B: hyper::body::Body + Send + 'static,
-        B::Data: Send,
-        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
-    {
-        let response = self.api.handle(request, Some("127.0.0.1".parse().unwrap())).await;
-        let status = response.status();
-        let (parts, body) = response.into_parts();
-        let bytes = body.collect().await.unwrap().to_bytes();
-        let json = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-        (status, Response::from_parts(parts, Full::new(bytes)), json)
-    }
+    Fixture::with(|_| {}).await
 }
 
 fn header<'a>(response: &'a Response<Body>, name: &str) -> Option<&'a str> {

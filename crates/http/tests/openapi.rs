@@ -4,23 +4,22 @@
 //! schema.
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
-use hyper::{Request, StatusCode};
-use recruit_adapters_sqlite::SqliteStore;
+use hyper::{Request, Response, StatusCode};
 use recruit_domain::model::Role;
-use recruit_domain::{ErrorCode, OrganizationId, Scope, Uuid};
-use recruit_http::{Api, HttpConfig};
-use recruit_ports::faulty::{Fault, Faulty};
-use recruit_ports::testkit::{ORG_A, ORG_B, job_id, user_id};
-use recruit_service::Service;
+use recruit_domain::{ErrorCode, Scope};
+use recruit_http::Body;
+use recruit_ports::faulty::Fault;
+use recruit_ports::testkit::{ORG_A, ORG_B, job_id};
 use recruit_service::demo::{self, DemoConfig};
 use serde_json::{Value, json};
 
 mod common;
+
+use common::Fixture;
 
 /// The document as kept in the repository.
 fn document() -> Value {
@@ -38,55 +37,25 @@ struct Seen {
     body: Bytes,
 }
 
-struct Fixture {
-    api: Api,
-    store: Arc<Faulty<SqliteStore>>,
-    service: Arc<Service>,
-    _dir: tempfile::TempDir,
+/// What the checks need of a response.
+async fn seen(method: &'static str, uri: &str, response: Response<Body>) -> Seen {
+    let status = response.status();
+    let (parts, body) = response.into_parts();
+    let body = body.collect().await.unwrap().to_bytes();
+    Seen { method, uri: uri.to_owned(), status, headers: parts.headers, body }
 }
 
-impl Fixture {
-    async fn new() -> Self {
-        let common::World { service, store, dir } = common::world_service().await;
-        let mut http = HttpConfig::new("http://127.0.0.1:8080");
-        http.request_deadline = Duration::from_millis(300);
-        http.max_body_bytes = 1024;
-        Self { api: Api::new(service.clone(), http), store, service, _dir: dir }
-    }
+/// Sends a GET with a body of `body` bytes.
+async fn send(f: &Fixture, uri: &str, token: &str, body: usize) -> Seen {
+    let request = Request::get(uri).header("authorization", format!("Bearer {token}"));
+    let (_, response, _) =
+        f.send(request.body(Full::new(Bytes::from(vec![b'x'; body]))).unwrap()).await;
+    seen("GET", uri, response).await
+}
 
-    async fn token(&self, org: u128, role: Role, scopes: &[Scope]) -> String {
-        let org_id = OrganizationId::from_uuid(Uuid::from_u128(org));
-        let (_, secret) = self
-            .service
-            .create_token(org_id, user_id(org, role), "t".into(), scopes.to_vec(), None)
-            .await
-            .unwrap();
-        secret
-    }
-
-    async fn send(
-        &self,
-        method: &'static str,
-        uri: &str,
-        token: Option<&str>,
-        body: Option<usize>,
-    ) -> Seen {
-        let mut request = Request::builder().method(method).uri(uri);
-        if let Some(t) = token {
-            request = request.header("authorization", format!("Bearer {t}"));
-        }
-        let body = Full::new(Bytes::from(vec![b'x'; body.unwrap_or(0)]));
-        let response =
-            self.api.handle(request.body(body).unwrap(), Some("127.0.0.1".parse().unwrap())).await;
-        let status = response.status();
-        let (parts, body) = response.into_parts();
-        let body = body.collect().await.unwrap().to_bytes();
-        Seen { method, uri: uri.to_owned(), status, headers: parts.headers, body }
-    }
-
-    async fn get(&self, uri: &str, token: Option<&str>) -> Seen {
-        self.send("GET", uri, token, None).await
-    }
+async fn get(f: &Fixture, uri: &str, token: Option<&str>) -> Seen {
+    let (_, response, _) = f.get(uri, token).await;
+    seen("GET", uri, response).await
 }
 
 /// Follows a local `$ref` of the document.
@@ -188,8 +157,8 @@ fn conforms(doc: &Value, seen: &Seen) -> (String, u16) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_served_document_is_docs_openapi_yaml() {
-    let f = Fixture::new().await;
-    let seen = f.get("/openapi.json", None).await;
+    let f = Fixture::with(|http| http.request_deadline = Duration::from_millis(300)).await;
+    let seen = get(&f, "/openapi.json", None).await;
     assert_eq!(seen.status, StatusCode::OK);
     assert_eq!(seen.headers["content-type"], "application/json");
     let served: Value = serde_json::from_slice(&seen.body).unwrap();
@@ -239,7 +208,7 @@ fn the_job_example_is_a_job_of_the_demo_owners_organization() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_response_of_every_endpoint_matches_the_document() {
     let doc = document();
-    let f = Fixture::new().await;
+    let f = Fixture::with(|http| http.request_deadline = Duration::from_millis(300)).await;
     let owner = f.token(ORG_A, Role::Owner, &Scope::ALL).await;
     let member = f.token(ORG_A, Role::Member, &Scope::ALL).await;
     let jobs_only = f.token(ORG_A, Role::Owner, &[Scope::JobsRead]).await;
@@ -252,36 +221,36 @@ async fn every_response_of_every_endpoint_matches_the_document() {
 
     let mut seen = vec![
         // Successes; the list in pages, so that a cursor is followed too.
-        f.get(&format!("{list}&limit=5"), Some(&owner)).await,
-        f.get(&job, Some(&owner)).await,
-        f.get(&confidential, Some(&owner)).await,
-        f.get(org, Some(&owner)).await,
-        f.get("/healthz", None).await,
-        f.get("/readyz", None).await,
-        f.get("/metrics", None).await,
-        f.get("/openapi.json", None).await,
-        f.get("/docs/errors", None).await,
+        get(&f, &format!("{list}&limit=5"), Some(&owner)).await,
+        get(&f, &job, Some(&owner)).await,
+        get(&f, &confidential, Some(&owner)).await,
+        get(&f, org, Some(&owner)).await,
+        get(&f, "/healthz", None).await,
+        get(&f, "/readyz", None).await,
+        get(&f, "/metrics", None).await,
+        get(&f, "/openapi.json", None).await,
+        get(&f, "/docs/errors", None).await,
         // The client's mistakes.
-        f.get(&format!("{list}&limit=0&ids="), Some(&owner)).await,
-        f.get(&format!("{list}&cursor=garbage"), Some(&owner)).await,
-        f.get("/v1/jobs/can_0190b3c1d2e37f4a8b9c0d1e2f3a4b5c", Some(&owner)).await,
-        f.get(&format!("{org}?expand=all"), Some(&owner)).await,
-        f.get(org, None).await,
-        f.get(&job, Some("rtk_not-a-real-token")).await,
-        f.get(list, None).await,
-        f.get(list, Some(&jobs_only)).await,
-        f.get(list, Some(&member)).await,
-        f.get(&job, Some(&audit_only)).await,
-        f.get(org, Some(&jobs_only)).await,
-        f.get(&confidential, Some(&member)).await,
-        f.get(&job, Some(&b_owner)).await,
-        f.send("GET", list, Some(&owner), Some(4096)).await,
-        f.send("GET", &job, Some(&owner), Some(4096)).await,
-        f.send("GET", org, Some(&owner), Some(4096)).await,
+        get(&f, &format!("{list}&limit=0&ids="), Some(&owner)).await,
+        get(&f, &format!("{list}&cursor=garbage"), Some(&owner)).await,
+        get(&f, "/v1/jobs/can_0190b3c1d2e37f4a8b9c0d1e2f3a4b5c", Some(&owner)).await,
+        get(&f, &format!("{org}?expand=all"), Some(&owner)).await,
+        get(&f, org, None).await,
+        get(&f, &job, Some("rtk_not-a-real-token")).await,
+        get(&f, list, None).await,
+        get(&f, list, Some(&jobs_only)).await,
+        get(&f, list, Some(&member)).await,
+        get(&f, &job, Some(&audit_only)).await,
+        get(&f, org, Some(&jobs_only)).await,
+        get(&f, &confidential, Some(&member)).await,
+        get(&f, &job, Some(&b_owner)).await,
+        send(&f, list, &owner, 4096).await,
+        send(&f, &job, &owner, 4096).await,
+        send(&f, org, &owner, 4096).await,
     ];
     let first: Value = serde_json::from_slice(&seen[0].body).unwrap();
     let cursor = first["pagination"]["next_cursor"].as_str().unwrap();
-    seen.push(f.get(&format!("{list}&limit=100&cursor={cursor}"), Some(&owner)).await);
+    seen.push(get(&f, &format!("{list}&limit=100&cursor={cursor}"), Some(&owner)).await);
 
     // The database's failures.
     for fault in
@@ -289,9 +258,9 @@ async fn every_response_of_every_endpoint_matches_the_document() {
     {
         f.store.set(fault);
         for uri in [list, job.as_str(), org] {
-            seen.push(f.get(uri, Some(&owner)).await);
+            seen.push(get(&f, uri, Some(&owner)).await);
         }
-        let ready = f.get("/readyz", None).await;
+        let ready = get(&f, "/readyz", None).await;
         let expected = match fault {
             Fault::Unavailable | Fault::Timeout => StatusCode::SERVICE_UNAVAILABLE,
             Fault::Panic => StatusCode::INTERNAL_SERVER_ERROR,

@@ -22,6 +22,7 @@ struct Running {
     _dir: tempfile::TempDir,
 }
 
+#[expect(dead_code, reason = "these tests need the world, not the request fixture")]
 mod common;
 
 async fn start(configure: impl FnOnce(&mut HttpConfig)) -> Running {

@@ -37,22 +37,43 @@ pub enum Fault {
 pub struct Faulty<S> {
     inner: S,
     fault: Mutex<Fault>,
+    /// Whether `Tokens` calls are spared the fault.
+    spare_tokens: std::sync::atomic::AtomicBool,
 }
 
 impl<S> Faulty<S> {
     /// Wraps a store, working.
     pub fn new(inner: S) -> Self {
-        Self { inner, fault: Mutex::new(Fault::None) }
+        Self {
+            inner,
+            fault: Mutex::new(Fault::None),
+            spare_tokens: std::sync::atomic::AtomicBool::new(false),
+        }
     }
 
     /// Sets what every following call does.
     pub fn set(&self, fault: Fault) {
+        self.spare_tokens.store(false, std::sync::atomic::Ordering::SeqCst);
         *self.fault.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = fault;
+    }
+
+    /// Sets what every following call does, except those of [`Tokens`]: authentication works,
+    /// and what the authenticated request does next meets the fault.
+    pub fn set_after_authentication(&self, fault: Fault) {
+        self.set(fault);
+        self.spare_tokens.store(true, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// The wrapped store.
     pub fn inner(&self) -> &S {
         &self.inner
+    }
+
+    async fn check_tokens(&self) -> Result<(), StoreError> {
+        if self.spare_tokens.load(std::sync::atomic::Ordering::SeqCst) {
+            return Ok(());
+        }
+        self.check().await
     }
 
     async fn check(&self) -> Result<(), StoreError> {
@@ -107,23 +128,23 @@ impl<S: Directory> Directory for Faulty<S> {
 #[async_trait]
 impl<S: Tokens> Tokens for Faulty<S> {
     async fn credential(&self, hash: &SecretHash) -> Result<Credential, StoreError> {
-        self.check().await?;
+        self.check_tokens().await?;
         self.inner.credential(hash).await
     }
     async fn create_token(&self, token: &NewApiToken) -> Result<ApiToken, StoreError> {
-        self.check().await?;
+        self.check_tokens().await?;
         self.inner.create_token(token).await
     }
     async fn revoke_token(&self, id: ApiTokenId, at: Timestamp) -> Result<ApiToken, StoreError> {
-        self.check().await?;
+        self.check_tokens().await?;
         self.inner.revoke_token(id, at).await
     }
     async fn touch_token(&self, id: ApiTokenId, at: Timestamp) -> Result<(), StoreError> {
-        self.check().await?;
+        self.check_tokens().await?;
         self.inner.touch_token(id, at).await
     }
     async fn tokens(&self, o: Option<OrganizationId>) -> Result<Vec<ApiToken>, StoreError> {
-        self.check().await?;
+        self.check_tokens().await?;
         self.inner.tokens(o).await
     }
 }

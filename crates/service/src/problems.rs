@@ -13,6 +13,11 @@ pub fn repeated_parameter(name: &str) -> ErrorDetail {
     ErrorDetail::field(shorten(name), "is given more than once")
 }
 
+/// A required parameter that is absent.
+pub fn missing(name: &str) -> ErrorDetail {
+    ErrorDetail::field(shorten(name), "is required")
+}
+
 /// A parameter of the wrong type, such as a number where text is expected.
 pub fn wrong_type(name: &str, expected: &str) -> ErrorDetail {
     ErrorDetail::field(shorten(name), format!("must be {expected}"))

@@ -97,10 +97,13 @@ pub struct ListParams {
 }
 
 /// The parameters of reading a job, raw.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GetJobParams {
     /// The job's identifier, in any accepted spelling.
     pub job_id: String,
+    /// What the transport calls the identifier (`jobId` in the REST path, `job_id` among a
+    /// tool's arguments), so that error details name what the client sent.
+    pub name: &'static str,
     /// Problems the transport found itself, reported with the service's own.
     pub problems: Vec<ErrorDetail>,
 }
@@ -292,8 +295,8 @@ impl Service {
     ) -> Result<Job, ServiceError> {
         caller.require(Scope::JobsRead)?;
         let mut problems = params.problems;
-        let id =
-            JobId::parse(&params.job_id).map_err(|e| problems.push(ErrorDetail::field("jobId", e)));
+        let id = JobId::parse(&params.job_id)
+            .map_err(|e| problems.push(ErrorDetail::field(params.name, e)));
         let id = match id {
             Ok(id) if problems.is_empty() => id,
             _ => return Err(ServiceError::validation(problems)),
@@ -374,7 +377,7 @@ fn validate_list(params: ListParams) -> Result<ListInput, ServiceError> {
     let mut problems = params.problems;
     let mut timestamp = |name: &str, value: Option<String>| match value {
         None => {
-            problems.push(ErrorDetail::field(name, "is required"));
+            problems.push(crate::problems::missing(name));
             None
         }
         Some(v) => match Timestamp::parse(&v) {

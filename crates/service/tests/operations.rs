@@ -78,7 +78,7 @@ fn everything() -> ListParams {
 }
 
 fn job(id: impl ToString) -> recruit_service::GetJobParams {
-    recruit_service::GetJobParams { job_id: id.to_string(), problems: vec![] }
+    recruit_service::GetJobParams { job_id: id.to_string(), name: "jobId", problems: vec![] }
 }
 
 fn code<T: std::fmt::Debug>(result: Result<T, ServiceError>) -> ErrorCode {
@@ -430,7 +430,8 @@ async fn problems_found_by_the_transport_are_reported_after_authorization() {
         details(w.service.get_organization(&c, unknown()).await),
         [("expand".into(), "is not a parameter of this operation".into())]
     );
-    let params = recruit_service::GetJobParams { job_id: "bad".into(), problems: unknown() };
+    let params =
+        recruit_service::GetJobParams { job_id: "bad".into(), name: "jobId", problems: unknown() };
     let fields: Vec<String> =
         details(w.service.get_job(&c, params).await).into_iter().map(|(f, _)| f).collect();
     assert_eq!(fields, ["expand", "jobId"]);

@@ -30,3 +30,75 @@ pub(crate) async fn world_service() -> World {
     let service = Arc::new(Service::new(store.clone(), config));
     World { service, store, dir }
 }
+
+/// The API over the test world, with a short deadline and a small body limit so that the
+/// limits are reachable in tests.
+pub(crate) struct Fixture {
+    pub(crate) api: recruit_http::Api,
+    pub(crate) store: Arc<Faulty<SqliteStore>>,
+    pub(crate) service: Arc<Service>,
+    _dir: tempfile::TempDir,
+}
+
+impl Fixture {
+    /// The fixture with its HTTP settings changed by `configure`.
+    pub(crate) async fn with(configure: impl FnOnce(&mut recruit_http::HttpConfig)) -> Self {
+        let World { service, store, dir } = world_service().await;
+        let mut http = recruit_http::HttpConfig::new("http://127.0.0.1:8080");
+        http.request_deadline = std::time::Duration::from_millis(500);
+        http.max_body_bytes = 1024;
+        configure(&mut http);
+        Self { api: recruit_http::Api::new(service.clone(), http), store, service, _dir: dir }
+    }
+
+    /// A token of a user of `org` with `role`, holding `scopes`.
+    pub(crate) async fn token(
+        &self,
+        org: u128,
+        role: recruit_domain::model::Role,
+        scopes: &[recruit_domain::Scope],
+    ) -> String {
+        let org_id =
+            recruit_domain::OrganizationId::from_uuid(recruit_domain::Uuid::from_u128(org));
+        let user = recruit_ports::testkit::user_id(org, role);
+        let (_, secret) = self
+            .service
+            .create_token(org_id, user, "t".into(), scopes.to_vec(), None)
+            .await
+            .unwrap();
+        secret
+    }
+
+    /// A GET of `uri`, with `token` as the bearer credential when given.
+    pub(crate) async fn get(
+        &self,
+        uri: &str,
+        token: Option<&str>,
+    ) -> (hyper::StatusCode, hyper::Response<recruit_http::Body>, serde_json::Value) {
+        let mut request = hyper::Request::get(uri);
+        if let Some(t) = token {
+            request = request.header("authorization", format!("Bearer {t}"));
+        }
+        self.send(request.body(http_body_util::Empty::<bytes::Bytes>::new()).unwrap()).await
+    }
+
+    /// Sends `request`; returns the status, the response (its body read whole) and the body
+    /// as JSON (null when it is not JSON).
+    pub(crate) async fn send<B>(
+        &self,
+        request: hyper::Request<B>,
+    ) -> (hyper::StatusCode, hyper::Response<recruit_http::Body>, serde_json::Value)
+    where
+        B: hyper::body::Body + Send + 'static,
+        B::Data: Send,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        use http_body_util::BodyExt;
+        let response = self.api.handle(request, Some("127.0.0.1".parse().unwrap())).await;
+        let status = response.status();
+        let (parts, body) = response.into_parts();
+        let bytes = body.collect().await.unwrap().to_bytes();
+        let json = serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null);
+        (status, hyper::Response::from_parts(parts, http_body_util::Full::new(bytes)), json)
+    }
+}

@@ -1,0 +1,207 @@
+"""The tool interface through the official MCP Python SDK, as an agent host would use it.
+
+Against a running demo server: connect over streamable HTTP with each protocol revision
+(2026-07-28 through `server/discover`, 2025-11-25 through `initialize`) and over stdio
+(`recruitd mcp --token-file`), list the tools, call each with valid and invalid arguments, and
+compare every structured result with the REST response for the same token and input. Also: a
+request without a token is refused with 401 and the protected resource metadata, an unknown tool
+is a JSON-RPC error, and every successful list call is in the tool-interface audit ledger.
+
+Usage: python mcp_client.py BASE_URL OWNER_TOKEN MEMBER_TOKEN RECRUITD DATABASE_URL
+Exits non-zero on the first difference.
+"""
+
+import json
+import subprocess
+import sys
+import tempfile
+from datetime import datetime, timedelta, timezone
+
+import anyio
+import httpx2
+from mcp import Client, MCPError
+from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.types import Implementation
+
+BASE, OWNER, MEMBER, RECRUITD, DATABASE_URL = sys.argv[1:6]
+TOOLS = {"list_privacy_audit_logs", "get_job", "get_organization"}
+CLIENT = Implementation(name="recruitd-ci", version="1")
+
+now = datetime.now(timezone.utc).replace(microsecond=0)
+GTE = (now - timedelta(days=90)).isoformat().replace("+00:00", "Z")
+LT = (now + timedelta(days=1)).isoformat().replace("+00:00", "Z")
+
+checked = 0
+list_calls = 0
+
+
+def check(condition, what):
+    global checked
+    if not condition:
+        print(f"FAIL: {what}", file=sys.stderr)
+        sys.exit(1)
+    checked += 1
+
+
+def rest(path, token, params=None):
+    response = httpx2.get(
+        BASE + path, params=params, headers={"Authorization": f"Bearer {token}"}, timeout=30
+    )
+    return response.json()
+
+
+def rest_list(token, **query):
+    params = {"timestamp_gte": GTE, "timestamp_lt": LT}
+    for key, value in query.items():
+        params[key] = ",".join(value) if isinstance(value, list) else value
+    return rest("/v1/audit-logs/privacy", token, params)
+
+
+async def same(client, tool, arguments, expected, what, error=False):
+    """Calls `tool` and checks its structured result is `expected` (the REST body)."""
+    global list_calls
+    result = await client.call_tool(tool, arguments)
+    check(bool(result.is_error) == error, f"{what}: isError is {result.is_error}")
+    check(result.structured_content == expected, f"{what}: {result.structured_content} != {expected}")
+    text = [c.text for c in result.content if c.type == "text"]
+    check(text and json.loads(text[0]) == expected, f"{what}: the text content is not the body")
+    if tool == "list_privacy_audit_logs" and not error:
+        list_calls += 1
+    return result
+
+
+async def exercise(client, label, token):
+    tools = (await client.list_tools()).tools
+    check({t.name for t in tools} == TOOLS, f"{label}: tools are {[t.name for t in tools]}")
+    for tool in tools:
+        check(len(tool.description or "") > 80, f"{label}: {tool.name} has a description")
+        check(tool.input_schema.get("type") == "object", f"{label}: {tool.name} input schema")
+        check(tool.output_schema is not None, f"{label}: {tool.name} has an output schema")
+
+    organization = rest("/v1/organization", token)
+    await same(client, "get_organization", {}, organization, f"{label}: get_organization")
+
+    page = rest_list(token, limit="5")
+    check(len(page["data"]) == 5, f"{label}: the demo has ledger entries")
+    await same(client, "list_privacy_audit_logs",
+               {"timestamp_gte": GTE, "timestamp_lt": LT, "limit": 5}, page, f"{label}: first page")
+    cursor = page["pagination"]["next_cursor"]
+    await same(client, "list_privacy_audit_logs",
+               {"timestamp_gte": GTE, "timestamp_lt": LT, "limit": 7, "cursor": cursor},
+               rest_list(token, limit="7", cursor=cursor), f"{label}: next page")
+    ids = [entry["id"] for entry in page["data"][:3]]
+    await same(client, "list_privacy_audit_logs",
+               {"timestamp_gte": GTE, "timestamp_lt": LT, "ids": ids},
+               rest_list(token, ids=ids), f"{label}: by ids")
+
+    job_id = "job_706ab51d1f9c4c3ea25e07e0d1f262a0"
+    await same(client, "get_job", {"job_id": job_id}, rest(f"/v1/jobs/{job_id}", token),
+               f"{label}: get_job")
+    dashed = job_id[4:12] + "-" + job_id[12:16] + "-" + job_id[16:20] + "-" + job_id[20:24] + "-" + job_id[24:]
+    await same(client, "get_job", {"job_id": dashed.upper()}, rest(f"/v1/jobs/{job_id}", token),
+               f"{label}: get_job, dashed and upper case")
+
+    # Domain failures: the REST envelope, same code, same details.
+    await same(client, "get_job", {"job_id": "nope"}, rest_error_as_tool(
+        rest("/v1/jobs/nope", token), "jobId", "job_id"), f"{label}: bad job id", error=True)
+    await same(client, "get_job", {"job_id": "job_" + "0" * 32},
+               rest("/v1/jobs/job_" + "0" * 32, token), f"{label}: no such job", error=True)
+    await same(client, "list_privacy_audit_logs", {"timestamp_gte": GTE, "timestamp_lt": LT, "limit": 0},
+               rest_list(token, limit="0"), f"{label}: limit 0", error=True)
+    await same(client, "list_privacy_audit_logs",
+               {"timestamp_gte": GTE, "timestamp_lt": LT, "cursor": "garbage"},
+               rest_list(token, cursor="garbage"), f"{label}: a garbage cursor", error=True)
+    await same(client, "list_privacy_audit_logs",
+               {"timestamp_gte": LT, "timestamp_lt": GTE, "limit": 500},
+               rest_list(token, timestamp_gte=LT, timestamp_lt=GTE, limit="500"),
+               f"{label}: every problem at once", error=True)
+    await same(client, "get_organization", {"expand": "all"},
+               rest("/v1/organization", token, {"expand": "all"}), f"{label}: unknown argument",
+               error=True)
+
+    # A protocol failure: a JSON-RPC error, not a tool result.
+    try:
+        await client.call_tool("delete_everything", {})
+        check(False, f"{label}: an unknown tool is a JSON-RPC error")
+    except MCPError as e:
+        check(e.code == -32602, f"{label}: unknown tool error code {e.code}")
+
+
+def rest_error_as_tool(envelope, rest_name, tool_name):
+    """The REST envelope with the parameter named as the tool names it."""
+    for detail in envelope["error"].get("details", []):
+        if detail.get("field") == rest_name:
+            detail["field"] = tool_name
+    return envelope
+
+
+async def over_http(mode, expected_revision):
+    label = f"HTTP {expected_revision}"
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {OWNER}"}, timeout=30) as http:
+        async with Client(streamable_http_client(BASE + "/mcp", http_client=http), mode=mode,
+                          client_info=CLIENT, cache=None) as client:
+            check(client.protocol_version == expected_revision,
+                  f"{label}: negotiated {client.protocol_version}")
+            await exercise(client, label, OWNER)
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {MEMBER}"}, timeout=30) as http:
+        async with Client(streamable_http_client(BASE + "/mcp", http_client=http), mode=mode,
+                          client_info=CLIENT, cache=None) as client:
+            await same(client, "list_privacy_audit_logs", {"timestamp_gte": GTE, "timestamp_lt": LT},
+                       rest_list(MEMBER), f"{label}: a member may not read the ledger", error=True)
+
+
+async def over_stdio():
+    with tempfile.NamedTemporaryFile("w", suffix=".token") as token_file:
+        token_file.write(OWNER + "\n")
+        token_file.flush()
+        server = StdioServerParameters(
+            command=RECRUITD,
+            args=["--database-url", DATABASE_URL, "mcp", "--token-file", token_file.name,
+                  "--public-base-url", BASE],
+            env={"RUST_LOG": "warn"},
+        )
+        async with Client(server, client_info=CLIENT, cache=None) as client:
+            await exercise(client, f"stdio {client.protocol_version}", OWNER)
+
+
+def without_a_token():
+    response = httpx2.post(BASE + "/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                           headers={"Accept": "application/json, text/event-stream"})
+    check(response.status_code == 401, f"no token: status {response.status_code}")
+    challenge = response.headers.get("www-authenticate", "")
+    check(challenge.startswith("Bearer ") and "resource_metadata=" in challenge,
+          f"no token: WWW-Authenticate is {challenge!r}")
+    check(response.json()["error"]["code"] == "UNAUTHENTICATED", "no token: the envelope")
+    metadata_url = challenge.split('resource_metadata="')[1].split('"')[0]
+    metadata = httpx2.get(metadata_url).json()
+    check(metadata["resource"] == BASE + "/mcp", f"metadata names the resource: {metadata}")
+    check(set(metadata["scopes_supported"]) == {"audit_logs:read", "jobs:read", "organization:read"},
+          f"metadata names the scopes: {metadata}")
+
+
+def tool_ledger_entries():
+    output = subprocess.run(
+        [RECRUITD, "--database-url", DATABASE_URL, "audit", "list", "--ledger", "tool",
+         "--limit", "10000", "--json"],
+        check=True, capture_output=True, text=True, env={"RUST_LOG": "warn"},
+    ).stdout
+    return [json.loads(line) for line in output.splitlines() if line.strip()]
+
+
+async def main():
+    without_a_token()
+    before = len(tool_ledger_entries())
+    await over_http("auto", "2026-07-28")
+    await over_http("legacy", "2025-11-25")
+    await over_stdio()
+    entries = tool_ledger_entries()
+    check(len(entries) - before == list_calls,
+          f"{list_calls} list calls, {len(entries) - before} tool ledger entries")
+    check(all(e["tool_name"] == "list_privacy_audit_logs" for e in entries),
+          "the tool ledger names the tool")
+    print(f"MCP client check: {checked} checks passed ({list_calls} recorded list calls; "
+          "revisions 2026-07-28 and 2025-11-25 over HTTP, stdio)")
+
+
+anyio.run(main)

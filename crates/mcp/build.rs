@@ -1,0 +1,116 @@
+//! Derives the tools' JSON Schemas from `docs/openapi.yaml`, so that a tool's arguments are its
+//! REST twin's parameters and its output is the REST response body, by construction: for each
+//! tool, an input schema (an object with one property per parameter, named in snake case) and
+//! an output schema (the 200 response's schema), each self-contained, with the component
+//! schemas it uses under `$defs`.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use serde_json::{Map, Value, json};
+
+/// Each tool and the REST operation it mirrors.
+const TOOLS: &[(&str, &str, &str)] = &[
+    ("list_privacy_audit_logs", "/v1/audit-logs/privacy", "listPrivacyAuditLogs"),
+    ("get_job", "/v1/jobs/{jobId}", "getJob"),
+    ("get_organization", "/v1/organization", "getOrganization"),
+];
+
+fn main() {
+    let source = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/openapi.yaml");
+    println!("cargo::rerun-if-changed={}", source.display());
+    let yaml = std::fs::read_to_string(&source)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", source.display()));
+    let doc: Value = serde_norway::from_str(&yaml)
+        .unwrap_or_else(|e| panic!("{} is not valid YAML: {e}", source.display()));
+    let mut tools = Map::new();
+    for (tool, path, operation_id) in TOOLS {
+        let operation = &doc["paths"][path]["get"];
+        assert_eq!(operation["operationId"], *operation_id, "{path} is not {operation_id}");
+        let mut properties = Map::new();
+        let mut required = vec![];
+        for parameter in operation["parameters"].as_array().into_iter().flatten() {
+            let name = snake_case(parameter["name"].as_str().expect("a parameter has a name"));
+            let mut schema = parameter["schema"].clone();
+            if let (Some(object), Some(description)) =
+                (schema.as_object_mut(), parameter.get("description"))
+            {
+                object.insert("description".into(), description.clone());
+            }
+            if parameter["required"] == true {
+                required.push(Value::String(name.clone()));
+            }
+            properties.insert(name, schema);
+        }
+        let input = json!({
+            "type": "object",
+            "properties": properties,
+            "required": required,
+            "additionalProperties": false,
+        });
+        let output = operation["responses"]["200"]["content"]["application/json"]["schema"].clone();
+        let output = json!({"type": "object", "allOf": [output]});
+        tools.insert(
+            (*tool).into(),
+            json!({"input": self_contained(&doc, input), "output": self_contained(&doc, output)}),
+        );
+    }
+    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
+    let json = serde_json::to_vec(&Value::Object(tools)).expect("a JSON value serializes");
+    std::fs::write(out.join("tool_schemas.json"), json).expect("OUT_DIR is writable");
+}
+
+/// `jobId` → `job_id`.
+fn snake_case(name: &str) -> String {
+    let mut out = String::new();
+    for c in name.chars() {
+        if c.is_ascii_uppercase() {
+            out.push('_');
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+const COMPONENTS: &str = "#/components/schemas/";
+
+/// `schema` with its references to the document's component schemas pointed at `$defs`, and
+/// those schemas (and the ones they use) added there.
+fn self_contained(doc: &Value, mut schema: Value) -> Value {
+    let mut wanted = BTreeSet::new();
+    relink(&mut schema, &mut wanted);
+    let mut defs = Map::new();
+    while let Some(name) = wanted.iter().find(|n| !defs.contains_key(*n)).cloned() {
+        let mut component = doc["components"]["schemas"][&name].clone();
+        assert!(!component.is_null(), "{COMPONENTS}{name} does not exist");
+        relink(&mut component, &mut wanted);
+        defs.insert(name, component);
+    }
+    if !defs.is_empty() {
+        schema.as_object_mut().expect("a schema object").insert("$defs".into(), defs.into());
+    }
+    schema
+}
+
+fn relink(value: &mut Value, wanted: &mut BTreeSet<String>) {
+    match value {
+        Value::Object(object) => {
+            // OpenAPI's discriminator mapping names component paths; JSON Schema ignores it.
+            object.remove("discriminator");
+            for (key, child) in object.iter_mut() {
+                if key == "$ref"
+                    && let Some(name) = child.as_str().and_then(|r| r.strip_prefix(COMPONENTS))
+                {
+                    wanted.insert(name.to_owned());
+                    *child = Value::String(format!("#/$defs/{name}"));
+                } else {
+                    relink(child, wanted);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|item| relink(item, wanted)),
+        _ => {}
+    }
+}

@@ -1,0 +1,374 @@
+//! The tools: their definitions for models, the translation of arguments into the service's
+//! parameters and of results into tool results, and the handler `rmcp` calls.
+
+use std::borrow::Cow;
+use std::net::IpAddr;
+use std::sync::{Arc, LazyLock};
+use std::time::Duration;
+
+use recruit_service::{
+    Caller, GetJobParams, ListParams, RequestContext, Service, ServiceError, Via, guarded, problems,
+};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, JsonObject,
+    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
+    Tool, ToolAnnotations,
+};
+use rmcp::service::RequestContext as McpContext;
+use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use serde_json::{Map, Value};
+
+/// The tools, in the order they are listed.
+pub const TOOL_NAMES: [&str; 3] = ["list_privacy_audit_logs", "get_job", "get_organization"];
+
+/// The protocol revisions served: the current, stateless one and the last with a handshake.
+const REVISIONS: &[ProtocolVersion] =
+    &[ProtocolVersion::V_2025_11_25, ProtocolVersion::V_2026_07_28];
+
+/// Each tool's input and output schema, derived from `docs/openapi.yaml` by `build.rs`.
+static SCHEMAS: LazyLock<Value> = LazyLock::new(|| {
+    serde_json::from_slice(include_bytes!(concat!(env!("OUT_DIR"), "/tool_schemas.json")))
+        .unwrap_or_default()
+});
+
+static TOOLS: LazyLock<Vec<Tool>> = LazyLock::new(|| {
+    let descriptions = [
+        (
+            "List privacy audit log entries",
+            "Lists entries of the organization's privacy audit ledger, newest first: who \
+             (account_id) accessed whose personal data (data_subject: an employee, a candidate, \
+             or a bulk selection), which categories (access_data), when (access_time), from which \
+             IP addresses, and in which product area (access_menu, access_menu_path). \
+             `timestamp_gte` and `timestamp_lt` are required RFC 3339 date-times, at most 366 \
+             days apart; entries at or after the first and before the second are listed. \
+             `limit` is the page size (1 to 100, default 25). `ids` restricts the list to the \
+             given entry IDs (`pal_…` or UUIDs, 1 to 100). When `pagination.next_cursor` is not \
+             null, call again with the same filters and `cursor` set to it for the next page. \
+             Needs the audit_logs:read scope and a token acting for an owner; every call is \
+             recorded in the audit ledgers. Failures return the error envelope (`error.code`, \
+             `error.message`, `error.details`).",
+        ),
+        (
+            "Get a job",
+            "Gets one job of the caller's organization by `job_id` (`job_…` or a UUID, dashed or \
+             not, any case): name, status (DRAFT, OPEN, CLOSED), confidentiality, locations, \
+             hiring team, the external ATS reference, creation and update times, a link to the \
+             web app, and the resolved interview scheduling settings. A job of another \
+             organization is NOT_FOUND, like one that does not exist; a confidential job needs an \
+             owner, an admin or a member of its hiring team (otherwise PERMISSION_DENIED). Needs \
+             the jobs:read scope. Failures return the error envelope.",
+        ),
+        (
+            "Get the organization",
+            "Gets the caller's organization, the one the token belongs to: name, domain, a link \
+             to the web app, and its scheduling defaults (work hours per weekday, interviewer \
+             load limits, buffers around interviews, feedback writing time, calendar conflict \
+             keywords). Takes no arguments. Needs the organization:read scope. Failures return \
+             the error envelope.",
+        ),
+    ];
+    TOOL_NAMES
+        .iter()
+        .zip(descriptions)
+        .map(|(name, (title, description))| {
+            let schema = |which: &str| Arc::new(object(&SCHEMAS[*name][which]));
+            Tool::new(*name, description, schema("input"))
+                .with_title(title)
+                .with_raw_output_schema(schema("output"))
+                .with_annotations(
+                    ToolAnnotations::new()
+                        .read_only(true)
+                        .destructive(false)
+                        .idempotent(true)
+                        .open_world(false),
+                )
+        })
+        .collect()
+});
+
+fn object(value: &Value) -> JsonObject {
+    value.as_object().cloned().unwrap_or_default()
+}
+
+/// The tool interface's settings.
+#[derive(Clone, Debug)]
+pub struct ToolsConfig {
+    /// The URL clients reach the server at; the `docs_url` of errors is built from it. Empty:
+    /// errors carry no link.
+    pub public_base_url: String,
+    /// The longest a tool call may take; past it the call fails with UPSTREAM_TIMEOUT.
+    pub deadline: Duration,
+}
+
+/// What the HTTP layer established about a request before handing it to the tool interface:
+/// put into the request's extensions, it reaches the tool call.
+#[derive(Clone, Debug)]
+pub struct HttpCaller {
+    /// The authenticated caller.
+    pub caller: Caller,
+    /// The request's id, as logged and echoed.
+    pub request_id: String,
+    /// The client's address, when known.
+    pub client_ip: Option<IpAddr>,
+}
+
+/// Where a call's caller comes from.
+#[derive(Clone)]
+enum Credential {
+    /// The HTTP layer authenticated the request ([`HttpCaller`] in its extensions).
+    Http,
+    /// One token for the whole session (stdio), authenticated again on every call, so that a
+    /// revoked or expired token stops working at once.
+    Token(Arc<str>),
+}
+
+/// The MCP server: the three tools over a [`Service`].
+#[derive(Clone)]
+pub struct Tools {
+    service: Arc<Service>,
+    config: Arc<ToolsConfig>,
+    credential: Credential,
+}
+
+impl std::fmt::Debug for Tools {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tools").field("config", &self.config).finish_non_exhaustive()
+    }
+}
+
+/// The streamable HTTP endpoint of the tool interface.
+pub type McpService = StreamableHttpService<Tools, NeverSessionManager>;
+
+impl Tools {
+    /// The streamable HTTP endpoint: stateless (no sessions), JSON answers, for both protocol
+    /// revisions. The HTTP layer in front of it routes, limits the body, checks `Origin`,
+    /// authenticates and puts an [`HttpCaller`] into each request's extensions.
+    pub fn http(service: Arc<Service>, config: ToolsConfig) -> McpService {
+        let tools = Self { service, config: Arc::new(config), credential: Credential::Http };
+        let settings = StreamableHttpServerConfig::default()
+            .with_legacy_session_mode(false)
+            .with_json_response(true)
+            .with_sse_keep_alive(None)
+            .with_sse_retry(None)
+            // Hosts and origins are the HTTP layer's to check, with the operator's allow-list.
+            .disable_allowed_hosts();
+        StreamableHttpService::new(
+            move || Ok(tools.clone()),
+            Arc::new(NeverSessionManager::default()),
+            settings,
+        )
+    }
+
+    /// Serves the tools over standard input and output as the holder of `token`, until the
+    /// client closes its end. The token is checked first, and again on every call.
+    pub async fn serve_stdio(
+        service: Arc<Service>,
+        config: ToolsConfig,
+        token: &str,
+    ) -> Result<(), ServiceError> {
+        let bearer = format!("Bearer {token}");
+        service.authenticate(Some(&bearer)).await?;
+        let tools =
+            Self { service, config: Arc::new(config), credential: Credential::Token(token.into()) };
+        let running = tools.serve(rmcp::transport::stdio()).await.map_err(|e| ServiceError {
+            cause: Some(format!("the MCP session did not start: {e}")),
+            ..ServiceError::internal()
+        })?;
+        running.waiting().await.map_err(|e| ServiceError {
+            cause: Some(format!("the MCP session failed: {e}")),
+            ..ServiceError::internal()
+        })?;
+        Ok(())
+    }
+
+    /// Runs tool `name` with `arguments`: the REST body on success, the error otherwise.
+    async fn call(
+        &self,
+        name: &'static str,
+        arguments: JsonObject,
+        http: Option<HttpCaller>,
+    ) -> Result<Value, ServiceError> {
+        let (caller, request_id, client_ip) = match http {
+            Some(h) => (Some(h.caller), h.request_id, h.client_ip),
+            None => (None, uuid::Uuid::now_v7().simple().to_string(), None),
+        };
+        let secret = match (&self.credential, &caller) {
+            (_, Some(_)) => None,
+            (Credential::Token(secret), None) => Some(Arc::clone(secret)),
+            (Credential::Http, None) => return Err(ServiceError::unauthenticated()),
+        };
+        let service = Arc::clone(&self.service);
+        let span = tracing::info_span!("tool", request.id = %request_id, tool = name);
+        let context = RequestContext {
+            request_id,
+            client_ip: client_ip.map(|ip| ip.to_string()),
+            via: Via::Tool { name: name.to_owned(), arguments: Value::Object(arguments.clone()) },
+        };
+        let operation = async move {
+            let caller = match (caller, secret) {
+                (Some(caller), _) => caller,
+                (None, secret) => {
+                    let bearer = format!("Bearer {}", secret.as_deref().unwrap_or_default());
+                    service.authenticate(Some(&bearer)).await?
+                }
+            };
+            let value = match name {
+                "list_privacy_audit_logs" => {
+                    let params = list_params(&arguments);
+                    json(&service.list_privacy_audit_logs(&caller, &context, params).await?)
+                }
+                "get_job" => json(&service.get_job(&caller, job_params(&arguments)).await?),
+                _ => {
+                    let problems = arguments.keys().map(|k| problems::unknown_parameter(k));
+                    json(&service.get_organization(&caller, problems.collect()).await?)
+                }
+            };
+            Ok(value)
+        };
+        let started = std::time::Instant::now();
+        let result =
+            guarded(self.config.deadline, tracing::Instrument::instrument(operation, span.clone()))
+                .await;
+        let _entered = span.enter();
+        match &result {
+            Ok(_) => {
+                tracing::info!(latency_ms = started.elapsed().as_secs_f64() * 1000.0, "tool call")
+            }
+            Err(e) => tracing::info!(
+                latency_ms = started.elapsed().as_secs_f64() * 1000.0,
+                error.code = %e.code,
+                error.cause = e.cause.as_deref().unwrap_or("none"),
+                "tool call failed"
+            ),
+        }
+        result
+    }
+}
+
+fn json<T: serde::Serialize>(value: &T) -> Value {
+    serde_json::to_value(value).unwrap_or_default()
+}
+
+/// A text argument; another JSON type is a problem.
+fn text(
+    name: &str,
+    value: &Value,
+    problems: &mut Vec<recruit_domain::ErrorDetail>,
+) -> Option<String> {
+    match value {
+        Value::String(s) => Some(s.clone()),
+        _ => {
+            problems.push(problems::wrong_type(name, "a string"));
+            None
+        }
+    }
+}
+
+/// The list's arguments, as the service takes them: JSON types checked here, values there.
+/// A null argument counts as absent (`cursor: null` from the last page means "from the start").
+fn list_params(arguments: &Map<String, Value>) -> ListParams {
+    let mut params = ListParams::default();
+    for (name, value) in arguments {
+        let known = ["timestamp_gte", "timestamp_lt", "limit", "ids", "cursor"];
+        if !known.contains(&name.as_str()) {
+            params.problems.push(problems::unknown_parameter(name));
+            continue;
+        }
+        if value.is_null() {
+            continue;
+        }
+        match name.as_str() {
+            "timestamp_gte" => params.timestamp_gte = text(name, value, &mut params.problems),
+            "timestamp_lt" => params.timestamp_lt = text(name, value, &mut params.problems),
+            "cursor" => params.cursor = text(name, value, &mut params.problems),
+            "limit" => match value {
+                Value::Number(n) => params.limit = Some(n.to_string()),
+                _ => params.problems.push(problems::wrong_type(name, "an integer")),
+            },
+            _ => match value.as_array().map(|items| {
+                items.iter().map(|v| v.as_str().map(str::to_owned)).collect::<Option<Vec<_>>>()
+            }) {
+                Some(Some(ids)) => params.ids = Some(ids),
+                _ => params.problems.push(problems::wrong_type(name, "an array of strings")),
+            },
+        }
+    }
+    params
+}
+
+/// `get_job`'s arguments.
+fn job_params(arguments: &Map<String, Value>) -> GetJobParams {
+    let mut params = GetJobParams { job_id: String::new(), name: "job_id", problems: vec![] };
+    let mut given = false;
+    for (name, value) in arguments {
+        if name == "job_id" {
+            given = true;
+            params.job_id = text(name, value, &mut params.problems).unwrap_or_default();
+        } else {
+            params.problems.push(problems::unknown_parameter(name));
+        }
+    }
+    if !given {
+        params.problems.push(problems::missing("job_id"));
+    }
+    params
+}
+
+impl ServerHandler for Tools {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(
+                Implementation::new("recruitd", env!("CARGO_PKG_VERSION")).with_title("recruitd"),
+            )
+            .with_instructions(
+                "Read-only tools over a recruiting service's data, for the organization of the \
+                 access token: its privacy audit ledger (who accessed whose personal data), its \
+                 jobs, and the organization itself. Results are the JSON of the REST API; a \
+                 failure is a result with isError whose content is the error envelope, with a \
+                 stable `error.code` to act on.",
+            )
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        Cow::Borrowed(REVISIONS)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: McpContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(TOOLS.clone()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        TOOLS.iter().find(|t| t.name == name).cloned()
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: McpContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let Some(name) = TOOL_NAMES.iter().find(|t| **t == request.name) else {
+            return Err(ErrorData::invalid_params(
+                format!("There is no tool named `{}`; the tools are {TOOL_NAMES:?}.", request.name),
+                None,
+            ));
+        };
+        let http = context
+            .extensions
+            .get::<http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<HttpCaller>())
+            .cloned();
+        let result = match self.call(name, request.arguments.unwrap_or_default(), http).await {
+            Ok(value) => CallToolResult::structured(value),
+            Err(e) => {
+                CallToolResult::structured_error(json(&e.envelope(&self.config.public_base_url)))
+            }
+        };
+        Ok(result.into())
+    }
+}
