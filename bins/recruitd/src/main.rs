@@ -349,6 +349,7 @@ async fn mcp(store: Arc<dyn Store>, args: McpArgs) -> Result<(), Failure> {
     let config = ToolsConfig {
         public_base_url: args.public_base_url.unwrap_or_default(),
         deadline: args.service.request_deadline,
+        on_ledger_read: None,
     };
     Tools::serve_stdio(service, config, token.trim()).await.map_err(|e| {
         Failure(match e.code {

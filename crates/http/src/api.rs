@@ -80,12 +80,18 @@ fn sane_request_id(value: &HeaderValue) -> Option<String> {
 impl Api {
     /// The API over `service`.
     pub fn new(service: Arc<Service>, config: HttpConfig) -> Self {
+        let metrics = Metrics::new();
+        let recorded = metrics.ledger_recorder();
         let tools = ToolsConfig {
             public_base_url: config.public_base_url.clone(),
             deadline: config.request_deadline,
+            on_ledger_read: Some(Arc::new(move || {
+                recorded("api");
+                recorded("tool");
+            })),
         };
         let mcp = TowerToHyperService::new(Tools::http(Arc::clone(&service), tools));
-        Self { service, config, metrics: Metrics::new(), mcp }
+        Self { service, config, metrics, mcp }
     }
 
     /// Reports the database pool's numbers in the metrics, read from `status` at every scrape.

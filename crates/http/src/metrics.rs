@@ -64,7 +64,7 @@ impl Metrics {
         let ledger_records = Family::<LedgerLabels, Counter>::default();
         registry.register(
             "audit_ledger_records",
-            "Audit ledger entries written, by ledger (api: every read of the privacy ledger)",
+            "Audit ledger entries written, by ledger (api: every read of the privacy ledger; tool: those through the tool interface)",
             ledger_records.clone(),
         );
         let [pool_max, pool_open, pool_idle, pool_waiting] =
@@ -117,6 +117,15 @@ impl Metrics {
     /// Counts audit ledger entries written.
     pub(crate) fn ledger_written(&self, ledger: &'static str) {
         self.ledger_records.get_or_create(&LedgerLabels { ledger }).inc();
+    }
+
+    /// A function that counts audit ledger entries written, into these metrics, for parts of
+    /// the server that do not hold them.
+    pub(crate) fn ledger_recorder(&self) -> impl Fn(&'static str) + Send + Sync + 'static {
+        let family = self.ledger_records.clone();
+        move |ledger| {
+            family.get_or_create(&LedgerLabels { ledger }).inc();
+        }
     }
 
     /// The metrics in the OpenMetrics text format.

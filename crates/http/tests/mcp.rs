@@ -431,4 +431,14 @@ async fn reads_through_tools_are_recorded_in_both_ledgers() {
     assert_eq!(api[0].tool_name.as_deref(), Some("list_privacy_audit_logs"));
     assert_eq!((api[0].token_id, api[0].user_id), (entry.token_id, entry.user_id));
     assert_eq!(api[0].client_ip.as_deref(), Some("127.0.0.1"));
+
+    let (_, response, _) = f.get("/metrics", None).await;
+    let text = String::from_utf8(
+        http_body_util::BodyExt::collect(response.into_body()).await.unwrap().to_bytes().to_vec(),
+    )
+    .unwrap();
+    for ledger in ["api", "tool"] {
+        let line = format!(r#"recruitd_audit_ledger_records_total{{ledger="{ledger}"}} 1"#);
+        assert!(text.lines().any(|l| l == line), "{line} in {text}");
+    }
 }

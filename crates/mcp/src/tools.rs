@@ -93,13 +93,26 @@ fn object(value: &Value) -> JsonObject {
 }
 
 /// The tool interface's settings.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct ToolsConfig {
     /// The URL clients reach the server at; the `docs_url` of errors is built from it. Empty:
     /// errors carry no link.
     pub public_base_url: String,
     /// The longest a tool call may take; past it the call fails with UPSTREAM_TIMEOUT.
     pub deadline: Duration,
+    /// Called after each read of the privacy ledger through a tool, once its records in the
+    /// API and tool-interface audit ledgers are written (for metrics).
+    pub on_ledger_read: Option<Arc<dyn Fn() + Send + Sync>>,
+}
+
+impl std::fmt::Debug for ToolsConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolsConfig")
+            .field("public_base_url", &self.public_base_url)
+            .field("deadline", &self.deadline)
+            .field("on_ledger_read", &self.on_ledger_read.is_some())
+            .finish()
+    }
 }
 
 /// What the HTTP layer established about a request before handing it to the tool interface:
@@ -231,6 +244,12 @@ impl Tools {
         let result =
             guarded(self.config.deadline, tracing::Instrument::instrument(operation, span.clone()))
                 .await;
+        if result.is_ok()
+            && name == "list_privacy_audit_logs"
+            && let Some(recorded) = &self.config.on_ledger_read
+        {
+            recorded();
+        }
         let _entered = span.enter();
         match &result {
             Ok(_) => {
