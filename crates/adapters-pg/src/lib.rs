@@ -108,6 +108,10 @@ impl PgStore {
         )
         .into();
         let mut manager = ManagerConfig::<AsyncPgConnection>::default();
+        // No test query at every checkout (the default would add a round trip to each use of
+        // the pool): a connection the server closed fails its next query, which the request
+        // reports as UNAVAILABLE, and the pool discards it.
+        manager.recycling_method = diesel_async::pooled_connection::RecyclingMethod::Fast;
         manager.custom_setup = Box::new(move |url| {
             let (url, setup) = (url.to_owned(), Arc::clone(&setup));
             Box::pin(async move {
@@ -337,21 +341,20 @@ fn count(n: usize) -> i32 {
 #[async_trait]
 impl Directory for PgStore {
     async fn organization(&self, id: OrganizationId) -> Result<OrganizationRecord, StoreError> {
-        let mut c = self.conn().await?;
+        let c = self.conn().await?;
+        // Both queries go out together, pipelined on the connection: one round trip.
+        let (mut first, mut second) = (&*c, &*c);
         let row = organizations::table
             .find(id.uuid())
             .select(OrganizationRow::as_select())
-            .first(&mut c)
-            .await
-            .map_err(store_error)?;
+            .first(&mut first);
         let hours = organization_work_hours::table
             .filter(organization_work_hours::organization_id.eq(id.uuid()))
             .order(organization_work_hours::position)
             .select(WorkHoursRow::as_select())
-            .load(&mut c)
-            .await
-            .map_err(store_error)?;
-        row.into_record(hours)
+            .load(&mut second);
+        let (row, hours) = tokio::join!(row, hours);
+        row.map_err(store_error)?.into_record(hours.map_err(store_error)?)
     }
 
     async fn user(&self, organization: OrganizationId, id: UserId) -> Result<User, StoreError> {
@@ -408,8 +411,10 @@ impl Directory for PgStore {
 
     async fn job(&self, organization: OrganizationId, id: JobId) -> Result<JobRecord, StoreError> {
         let (org, job) = (organization.uuid(), id.uuid());
-        let mut c = self.conn().await?;
-        let (row, settings) = jobs::table
+        let c = self.conn().await?;
+        // Both queries go out together, pipelined on the connection: one round trip.
+        let (mut one, mut two) = (&*c, &*c);
+        let first = jobs::table
             .inner_join(
                 job_settings::table.on(job_settings::organization_id
                     .eq(jobs::organization_id)
@@ -417,9 +422,7 @@ impl Directory for PgStore {
             )
             .filter(jobs::organization_id.eq(org).and(jobs::id.eq(job)))
             .select((JobRow::as_select(), JobSettingsRow::as_select()))
-            .first(&mut c)
-            .await
-            .map_err(store_error)?;
+            .first(&mut one);
         let team = job_hiring_team::table
             .inner_join(
                 users::table.on(users::organization_id
@@ -429,10 +432,10 @@ impl Directory for PgStore {
             .filter(job_hiring_team::organization_id.eq(org).and(job_hiring_team::job_id.eq(job)))
             .order(job_hiring_team::position)
             .select((job_hiring_team::role, job_hiring_team::user_id, users::name))
-            .load::<(String, recruit_domain::Uuid, String)>(&mut c)
-            .await
-            .map_err(store_error)?;
-        job_record(row, settings, team)
+            .load::<(String, recruit_domain::Uuid, String)>(&mut two);
+        let (first, team) = tokio::join!(first, team);
+        let (row, settings) = first.map_err(store_error)?;
+        job_record(row, settings, team.map_err(store_error)?)
     }
 }
 
