@@ -190,6 +190,18 @@ impl Api {
         response
     }
 
+    /// The whole request body, refused with PAYLOAD_TOO_LARGE past the limit.
+    async fn read_body<B>(&self, body: B) -> Result<bytes::Bytes, ServiceError>
+    where
+        B: HttpBody,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        match Limited::new(body, self.config.max_body_bytes).collect().await {
+            Ok(collected) => Ok(collected.to_bytes()),
+            Err(_) => Err(self.too_large()),
+        }
+    }
+
     fn too_large(&self) -> ServiceError {
         ServiceError::new(
             ErrorCode::PayloadTooLarge,
@@ -243,10 +255,7 @@ impl Api {
             }
         }
         let (mut parts, body) = request.into_parts();
-        let body = match Limited::new(body, self.config.max_body_bytes).collect().await {
-            Ok(collected) => collected.to_bytes(),
-            Err(_) => return Err(self.too_large()),
-        };
+        let body = self.read_body(body).await?;
         let authorization = parts
             .headers
             .get(header::AUTHORIZATION)
@@ -287,14 +296,13 @@ impl Api {
         B::Data: Send,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
-        let too_large = || self.too_large();
         let declared = request
             .headers()
             .get(header::CONTENT_LENGTH)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.parse::<u64>().ok());
         if declared.is_some_and(|n| n > self.config.max_body_bytes as u64) {
-            return Err(too_large());
+            return Err(self.too_large());
         }
         let route = match routing {
             Routing::Api(route) => Some(route),
@@ -335,9 +343,7 @@ impl Api {
         };
         let (parts, body) = request.into_parts();
         // The API's operations take no body; one is read (within the limit) and ignored.
-        if Limited::new(body, self.config.max_body_bytes).collect().await.is_err() {
-            return Err(too_large());
-        }
+        self.read_body(body).await?;
         let authorization = parts
             .headers
             .get(header::AUTHORIZATION)
