@@ -3,6 +3,9 @@
 
     bench/run.py jobs      # scenarios 1 and 6: job and organization reads vs pgbench, memory
     bench/run.py ledger    # scenario 2: ledger pages, first vs a cursor 1 000 000 entries deep
+    bench/run.py adapter   # scenario 3: the adapter vs bare tokio-postgres, in one process
+    bench/run.py ids       # scenario 4: identifier parsing and formatting vs uuid (divan)
+    bench/run.py import    # scenario 5: NDJSON import into PostgreSQL and SQLite
 
 Each scenario starts a throwaway PostgreSQL cluster (initdb into a temporary directory, a free
 port; as the `postgres` user when run as root) unless DATABASE_URL names a database to use,
@@ -264,13 +267,24 @@ def scenario_jobs(url, args):
 def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("scenario", choices=["jobs", "ledger"])
+    parser.add_argument("scenario", choices=["jobs", "ledger", "adapter", "ids", "import"])
     parser.add_argument("--duration", type=int, default=20)
     parser.add_argument("--connections", default="8,64",
                         type=lambda s: [int(c) for c in s.split(",")])
     parser.add_argument("--entries", type=int, default=10_000_000)
     parser.add_argument("--organizations", type=int, default=20)
     args = parser.parse_args()
+    # Scenarios measured by Rust programs of their own: run them as they are.
+    delegated = {
+        "adapter": ["cargo", "run", "--release", "--locked", "-p", "recruit-adapters-pg",
+                    "--example", "adapter_vs_tokio_postgres", "--", str(args.duration),
+                    ",".join(map(str, args.connections))],
+        "ids": ["cargo", "bench", "--locked", "-p", "recruit-domain", "--bench", "ids"],
+        "import": ["cargo", "run", "--release", "--locked", "-p", "recruit-service", "--example",
+                   "import_throughput", "--", "--entries", str(min(args.entries, 1_000_000))],
+    }
+    if args.scenario in delegated:
+        sys.exit(subprocess.run(delegated[args.scenario], cwd=ROOT).returncode)
     if not shutil.which("wrk"):
         sys.exit("wrk not found: apt-get install wrk")
     build(*(["bench_data"] if args.scenario == "ledger" else []))
