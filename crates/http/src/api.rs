@@ -306,17 +306,15 @@ impl Api {
         }
         let route = match routing {
             Routing::Api(route) => Some(route),
-            Routing::Public(Public::ErrorDocs, _) => return Ok(render::html(render::error_docs())),
+            Routing::Public(Public::ErrorDocs, _) => {
+                return Ok(render::ok(render::error_docs(), "text/html; charset=utf-8"));
+            }
             Routing::Public(Public::OpenApi, _) => return Ok(render::openapi()),
             Routing::Public(Public::Metrics, _) => {
-                let mut response = render::text(self.metrics.encode());
-                response.headers_mut().insert(
-                    header::CONTENT_TYPE,
-                    HeaderValue::from_static(
-                        "application/openmetrics-text; version=1.0.0; charset=utf-8",
-                    ),
-                );
-                return Ok(response);
+                return Ok(render::ok(
+                    self.metrics.encode(),
+                    "application/openmetrics-text; version=1.0.0; charset=utf-8",
+                ));
             }
             Routing::Public(Public::Health, _) => {
                 return Ok(render::json(&serde_json::json!({"status": "ok"})));

@@ -20,12 +20,24 @@ pub(crate) fn json<T: serde::Serialize>(value: &T) -> Response<Body> {
 }
 
 fn with_json(status: StatusCode, bytes: Vec<u8>) -> Response<Body> {
-    let mut response = Response::new(Full::new(Bytes::from(bytes)));
+    respond(status, bytes, "application/json")
+}
+
+/// A response with `body` of `content_type`.
+fn respond(
+    status: StatusCode,
+    body: impl Into<Bytes>,
+    content_type: &'static str,
+) -> Response<Body> {
+    let mut response = Response::new(Full::new(body.into()));
     *response.status_mut() = status;
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
     response
-        .headers_mut()
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    response
+}
+
+/// A 200 response with `body` of `content_type`.
+pub(crate) fn ok(body: impl Into<Bytes>, content_type: &'static str) -> Response<Body> {
+    respond(StatusCode::OK, body, content_type)
 }
 
 /// The error envelope of `e`, with the status of its code, a link to its documentation under
@@ -67,29 +79,7 @@ const OPENAPI_JSON: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/openapi.js
 
 /// A 200 response with the OpenAPI document.
 pub(crate) fn openapi() -> Response<Body> {
-    let mut response = Response::new(Full::new(Bytes::from_static(OPENAPI_JSON)));
-    response
-        .headers_mut()
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    response
-}
-
-/// A 200 response with plain text.
-pub(crate) fn text(body: String) -> Response<Body> {
-    let mut response = Response::new(Full::new(Bytes::from(body)));
-    response
-        .headers_mut()
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
-    response
-}
-
-/// A 200 response with an HTML page.
-pub(crate) fn html(page: String) -> Response<Body> {
-    let mut response = Response::new(Full::new(Bytes::from(page)));
-    response
-        .headers_mut()
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
-    response
+    ok(Bytes::from_static(OPENAPI_JSON), "application/json")
 }
 
 /// The reference of the error codes: each with its meaning, HTTP status and recovery, under an
