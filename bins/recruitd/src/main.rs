@@ -49,6 +49,13 @@ struct Cli {
     #[arg(long, global = true, env = "RECRUITD_DB_STATEMENT_TIMEOUT", default_value = "5s", value_parser = humantime::parse_duration)]
     db_statement_timeout: Duration,
 
+    /// PostgreSQL: how long `serve` and `mcp` may keep a verified token in memory, so that
+    /// authentication costs no database round trip. Every change to a token or a user
+    /// (revocation first of all) empties it on every replica at once, announced by the
+    /// database; while that announcement cannot be heard, nothing is kept. `0s` turns it off.
+    #[arg(long, global = true, env = "RECRUITD_CREDENTIAL_CACHE_MAX_AGE", default_value = "60s", value_parser = humantime::parse_duration)]
+    credential_cache_max_age: Duration,
+
     /// Log format: `human` for people, `json` for one JSON object per line. The level comes
     /// from `RUST_LOG` (default `info`).
     #[arg(long, global = true, env = "RECRUITD_LOG_FORMAT", default_value = "human")]
@@ -254,6 +261,10 @@ async fn open_store(cli: &Cli) -> Result<Opened, Failure> {
         config.pool_size = cli.db_pool_size;
         config.wait_timeout = cli.db_wait_timeout;
         config.statement_timeout = cli.db_statement_timeout;
+        // Only long-running commands serve requests; the others need no extra connection.
+        if matches!(cli.command, Command::Serve(_) | Command::Mcp(_)) {
+            config.credential_cache = Some(cli.credential_cache_max_age);
+        }
         let store = PgStore::connect(&config)?;
         let applied = store
             .migrate()

@@ -11,6 +11,7 @@
 //! HTTP, or on the SQLite adapter. With the `testkit` feature, the `testkit` module starts
 //! throwaway PostgreSQL clusters for tests.
 
+mod credentials;
 mod rows;
 mod schema;
 #[cfg(feature = "testkit")]
@@ -63,6 +64,12 @@ pub struct PgConfig {
     pub statement_timeout: Duration,
     /// The `application_name` connections carry, as `pg_stat_activity` shows it.
     pub application_name: String,
+    /// Keep verified credentials in memory for at most this long, so that authentication
+    /// costs no round trip (`None`: look every one up). The store then holds one more
+    /// connection, which listens for changes to tokens and users announced by the schema's
+    /// triggers and empties the cache at each; while it is not listening, the cache is off.
+    /// A revoked token is refused everywhere as soon as the notification arrives.
+    pub credential_cache: Option<Duration>,
 }
 
 impl PgConfig {
@@ -75,6 +82,7 @@ impl PgConfig {
             connect_timeout: Duration::from_secs(5),
             statement_timeout: Duration::from_secs(5),
             application_name: "recruitd".into(),
+            credential_cache: None,
         }
     }
 }
@@ -83,6 +91,7 @@ impl PgConfig {
 #[derive(Clone)]
 pub struct PgStore {
     pool: Pool<AsyncPgConnection>,
+    credentials: Option<Arc<credentials::CredentialCache>>,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -134,7 +143,10 @@ impl PgStore {
             .runtime(deadpool::Runtime::Tokio1)
             .build()
             .map_err(|e| StoreError::other(format!("cannot build the PostgreSQL pool: {e}")))?;
-        Ok(Self { pool })
+        let credentials = config.credential_cache.filter(|age| !age.is_zero()).map(|max_age| {
+            credentials::CredentialCache::start(&config.url, &config.application_name, max_age)
+        });
+        Ok(Self { pool, credentials })
     }
 
     /// Applies the migrations not applied yet; returns how many ran. Idempotent, and safe to
@@ -454,6 +466,13 @@ async fn load_token(
 #[async_trait]
 impl Tokens for PgStore {
     async fn credential(&self, secret_hash: &SecretHash) -> Result<Credential, StoreError> {
+        use credentials::Lookup;
+        let lookup = self.credentials.as_ref().map_or(Lookup::Off, |cache| cache.get(secret_hash));
+        let epoch = match lookup {
+            Lookup::Hit(credential) => return Ok(credential),
+            Lookup::Miss(epoch) => Some(epoch),
+            Lookup::Off => None,
+        };
         let mut c = self.conn().await?;
         let (token, user) = api_tokens::table
             .inner_join(
@@ -466,7 +485,11 @@ impl Tokens for PgStore {
             .first(&mut c)
             .await
             .map_err(store_error)?;
-        Ok(Credential { token: token.into_token()?, user: user.into_user()? })
+        let credential = Credential { token: token.into_token()?, user: user.into_user()? };
+        if let (Some(cache), Some(epoch)) = (&self.credentials, epoch) {
+            cache.put(*secret_hash, &credential, epoch);
+        }
+        Ok(credential)
     }
 
     async fn create_token(&self, token: &NewApiToken) -> Result<ApiToken, StoreError> {
@@ -484,21 +507,29 @@ impl Tokens for PgStore {
     async fn revoke_token(&self, id: ApiTokenId, at: Timestamp) -> Result<ApiToken, StoreError> {
         let id = id.uuid();
         let mut c = self.conn().await?;
-        c.transaction::<_, TxError, _>(async |c| {
-            diesel::update(api_tokens::table.filter(api_tokens::id.eq(id)))
-                .set(
-                    api_tokens::revoked_at.eq(diesel::dsl::sql::<
-                        sql_types::Nullable<sql_types::Timestamptz>,
-                    >("COALESCE(revoked_at, ")
-                    .bind::<sql_types::Timestamptz, _>(at.as_datetime())
-                    .sql(")")),
-                )
-                .execute(c)
-                .await?;
-            load_token(c, id).await
-        })
-        .await
-        .map_err(StoreError::from)
+        let revoked = c
+            .transaction::<_, TxError, _>(async |c| {
+                diesel::update(api_tokens::table.filter(api_tokens::id.eq(id)))
+                    .set(
+                        api_tokens::revoked_at.eq(diesel::dsl::sql::<
+                            sql_types::Nullable<sql_types::Timestamptz>,
+                        >(
+                            "COALESCE(revoked_at, "
+                        )
+                        .bind::<sql_types::Timestamptz, _>(at.as_datetime())
+                        .sql(")")),
+                    )
+                    .execute(c)
+                    .await?;
+                load_token(c, id).await
+            })
+            .await
+            .map_err(StoreError::from);
+        // This store forgets at once; other stores, when the trigger's notification arrives.
+        if let Some(cache) = &self.credentials {
+            cache.clear();
+        }
+        revoked
     }
 
     async fn touch_token(&self, id: ApiTokenId, at: Timestamp) -> Result<(), StoreError> {

@@ -65,7 +65,10 @@ impl TestDatabase {
         );
         admin(server, &format!("CREATE DATABASE {name} TEMPLATE {}", server.template)).await;
         let url = format!("{}{name}", server.base);
-        let store = PgStore::connect(&config(&url)).expect("a pool");
+        // As servers run it: credentials cached, forgotten on every change announced.
+        let mut config = config(&url);
+        config.credential_cache = Some(Duration::from_secs(60));
+        let store = PgStore::connect(&config).expect("a pool");
         Self { store, url }
     }
 

@@ -59,6 +59,10 @@ pub trait Directory: Send + Sync + 'static {
 pub trait Tokens: Send + Sync + 'static {
     /// The token with this secret hash and the user it acts as, whatever its expiry or
     /// revocation (the caller decides). `NotFound` when no token has this hash.
+    ///
+    /// A store may answer from memory, provided that it forgets what it kept as soon as the
+    /// token or its user changes (revocation first of all); the token's `last_used_at` may
+    /// then be older than stored, as [`Tokens::touch_token`] does not count as a change.
     async fn credential(&self, secret_hash: &SecretHash) -> Result<Credential, StoreError>;
 
     /// Stores a new token and returns it as stored. `Conflict` when its id or secret hash is

@@ -1,0 +1,199 @@
+//! Verified credentials kept in memory, so that authenticating a request costs no database
+//! round trip, and dropped as soon as any token or user changes, on every replica.
+//!
+//! The database announces changes: triggers on `api_tokens` and `users` send a notification on
+//! the [`CHANNEL`] channel when a column a credential is made of changes (not when only
+//! `last_used_at` does). Each store keeps one extra connection that listens on it, and every
+//! notification empties the cache. While that connection is not listening (before it is up,
+//! after it drops, while it reconnects) the cache is off: nothing is served from it, nothing is
+//! put in it, and it is emptied, since notifications may have been missed meanwhile.
+//!
+//! A lookup that started before a change may finish after the notification of the change was
+//! handled; its result is then not kept: every put carries the epoch it started in, and each
+//! notification moves the epoch on. Entries also expire after `max_age`, for changes made with
+//! triggers switched off and for a listening connection that hangs without breaking.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::time::{Duration, Instant};
+
+use recruit_ports::{Credential, SecretHash};
+use tokio::task::AbortHandle;
+
+/// The notification channel the schema's triggers send on.
+pub(crate) const CHANNEL: &str = "recruitd_credentials";
+
+/// The most credentials kept; past it, new ones are looked up every time until entries expire.
+const CAPACITY: usize = 10_000;
+
+/// How long to wait before listening again after the listening connection failed.
+const RETRY: Duration = Duration::from_secs(1);
+
+/// What a lookup in the cache found.
+pub(crate) enum Lookup {
+    /// A credential verified less than `max_age` ago and unchanged since.
+    Hit(Credential),
+    /// Nothing usable: look it up, then [`CredentialCache::put`] it with this epoch.
+    Miss(u64),
+    /// The cache is off: look it up and keep nothing.
+    Off,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    /// Whether the listening connection is up and listening.
+    live: bool,
+    /// Moves on at every change announced and every change of `live`.
+    epoch: u64,
+    entries: HashMap<SecretHash, (Credential, Instant)>,
+}
+
+/// The cache of one store, shared by its clones.
+#[derive(Debug)]
+pub(crate) struct CredentialCache {
+    max_age: Duration,
+    state: Mutex<State>,
+    listener: Mutex<Option<AbortHandle>>,
+}
+
+impl Drop for CredentialCache {
+    fn drop(&mut self) {
+        if let Some(listener) = self.listener.get_mut().unwrap_or_else(PoisonError::into_inner) {
+            listener.abort();
+        }
+    }
+}
+
+impl CredentialCache {
+    /// A cache whose entries live at most `max_age`, listening for changes on a connection of
+    /// its own to `url`. Needs a Tokio runtime; without one the cache stays off.
+    pub(crate) fn start(url: &str, application_name: &str, max_age: Duration) -> Arc<Self> {
+        let cache = Arc::new(Self {
+            max_age,
+            state: Mutex::new(State::default()),
+            listener: Mutex::new(None),
+        });
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let task = runtime.spawn(listen(
+                Arc::downgrade(&cache),
+                url.to_owned(),
+                format!("{application_name} (credential changes)"),
+            ));
+            *cache.listener.lock().unwrap_or_else(PoisonError::into_inner) =
+                Some(task.abort_handle());
+        }
+        cache
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub(crate) fn get(&self, hash: &SecretHash) -> Lookup {
+        let state = self.state();
+        if !state.live {
+            return Lookup::Off;
+        }
+        match state.entries.get(hash) {
+            Some((credential, at)) if at.elapsed() < self.max_age => {
+                Lookup::Hit(credential.clone())
+            }
+            _ => Lookup::Miss(state.epoch),
+        }
+    }
+
+    /// Keeps `credential`, looked up after [`CredentialCache::get`] returned `Miss(epoch)`,
+    /// unless something changed since.
+    pub(crate) fn put(&self, hash: SecretHash, credential: &Credential, epoch: u64) {
+        let mut state = self.state();
+        if !state.live || state.epoch != epoch {
+            return;
+        }
+        if state.entries.len() >= CAPACITY {
+            let max_age = self.max_age;
+            state.entries.retain(|_, (_, at)| at.elapsed() < max_age);
+            if state.entries.len() >= CAPACITY {
+                return;
+            }
+        }
+        state.entries.insert(hash, (credential.clone(), Instant::now()));
+    }
+
+    /// Forgets every credential: something changed.
+    pub(crate) fn clear(&self) {
+        let mut state = self.state();
+        state.epoch += 1;
+        state.entries.clear();
+    }
+
+    fn set_live(&self, live: bool) {
+        let mut state = self.state();
+        state.live = live;
+        state.epoch += 1;
+        state.entries.clear();
+    }
+}
+
+/// Listens for changes for as long as the cache exists, reconnecting after failures.
+async fn listen(cache: Weak<CredentialCache>, url: String, application_name: String) {
+    loop {
+        let outcome = listen_once(&cache, &url, &application_name).await;
+        let Some(live) = cache.upgrade() else { return };
+        live.set_live(false);
+        drop(live);
+        if let Err(e) = outcome {
+            tracing::warn!(
+                error = %e,
+                "not listening for credential changes; every request looks its token up until it is back"
+            );
+        }
+        tokio::time::sleep(RETRY).await;
+    }
+}
+
+/// One listening connection, from connecting until it breaks.
+async fn listen_once(
+    cache: &Weak<CredentialCache>,
+    url: &str,
+    application_name: &str,
+) -> Result<(), tokio_postgres::Error> {
+    let mut config: tokio_postgres::Config = url.parse()?;
+    config.application_name(application_name);
+    let (client, mut connection) = config.connect(tokio_postgres::NoTls).await?;
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    // The connection delivers notifications only while it is polled; this task polls it.
+    let driver = tokio::spawn(async move {
+        loop {
+            match std::future::poll_fn(|cx| connection.poll_message(cx)).await {
+                Some(Ok(tokio_postgres::AsyncMessage::Notification(_))) => {
+                    if tx.send(()).is_err() {
+                        return Ok(());
+                    }
+                }
+                Some(Ok(_)) => {}
+                Some(Err(e)) => return Err(e),
+                None => return Ok(()),
+            }
+        }
+    });
+    let listening = client.batch_execute(&format!("LISTEN {CHANNEL}")).await;
+    if let Err(e) = listening {
+        driver.abort();
+        return Err(e);
+    }
+    match cache.upgrade() {
+        Some(cache) => cache.set_live(true),
+        None => return Ok(()),
+    }
+    while rx.recv().await.is_some() {
+        match cache.upgrade() {
+            Some(cache) => cache.clear(),
+            None => return Ok(()),
+        }
+    }
+    // The connection ended; say why.
+    match driver.await {
+        Ok(result) => result,
+        Err(_) => Ok(()),
+    }
+}
