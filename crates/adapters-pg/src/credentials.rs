@@ -32,7 +32,7 @@ const RETRY: Duration = Duration::from_secs(1);
 /// What a lookup in the cache found.
 pub(crate) enum Lookup {
     /// A credential verified less than `max_age` ago and unchanged since.
-    Hit(Credential),
+    Hit(Box<Credential>),
     /// Nothing usable: look it up, then [`CredentialCache::put`] it with this epoch.
     Miss(u64),
     /// The cache is off: look it up and keep nothing.
@@ -96,7 +96,7 @@ impl CredentialCache {
         }
         match state.entries.get(hash) {
             Some((credential, at)) if at.elapsed() < self.max_age => {
-                Lookup::Hit(credential.clone())
+                Lookup::Hit(Box::new(credential.clone()))
             }
             _ => Lookup::Miss(state.epoch),
         }

@@ -49,6 +49,7 @@ macro_rules! store_contract_tests {
             import_writes_every_entity,
             import_rejects_duplicate_ids_and_writes_nothing,
             import_rejects_ids_already_stored,
+            a_ledger_batch_is_refused_whole_naming_the_entry,
             import_rejects_missing_references_naming_the_path,
             tokens_are_created_found_by_hash_and_revoked,
             token_conflicts_and_missing_users_are_reported,
@@ -751,6 +752,31 @@ pub async fn import_rejects_ids_already_stored(store: &dyn Store) {
     );
     let mut doc = ImportDocument::default();
     doc.privacy_audit_logs.push(ledger_entry(ORG_B, 2, t(1)));
+    assert_invalid(store.import(&doc).await, "privacy_audit_logs[0].id", "already exists");
+}
+
+/// A document of ledger entries only (a batch of the NDJSON import) is refused whole, naming
+/// the entry, when an entry repeats or its organization is missing.
+pub async fn a_ledger_batch_is_refused_whole_naming_the_entry(store: &dyn Store) {
+    loaded(store).await;
+    let mut doc = ImportDocument::default();
+    doc.privacy_audit_logs.push(ledger_entry(ORG_A, 100, t(5)));
+    doc.privacy_audit_logs.push(ledger_entry(ORG_B, 101, t(6)));
+    doc.privacy_audit_logs.push(ledger_entry(ORG_A, 100, t(5)));
+    assert_invalid(
+        store.import(&doc).await,
+        "privacy_audit_logs[2].id",
+        "duplicates privacy_audit_logs[0].id",
+    );
+    doc.privacy_audit_logs[2] = ledger_entry(0xC, 102, t(7));
+    assert_invalid(
+        store.import(&doc).await,
+        "privacy_audit_logs[2].organization_id",
+        "no such organization",
+    );
+    // Nothing of the refused batches was written: its valid entries import now.
+    doc.privacy_audit_logs.truncate(2);
+    assert_eq!(store.import(&doc).await.unwrap().privacy_audit_logs, 2);
     assert_invalid(store.import(&doc).await, "privacy_audit_logs[0].id", "already exists");
 }
 

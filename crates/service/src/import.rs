@@ -111,16 +111,40 @@ pub struct Progress {
 /// transaction, calling `progress` after each. An entry already stored, or of a missing
 /// organization, stops the import at its line; the batches before it stay written, so the
 /// import can be resumed from that batch. `open` is called twice, once per pass, so the file
-/// is never held in memory whole.
-pub async fn import_ndjson<R: BufRead>(
+/// is never held in memory whole. While a batch is written, a blocking thread parses the next.
+pub async fn import_ndjson<R: BufRead + Send + 'static>(
     store: &dyn Store,
     mut open: impl FnMut() -> std::io::Result<R>,
     batch_size: usize,
     mut progress: impl FnMut(Progress),
 ) -> Result<usize, ImportFailure> {
     // First pass: every line parses, no entry twice.
+    let reader = open()?;
+    let total = tokio::task::spawn_blocking(move || check_ndjson(reader))
+        .await
+        .map_err(|e| ImportFailure::Read(std::io::Error::other(e)))??;
+
+    // Second pass: parsed a batch ahead, written in batches; the store checks against what it
+    // holds.
+    let batch_size = batch_size.max(1);
+    let reader = open()?;
+    let (tx, mut batches) = tokio::sync::mpsc::channel(1);
+    let parser = tokio::task::spawn_blocking(move || parse_batches(reader, batch_size, &tx));
+    let mut written = 0;
+    progress(Progress { written, total });
+    while let Some(batch) = batches.recv().await {
+        let (mut batch, mut lines) = batch?;
+        written += write_batch(store, &mut batch, &mut lines).await?;
+        progress(Progress { written, total });
+    }
+    parser.await.map_err(|e| ImportFailure::Read(std::io::Error::other(e)))?;
+    Ok(written)
+}
+
+/// The first pass of [`import_ndjson`]: the number of entries, or the first problem.
+fn check_ndjson(reader: impl BufRead) -> Result<usize, ImportFailure> {
     let mut seen: HashSet<(OrganizationId, PrivacyAuditLogId)> = HashSet::new();
-    for (index, line) in open()?.lines().enumerate() {
+    for (index, line) in reader.lines().enumerate() {
         let line = line?;
         if line.trim().is_empty() {
             continue;
@@ -133,32 +157,47 @@ pub async fn import_ndjson<R: BufRead>(
             });
         }
     }
-    let total = seen.len();
-    drop(seen);
+    Ok(seen.len())
+}
 
-    // Second pass: write in batches; the store checks against what it holds.
-    let batch_size = batch_size.max(1);
+/// A batch of entries and the line each came from.
+type Batch = (ImportDocument, Vec<usize>);
+
+/// Parses `reader` into batches of `batch_size` and sends them, then a problem if one is met.
+/// Stops when the receiver is gone.
+fn parse_batches(
+    reader: impl BufRead,
+    batch_size: usize,
+    tx: &tokio::sync::mpsc::Sender<Result<Batch, ImportFailure>>,
+) {
     let mut batch = ImportDocument::default();
     let mut lines = Vec::with_capacity(batch_size);
-    let mut written = 0;
-    progress(Progress { written, total });
-    for (index, line) in open()?.lines().enumerate() {
-        let line = line?;
-        if line.trim().is_empty() {
-            continue;
+    for (index, line) in reader.lines().enumerate() {
+        let entry = match line {
+            Ok(line) if line.trim().is_empty() => continue,
+            Ok(line) => parse_ledger_line(index + 1, &line),
+            Err(e) => Err(e.into()),
+        };
+        match entry {
+            Ok(entry) => {
+                batch.privacy_audit_logs.push(entry);
+                lines.push(index + 1);
+            }
+            Err(e) => {
+                let _ = tx.blocking_send(Err(e));
+                return;
+            }
         }
-        batch.privacy_audit_logs.push(parse_ledger_line(index + 1, &line)?);
-        lines.push(index + 1);
         if batch.privacy_audit_logs.len() == batch_size {
-            written += write_batch(store, &mut batch, &mut lines).await?;
-            progress(Progress { written, total });
+            let full = (std::mem::take(&mut batch), std::mem::take(&mut lines));
+            if tx.blocking_send(Ok(full)).is_err() {
+                return;
+            }
         }
     }
     if !batch.privacy_audit_logs.is_empty() {
-        written += write_batch(store, &mut batch, &mut lines).await?;
-        progress(Progress { written, total });
+        let _ = tx.blocking_send(Ok((batch, lines)));
     }
-    Ok(written)
 }
 
 /// Writes one batch; a problem at `privacy_audit_logs[i]` is reported at its line.
