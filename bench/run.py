@@ -284,7 +284,18 @@ def main():
                    "import_throughput", "--", "--entries", str(min(args.entries, 1_000_000))],
     }
     if args.scenario in delegated:
-        sys.exit(subprocess.run(delegated[args.scenario], cwd=ROOT).returncode)
+        # The same cluster settings as the HTTP scenarios, not the tests' small default.
+        cluster = None
+        env = dict(os.environ)
+        if args.scenario != "ids" and not env.get("DATABASE_URL"):
+            cluster = Cluster()
+            env["DATABASE_URL"] = cluster.url
+        try:
+            code = subprocess.run(delegated[args.scenario], cwd=ROOT, env=env).returncode
+        finally:
+            if cluster:
+                cluster.stop()
+        sys.exit(code)
     if not shutil.which("wrk"):
         sys.exit("wrk not found: apt-get install wrk")
     build(*(["bench_data"] if args.scenario == "ledger" else []))

@@ -492,7 +492,10 @@ async fn import(store: &dyn Store, files: &[PathBuf]) -> Result<(), Failure> {
             let written = import_ndjson(
                 store,
                 || std::fs::File::open(file).map(std::io::BufReader::new),
-                5_000,
+                // Large enough that a batch's fixed costs (a transaction, a connection for
+                // COPY) vanish, small enough to keep three batches in memory (parsed, queued,
+                // written) at a few tens of MiB.
+                20_000,
                 |Progress { written, total }| {
                     if written == total || written >= last + 50_000 {
                         last = written;

@@ -91,6 +91,7 @@ impl PgConfig {
 #[derive(Clone)]
 pub struct PgStore {
     pool: Pool<AsyncPgConnection>,
+    copy: Arc<CopySettings>,
     credentials: Option<Arc<credentials::CredentialCache>>,
 }
 
@@ -102,6 +103,13 @@ impl std::fmt::Debug for PgStore {
             .field("max", &status.max_size)
             .finish()
     }
+}
+
+/// How connections for `COPY` are opened: as the pool's, with its session settings.
+#[derive(Debug)]
+struct CopySettings {
+    config: tokio_postgres::Config,
+    setup: Arc<str>,
 }
 
 type Conn = deadpool::managed::Object<AsyncDieselConnectionManager<AsyncPgConnection>>;
@@ -121,8 +129,9 @@ impl PgStore {
         // the pool): a connection the server closed fails its next query, which the request
         // reports as UNAVAILABLE, and the pool discards it.
         manager.recycling_method = diesel_async::pooled_connection::RecyclingMethod::Fast;
+        let pool_setup = Arc::clone(&setup);
         manager.custom_setup = Box::new(move |url| {
-            let (url, setup) = (url.to_owned(), Arc::clone(&setup));
+            let (url, setup) = (url.to_owned(), Arc::clone(&pool_setup));
             Box::pin(async move {
                 let mut conn = AsyncPgConnection::establish(&url).await?;
                 conn.batch_execute(&setup)
@@ -146,7 +155,13 @@ impl PgStore {
         let credentials = config.credential_cache.filter(|age| !age.is_zero()).map(|max_age| {
             credentials::CredentialCache::start(&config.url, &config.application_name, max_age)
         });
-        Ok(Self { pool, credentials })
+        let mut copy_config: tokio_postgres::Config = config
+            .url
+            .parse()
+            .map_err(|e| StoreError::other(format!("the PostgreSQL URL is not valid: {e}")))?;
+        copy_config.connect_timeout(config.connect_timeout);
+        let copy = Arc::new(CopySettings { config: copy_config, setup: Arc::clone(&setup) });
+        Ok(Self { pool, copy, credentials })
     }
 
     /// Applies the migrations not applied yet; returns how many ran. Idempotent, and safe to
@@ -167,6 +182,58 @@ impl PgStore {
         let _ = conn.batch_execute("SELECT pg_advisory_unlock(727113001);").await;
         drop(deadpool::managed::Object::take(conn));
         applied
+    }
+
+    /// Writes a document of ledger entries only with one binary `COPY`, relying on the
+    /// schema's constraints in place of [`ImportDocument::check`]: the primary key refuses an
+    /// entry stored or repeated, the foreign key a missing organization. `None` when a
+    /// constraint refused it (nothing is written then): the checked path finds and names the
+    /// problem.
+    ///
+    /// `COPY` goes through a `tokio-postgres` connection of its own, opened for the call, as
+    /// diesel-async does not offer it; it carries the pool's session settings.
+    async fn copy_ledger(&self, doc: &ImportDocument) -> Result<Option<ImportSummary>, StoreError> {
+        use tokio_postgres::binary_copy::BinaryCopyInWriter;
+        use tokio_postgres::error::SqlState;
+        let Ok(rows) =
+            doc.privacy_audit_logs.iter().map(LedgerRow::new).collect::<Result<Vec<_>, _>>()
+        else {
+            return Ok(None);
+        };
+        let (client, connection) =
+            self.copy.config.connect(tokio_postgres::NoTls).await.map_err(copy_error)?;
+        let driver = tokio::spawn(connection);
+        let copied = async {
+            client.batch_execute(&self.copy.setup).await?;
+            let sink = client
+                .copy_in(&format!(
+                    "COPY privacy_audit_logs ({}) FROM STDIN (FORMAT binary)",
+                    LedgerRow::COPY_COLUMNS
+                ))
+                .await?;
+            let writer = BinaryCopyInWriter::new(sink, &LedgerRow::COPY_TYPES);
+            let mut writer = std::pin::pin!(writer);
+            for row in &rows {
+                writer.as_mut().write(&row.copy_values()).await?;
+            }
+            writer.finish().await
+        }
+        .await;
+        drop(client);
+        let _ = driver.await;
+        match copied {
+            Ok(_) => Ok(Some(ImportSummary {
+                privacy_audit_logs: rows.len(),
+                ..ImportSummary::default()
+            })),
+            Err(e)
+                if e.code() == Some(&SqlState::UNIQUE_VIOLATION)
+                    || e.code() == Some(&SqlState::FOREIGN_KEY_VIOLATION) =>
+            {
+                Ok(None)
+            }
+            Err(e) => Err(copy_error(e)),
+        }
     }
 
     /// Numbers about the connection pool.
@@ -217,6 +284,22 @@ fn pool_error(e: PoolError<diesel_async::pooled_connection::PoolError>) -> Store
             StoreError::Unavailable(format!("cannot connect to the database: {e}"))
         }
         other => StoreError::Unavailable(other.to_string()),
+    }
+}
+
+/// Translates an error of a `tokio-postgres` connection at the seam.
+fn copy_error(e: tokio_postgres::Error) -> StoreError {
+    use tokio_postgres::error::SqlState;
+    match e.code() {
+        Some(c) if *c == SqlState::QUERY_CANCELED => StoreError::Timeout,
+        Some(c) if *c == SqlState::ADMIN_SHUTDOWN || *c == SqlState::CANNOT_CONNECT_NOW => {
+            StoreError::Unavailable(e.to_string())
+        }
+        Some(_) => StoreError::Other(Box::new(e)),
+        None if e.is_closed() || e.as_db_error().is_none() => {
+            StoreError::Unavailable(format!("the database cannot be reached: {e}"))
+        }
+        None => StoreError::Other(Box::new(e)),
     }
 }
 
@@ -715,45 +798,18 @@ async fn look_up(c: &mut AsyncPgConnection, doc: &ImportDocument) -> Result<Exis
     Ok(existing)
 }
 
-/// Writes a document of ledger entries only, relying on the schema's constraints in place of
-/// [`ImportDocument::check`]: the primary key refuses an entry stored or repeated, the foreign
-/// key a missing organization. `None` when a constraint refused it (nothing is written then):
-/// the checked path finds and names the problem.
-async fn append_unchecked(
-    c: &mut AsyncPgConnection,
-    doc: &ImportDocument,
-) -> Result<Option<ImportSummary>, TxError> {
-    let Ok(ledger) =
-        doc.privacy_audit_logs.iter().map(LedgerRow::new).collect::<Result<Vec<_>, _>>()
-    else {
-        return Ok(None);
-    };
-    let written = c
-        .transaction::<_, TxError, _>(async |c| {
-            insert_chunked!(c, privacy_audit_logs::table, ledger, 17);
-            Ok(())
-        })
-        .await;
-    match written {
-        Ok(()) => {
-            Ok(Some(ImportSummary { privacy_audit_logs: ledger.len(), ..ImportSummary::default() }))
-        }
-        Err(TxError::Store(StoreError::Conflict(_) | StoreError::NotFound)) => Ok(None),
-        Err(e) => Err(e),
-    }
-}
-
 #[async_trait]
 impl Import for PgStore {
     async fn import(&self, document: &ImportDocument) -> Result<ImportSummary, ImportError> {
-        let mut c = self.conn().await?;
-        // Ledger batches (the NDJSON import) skip the look-up of what is stored, which cost as
-        // much as the insert: almost every batch is valid, and the few that are not are
-        // written again through the checked path, which says where the problem is.
+        // Ledger batches (the NDJSON import) go in by COPY and skip the look-up of what is
+        // stored, which cost as much as the insert: almost every batch is valid, and the few
+        // that are not are tried again through the checked path, which says where the problem
+        // is.
         let ledger_only = document.len() == document.privacy_audit_logs.len();
-        if ledger_only && let Some(summary) = append_unchecked(&mut c, document).await? {
+        if ledger_only && let Some(summary) = self.copy_ledger(document).await? {
             return Ok(summary);
         }
+        let mut c = self.conn().await?;
         c.transaction::<_, TxError, _>(async |c| {
             let doc = document;
             let existing = look_up(c, doc).await?;

@@ -522,6 +522,59 @@ pub(crate) struct LedgerRow {
 }
 
 impl LedgerRow {
+    /// The columns in the order of [`LedgerRow::COPY_TYPES`] and [`LedgerRow::copy_values`].
+    pub(crate) const COPY_COLUMNS: &str = "organization_id, id, access_time, account_id, \
+        ip_addresses, subject_type, subject_user_id, subject_candidate_id, bulk_count, \
+        query_type, query_ids, query_values, query_scope, access_data, access_menu, \
+        access_menu_path, activity_category";
+
+    /// The PostgreSQL type of each column, for binary `COPY`.
+    pub(crate) const COPY_TYPES: [tokio_postgres::types::Type; 17] = {
+        use tokio_postgres::types::Type;
+        [
+            Type::UUID,
+            Type::UUID,
+            Type::TIMESTAMPTZ,
+            Type::UUID,
+            Type::TEXT_ARRAY,
+            Type::TEXT,
+            Type::UUID,
+            Type::UUID,
+            Type::INT8,
+            Type::TEXT,
+            Type::UUID_ARRAY,
+            Type::TEXT_ARRAY,
+            Type::TEXT,
+            Type::TEXT_ARRAY,
+            Type::TEXT,
+            Type::TEXT,
+            Type::TEXT,
+        ]
+    };
+
+    /// The row's values, for binary `COPY`.
+    pub(crate) fn copy_values(&self) -> [&(dyn tokio_postgres::types::ToSql + Sync); 17] {
+        [
+            &self.organization_id,
+            &self.id,
+            &self.access_time,
+            &self.account_id,
+            &self.ip_addresses,
+            &self.subject_type,
+            &self.subject_user_id,
+            &self.subject_candidate_id,
+            &self.bulk_count,
+            &self.query_type,
+            &self.query_ids,
+            &self.query_values,
+            &self.query_scope,
+            &self.access_data,
+            &self.access_menu,
+            &self.access_menu_path,
+            &self.activity_category,
+        ]
+    }
+
     pub(crate) fn new(e: &LedgerEntry) -> Result<Self, StoreError> {
         let l = &e.entry;
         let s = SubjectColumns::from_subject(&l.data_subject)?;

@@ -81,6 +81,14 @@ impl TestDatabase {
     pub fn store(&self) -> &PgStore {
         &self.store
     }
+
+    /// Runs SQL statements on this database, on a connection of their own. Panics on failure.
+    pub async fn batch_execute(&self, sql: &str) {
+        let mut conn = AsyncPgConnection::establish(&self.url)
+            .await
+            .unwrap_or_else(|e| panic!("cannot connect to {}: {e}", self.url));
+        conn.batch_execute(sql).await.unwrap_or_else(|e| panic!("`{sql}` failed: {e}"));
+    }
 }
 
 impl Deref for TestDatabase {
