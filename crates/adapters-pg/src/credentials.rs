@@ -135,15 +135,28 @@ impl CredentialCache {
 }
 
 /// Listens for changes for as long as the cache exists, reconnecting after failures.
+/// Says so once when listening stops, not at every failed attempt to listen again.
 async fn listen(cache: Weak<CredentialCache>, url: String, application_name: String) {
+    let mut warned = false;
     loop {
-        let outcome = listen_once(&cache, &url, &application_name).await;
+        let mut went_live = false;
+        let outcome = listen_once(&cache, &url, &application_name, &mut went_live).await;
         let Some(live) = cache.upgrade() else { return };
         live.set_live(false);
         drop(live);
-        if let Err(e) = outcome {
+        if went_live {
+            warned = false;
+        }
+        let error = match outcome {
+            Ok(()) => "the connection closed".to_owned(),
+            Err(e) => e.to_string(),
+        };
+        if warned {
+            tracing::debug!(error, "still not listening for credential changes");
+        } else {
+            warned = true;
             tracing::warn!(
-                error = %e,
+                error,
                 "not listening for credential changes; every request looks its token up until it is back"
             );
         }
@@ -156,6 +169,7 @@ async fn listen_once(
     cache: &Weak<CredentialCache>,
     url: &str,
     application_name: &str,
+    went_live: &mut bool,
 ) -> Result<(), tokio_postgres::Error> {
     let mut config: tokio_postgres::Config = url.parse()?;
     config.application_name(application_name);
@@ -182,7 +196,10 @@ async fn listen_once(
         return Err(e);
     }
     match cache.upgrade() {
-        Some(cache) => cache.set_live(true),
+        Some(cache) => {
+            cache.set_live(true);
+            *went_live = true;
+        }
         None => return Ok(()),
     }
     while rx.recv().await.is_some() {

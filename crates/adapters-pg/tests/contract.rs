@@ -182,6 +182,56 @@ async fn an_unreachable_server_is_unavailable_not_a_hang() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ledger_batch_for_an_unreachable_server_is_unavailable() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut config = PgConfig::new(format!("postgres://postgres@127.0.0.1:{port}/nothing"));
+    config.connect_timeout = Duration::from_secs(2);
+    let store = PgStore::connect(&config).unwrap();
+    let batch = recruit_ports::ImportDocument {
+        privacy_audit_logs: world().privacy_audit_logs,
+        ..Default::default()
+    };
+    let result = store.import(&batch).await;
+    assert!(
+        matches!(result, Err(recruit_ports::ImportError::Store(StoreError::Unavailable(_)))),
+        "{result:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ledger_batch_past_the_statement_deadline_is_a_timeout_and_writes_nothing() {
+    let db = TestDatabase::fresh().await;
+    db.import(&world()).await.unwrap();
+    let mut config = PgConfig::new(db.url());
+    config.statement_timeout = Duration::from_millis(50);
+    let store = PgStore::connect(&config).unwrap();
+    // Hold a lock COPY needs, so it waits past the deadline.
+    let mut blocker = raw(&db).await;
+    blocker
+        .batch_execute("BEGIN; LOCK TABLE privacy_audit_logs IN ACCESS EXCLUSIVE MODE;")
+        .await
+        .unwrap();
+    let entries = (100_u8..110)
+        .map(|n| {
+            recruit_ports::testkit::ledger_entry(
+                ORG_A,
+                n.into(),
+                recruit_ports::testkit::t(n.into()),
+            )
+        })
+        .collect();
+    let batch = recruit_ports::ImportDocument { privacy_audit_logs: entries, ..Default::default() };
+    let result = store.import(&batch).await;
+    assert!(
+        matches!(result, Err(recruit_ports::ImportError::Store(StoreError::Timeout))),
+        "{result:?}"
+    );
+    blocker.batch_execute("ROLLBACK").await.unwrap();
+    // Nothing was written: the same batch goes in now.
+    assert_eq!(db.import(&batch).await.unwrap().privacy_audit_logs, 10);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_exhausted_pool_is_unavailable_after_the_wait_timeout() {
     use recruit_ports::{Directory, Ledgers};
     let db = TestDatabase::fresh().await;
