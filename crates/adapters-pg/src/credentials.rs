@@ -48,6 +48,14 @@ struct State {
     entries: HashMap<SecretHash, (Credential, Instant)>,
 }
 
+impl State {
+    /// Drops every entry, and every lookup still under way.
+    fn forget(&mut self) {
+        self.epoch += 1;
+        self.entries.clear();
+    }
+}
+
 /// The cache of one store, shared by its clones.
 #[derive(Debug)]
 pub(crate) struct CredentialCache {
@@ -66,19 +74,18 @@ impl Drop for CredentialCache {
 
 impl CredentialCache {
     /// A cache whose entries live at most `max_age`, listening for changes on a connection of
-    /// its own to `url`. Needs a Tokio runtime; without one the cache stays off.
-    pub(crate) fn start(url: &str, application_name: &str, max_age: Duration) -> Arc<Self> {
+    /// its own opened with `config`. Needs a Tokio runtime; without one the cache stays off.
+    pub(crate) fn start(mut config: tokio_postgres::Config, max_age: Duration) -> Arc<Self> {
         let cache = Arc::new(Self {
             max_age,
             state: Mutex::new(State::default()),
             listener: Mutex::new(None),
         });
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            let task = runtime.spawn(listen(
-                Arc::downgrade(&cache),
-                url.to_owned(),
-                format!("{application_name} (credential changes)"),
-            ));
+            let name =
+                format!("{} (credential changes)", config.get_application_name().unwrap_or(""));
+            config.application_name(name);
+            let task = runtime.spawn(listen(Arc::downgrade(&cache), config));
             *cache.listener.lock().unwrap_or_else(PoisonError::into_inner) =
                 Some(task.abort_handle());
         }
@@ -121,26 +128,23 @@ impl CredentialCache {
 
     /// Forgets every credential: something changed.
     pub(crate) fn clear(&self) {
-        let mut state = self.state();
-        state.epoch += 1;
-        state.entries.clear();
+        self.state().forget();
     }
 
     fn set_live(&self, live: bool) {
         let mut state = self.state();
         state.live = live;
-        state.epoch += 1;
-        state.entries.clear();
+        state.forget();
     }
 }
 
 /// Listens for changes for as long as the cache exists, reconnecting after failures.
 /// Says so once when listening stops, not at every failed attempt to listen again.
-async fn listen(cache: Weak<CredentialCache>, url: String, application_name: String) {
+async fn listen(cache: Weak<CredentialCache>, config: tokio_postgres::Config) {
     let mut warned = false;
     loop {
         let mut went_live = false;
-        let outcome = listen_once(&cache, &url, &application_name, &mut went_live).await;
+        let outcome = listen_once(&cache, &config, &mut went_live).await;
         let Some(live) = cache.upgrade() else { return };
         live.set_live(false);
         drop(live);
@@ -167,12 +171,9 @@ async fn listen(cache: Weak<CredentialCache>, url: String, application_name: Str
 /// One listening connection, from connecting until it breaks.
 async fn listen_once(
     cache: &Weak<CredentialCache>,
-    url: &str,
-    application_name: &str,
+    config: &tokio_postgres::Config,
     went_live: &mut bool,
 ) -> Result<(), tokio_postgres::Error> {
-    let mut config: tokio_postgres::Config = url.parse()?;
-    config.application_name(application_name);
     let (client, mut connection) = config.connect(tokio_postgres::NoTls).await?;
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     // The connection delivers notifications only while it is polled; this task polls it.

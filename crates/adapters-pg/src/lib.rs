@@ -152,15 +152,17 @@ impl PgStore {
             .runtime(deadpool::Runtime::Tokio1)
             .build()
             .map_err(|e| StoreError::other(format!("cannot build the PostgreSQL pool: {e}")))?;
-        let credentials = config.credential_cache.filter(|age| !age.is_zero()).map(|max_age| {
-            credentials::CredentialCache::start(&config.url, &config.application_name, max_age)
-        });
-        let mut copy_config: tokio_postgres::Config = config
+        // Connections outside the pool (COPY, listening for credential changes).
+        let mut direct: tokio_postgres::Config = config
             .url
             .parse()
             .map_err(|e| StoreError::other(format!("the PostgreSQL URL is not valid: {e}")))?;
-        copy_config.connect_timeout(config.connect_timeout);
-        let copy = Arc::new(CopySettings { config: copy_config, setup: Arc::clone(&setup) });
+        direct.connect_timeout(config.connect_timeout).application_name(&config.application_name);
+        let credentials = config
+            .credential_cache
+            .filter(|age| !age.is_zero())
+            .map(|max_age| credentials::CredentialCache::start(direct.clone(), max_age));
+        let copy = Arc::new(CopySettings { config: direct, setup: Arc::clone(&setup) });
         Ok(Self { pool, copy, credentials })
     }
 
@@ -296,10 +298,8 @@ fn copy_error(e: tokio_postgres::Error) -> StoreError {
             StoreError::Unavailable(e.to_string())
         }
         Some(_) => StoreError::Other(Box::new(e)),
-        None if e.is_closed() || e.as_db_error().is_none() => {
-            StoreError::Unavailable(format!("the database cannot be reached: {e}"))
-        }
-        None => StoreError::Other(Box::new(e)),
+        // Not the database's answer: the connection could not be made or broke.
+        None => StoreError::Unavailable(format!("the database cannot be reached: {e}")),
     }
 }
 

@@ -146,13 +146,27 @@ async fn migrations_are_idempotent() {
     db.ping().await.unwrap();
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_statement_past_its_deadline_is_a_timeout() {
+/// A store on a port where nothing listens.
+fn unreachable() -> PgStore {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut config = PgConfig::new(format!("postgres://postgres@127.0.0.1:{port}/nothing"));
+    config.connect_timeout = Duration::from_secs(2);
+    PgStore::connect(&config).unwrap()
+}
+
+/// A database holding the world, and a store on it whose statements may run 50 ms.
+async fn with_short_deadline() -> (TestDatabase, PgStore) {
     let db = TestDatabase::fresh().await;
     db.import(&world()).await.unwrap();
     let mut config = PgConfig::new(db.url());
     config.statement_timeout = Duration::from_millis(50);
     let store = PgStore::connect(&config).unwrap();
+    (db, store)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_statement_past_its_deadline_is_a_timeout() {
+    let (db, store) = with_short_deadline().await;
     // Hold a lock the read needs, so its statement waits past the deadline.
     let mut blocker = raw(&db).await;
     blocker
@@ -171,10 +185,7 @@ async fn a_statement_past_its_deadline_is_a_timeout() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unreachable_server_is_unavailable_not_a_hang() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let mut config = PgConfig::new(format!("postgres://postgres@127.0.0.1:{port}/nothing"));
-    config.connect_timeout = Duration::from_secs(2);
-    let store = PgStore::connect(&config).unwrap();
+    let store = unreachable();
     let started = std::time::Instant::now();
     let result = store.ping().await;
     assert!(matches!(result, Err(StoreError::Unavailable(_))), "{result:?}");
@@ -183,10 +194,7 @@ async fn an_unreachable_server_is_unavailable_not_a_hang() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_ledger_batch_for_an_unreachable_server_is_unavailable() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let mut config = PgConfig::new(format!("postgres://postgres@127.0.0.1:{port}/nothing"));
-    config.connect_timeout = Duration::from_secs(2);
-    let store = PgStore::connect(&config).unwrap();
+    let store = unreachable();
     let batch = recruit_ports::ImportDocument {
         privacy_audit_logs: world().privacy_audit_logs,
         ..Default::default()
@@ -200,11 +208,7 @@ async fn a_ledger_batch_for_an_unreachable_server_is_unavailable() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_ledger_batch_past_the_statement_deadline_is_a_timeout_and_writes_nothing() {
-    let db = TestDatabase::fresh().await;
-    db.import(&world()).await.unwrap();
-    let mut config = PgConfig::new(db.url());
-    config.statement_timeout = Duration::from_millis(50);
-    let store = PgStore::connect(&config).unwrap();
+    let (db, store) = with_short_deadline().await;
     // Hold a lock COPY needs, so it waits past the deadline.
     let mut blocker = raw(&db).await;
     blocker

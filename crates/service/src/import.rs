@@ -120,9 +120,7 @@ pub async fn import_ndjson<R: BufRead + Send + 'static>(
 ) -> Result<usize, ImportFailure> {
     // First pass: every line parses, no entry twice.
     let reader = open()?;
-    let total = tokio::task::spawn_blocking(move || check_ndjson(reader))
-        .await
-        .map_err(|e| ImportFailure::Read(std::io::Error::other(e)))??;
+    let total = joined(tokio::task::spawn_blocking(move || check_ndjson(reader)).await)??;
 
     // Second pass: parsed a batch ahead, written in batches; the store checks against what it
     // holds.
@@ -133,12 +131,17 @@ pub async fn import_ndjson<R: BufRead + Send + 'static>(
     let mut written = 0;
     progress(Progress { written, total });
     while let Some(batch) = batches.recv().await {
-        let (mut batch, mut lines) = batch?;
-        written += write_batch(store, &mut batch, &mut lines).await?;
+        let (batch, lines) = batch?;
+        written += write_batch(store, &batch, &lines).await?;
         progress(Progress { written, total });
     }
-    parser.await.map_err(|e| ImportFailure::Read(std::io::Error::other(e)))?;
+    joined(parser.await)?;
     Ok(written)
+}
+
+/// The result of a blocking task; a task that panicked fails the import.
+fn joined<T>(result: Result<T, tokio::task::JoinError>) -> Result<T, ImportFailure> {
+    result.map_err(|e| ImportFailure::Read(std::io::Error::other(e)))
 }
 
 /// The first pass of [`import_ndjson`]: the number of entries, or the first problem.
@@ -200,23 +203,16 @@ fn parse_batches(
     }
 }
 
-/// Writes one batch; a problem at `privacy_audit_logs[i]` is reported at its line.
+/// Writes one batch; a problem at `privacy_audit_logs[i]` is reported at its line, `lines[i]`.
 async fn write_batch(
     store: &dyn Store,
-    batch: &mut ImportDocument,
-    lines: &mut Vec<usize>,
+    batch: &ImportDocument,
+    lines: &[usize],
 ) -> Result<usize, ImportFailure> {
-    let result = store.import(batch).await;
-    let n = batch.privacy_audit_logs.len();
-    batch.privacy_audit_logs.clear();
-    let lines = std::mem::take(lines);
-    match result {
+    match store.import(batch).await {
         Ok(summary) => Ok(summary.privacy_audit_logs),
-        Err(ImportError::Invalid(p)) => Err(at_line(&p, &lines).unwrap_or_else(|| p.into())),
-        Err(ImportError::Store(e)) => {
-            debug_assert!(n > 0);
-            Err(e.into())
-        }
+        Err(ImportError::Invalid(p)) => Err(at_line(&p, lines).unwrap_or_else(|| p.into())),
+        Err(ImportError::Store(e)) => Err(e.into()),
     }
 }
 
