@@ -20,6 +20,8 @@ use recruit_service::cursor::CursorKey;
 use recruit_service::import::{Progress, import_document, import_ndjson};
 use recruit_service::{Service, ServiceConfig};
 
+mod logging;
+
 /// The recruiting API server and its operator commands.
 ///
 /// Every command first applies the database's pending migrations.
@@ -112,6 +114,14 @@ struct ServeArgs {
     /// How long in-flight requests may finish after SIGTERM or SIGINT.
     #[arg(long, env = "RECRUITD_SHUTDOWN_GRACE", default_value = "10s", value_parser = humantime::parse_duration)]
     shutdown_grace: Duration,
+    /// How long a client connection may stay open doing nothing: one that never sends a
+    /// request, or sits between keep-alive requests. Then the server closes it.
+    #[arg(long, env = "RECRUITD_IDLE_TIMEOUT", default_value = "30s", value_parser = humantime::parse_duration)]
+    idle_timeout: Duration,
+    /// The most client connections open at once; further ones are closed on arrival. Lowered
+    /// at start (with a warning) when the limit of open files (`ulimit -n`) leaves less room.
+    #[arg(long, env = "RECRUITD_MAX_CONNECTIONS", default_value_t = 4096, value_parser = clap::value_parser!(u32).range(1..))]
+    max_connections: u32,
     /// On an empty database, load deterministic demo data (two organizations, users of every
     /// role, jobs, candidates, 40 000 privacy ledger entries over the last year), create an
     /// owner and a member token, and print them with ready-to-paste curl commands. On a
@@ -213,12 +223,17 @@ impl<E: std::fmt::Display> From<E> for Failure {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_logging(cli.log_format);
+    let logging = logging::init(cli.log_format);
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(r) => r,
         Err(e) => return fail(&format!("cannot start the runtime: {e}")),
     };
-    match runtime.block_on(run(cli)) {
+    let dropped = logging.dropped_lines();
+    let outcome = runtime.block_on(run(cli, move || dropped.get()));
+    // Requests still running past the grace period are abandoned, not waited for.
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    logging.finish();
+    match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(Failure(message)) => fail(&message),
     }
@@ -227,20 +242,6 @@ fn main() -> ExitCode {
 fn fail(message: &str) -> ExitCode {
     let _ = writeln!(std::io::stderr(), "recruitd: {message}");
     ExitCode::FAILURE
-}
-
-fn init_logging(format: LogFormat) {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(ansi);
-    match format {
-        LogFormat::Human => builder.init(),
-        LogFormat::Json => builder.json().flatten_event(true).init(),
-    }
 }
 
 fn print(line: &str) {
@@ -304,10 +305,14 @@ async fn cursor_key(store: &dyn Store, configured: Option<&str>) -> Result<Curso
         .ok_or_else(|| Failure("the cursor secret must be at least 32 bytes long".into()))
 }
 
-async fn run(cli: Cli) -> Result<(), Failure> {
+/// Runs the command; `dropped_log_lines` counts the log lines lost so far, for the metrics.
+async fn run(
+    cli: Cli,
+    dropped_log_lines: impl Fn() -> u64 + Send + Sync + 'static,
+) -> Result<(), Failure> {
     let Opened { store, pool_status } = open_store(&cli).await?;
     match cli.command {
-        Command::Serve(args) => serve(store, pool_status, args).await,
+        Command::Serve(args) => serve(store, pool_status, dropped_log_lines, args).await,
         Command::Mcp(args) => mcp(store, args).await,
         Command::Import { files } => import(store.as_ref(), &files).await,
         Command::Token(command) => token(store, command).await,
@@ -320,6 +325,7 @@ async fn run(cli: Cli) -> Result<(), Failure> {
 async fn serve(
     store: Arc<dyn Store>,
     pool_status: Box<dyn Fn() -> recruit_ports::PoolStatus + Send + Sync>,
+    dropped_log_lines: impl Fn() -> u64 + Send + Sync + 'static,
     args: ServeArgs,
 ) -> Result<(), Failure> {
     let shutdown = shutdown_signal()?;
@@ -336,7 +342,13 @@ async fn serve(
     http.request_deadline = args.service.request_deadline;
     http.mcp_allowed_origins = args.mcp_allowed_origins;
     http.shutdown_grace = args.shutdown_grace;
-    let api = Arc::new(Api::new(service, http).with_pool_status(pool_status));
+    http.idle_timeout = args.idle_timeout;
+    http.max_connections = args.max_connections as usize;
+    let api = Arc::new(
+        Api::new(service, http)
+            .with_pool_status(pool_status)
+            .with_dropped_log_lines(dropped_log_lines),
+    );
     tracing::info!(listen = %address, "recruitd is serving");
     recruit_http::serve(listener, api, shutdown).await?;
     tracing::info!("recruitd stopped");

@@ -55,23 +55,26 @@ struct Server {
 
 impl Server {
     fn start(database_url: &str) -> Self {
+        Self::spawn(database_url, &[], "warn", Stdio::inherit())
+    }
+
+    /// `recruitd serve` with `serve_args`, logging at `log_level` to `stderr`; returns once it
+    /// listens.
+    fn spawn(database_url: &str, serve_args: &[&str], log_level: &str, stderr: Stdio) -> Self {
         let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let child = Command::new(BIN)
-            .args([
-                "--database-url",
-                database_url,
-                "serve",
-                "--listen",
-                &format!("127.0.0.1:{port}"),
-            ])
-            .env("RUST_LOG", "warn")
+            .args(["--database-url", database_url, "serve", "--listen"])
+            .arg(format!("127.0.0.1:{port}"))
+            .args(serve_args)
+            .env("RUST_LOG", log_level)
             .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
+            .stderr(stderr)
             .spawn()
             .expect("the server starts");
-        let server = Self { child, port };
+        let mut server = Self { child, port };
         let deadline = Instant::now() + Duration::from_secs(30);
         while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(server.child.try_wait().unwrap().is_none(), "the server exited at start");
             assert!(Instant::now() < deadline, "the server did not listen within 30 s");
             std::thread::sleep(Duration::from_millis(50));
         }
@@ -570,4 +573,49 @@ fn the_tools_over_stdio_act_as_the_token_in_the_file_and_check_it_on_every_call(
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("is not valid"), "{out:?}");
     assert!(out.stdout.is_empty(), "nothing but the protocol on stdout");
+}
+
+/// A world on a fresh SQLite file and an owner token for it.
+fn sqlite_world(dir: &std::path::Path) -> (String, String) {
+    let url = format!("sqlite://{}", dir.join("recruitd.db").display());
+    let document = dir.join("world.json");
+    std::fs::write(&document, serde_json::to_string(&world()).unwrap()).unwrap();
+    cli(&url, &["import", document.to_str().unwrap()]);
+    let secret = token(&url, ORG_A, Role::Owner, "audit_logs:read,jobs:read,organization:read");
+    (url, secret)
+}
+
+/// The value of an unlabelled counter in the server's metrics.
+fn counter(server: &Server, name: &str) -> f64 {
+    let mut stream = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    write!(stream, "GET /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let mut text = String::new();
+    stream.read_to_string(&mut text).unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+        .unwrap_or_else(|| panic!("no {name} in the metrics: {text}"))
+}
+
+/// Standard error a closed pipe (its reader gone) or a full device: every request is still
+/// answered, the lost lines are counted, and SIGTERM still stops the server cleanly.
+#[test]
+fn a_broken_log_sink_fails_no_request_and_not_the_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let (url, secret) = sqlite_world(dir.path());
+    let full = || std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    for sink in ["closed pipe", "/dev/full"] {
+        let stderr = if sink == "/dev/full" { Stdio::from(full()) } else { Stdio::piped() };
+        let mut server = Server::spawn(&url, &[], "debug", stderr);
+        // The reader of the pipe goes away: every write to standard error now fails.
+        drop(server.child.stderr.take());
+        for _ in 0..20 {
+            assert_eq!(server.get("/v1/organization", &secret).0, 200, "with a {sink}");
+            let (status, _, json) = server.request("GET", "/v1/nowhere", None);
+            assert_eq!((status, code(&json)), (404, "NOT_FOUND"), "with a {sink}");
+        }
+        assert!(counter(&server, "recruitd_log_lines_dropped_total") > 0.0, "with a {sink}");
+        let status = server.stop();
+        assert!(status.success(), "with a {sink}, SIGTERM ends the server cleanly: {status}");
+    }
 }

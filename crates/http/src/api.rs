@@ -33,6 +33,12 @@ pub struct HttpConfig {
     pub max_header_bytes: usize,
     /// How long in-flight requests may run after shutdown begins.
     pub shutdown_grace: Duration,
+    /// How long a connection may stay open with no request in flight and no byte moving:
+    /// one that never sends anything, or sits idle between keep-alive requests.
+    pub idle_timeout: Duration,
+    /// The most client connections open at once; past it new ones are closed at once. Lowered
+    /// at start to what the process's limit of open files allows.
+    pub max_connections: usize,
     /// The origins whose pages may call the tool interface (`Origin` values such as
     /// `https://agent.example.com`). A request to `/mcp` with any other `Origin` is refused;
     /// requests without one (agents, command-line clients) are not affected.
@@ -41,7 +47,8 @@ pub struct HttpConfig {
 
 impl HttpConfig {
     /// Defaults: 10 s per request, 64 KiB bodies, 10 s for headers, 16 KiB heads, 10 s grace,
-    /// no origin allowed to call the tool interface from a browser.
+    /// idle connections closed after 30 s, at most 4 096 connections, no origin allowed to call
+    /// the tool interface from a browser.
     pub fn new(public_base_url: impl Into<String>) -> Self {
         Self {
             public_base_url: public_base_url.into(),
@@ -50,6 +57,8 @@ impl HttpConfig {
             header_read_timeout: Duration::from_secs(10),
             max_header_bytes: 16 * 1024,
             shutdown_grace: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(30),
+            max_connections: 4096,
             mcp_allowed_origins: vec![],
         }
     }
@@ -75,6 +84,20 @@ fn sane_request_id(value: &HeaderValue) -> Option<String> {
     let ok = (1..=128).contains(&s.len())
         && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b));
     ok.then(|| s.to_owned())
+}
+
+/// The `Authorization` header's value, if there is one. Two or more are refused: which one
+/// the caller meant is not for the server to guess (RFC 9110 allows one such field).
+fn authorization(headers: &hyper::HeaderMap) -> Result<Option<String>, ServiceError> {
+    let mut values = headers.get_all(header::AUTHORIZATION).iter();
+    let first = values.next();
+    if values.next().is_some() {
+        return Err(ServiceError::new(
+            ErrorCode::Unauthenticated,
+            "The request carries more than one Authorization header; send exactly one.",
+        ));
+    }
+    Ok(first.and_then(|v| v.to_str().ok()).map(str::to_owned))
 }
 
 impl Api {
@@ -104,9 +127,24 @@ impl Api {
         self
     }
 
+    /// Reports the log lines lost so far (to a full, closed or failing sink) in the metrics,
+    /// read from `dropped` at every scrape.
+    #[must_use]
+    pub fn with_dropped_log_lines(
+        mut self,
+        dropped: impl Fn() -> u64 + Send + Sync + 'static,
+    ) -> Self {
+        self.metrics.set_log_drops(Box::new(dropped));
+        self
+    }
+
     /// The settings.
     pub fn config(&self) -> &HttpConfig {
         &self.config
+    }
+
+    pub(crate) fn metrics(&self) -> &Metrics {
+        &self.metrics
     }
 
     /// Answers one request. Never fails: every failure is a response in the error envelope.
@@ -256,11 +294,7 @@ impl Api {
         }
         let (mut parts, body) = request.into_parts();
         let body = self.read_body(body).await?;
-        let authorization = parts
-            .headers
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned);
+        let authorization = authorization(&parts.headers)?;
         let service = Arc::clone(&self.service);
         let authenticate = async move { service.authenticate(authorization.as_deref()).await };
         let caller = guarded(self.config.request_deadline, authenticate).await?;
@@ -342,11 +376,11 @@ impl Api {
         let (parts, body) = request.into_parts();
         // The API's operations take no body; one is read (within the limit) and ignored.
         self.read_body(body).await?;
-        let authorization = parts
-            .headers
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned);
+        // Probes take no credential; for operations an ambiguous one is refused first.
+        let authorization = match route {
+            Some(_) => authorization(&parts.headers)?,
+            None => None,
+        };
         let context = RequestContext {
             request_id: request_id.to_owned(),
             client_ip: client_ip.map(|ip| ip.to_string()),

@@ -1,5 +1,5 @@
 //! Metrics in the Prometheus (OpenMetrics) text format, served at `GET /metrics`: requests and
-//! their latency by route and status, the database pool, and audit ledger records written.
+//! their latency by route and status, the database pool, audit ledger records written, client connections, and log lines lost.
 
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -36,6 +36,11 @@ pub(crate) struct Metrics {
     pool_idle: Gauge,
     pool_waiting: Gauge,
     pool: Option<Box<dyn Fn() -> PoolStatus + Send + Sync>>,
+    connections_open: Gauge,
+    connections_refused: Counter,
+    connections_idle_closed: Counter,
+    log_lines_dropped: Counter,
+    log_drops: Option<Box<dyn Fn() -> u64 + Send + Sync>>,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -89,6 +94,30 @@ impl Metrics {
             "Requests waiting for a database connection",
             pool_waiting.clone(),
         );
+        let connections_open = Gauge::default();
+        registry.register(
+            "http_connections_open",
+            "Client connections open now",
+            connections_open.clone(),
+        );
+        let connections_refused = Counter::default();
+        registry.register(
+            "http_connections_refused",
+            "Client connections closed on arrival because the most allowed were open",
+            connections_refused.clone(),
+        );
+        let connections_idle_closed = Counter::default();
+        registry.register(
+            "http_connections_idle_closed",
+            "Client connections closed by the server after sitting idle for the idle timeout",
+            connections_idle_closed.clone(),
+        );
+        let log_lines_dropped = Counter::default();
+        registry.register(
+            "log_lines_dropped",
+            "Log lines lost because the log sink was full, closed or failing",
+            log_lines_dropped.clone(),
+        );
         Self {
             registry,
             requests,
@@ -99,12 +128,38 @@ impl Metrics {
             pool_idle,
             pool_waiting,
             pool: None,
+            connections_open,
+            connections_refused,
+            connections_idle_closed,
+            log_lines_dropped,
+            log_drops: None,
         }
     }
 
     /// Reads the pool's numbers from `status` at every scrape.
     pub(crate) fn set_pool_status(&mut self, status: Box<dyn Fn() -> PoolStatus + Send + Sync>) {
         self.pool = Some(status);
+    }
+
+    /// Reads the count of lost log lines from `dropped` at every scrape.
+    pub(crate) fn set_log_drops(&mut self, dropped: Box<dyn Fn() -> u64 + Send + Sync>) {
+        self.log_drops = Some(dropped);
+    }
+
+    pub(crate) fn connection_opened(&self) {
+        self.connections_open.inc();
+    }
+
+    pub(crate) fn connection_closed(&self) {
+        self.connections_open.dec();
+    }
+
+    pub(crate) fn connection_refused(&self) {
+        self.connections_refused.inc();
+    }
+
+    pub(crate) fn connection_idle_closed(&self) {
+        self.connections_idle_closed.inc();
     }
 
     /// Counts one answered request.
@@ -137,6 +192,13 @@ impl Metrics {
             self.pool_open.set(as_gauge(status.size));
             self.pool_idle.set(as_gauge(status.available));
             self.pool_waiting.set(as_gauge(status.waiting));
+        }
+        if let Some(dropped) = &self.log_drops {
+            let total = dropped();
+            let counted = self.log_lines_dropped.get();
+            if total > counted {
+                self.log_lines_dropped.inc_by(total - counted);
+            }
         }
         let mut text = String::new();
         // Writing into a String cannot fail.

@@ -1,18 +1,32 @@
 //! The server loop: accept on a listener, serve HTTP/1.1 and HTTP/2 with keep-alive, limit
-//! request heads, and shut down gracefully: stop accepting, let in-flight requests finish
-//! within the grace period, then return.
+//! request heads, close idle connections, cap how many are open, and shut down gracefully: stop
+//! accepting, let in-flight requests finish within the grace period, then return.
 
 use std::convert::Infallible;
 use std::future::Future;
+use std::io;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
 
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
-use tokio::net::TcpListener;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Semaphore;
 
 use crate::api::Api;
+
+/// File descriptors kept for everything but client connections: database connections, the
+/// listener, log and data files.
+const RESERVED_FILES: u64 = 64;
+
+/// How often, at most, a refused connection is logged as a warning.
+const REFUSAL_WARNING_INTERVAL: Duration = Duration::from_secs(10);
 
 /// Serves `api` on `listener` until `shutdown` completes, then drains in-flight requests for
 /// at most the configured grace period.
@@ -33,7 +47,10 @@ pub async fn serve(
         .http2()
         .timer(TokioTimer::new())
         .max_header_list_size(u32::try_from(config.max_header_bytes).unwrap_or(u32::MAX));
+    let max_connections = connection_cap(config.max_connections);
+    let slots = Arc::new(Semaphore::new(max_connections));
     let graceful = GracefulShutdown::new();
+    let mut last_refusal_warning: Option<Instant> = None;
     tokio::pin!(shutdown);
     loop {
         tokio::select! {
@@ -47,17 +64,55 @@ pub async fn serve(
                         continue;
                     }
                 };
-                let api = Arc::clone(&api);
-                let service = service_fn(move |request| {
-                    let api = Arc::clone(&api);
-                    async move { Ok::<_, Infallible>(api.handle(request, Some(peer.ip())).await) }
-                });
-                let connection = builder.serve_connection(TokioIo::new(stream), service).into_owned();
-                let connection = graceful.watch(connection);
-                tokio::spawn(async move {
-                    if let Err(e) = connection.await {
-                        tracing::debug!(error = %e, "connection ended with an error");
+                // Past the cap a connection is closed at once: the ones already open keep
+                // being served, and the process keeps file descriptors for its database.
+                let Ok(slot) = Arc::clone(&slots).try_acquire_owned() else {
+                    api.metrics().connection_refused();
+                    if last_refusal_warning.is_none_or(|at| at.elapsed() >= REFUSAL_WARNING_INTERVAL) {
+                        last_refusal_warning = Some(Instant::now());
+                        tracing::warn!(
+                            max_connections,
+                            client.ip = %peer.ip(),
+                            "refusing connections: the most allowed are open"
+                        );
                     }
+                    drop(stream);
+                    continue;
+                };
+                let activity = Arc::new(Activity::new());
+                let api = Arc::clone(&api);
+                let service = {
+                    let activity = Arc::clone(&activity);
+                    let api = Arc::clone(&api);
+                    service_fn(move |request| {
+                        let api = Arc::clone(&api);
+                        let busy = activity.request_started();
+                        async move {
+                            let response = api.handle(request, Some(peer.ip())).await;
+                            drop(busy);
+                            Ok::<_, Infallible>(response)
+                        }
+                    })
+                };
+                let io = TokioIo::new(Tracked { inner: stream, activity: Arc::clone(&activity) });
+                let connection = builder.serve_connection(io, service).into_owned();
+                let connection = graceful.watch(connection);
+                let idle_timeout = config.idle_timeout;
+                api.metrics().connection_opened();
+                tokio::spawn(async move {
+                    tokio::select! {
+                        ended = connection => {
+                            if let Err(e) = ended {
+                                tracing::debug!(error = %e, "connection ended with an error");
+                            }
+                        }
+                        () = activity.idle_for(idle_timeout) => {
+                            // Dropping the connection closes it; no request is in flight.
+                            api.metrics().connection_idle_closed();
+                        }
+                    }
+                    api.metrics().connection_closed();
+                    drop(slot);
                 });
             }
             () = &mut shutdown => break,
@@ -72,4 +127,140 @@ pub async fn serve(
         tracing::warn!("the grace period ended with requests still in flight");
     }
     Ok(())
+}
+
+/// `configured`, lowered to what the process's limit of open files leaves for clients.
+fn connection_cap(configured: usize) -> usize {
+    let Some(files) = open_files_limit() else { return configured.max(1) };
+    let room = usize::try_from(files.saturating_sub(RESERVED_FILES)).unwrap_or(usize::MAX).max(1);
+    if configured > room {
+        tracing::warn!(
+            max_connections = configured,
+            open_files_limit = files,
+            lowered_to = room,
+            "the limit of open files is too low for --max-connections; raise `ulimit -n`"
+        );
+        room
+    } else {
+        configured.max(1)
+    }
+}
+
+/// The soft limit of open files of this process, where the system tells it (Linux).
+fn open_files_limit() -> Option<u64> {
+    let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
+    let line = limits.lines().find(|l| l.starts_with("Max open files"))?;
+    line["Max open files".len()..].split_whitespace().next()?.parse().ok()
+}
+
+/// When a connection last did something, and how many of its requests are being answered.
+#[derive(Debug)]
+struct Activity {
+    started: Instant,
+    /// Milliseconds from `started` to the last byte read or written, or the last answer.
+    last_ms: AtomicU64,
+    in_flight: AtomicUsize,
+}
+
+/// A request being answered; dropping it marks the end.
+struct Busy(Arc<Activity>);
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        self.0.touch();
+        self.0.in_flight.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+impl Activity {
+    fn new() -> Self {
+        Self { started: Instant::now(), last_ms: AtomicU64::new(0), in_flight: AtomicUsize::new(0) }
+    }
+
+    fn touch(&self) {
+        let now = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        self.last_ms.fetch_max(now, Ordering::Relaxed);
+    }
+
+    fn request_started(self: &Arc<Self>) -> Busy {
+        self.in_flight.fetch_add(1, Ordering::AcqRel);
+        self.touch();
+        Busy(Arc::clone(self))
+    }
+
+    /// Completes once the connection has had no request in flight and moved no byte for
+    /// `timeout`.
+    async fn idle_for(&self, timeout: Duration) {
+        loop {
+            let last = self.started + Duration::from_millis(self.last_ms.load(Ordering::Relaxed));
+            let due = last + timeout;
+            if Instant::now() < due {
+                tokio::time::sleep_until(due.into()).await;
+            } else if self.in_flight.load(Ordering::Acquire) == 0 {
+                return;
+            } else {
+                // Answering takes as long as it takes (the request deadline bounds it).
+                tokio::time::sleep(timeout.min(Duration::from_secs(1))).await;
+            }
+        }
+    }
+}
+
+/// A client connection that notes its activity.
+struct Tracked {
+    inner: TcpStream,
+    activity: Arc<Activity>,
+}
+
+impl AsyncRead for Tracked {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = Pin::new(&mut self.inner).poll_read(cx, buf);
+        if buf.filled().len() > before {
+            self.activity.touch();
+        }
+        polled
+    }
+}
+
+impl AsyncWrite for Tracked {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let polled = Pin::new(&mut self.inner).poll_write(cx, buf);
+        if matches!(polled, Poll::Ready(Ok(n)) if n > 0) {
+            self.activity.touch();
+        }
+        polled
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let polled = Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
+        if matches!(polled, Poll::Ready(Ok(n)) if n > 0) {
+            self.activity.touch();
+        }
+        polled
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
 }

@@ -1,5 +1,6 @@
 //! The server loop over real TCP: graceful shutdown lets in-flight requests finish and refuses
-//! new connections; slow or oversized request heads are cut off.
+//! new connections; slow or oversized request heads are cut off; idle connections are closed
+//! and the number open is capped.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -151,4 +152,102 @@ async fn http2_clients_are_served_on_the_same_port() {
         let body = response.into_body().collect().await.unwrap().to_bytes();
         assert!(serde_json::from_slice::<serde_json::Value>(&body).unwrap()["id"].is_string());
     }
+}
+
+/// Reads until the server closes the connection; how long that took, or `None` if it was
+/// still open after `within`.
+fn closed_within(stream: &mut TcpStream, within: Duration) -> Option<Duration> {
+    let started = Instant::now();
+    stream.set_read_timeout(Some(within)).unwrap();
+    let mut buf = [0u8; 4096];
+    loop {
+        match stream.read(&mut buf) {
+            Ok(0) => return Some(started.elapsed()),
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {
+                return Some(started.elapsed());
+            }
+            Err(_) => return None,
+        }
+    }
+}
+
+/// The value of a metric without labels, as `GET /metrics` reports it.
+fn metric(port: u16, name: &str) -> f64 {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(stream, "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
+    let mut text = String::new();
+    stream.read_to_string(&mut text).unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+        .unwrap_or_else(|| panic!("no {name} in the metrics: {text}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_that_send_nothing_or_sit_idle_are_closed() {
+    let server = start(|c| c.idle_timeout = Duration::from_millis(500)).await;
+    let (port, secret) = (server.port, server.secret.clone());
+    tokio::task::spawn_blocking(move || {
+        // Connections that never send a byte.
+        let mut silent: Vec<TcpStream> =
+            (0..20).map(|_| TcpStream::connect(("127.0.0.1", port)).unwrap()).collect();
+        // A keep-alive connection that asks once, then sits idle.
+        let mut idle = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        write!(
+            idle,
+            "GET /v1/organization HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {secret}\r\n\r\n"
+        )
+        .unwrap();
+        let mut head = [0u8; 12];
+        idle.read_exact(&mut head).unwrap();
+        assert_eq!(&head, b"HTTP/1.1 200");
+        for stream in silent.iter_mut().chain([&mut idle]) {
+            let closed = closed_within(stream, Duration::from_secs(5));
+            assert!(closed.is_some_and(|d| d < Duration::from_secs(3)), "closed after {closed:?}");
+        }
+        assert!(metric(port, "recruitd_http_connections_idle_closed_total") >= 21.0);
+    })
+    .await
+    .unwrap();
+    // A connection waiting for its answer is not idle, however long the answer takes.
+    server.store.set(Fault::Slow(Duration::from_millis(1500)));
+    let (port, secret) = (server.port, server.secret.clone());
+    let status = tokio::task::spawn_blocking(move || get(port, &secret)).await.unwrap().unwrap();
+    assert_eq!(status, "HTTP/1.1 200 OK");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_past_the_cap_are_closed_on_arrival_and_the_others_served() {
+    let server = start(|c| c.max_connections = 4).await;
+    let (port, secret) = (server.port, server.secret.clone());
+    tokio::task::spawn_blocking(move || {
+        let mut open: Vec<TcpStream> =
+            (0..4).map(|_| TcpStream::connect(("127.0.0.1", port)).unwrap()).collect();
+        // Let the server take all four before the fifth arrives.
+        std::thread::sleep(Duration::from_millis(200));
+        let mut fifth = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        let closed = closed_within(&mut fifth, Duration::from_secs(5));
+        assert!(closed.is_some_and(|d| d < Duration::from_secs(1)), "closed after {closed:?}");
+        // The connections already open are served.
+        write!(
+            open[0],
+            "GET /v1/organization HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {secret}\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut response = String::new();
+        open[0].read_to_string(&mut response).unwrap();
+        assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+        // Its slot is free again once the server has seen it close.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while get(port, &secret).unwrap_or_default() != "HTTP/1.1 200 OK" {
+            assert!(Instant::now() < deadline, "no connection was served after one closed");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        assert!(metric(port, "recruitd_http_connections_refused_total") >= 1.0);
+        assert!(metric(port, "recruitd_http_connections_open") >= 3.0, "the idle three");
+        drop(open);
+    })
+    .await
+    .unwrap();
 }
