@@ -55,15 +55,20 @@ impl Default for PageLimit {
     }
 }
 
-/// Parses a decimal integer, as a query parameter carries it: digits only, no sign, no space.
+/// Parses a decimal integer, as a query parameter carries it: digits only (leading zeros
+/// allowed), no sign, no space.
 impl FromStr for PageLimit {
     type Err = PageLimitError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        if s.is_empty() || s.len() > 3 || !s.bytes().all(|b| b.is_ascii_digit()) {
+        if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
             return Err(PageLimitError(()));
         }
-        s.parse::<u32>().map_err(|_| PageLimitError(())).and_then(Self::new)
+        let significant = s.trim_start_matches('0');
+        if significant.len() > 3 {
+            return Err(PageLimitError(()));
+        }
+        significant.parse::<u32>().map_err(|_| PageLimitError(())).and_then(Self::new)
     }
 }
 
@@ -230,7 +235,11 @@ mod tests {
             ("25", Some(25)),
             ("100", Some(100)),
             ("007", Some(7)),
+            ("0001", Some(1)),
+            ("000000000000000000000100", Some(100)),
             ("0", None),
+            ("000", None),
+            ("0000101", None),
             ("101", None),
             ("256", None),
             ("-1", None),

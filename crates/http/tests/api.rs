@@ -331,3 +331,43 @@ async fn metrics_count_requests_by_route_and_status_and_show_the_pool() {
     assert!(has("recruitd_db_pool_max_connections 4"), "{text}");
     assert!(text.lines().any(|l| l.starts_with("recruitd_db_pool_open_connections ")), "{text}");
 }
+
+/// Which of two credentials the caller meant is not for the server to guess: two
+/// `Authorization` headers are refused, on REST and on the tool interface, even when one of
+/// them is valid.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_authorization_headers_are_refused() {
+    let f = fixture().await;
+    let owner = f.token(ORG_A, Role::Owner, &Scope::ALL).await;
+    for (method, uri) in [("GET", "/v1/organization"), ("POST", "/mcp")] {
+        for second in [owner.as_str(), "rtk_not-a-real-token"] {
+            let request = Request::builder()
+                .method(method)
+                .uri(uri)
+                .header("authorization", format!("Bearer {owner}"))
+                .header("authorization", format!("Bearer {second}"))
+                .header("content-type", "application/json")
+                .header("accept", "application/json, text/event-stream")
+                .body(http_body_util::Full::new(Bytes::from_static(
+                    br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+                )))
+                .unwrap();
+            let (status, response, json) = f.send(request).await;
+            assert_eq!(error_code(status, &response, &json), "UNAUTHENTICATED", "{method} {uri}");
+            let message = json["error"]["message"].as_str().unwrap();
+            assert!(message.contains("more than one Authorization header"), "{message}");
+        }
+    }
+}
+
+/// `limit` is plain decimal digits, leading zeros allowed, as docs/decisions.md says.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_limit_with_leading_zeros_is_the_number() {
+    let f = fixture().await;
+    let owner = f.token(ORG_A, Role::Owner, &Scope::ALL).await;
+    for (limit, entries) in [("0001", 1), ("007", 7), ("0000000100", 12)] {
+        let (status, _, json) = f.get(&format!("{LIST}&limit={limit}"), Some(&owner)).await;
+        assert_eq!(status, StatusCode::OK, "limit={limit}: {json}");
+        assert_eq!(json["data"].as_array().unwrap().len(), entries, "limit={limit}");
+    }
+}

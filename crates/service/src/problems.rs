@@ -23,6 +23,13 @@ pub fn wrong_type(name: &str, expected: &str) -> ErrorDetail {
     ErrorDetail::field(shorten(name), format!("must be {expected}"))
 }
 
+/// Whether `problems` already hold one about `name`: a parameter the transport found unusable
+/// (of the wrong JSON type, say) is not reported again as missing or malformed. One problem,
+/// one detail.
+pub(crate) fn reported(problems: &[ErrorDetail], name: &str) -> bool {
+    problems.iter().any(|p| p.get("field") == Some(name))
+}
+
 /// A client-chosen name, cut to a length fit for an error message.
 fn shorten(name: &str) -> String {
     match name.char_indices().nth(64) {

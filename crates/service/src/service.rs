@@ -295,8 +295,12 @@ impl Service {
     ) -> Result<Job, ServiceError> {
         caller.require(Scope::JobsRead)?;
         let mut problems = params.problems;
-        let id = JobId::parse(&params.job_id)
-            .map_err(|e| problems.push(ErrorDetail::field(params.name, e)));
+        let id = if crate::problems::reported(&problems, params.name) {
+            Err(())
+        } else {
+            JobId::parse(&params.job_id)
+                .map_err(|e| problems.push(ErrorDetail::field(params.name, e)))
+        };
         let id = match id {
             Ok(id) if problems.is_empty() => id,
             _ => return Err(ServiceError::validation(problems)),
@@ -376,6 +380,7 @@ struct ListInput {
 fn validate_list(params: ListParams) -> Result<ListInput, ServiceError> {
     let mut problems = params.problems;
     let mut timestamp = |name: &str, value: Option<String>| match value {
+        None if crate::problems::reported(&problems, name) => None,
         None => {
             problems.push(crate::problems::missing(name));
             None
