@@ -11,7 +11,7 @@ use hyper::header::{self, HeaderValue};
 use hyper::{Request, Response};
 use hyper_util::service::TowerToHyperService;
 use recruit_domain::{ErrorCode, Scope};
-use recruit_mcp::{HttpCaller, McpService, Tools, ToolsConfig};
+use recruit_mcp::{HttpCaller, McpService, Tools, ToolsConfig, transport};
 use recruit_service::{RequestContext, Service, ServiceError, Via, guarded};
 
 use crate::metrics::Metrics;
@@ -145,6 +145,34 @@ impl Api {
 
     pub(crate) fn metrics(&self) -> &Metrics {
         &self.metrics
+    }
+
+    /// The whole HTTP/1.1 response, in the error envelope, that replaces hyper's own empty
+    /// answer (`status` 400, 414 or 431) to a request it could not parse: counted, logged, and
+    /// the connection closed after it.
+    pub(crate) fn protocol_refusal(&self, status: u16) -> Vec<u8> {
+        let error = match status {
+            431 => ServiceError::new(
+                ErrorCode::PayloadTooLarge,
+                format!(
+                    "The request head (request line and headers) exceeds {} bytes.",
+                    self.config.max_header_bytes
+                ),
+            ),
+            414 => ServiceError::new(
+                ErrorCode::PayloadTooLarge,
+                "The request target (path and query) is too long.",
+            ),
+            _ => ServiceError::new(
+                ErrorCode::ValidationFailed,
+                "The request could not be parsed: its request line or a header is not valid \
+                 HTTP/1.1 (a character that is not allowed, or a malformed line).",
+            ),
+        };
+        let request_id = uuid::Uuid::now_v7().simple().to_string();
+        self.metrics.observe("unparsable", status, 0.0);
+        tracing::info!(http.status = status, request.id = %request_id, "request refused unparsed");
+        render::http1_error(status, &error, &self.config.public_base_url, &request_id)
     }
 
     /// Answers one request. Never fails: every failure is a response in the error envelope.
@@ -299,22 +327,34 @@ impl Api {
         let authenticate = async move { service.authenticate(authorization.as_deref()).await };
         let caller = guarded(self.config.request_deadline, authenticate).await?;
         *organization = Some(caller.token.organization_id.to_string());
+        let accept = parts.headers.get_all(header::ACCEPT).iter().filter_map(|v| v.to_str().ok());
+        let content_type = parts.headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
+        if let Err(refusal) = transport::check_request(content_type, accept, &body) {
+            return Ok(render::json_rpc_refusal(refusal));
+        }
         parts.extensions.insert(HttpCaller {
             caller,
             request_id: request_id.to_owned(),
             client_ip,
         });
-        let request = Request::from_parts(parts, http_body_util::Full::new(body));
+        let request = Request::from_parts(parts, http_body_util::Full::new(body.clone()));
         let response = match hyper::service::Service::call(&self.mcp, request).await {
             Ok(response) => response,
             Err(never) => match never {},
         };
-        let (parts, body) = response.into_parts();
-        let body = match body.collect().await {
+        let (parts, answer) = response.into_parts();
+        let answer = match answer.collect().await {
             Ok(collected) => collected.to_bytes(),
             Err(never) => match never {},
         };
-        Ok(Response::from_parts(parts, http_body_util::Full::new(body)))
+        // What rmcp still refuses in plain text goes out as a JSON-RPC error too.
+        let content_type = parts.headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
+        if let Some(refusal) =
+            transport::as_json_rpc(parts.status.as_u16(), content_type, &answer, &body)
+        {
+            return Ok(render::json_rpc_refusal(refusal));
+        }
+        Ok(Response::from_parts(parts, http_body_util::Full::new(answer)))
     }
 
     async fn answer<B>(

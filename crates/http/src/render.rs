@@ -23,6 +23,12 @@ fn with_json(status: StatusCode, bytes: Vec<u8>) -> Response<Body> {
     respond(status, bytes, "application/json")
 }
 
+/// A refusal of the tool interface's transport: its status, and the JSON-RPC error as JSON.
+pub(crate) fn json_rpc_refusal(refusal: recruit_mcp::transport::Refusal) -> Response<Body> {
+    let status = StatusCode::from_u16(refusal.status).unwrap_or(StatusCode::BAD_REQUEST);
+    with_json(status, refusal.body)
+}
+
 /// A response with `body` of `content_type`.
 fn respond(
     status: StatusCode,
@@ -74,6 +80,26 @@ pub(crate) fn error(e: &ServiceError, docs_base: &str) -> Response<Body> {
     response
 }
 
+/// The error envelope of `e` as a whole HTTP/1.1 response with `status`, written to the socket
+/// where no response object exists any more (a request hyper could not parse). The connection
+/// is closed after it.
+pub(crate) fn http1_error(
+    status: u16,
+    e: &ServiceError,
+    docs_base: &str,
+    request_id: &str,
+) -> Vec<u8> {
+    let body = serde_json::to_vec(&e.envelope(docs_base)).unwrap_or_default();
+    let reason = StatusCode::from_u16(status).ok().and_then(|s| s.canonical_reason()).unwrap_or("");
+    let mut response = format!(
+        "HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nx-request-id: {request_id}\r\nconnection: close\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    response.extend_from_slice(&body);
+    response
+}
+
 /// `docs/openapi.yaml` as JSON, converted when the crate was built.
 const OPENAPI_JSON: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/openapi.json"));
 
@@ -91,6 +117,10 @@ pub(crate) fn error_docs() -> String {
         let status = match code {
             ErrorCode::NotImplemented => {
                 "501; 405 with <code>Allow</code> when a path is asked with a method it does not serve"
+                    .to_owned()
+            }
+            ErrorCode::PayloadTooLarge => {
+                "413; 431 when the request head is too large, 414 when the request target is"
                     .to_owned()
             }
             _ => code.http_status().to_string(),

@@ -94,7 +94,7 @@ pub async fn serve(
                         }
                     })
                 };
-                let io = TokioIo::new(Tracked { inner: stream, activity: Arc::clone(&activity) });
+                let io = TokioIo::new(Tracked::new(stream, Arc::clone(&activity), Arc::clone(&api)));
                 let connection = builder.serve_connection(io, service).into_owned();
                 let connection = graceful.watch(connection);
                 let idle_timeout = config.idle_timeout;
@@ -206,10 +206,85 @@ impl Activity {
     }
 }
 
-/// A client connection that notes its activity.
+/// How long a connection whose request was refused unparsed is drained before it closes, so
+/// that what the client still sends does not reset the connection before it reads the answer.
+const LINGER: Duration = Duration::from_secs(1);
+
+/// The most bytes drained from such a connection.
+const LINGER_BYTES: usize = 1 << 20;
+
+/// The status of the answer hyper writes by itself to a request it cannot parse (400, 414,
+/// 431: an empty body, no `Content-Type`), if `written` is one. Every response of the API has
+/// a `Content-Type`.
+fn automatic_refusal(written: &[u8]) -> Option<u16> {
+    let rest = written.strip_prefix(b"HTTP/1.1 ").or_else(|| written.strip_prefix(b"HTTP/1.0 "))?;
+    let status: u16 = std::str::from_utf8(rest.get(..3)?).ok()?.parse().ok()?;
+    if !matches!(status, 400 | 414 | 431) {
+        return None;
+    }
+    let end = written.windows(4).position(|w| w == b"\r\n\r\n")?;
+    let head = written[..end].to_ascii_lowercase();
+    let typed = head.windows(15).any(|w| w == b"\r\ncontent-type:");
+    (!typed).then_some(status)
+}
+
+/// A client connection that notes its activity, and that puts the error envelope in place of
+/// hyper's empty answer to a request it could not parse.
 struct Tracked {
     inner: TcpStream,
     activity: Arc<Activity>,
+    api: Arc<Api>,
+    /// The envelope being written in place of hyper's answer, and how much of it is out.
+    replacing: Option<(Vec<u8>, usize)>,
+    /// Set once an envelope replaced hyper's answer: the connection then lingers at close.
+    lingering: Option<Lingering>,
+}
+
+struct Lingering {
+    until: Pin<Box<tokio::time::Sleep>>,
+    drained: usize,
+    closed_write: bool,
+}
+
+impl Tracked {
+    fn new(inner: TcpStream, activity: Arc<Activity>, api: Arc<Api>) -> Self {
+        Self { inner, activity, api, replacing: None, lingering: None }
+    }
+
+    /// Writes the replacement; once it is all out, tells hyper its `claimed` bytes are written.
+    fn poll_replacing(&mut self, cx: &mut Context<'_>, claimed: usize) -> Poll<io::Result<usize>> {
+        loop {
+            let Some((bytes, written)) = &mut self.replacing else {
+                return Poll::Ready(Ok(claimed));
+            };
+            if *written == bytes.len() {
+                self.replacing = None;
+                self.lingering = Some(Lingering {
+                    until: Box::pin(tokio::time::sleep(LINGER)),
+                    drained: 0,
+                    closed_write: false,
+                });
+                return Poll::Ready(Ok(claimed));
+            }
+            match Pin::new(&mut self.inner).poll_write(cx, &bytes[*written..]) {
+                Poll::Ready(Ok(0)) => return Poll::Ready(Err(io::ErrorKind::WriteZero.into())),
+                Poll::Ready(Ok(n)) => *written += n,
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+    }
+
+    /// Sees whether `first` (the start of what hyper writes) is its own refusal, and if so puts
+    /// the envelope in its place.
+    fn intercept(&mut self, first: &[u8]) {
+        if self.replacing.is_none()
+            && self.lingering.is_none()
+            && let Some(status) = automatic_refusal(first)
+        {
+            self.replacing = Some((self.api.protocol_refusal(status), 0));
+        }
+    }
 }
 
 impl AsyncRead for Tracked {
@@ -233,6 +308,10 @@ impl AsyncWrite for Tracked {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
+        self.intercept(buf);
+        if self.replacing.is_some() {
+            return self.poll_replacing(cx, buf.len());
+        }
         let polled = Pin::new(&mut self.inner).poll_write(cx, buf);
         if matches!(polled, Poll::Ready(Ok(n)) if n > 0) {
             self.activity.touch();
@@ -245,6 +324,13 @@ impl AsyncWrite for Tracked {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
+        if let Some(first) = bufs.iter().find(|b| !b.is_empty()) {
+            self.intercept(first);
+        }
+        if self.replacing.is_some() {
+            let claimed = bufs.iter().map(|b| b.len()).sum();
+            return self.poll_replacing(cx, claimed);
+        }
         let polled = Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
         if matches!(polled, Poll::Ready(Ok(n)) if n > 0) {
             self.activity.touch();
@@ -257,10 +343,35 @@ impl AsyncWrite for Tracked {
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        if self.replacing.is_some() {
+            std::task::ready!(self.poll_replacing(cx, 0))?;
+        }
         Pin::new(&mut self.inner).poll_flush(cx)
     }
 
+    /// After a replaced refusal: close the sending side, then read and drop what the client
+    /// still sends, for at most [`LINGER`], before the connection is dropped.
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.inner).poll_shutdown(cx)
+        let this = &mut *self;
+        let Some(linger) = &mut this.lingering else {
+            return Pin::new(&mut this.inner).poll_shutdown(cx);
+        };
+        if !linger.closed_write {
+            std::task::ready!(Pin::new(&mut this.inner).poll_shutdown(cx))?;
+            linger.closed_write = true;
+        }
+        let mut scratch = [0u8; 8192];
+        loop {
+            if linger.until.as_mut().poll(cx).is_ready() || linger.drained >= LINGER_BYTES {
+                return Poll::Ready(Ok(()));
+            }
+            let mut buf = ReadBuf::new(&mut scratch);
+            match Pin::new(&mut this.inner).poll_read(cx, &mut buf) {
+                Poll::Ready(Ok(())) if buf.filled().is_empty() => return Poll::Ready(Ok(())),
+                Poll::Ready(Ok(())) => linger.drained += buf.filled().len(),
+                Poll::Ready(Err(_)) => return Poll::Ready(Ok(())),
+                Poll::Pending => return Poll::Pending,
+            }
+        }
     }
 }

@@ -329,15 +329,54 @@ async fn protocol_failures_are_json_rpc_errors() {
             "{revision}: {status} {body}"
         );
     }
-    let request = Request::post("/mcp")
-        .header("host", "127.0.0.1:8080")
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("authorization", format!("Bearer {owner}"))
-        .body(Full::new(Bytes::from_static(b"{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\"")))
-        .unwrap();
-    let (status, _, _) = f.send(request).await;
-    assert!(status.is_client_error(), "malformed JSON: {status}");
+    // Refusals of the transport: an HTTP status and a JSON-RPC error, never plain text.
+    let list = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
+    let both = "application/json, text/event-stream";
+    /// What is wrong, `Content-Type`, `Accept`, other headers, the status, the JSON-RPC code.
+    type Case<'a> = (&'a str, &'a str, &'a str, &'a [(&'a str, &'a str)], u16, i64);
+    let cases: [Case<'_>; 6] = [
+        ("malformed JSON", "application/json", both, &[], 400, -32700),
+        ("not a message", "application/json", both, &[], 400, -32600),
+        ("a JSON object but no JSON-RPC message", "application/json", both, &[], 400, -32600),
+        ("no event streams accepted", "application/json", "application/json", &[], 406, -32600),
+        ("a body of text", "text/plain", both, &[], 415, -32600),
+        (
+            "an unknown protocol revision",
+            "application/json",
+            both,
+            &[("mcp-protocol-version", "1999-01-01")],
+            400,
+            -32600,
+        ),
+    ];
+    for (what, content_type, accept, extra, status, code) in cases {
+        let body = match what {
+            "malformed JSON" => r#"{"jsonrpc": "2.0", "id": 1, "method""#,
+            "not a message" => "42",
+            "a JSON object but no JSON-RPC message" => r#"{"hello": "world"}"#,
+            _ => list,
+        };
+        let mut request = Request::post("/mcp")
+            .header("host", "127.0.0.1:8080")
+            .header("content-type", content_type)
+            .header("accept", accept)
+            .header("authorization", format!("Bearer {owner}"));
+        for (name, value) in extra {
+            request = request.header(*name, *value);
+        }
+        let request = request.body(Full::new(Bytes::from(body))).unwrap();
+        let (got, response, json) = f.send(request).await;
+        assert_eq!(got.as_u16(), status, "{what}: {json}");
+        assert_eq!(response.headers()["content-type"], "application/json", "{what}");
+        assert_eq!(
+            (json["jsonrpc"].as_str(), json["error"]["code"].as_i64()),
+            (Some("2.0"), Some(code)),
+            "{what}: {json}"
+        );
+        assert!(json["error"]["message"].as_str().is_some_and(|m| !m.is_empty()), "{what}");
+        let id = if body == list { json!(1) } else { Value::Null };
+        assert_eq!(json["id"], id, "{what}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -124,7 +124,53 @@ async fn slow_and_oversized_request_heads_are_cut_off() {
         "the slow client was cut off after {:?}",
         outcome.0
     );
-    assert!(outcome.1.is_empty() || outcome.1.starts_with("HTTP/1.1 431"), "{}", outcome.1);
+    let (head, body) = outcome.1.split_once("\r\n\r\n").unwrap_or_else(|| panic!("{}", outcome.1));
+    assert!(head.starts_with("HTTP/1.1 431 "), "{head}");
+    assert!(head.contains("content-type: application/json"), "{head}");
+    let json: serde_json::Value = serde_json::from_str(body).unwrap();
+    assert_eq!(json["error"]["code"], "PAYLOAD_TOO_LARGE", "{json}");
+    assert!(json["error"]["message"].as_str().unwrap().contains("8192 bytes"), "{json}");
+}
+
+/// What hyper refuses before there is a request (a byte not allowed in the target or in a
+/// header, a malformed request line) is answered in the error envelope too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_that_cannot_be_parsed_get_the_envelope() {
+    let server = start(|_| {}).await;
+    let port = server.port;
+    let heads: [&[u8]; 4] = [
+        b"GET /v1/organ\x01ization HTTP/1.1\r\nHost: x\r\n\r\n",
+        b"GET /v1/organization HTTP/1.1\r\nHost: x\r\nX-Bad\x7f: 1\r\n\r\n",
+        b"GET /v1/organization HTTP/1.1\r\nHost: x\r\nno colon here\r\n\r\n",
+        b"GET\x00/ HTTP/1.1\r\n\r\n",
+    ];
+    let answers = tokio::task::spawn_blocking(move || {
+        heads
+            .iter()
+            .map(|head| {
+                let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+                stream.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+                stream.write_all(head).unwrap();
+                let mut response = String::new();
+                let _ = stream.read_to_string(&mut response);
+                (String::from_utf8_lossy(head).into_owned(), response)
+            })
+            .collect::<Vec<_>>()
+    })
+    .await
+    .unwrap();
+    for (head, response) in answers {
+        let (status, body) =
+            response.split_once("\r\n\r\n").unwrap_or_else(|| panic!("{head:?}: {response:?}"));
+        assert!(status.starts_with("HTTP/1.1 400 "), "{head:?}: {status}");
+        assert!(status.contains("x-request-id: "), "{head:?}: {status}");
+        let json: serde_json::Value = serde_json::from_str(body).unwrap();
+        assert_eq!(json["error"]["code"], "VALIDATION_FAILED", "{head:?}: {json}");
+    }
+    // The server goes on serving.
+    let secret = server.secret.clone();
+    let status = tokio::task::spawn_blocking(move || get(port, &secret)).await.unwrap().unwrap();
+    assert_eq!(status, "HTTP/1.1 200 OK");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -14,11 +14,13 @@
 //! (`initialize` handshake). [`Tools::http`] is the streamable HTTP endpoint, without sessions,
 //! answering with JSON; the HTTP layer authenticates each request and hands the caller over in
 //! the request's extensions ([`HttpCaller`]). [`Tools::serve_stdio`] serves local agent hosts
-//! over standard input and output with one token, checked again on every call.
+//! over standard input and output with one token, checked again on every call. [`transport`]
+//! words the transport's refusals as JSON-RPC errors, in front of `rmcp`.
 //!
 //! It depends on `recruit-domain` and `recruit-service` only: never on a storage adapter, and on
 //! no HTTP server (the `http` crate's types are what `rmcp` hands over).
 
 mod tools;
+pub mod transport;
 
 pub use tools::{HttpCaller, McpService, TOOL_NAMES, Tools, ToolsConfig};
