@@ -8,10 +8,21 @@
 //! after it drops, while it reconnects) the cache is off: nothing is served from it, nothing is
 //! put in it, and it is emptied, since notifications may have been missed meanwhile.
 //!
+//! A listening connection can stall without breaking (a half-open TCP connection, a backend
+//! that stopped answering): then it delivers nothing and looks alive. So the cache serves only
+//! while listening is proven live. Every [`HEARTBEAT`] the store sends a notification of its
+//! own on the listening connection (on a channel of that connection's own, which nothing else
+//! listens to) and notes when it sent it; PostgreSQL delivers
+//! notifications in the order their transactions committed, so once a heartbeat sent at `S`
+//! comes back, every change committed before `S` has been handled. The cache answers only while
+//! the latest heartbeat back was sent less than [`STALE_AFTER`] ago: a change committed that
+//! long before a lookup is always seen, whatever the connection does. A heartbeat that does not
+//! come back within [`GIVE_UP_AFTER`] ends the connection, and listening starts again.
+//!
 //! A lookup that started before a change may finish after the notification of the change was
 //! handled; its result is then not kept: every put carries the epoch it started in, and each
 //! notification moves the epoch on. Entries also expire after `max_age`, for changes made with
-//! triggers switched off and for a listening connection that hangs without breaking.
+//! triggers switched off.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
@@ -29,6 +40,20 @@ const CAPACITY: usize = 10_000;
 /// How long to wait before listening again after the listening connection failed.
 const RETRY: Duration = Duration::from_secs(1);
 
+/// How often the store sends itself a heartbeat on the listening connection.
+pub(crate) const HEARTBEAT: Duration = Duration::from_millis(200);
+
+/// The cache answers only while the latest heartbeat back was sent less than this long ago:
+/// the longest a committed change can go unseen.
+pub(crate) const STALE_AFTER: Duration = Duration::from_secs(1);
+
+/// A heartbeat not back after this long ends the listening connection.
+const GIVE_UP_AFTER: Duration = Duration::from_secs(10);
+
+/// The start of the channel each listening connection sends its heartbeats on; the rest is
+/// its own, so that other replicas and listeners of [`CHANNEL`] never see them.
+const HEARTBEAT_CHANNEL_PREFIX: &str = "recruitd_heartbeat_";
+
 /// What a lookup in the cache found.
 pub(crate) enum Lookup {
     /// A credential verified less than `max_age` ago and unchanged since.
@@ -43,6 +68,9 @@ pub(crate) enum Lookup {
 struct State {
     /// Whether the listening connection is up and listening.
     live: bool,
+    /// When the latest heartbeat that came back was sent: every change committed before then
+    /// has been handled.
+    fresh_as_of: Option<Instant>,
     /// Moves on at every change announced and every change of `live`.
     epoch: u64,
     entries: HashMap<SecretHash, (Credential, Instant)>,
@@ -98,7 +126,8 @@ impl CredentialCache {
 
     pub(crate) fn get(&self, hash: &SecretHash) -> Lookup {
         let state = self.state();
-        if !state.live {
+        let fresh = state.fresh_as_of.is_some_and(|at| at.elapsed() < STALE_AFTER);
+        if !state.live || !fresh {
             return Lookup::Off;
         }
         match state.entries.get(hash) {
@@ -134,7 +163,16 @@ impl CredentialCache {
     fn set_live(&self, live: bool) {
         let mut state = self.state();
         state.live = live;
+        state.fresh_as_of = None;
         state.forget();
+    }
+
+    /// A heartbeat sent at `sent` came back.
+    fn heard(&self, sent: Instant) {
+        let mut state = self.state();
+        if state.fresh_as_of.is_none_or(|at| at < sent) {
+            state.fresh_as_of = Some(sent);
+        }
     }
 }
 
@@ -168,20 +206,44 @@ async fn listen(cache: Weak<CredentialCache>, config: tokio_postgres::Config) {
     }
 }
 
-/// One listening connection, from connecting until it breaks.
+/// What the listening connection delivers.
+enum Heard {
+    /// A change was announced.
+    Change,
+    /// The heartbeat with this number came back.
+    Heartbeat(u64),
+}
+
+/// One listening connection, from connecting until it breaks or stops answering.
 async fn listen_once(
     cache: &Weak<CredentialCache>,
     config: &tokio_postgres::Config,
     went_live: &mut bool,
 ) -> Result<(), tokio_postgres::Error> {
+    let mut config = config.clone();
+    // A peer that vanished without closing is noticed by the kernel too, not only by the
+    // heartbeat.
+    config
+        .keepalives(true)
+        .keepalives_idle(Duration::from_secs(5))
+        .keepalives_interval(Duration::from_secs(1))
+        .keepalives_retries(3)
+        .tcp_user_timeout(GIVE_UP_AFTER);
     let (client, mut connection) = config.connect(tokio_postgres::NoTls).await?;
+    let heartbeats =
+        format!("{HEARTBEAT_CHANNEL_PREFIX}{}", recruit_domain::Uuid::now_v7().simple());
+    let own = heartbeats.clone();
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     // The connection delivers notifications only while it is polled; this task polls it.
     let driver = tokio::spawn(async move {
         loop {
             match std::future::poll_fn(|cx| connection.poll_message(cx)).await {
-                Some(Ok(tokio_postgres::AsyncMessage::Notification(_))) => {
-                    if tx.send(()).is_err() {
+                Some(Ok(tokio_postgres::AsyncMessage::Notification(n))) => {
+                    let heard = match n.payload().parse() {
+                        Ok(number) if n.channel() == own => Heard::Heartbeat(number),
+                        _ => Heard::Change,
+                    };
+                    if tx.send(heard).is_err() {
                         return Ok(());
                     }
                 }
@@ -191,7 +253,7 @@ async fn listen_once(
             }
         }
     });
-    let listening = client.batch_execute(&format!("LISTEN {CHANNEL}")).await;
+    let listening = client.batch_execute(&format!("LISTEN {CHANNEL}; LISTEN {heartbeats}")).await;
     if let Err(e) = listening {
         driver.abort();
         return Err(e);
@@ -201,17 +263,76 @@ async fn listen_once(
             cache.set_live(true);
             *went_live = true;
         }
-        None => return Ok(()),
-    }
-    while rx.recv().await.is_some() {
-        match cache.upgrade() {
-            Some(cache) => cache.clear(),
-            None => return Ok(()),
+        None => {
+            driver.abort();
+            return Ok(());
         }
     }
-    // The connection ended; say why.
-    match driver.await {
-        Ok(result) => result,
-        Err(_) => Ok(()),
-    }
+    // Heartbeats go out on the listening connection itself: if it stalls, they stop coming
+    // back. Each is numbered; the time it was sent is kept until it returns.
+    let sent: Arc<Mutex<std::collections::VecDeque<(u64, Instant)>>> = Arc::default();
+    let stop_driver = driver.abort_handle();
+    let beating = {
+        let sent = Arc::clone(&sent);
+        tokio::spawn(async move {
+            let mut ticks = tokio::time::interval(HEARTBEAT);
+            ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            for number in 0u64.. {
+                ticks.tick().await;
+                sent.lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .push_back((number, Instant::now()));
+                let notify = format!("NOTIFY {heartbeats}, '{number}'");
+                if client.batch_execute(&notify).await.is_err() {
+                    return;
+                }
+            }
+        })
+    };
+    let outcome = loop {
+        let oldest = sent.lock().unwrap_or_else(PoisonError::into_inner).front().map(|(_, at)| *at);
+        let give_up =
+            oldest.map_or_else(|| Instant::now() + GIVE_UP_AFTER, |at| at + GIVE_UP_AFTER);
+        let heard = tokio::select! {
+            heard = rx.recv() => heard,
+            () = tokio::time::sleep_until(give_up.into()) => {
+                tracing::warn!(
+                    after_s = GIVE_UP_AFTER.as_secs(),
+                    "the connection listening for credential changes stopped answering; reconnecting"
+                );
+                break Ok(());
+            }
+        };
+        let Some(cache) = cache.upgrade() else { break Ok(()) };
+        match heard {
+            Some(Heard::Change) => cache.clear(),
+            Some(Heard::Heartbeat(number)) => {
+                let mut pending = sent.lock().unwrap_or_else(PoisonError::into_inner);
+                let mut back = None;
+                while let Some(&(n, at)) = pending.front() {
+                    if n > number {
+                        break;
+                    }
+                    pending.pop_front();
+                    if n == number {
+                        back = Some(at);
+                    }
+                }
+                drop(pending);
+                if let Some(at) = back {
+                    cache.heard(at);
+                }
+            }
+            // The connection ended; say why.
+            None => {
+                break match driver.await {
+                    Ok(result) => result,
+                    Err(_) => Ok(()),
+                };
+            }
+        }
+    };
+    beating.abort();
+    stop_driver.abort();
+    outcome
 }

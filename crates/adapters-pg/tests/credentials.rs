@@ -190,3 +190,137 @@ async fn recording_a_tokens_use_announces_nothing() {
         .unwrap();
     assert_eq!(rx.recv().await.as_deref(), Some("recruitd_credentials"));
 }
+
+/// The longest a committed change may go unseen, as docs/operations.md states it: the cache
+/// answers only while its latest heartbeat back was sent less than a second ago.
+const BOUND: Duration = Duration::from_secs(1);
+
+/// The listening connection's backend, stopped with SIGSTOP: a connection that stays open and
+/// delivers nothing, as a half-open TCP connection does. Resumed when dropped.
+struct Stalled(String);
+
+impl Drop for Stalled {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("kill").args(["-CONT", &self.0]).status();
+    }
+}
+
+async fn stall_the_listener(sql: &Client) -> Stalled {
+    let row = sql
+        .query_one(
+            "SELECT pid FROM pg_stat_activity \
+             WHERE datname = current_database() AND application_name LIKE '%credential changes%'",
+            &[],
+        )
+        .await
+        .unwrap();
+    let pid = row.get::<_, i32>(0).to_string();
+    let stopped = std::process::Command::new("kill").args(["-STOP", &pid]).status();
+    assert!(
+        stopped.is_ok_and(|s| s.success()),
+        "this test stalls a PostgreSQL backend with SIGSTOP: it needs the server on this machine \
+         (the tests' own cluster, not a DATABASE_URL elsewhere) and the right to signal it"
+    );
+    Stalled(pid)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_revocation_is_seen_within_the_bound_while_the_listener_is_stalled() {
+    let (db, sql) = cached().await;
+    let _ = until_cached(&db, &sql).await;
+    let stalled = stall_the_listener(&sql).await;
+    sql.execute(
+        "UPDATE api_tokens SET revoked_at = now() WHERE id = $1",
+        &[&Uuid::from_u128(TOKEN)],
+    )
+    .await
+    .unwrap();
+    let committed = Instant::now();
+    while credential(&db).await.token.revoked_at.is_none() {
+        assert!(
+            committed.elapsed() < BOUND + Duration::from_millis(300),
+            "a revoked token was still served from memory {:?} after the revocation committed",
+            committed.elapsed()
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    drop(stalled);
+    // Delivering again, the connection is trusted again: the cache comes back on.
+    let _ = until_cached(&db, &sql).await;
+}
+
+/// The database restarts under a running store: the changes made while the store was not
+/// listening (its notifications went to no one) are seen once it listens again, because the
+/// cache starts empty on every new listening connection.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_role_change_across_a_database_restart_is_seen() {
+    // The cluster's own methods block: they run beside the runtime, not on it.
+    use tokio::task::block_in_place as blocking;
+    let cluster = blocking(recruit_adapters_pg::testkit::DedicatedCluster::start);
+    blocking(|| cluster.create_database("restart"));
+    let mut config = recruit_adapters_pg::PgConfig::new(cluster.url("restart"));
+    config.credential_cache = Some(Duration::from_secs(60));
+    config.wait_timeout = Duration::from_millis(500);
+    let store = recruit_adapters_pg::PgStore::connect(&config).unwrap();
+    store.migrate().await.unwrap();
+    store.import(&world()).await.unwrap();
+    store
+        .create_token(&NewApiToken {
+            id: ApiTokenId::from_uuid(Uuid::from_u128(TOKEN)),
+            organization_id: OrganizationId::from_uuid(Uuid::from_u128(ORG_A)),
+            user_id: user_id(ORG_A, Role::Owner),
+            name: "cached".into(),
+            scopes: vec![Scope::JobsRead],
+            secret_hash: HASH,
+            created_at: t(0),
+            expires_at: None,
+        })
+        .await
+        .unwrap();
+    let connect = || async {
+        let (client, connection) =
+            tokio_postgres::connect(&cluster.url("restart"), NoTls).await.unwrap();
+        tokio::spawn(connection);
+        client
+    };
+    // Cached: a silent rename is not seen.
+    let sql = connect().await;
+    let started = Instant::now();
+    loop {
+        let before = store.credential(&HASH).await.unwrap().user.name;
+        rename_silently(&sql, &format!("silent {}", started.elapsed().as_micros())).await;
+        if store.credential(&HASH).await.unwrap().user.name == before {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(10), "the cache never came on");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    blocking(|| {
+        cluster.stop();
+        cluster.start_again();
+    });
+    // Demoted at once, whether or not the store listens again yet.
+    let sql = connect().await;
+    sql.execute(
+        "UPDATE users SET role = 'MEMBER' WHERE id = $1",
+        &[&user_id(ORG_A, Role::Owner).uuid()],
+    )
+    .await
+    .unwrap();
+    let committed = Instant::now();
+    loop {
+        match store.credential(&HASH).await {
+            Ok(c) if c.user.role == Role::Member => break,
+            Ok(_) => {}
+            // The pool's connections died with the server; the next ones are new.
+            Err(_) => {}
+        }
+        assert!(
+            committed.elapsed() < BOUND + Duration::from_millis(300),
+            "the demoted owner was still an owner {:?} after the change",
+            committed.elapsed()
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
