@@ -82,10 +82,18 @@ enum Command {
     Mcp(McpArgs),
     /// Import JSON documents (`.json`) and NDJSON privacy ledgers (`.ndjson`), in the order
     /// given. A document is imported whole or not at all; see docs/import-format.md.
+    ///
+    /// An NDJSON ledger is written in batches, each all or nothing. Running the same import
+    /// again after it stopped (a crash, a kill) finishes it: entries already stored exactly as
+    /// in the file are skipped and counted, and one stored with other values stops the import
+    /// at its line.
     Import {
         /// The files to import.
         #[arg(required = true)]
         files: Vec<PathBuf>,
+        /// NDJSON ledgers: entries written per transaction.
+        #[arg(long, default_value_t = DEFAULT_IMPORT_BATCH, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+        batch_size: u32,
     },
     /// Create and revoke API tokens.
     #[command(subcommand)]
@@ -314,7 +322,9 @@ async fn run(
     match cli.command {
         Command::Serve(args) => serve(store, pool_status, dropped_log_lines, args).await,
         Command::Mcp(args) => mcp(store, args).await,
-        Command::Import { files } => import(store.as_ref(), &files).await,
+        Command::Import { files, batch_size } => {
+            import(store.as_ref(), &files, batch_size as usize).await
+        }
         Command::Token(command) => token(store, command).await,
         Command::Audit(AuditCommand::List { ledger, org, limit, json }) => {
             audit_list(store.as_ref(), ledger, org, limit, json).await
@@ -495,29 +505,41 @@ fn shutdown_signal() -> std::io::Result<impl std::future::Future<Output = ()>> {
     })
 }
 
-async fn import(store: &dyn Store, files: &[PathBuf]) -> Result<(), Failure> {
+/// Entries an NDJSON import writes per transaction: large enough that a batch's fixed costs (a
+/// transaction, a connection for COPY) vanish, small enough to keep three batches in memory
+/// (parsed, queued, written) at a few tens of MiB.
+const DEFAULT_IMPORT_BATCH: u32 = 20_000;
+
+/// How many entries apart the import's progress is logged at `info`.
+const IMPORT_PROGRESS_EVERY: usize = 50_000;
+
+async fn import(store: &dyn Store, files: &[PathBuf], batch_size: usize) -> Result<(), Failure> {
     for file in files {
         let name = file.display().to_string();
         let is_ndjson = file.extension().is_some_and(|e| e == "ndjson");
         if is_ndjson {
             let mut last = 0;
-            let written = import_ndjson(
+            let done = import_ndjson(
                 store,
                 || std::fs::File::open(file).map(std::io::BufReader::new),
-                // Large enough that a batch's fixed costs (a transaction, a connection for
-                // COPY) vanish, small enough to keep three batches in memory (parsed, queued,
-                // written) at a few tens of MiB.
-                20_000,
-                |Progress { written, total }| {
-                    if written == total || written >= last + 50_000 {
-                        last = written;
-                        tracing::info!(file = %name, written, total, "importing");
+                batch_size,
+                |progress: Progress| {
+                    let Progress { written, already_stored, total } = progress;
+                    if progress.done() == total || progress.done() >= last + IMPORT_PROGRESS_EVERY {
+                        last = progress.done();
+                        tracing::info!(file = %name, written, already_stored, total, "importing");
+                    } else {
+                        tracing::debug!(file = %name, written, already_stored, total, "importing");
                     }
                 },
             )
             .await
             .map_err(|e| Failure(format!("{name}: {e}")))?;
-            print(&format!("{name}: imported {written} privacy audit log entries"));
+            let already = match done.already_stored {
+                0 => String::new(),
+                n => format!(" ({n} were already there, from an earlier run, and were skipped)"),
+            };
+            print(&format!("{name}: imported {} privacy audit log entries{already}", done.written));
         } else {
             let text =
                 std::fs::read_to_string(file).map_err(|e| Failure(format!("{name}: {e}")))?;

@@ -9,7 +9,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use recruit_domain::model::Role;
-use recruit_ports::testkit::{ORG_A, ORG_B, job_id, user_id, world};
+use recruit_ports::testkit::{ORG_A, ORG_B, job_id, t, user_id, world};
 use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_recruitd");
@@ -618,4 +618,58 @@ fn a_broken_log_sink_fails_no_request_and_not_the_process() {
         let status = server.stop();
         assert!(status.success(), "with a {sink}, SIGTERM ends the server cleanly: {status}");
     }
+}
+
+/// `recruitd import` killed (SIGKILL) halfway through an NDJSON ledger: the same command run
+/// again finishes the job, skipping what the first run wrote and saying how much that was.
+#[test]
+fn an_import_killed_halfway_finishes_when_run_again() {
+    use std::io::BufRead;
+    let dir = tempfile::tempdir().unwrap();
+    let (url, _) = sqlite_world(dir.path());
+    let total = 20_000;
+    let ledger = dir.path().join("ledger.ndjson");
+    let mut file = std::io::BufWriter::new(std::fs::File::create(&ledger).unwrap());
+    for n in 0..total {
+        let mut entry = recruit_ports::testkit::ledger_entry(ORG_A, 1, t(n as i64));
+        entry.entry.id = recruit_domain::PrivacyAuditLogId::from_uuid(
+            recruit_domain::Uuid::from_u128(0xE2E0_0000_0000_0000_0000_0000_0000_0000 | n),
+        );
+        writeln!(file, "{}", serde_json::to_string(&entry).unwrap()).unwrap();
+    }
+    file.flush().unwrap();
+    drop(file);
+
+    let mut first = Command::new(BIN)
+        .args(["--database-url", &url, "import", "--batch-size", "500", ledger.to_str().unwrap()])
+        .env("RUST_LOG", "recruitd=debug")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Killed once the first batches are written, with many more to go.
+    let stderr = std::io::BufReader::new(first.stderr.take().unwrap());
+    let mut seen = vec![];
+    for line in stderr.lines() {
+        let line = line.unwrap();
+        let progressed = line.contains("importing") && line.contains("written=1000");
+        seen.push(line);
+        if progressed {
+            break;
+        }
+    }
+    first.kill().unwrap();
+    let status = first.wait().unwrap();
+    assert!(!status.success(), "the first run was killed, not finished: {seen:?}");
+
+    let out = cli(&url, &["import", "--batch-size", "500", ledger.to_str().unwrap()]);
+    let numbers: Vec<u128> = out
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|s| !s.is_empty())
+        .filter_map(|s| s.parse().ok())
+        .collect();
+    assert!(out.contains("were already there, from an earlier run, and were skipped"), "{out}");
+    let (written, already) = (numbers[numbers.len() - 2], numbers[numbers.len() - 1]);
+    assert_eq!(written + already, total, "{out}");
+    assert!(already >= 1_000 && written > 0, "the first run was cut short: {out}");
 }

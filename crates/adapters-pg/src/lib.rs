@@ -40,7 +40,7 @@ use recruit_ports::{
     ApiToken, AuditEntry, AuditListQuery, Credential, Directory, ExistingIds, Import,
     ImportDocument, ImportError, ImportSummary, JobRecord, LedgerEntry, LedgerPage, Ledgers,
     Maintenance, NewApiToken, OrganizationRecord, PoolStatus, PrivacyLogQuery, ReadRecord,
-    SecretHash, StoreError, Tokens, ToolAuditEntry,
+    ResumedBatch, SecretHash, StoreError, Tokens, ToolAuditEntry,
 };
 
 use crate::rows::*;
@@ -729,6 +729,9 @@ impl Ledgers for PgStore {
     }
 }
 
+/// How many identifiers one look-up of stored ledger entries names at most.
+const LOOKUP_CHUNK: usize = 50_000;
+
 async fn look_up(c: &mut AsyncPgConnection, doc: &ImportDocument) -> Result<ExistingIds, TxError> {
     let l = doc.lookups();
     let mut existing = ExistingIds::default();
@@ -780,7 +783,7 @@ async fn look_up(c: &mut AsyncPgConnection, doc: &ImportDocument) -> Result<Exis
     }
     let wanted: HashSet<_> = l.privacy_audit_logs.iter().copied().collect();
     let entry_ids = uuids(&mut l.privacy_audit_logs.iter().map(|(_, id)| id.uuid()));
-    for part in entry_ids.chunks(50_000) {
+    for part in entry_ids.chunks(LOOKUP_CHUNK) {
         // Filtering by organization too lets the primary key (organization_id, id) serve it.
         for (id, org) in privacy_audit_logs::table
             .filter(privacy_audit_logs::organization_id.eq_any(&orgs))
@@ -810,50 +813,95 @@ impl Import for PgStore {
             return Ok(summary);
         }
         let mut c = self.conn().await?;
+        c.transaction::<_, TxError, _>(async |c| insert_document(c, document).await)
+            .await
+            .map_err(ImportError::from)
+    }
+
+    async fn resume_ledger(&self, batch: &ImportDocument) -> Result<ResumedBatch, ImportError> {
+        let mut c = self.conn().await?;
         c.transaction::<_, TxError, _>(async |c| {
-            let doc = document;
-            let existing = look_up(c, doc).await?;
-            doc.check(&existing).map_err(TxError::Invalid)?;
-            let mut orgs = vec![];
-            let mut hours = vec![];
-            for o in &doc.organizations {
-                let (row, h) = OrganizationRow::new(o);
-                orgs.push(row);
-                hours.extend(h);
-            }
-            insert_chunked!(c, organizations::table, orgs, 18);
-            insert_chunked!(c, organization_work_hours::table, hours, 5);
-            let users: Vec<_> = doc.users.iter().map(UserRow::new).collect();
-            insert_chunked!(c, users::table, users, 5);
-            let queues: Vec<_> = doc.task_queues.iter().map(TaskQueueRow::new).collect();
-            insert_chunked!(c, task_queues::table, queues, 3);
-            let candidates: Vec<_> = doc.candidates.iter().map(CandidateRow::new).collect();
-            insert_chunked!(c, candidates::table, candidates, 5);
-            let (mut jobs, mut settings, mut team) = (vec![], vec![], vec![]);
-            for j in &doc.jobs {
-                let (row, s, t) = job_rows(j);
-                jobs.push(row);
-                settings.push(s);
-                team.extend(t);
-            }
-            insert_chunked!(c, jobs::table, jobs, 15);
-            insert_chunked!(c, job_settings::table, settings, 28);
-            insert_chunked!(c, job_hiring_team::table, team, 5);
-            let ledger =
-                doc.privacy_audit_logs.iter().map(LedgerRow::new).collect::<Result<Vec<_>, _>>()?;
-            insert_chunked!(c, privacy_audit_logs::table, ledger, 17);
-            Ok(ImportSummary {
-                organizations: orgs.len(),
-                users: users.len(),
-                task_queues: queues.len(),
-                candidates: candidates.len(),
-                jobs: jobs.len(),
-                privacy_audit_logs: ledger.len(),
-            })
+            let stored = stored_ledger_entries(c, batch).await?;
+            let (rest, already_stored) = batch.without_stored(&stored).map_err(TxError::Invalid)?;
+            let written = insert_document(c, &rest).await?.privacy_audit_logs;
+            Ok(ResumedBatch { written, already_stored })
         })
         .await
         .map_err(ImportError::from)
     }
+}
+
+/// Checks `doc` against what is stored and inserts it whole (in the caller's transaction).
+async fn insert_document(
+    c: &mut AsyncPgConnection,
+    doc: &ImportDocument,
+) -> Result<ImportSummary, TxError> {
+    let existing = look_up(c, doc).await?;
+    doc.check(&existing).map_err(TxError::Invalid)?;
+    let mut orgs = vec![];
+    let mut hours = vec![];
+    for o in &doc.organizations {
+        let (row, h) = OrganizationRow::new(o);
+        orgs.push(row);
+        hours.extend(h);
+    }
+    insert_chunked!(c, organizations::table, orgs, 18);
+    insert_chunked!(c, organization_work_hours::table, hours, 5);
+    let users: Vec<_> = doc.users.iter().map(UserRow::new).collect();
+    insert_chunked!(c, users::table, users, 5);
+    let queues: Vec<_> = doc.task_queues.iter().map(TaskQueueRow::new).collect();
+    insert_chunked!(c, task_queues::table, queues, 3);
+    let candidates: Vec<_> = doc.candidates.iter().map(CandidateRow::new).collect();
+    insert_chunked!(c, candidates::table, candidates, 5);
+    let (mut jobs, mut settings, mut team) = (vec![], vec![], vec![]);
+    for j in &doc.jobs {
+        let (row, s, t) = job_rows(j);
+        jobs.push(row);
+        settings.push(s);
+        team.extend(t);
+    }
+    insert_chunked!(c, jobs::table, jobs, 15);
+    insert_chunked!(c, job_settings::table, settings, 28);
+    insert_chunked!(c, job_hiring_team::table, team, 5);
+    let ledger =
+        doc.privacy_audit_logs.iter().map(LedgerRow::new).collect::<Result<Vec<_>, _>>()?;
+    insert_chunked!(c, privacy_audit_logs::table, ledger, 17);
+    Ok(ImportSummary {
+        organizations: orgs.len(),
+        users: users.len(),
+        task_queues: queues.len(),
+        candidates: candidates.len(),
+        jobs: jobs.len(),
+        privacy_audit_logs: ledger.len(),
+    })
+}
+
+/// The stored privacy ledger entries among the batch's (organization, id) pairs.
+async fn stored_ledger_entries(
+    c: &mut AsyncPgConnection,
+    batch: &ImportDocument,
+) -> Result<Vec<LedgerEntry>, TxError> {
+    let wanted: HashSet<_> =
+        batch.privacy_audit_logs.iter().map(|e| (e.organization_id, e.entry.id)).collect();
+    let orgs: Vec<_> =
+        wanted.iter().map(|(o, _)| o.uuid()).collect::<HashSet<_>>().into_iter().collect();
+    let ids: Vec<_> = wanted.iter().map(|(_, id)| id.uuid()).collect();
+    let mut found = vec![];
+    for part in ids.chunks(LOOKUP_CHUNK) {
+        let rows: Vec<LedgerRow> = privacy_audit_logs::table
+            .filter(privacy_audit_logs::organization_id.eq_any(&orgs))
+            .filter(privacy_audit_logs::id.eq_any(part))
+            .select(LedgerRow::as_select())
+            .load(c)
+            .await?;
+        for row in rows {
+            let entry = row.into_ledger_entry()?;
+            if wanted.contains(&(entry.organization_id, entry.entry.id)) {
+                found.push(entry);
+            }
+        }
+    }
+    Ok(found)
 }
 
 #[async_trait]

@@ -35,7 +35,7 @@ use recruit_ports::{
     ApiToken, AuditEntry, AuditListQuery, Credential, Directory, ExistingIds, Import,
     ImportDocument, ImportError, ImportSummary, JobRecord, LedgerEntry, LedgerPage, Ledgers,
     Maintenance, NewApiToken, OrganizationRecord, PoolStatus, PrivacyLogQuery, ReadRecord,
-    SecretHash, StoreError, Tokens, ToolAuditEntry,
+    ResumedBatch, SecretHash, StoreError, Tokens, ToolAuditEntry,
 };
 
 use crate::rows::*;
@@ -542,13 +542,16 @@ impl Ledgers for SqliteStore {
 }
 
 /// Which of `ids` exist in `table`, with their organization: `(id, organization_id)` pairs.
+/// How many identifiers one look-up names at most (SQLite binds each as a parameter).
+const LOOKUP_CHUNK: usize = 10_000;
+
 fn existing_pairs(
     c: &mut SqliteConnection,
     ids: Vec<Vec<u8>>,
     load: impl Fn(&mut SqliteConnection, &[Vec<u8>]) -> QueryResult<Vec<(Vec<u8>, Vec<u8>)>>,
     mut add: impl FnMut(Vec<u8>, Vec<u8>) -> Result<(), StoreError>,
 ) -> Result<(), TxError> {
-    for part in ids.chunks(10_000) {
+    for part in ids.chunks(LOOKUP_CHUNK) {
         for (id, org) in load(c, part)? {
             add(id, org)?;
         }
@@ -562,7 +565,7 @@ fn look_up(c: &mut SqliteConnection, doc: &ImportDocument) -> Result<ExistingIds
     let blobs = |ids: Vec<recruit_domain::Uuid>| ids.into_iter().map(blob).collect::<Vec<_>>();
 
     let orgs = blobs(lookups.organizations.iter().map(|o| o.uuid()).collect());
-    for part in orgs.chunks(10_000) {
+    for part in orgs.chunks(LOOKUP_CHUNK) {
         for id in organizations::table
             .filter(organizations::id.eq_any(part))
             .select(organizations::id)
@@ -654,49 +657,99 @@ fn look_up(c: &mut SqliteConnection, doc: &ImportDocument) -> Result<ExistingIds
 impl Import for SqliteStore {
     async fn import(&self, document: &ImportDocument) -> Result<ImportSummary, ImportError> {
         let doc = document.clone();
-        self.transaction(move |c| -> Result<ImportSummary, TxError> {
-            let existing = look_up(c, &doc)?;
-            doc.check(&existing).map_err(|p| TxError::Import(ImportError::Invalid(p)))?;
-            let mut orgs = vec![];
-            let mut hours = vec![];
-            for o in &doc.organizations {
-                let (row, h) = OrganizationRow::new(o);
-                orgs.push(row);
-                hours.extend(h);
-            }
-            insert_chunked!(c, organizations::table, &orgs, 18);
-            insert_chunked!(c, organization_work_hours::table, &hours, 5);
-            let users: Vec<_> = doc.users.iter().map(UserRow::new).collect();
-            insert_chunked!(c, users::table, &users, 5);
-            let queues: Vec<_> = doc.task_queues.iter().map(TaskQueueRow::new).collect();
-            insert_chunked!(c, task_queues::table, &queues, 3);
-            let candidates: Vec<_> = doc.candidates.iter().map(CandidateRow::new).collect();
-            insert_chunked!(c, candidates::table, &candidates, 5);
-            let (mut jobs, mut settings, mut team) = (vec![], vec![], vec![]);
-            for j in &doc.jobs {
-                let (row, s, t) = job_rows(j);
-                jobs.push(row);
-                settings.push(s);
-                team.extend(t);
-            }
-            insert_chunked!(c, jobs::table, &jobs, 15);
-            insert_chunked!(c, job_settings::table, &settings, 28);
-            insert_chunked!(c, job_hiring_team::table, &team, 5);
-            let ledger =
-                doc.privacy_audit_logs.iter().map(LedgerRow::new).collect::<Result<Vec<_>, _>>()?;
-            insert_chunked!(c, privacy_audit_logs::table, &ledger, 17);
-            Ok(ImportSummary {
-                organizations: orgs.len(),
-                users: users.len(),
-                task_queues: queues.len(),
-                candidates: candidates.len(),
-                jobs: jobs.len(),
-                privacy_audit_logs: ledger.len(),
-            })
+        self.transaction(move |c| insert_document(c, &doc)).await.map_err(ImportError::from)
+    }
+
+    async fn resume_ledger(&self, batch: &ImportDocument) -> Result<ResumedBatch, ImportError> {
+        let batch = batch.clone();
+        self.transaction(move |c| -> Result<ResumedBatch, TxError> {
+            let stored = stored_ledger_entries(c, &batch)?;
+            let (rest, already_stored) = batch
+                .without_stored(&stored)
+                .map_err(|p| TxError::Import(ImportError::Invalid(p)))?;
+            let written = insert_document(c, &rest)?.privacy_audit_logs;
+            Ok(ResumedBatch { written, already_stored })
         })
         .await
         .map_err(ImportError::from)
     }
+}
+
+/// Checks `doc` against what is stored and inserts it whole (in the caller's transaction).
+fn insert_document(
+    c: &mut SqliteConnection,
+    doc: &ImportDocument,
+) -> Result<ImportSummary, TxError> {
+    let existing = look_up(c, doc)?;
+    doc.check(&existing).map_err(|p| TxError::Import(ImportError::Invalid(p)))?;
+    let mut orgs = vec![];
+    let mut hours = vec![];
+    for o in &doc.organizations {
+        let (row, h) = OrganizationRow::new(o);
+        orgs.push(row);
+        hours.extend(h);
+    }
+    insert_chunked!(c, organizations::table, &orgs, 18);
+    insert_chunked!(c, organization_work_hours::table, &hours, 5);
+    let users: Vec<_> = doc.users.iter().map(UserRow::new).collect();
+    insert_chunked!(c, users::table, &users, 5);
+    let queues: Vec<_> = doc.task_queues.iter().map(TaskQueueRow::new).collect();
+    insert_chunked!(c, task_queues::table, &queues, 3);
+    let candidates: Vec<_> = doc.candidates.iter().map(CandidateRow::new).collect();
+    insert_chunked!(c, candidates::table, &candidates, 5);
+    let (mut jobs, mut settings, mut team) = (vec![], vec![], vec![]);
+    for j in &doc.jobs {
+        let (row, s, t) = job_rows(j);
+        jobs.push(row);
+        settings.push(s);
+        team.extend(t);
+    }
+    insert_chunked!(c, jobs::table, &jobs, 15);
+    insert_chunked!(c, job_settings::table, &settings, 28);
+    insert_chunked!(c, job_hiring_team::table, &team, 5);
+    let ledger =
+        doc.privacy_audit_logs.iter().map(LedgerRow::new).collect::<Result<Vec<_>, _>>()?;
+    insert_chunked!(c, privacy_audit_logs::table, &ledger, 17);
+    Ok(ImportSummary {
+        organizations: orgs.len(),
+        users: users.len(),
+        task_queues: queues.len(),
+        candidates: candidates.len(),
+        jobs: jobs.len(),
+        privacy_audit_logs: ledger.len(),
+    })
+}
+
+/// The stored privacy ledger entries among the batch's (organization, id) pairs.
+fn stored_ledger_entries(
+    c: &mut SqliteConnection,
+    batch: &ImportDocument,
+) -> Result<Vec<LedgerEntry>, TxError> {
+    let wanted: HashSet<_> =
+        batch.privacy_audit_logs.iter().map(|e| (e.organization_id, e.entry.id)).collect();
+    let orgs: Vec<_> = wanted
+        .iter()
+        .map(|(o, _)| o.uuid())
+        .collect::<HashSet<_>>()
+        .into_iter()
+        .map(blob)
+        .collect();
+    let ids: Vec<_> = wanted.iter().map(|(_, id)| blob(id.uuid())).collect();
+    let mut found = vec![];
+    for part in ids.chunks(LOOKUP_CHUNK) {
+        let rows: Vec<LedgerRow> = privacy_audit_logs::table
+            .filter(privacy_audit_logs::organization_id.eq_any(&orgs))
+            .filter(privacy_audit_logs::id.eq_any(part))
+            .select(LedgerRow::as_select())
+            .load(c)?;
+        for row in rows {
+            let entry = row.into_ledger_entry()?;
+            if wanted.contains(&(entry.organization_id, entry.entry.id)) {
+                found.push(entry);
+            }
+        }
+    }
+    Ok(found)
 }
 
 #[async_trait]

@@ -572,6 +572,12 @@ impl LedgerRow {
         })
     }
 
+    /// The entry with the organization whose ledger holds it.
+    pub(crate) fn into_ledger_entry(self) -> Result<LedgerEntry, StoreError> {
+        let organization_id = id(&self.organization_id)?;
+        Ok(LedgerEntry { organization_id, entry: self.into_entry()? })
+    }
+
     pub(crate) fn into_entry(self) -> Result<PrivacyAuditLog, StoreError> {
         let query_ids = self
             .query_ids

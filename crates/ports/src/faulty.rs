@@ -13,8 +13,8 @@ use recruit_domain::{
 use crate::{
     ApiToken, AuditEntry, AuditListQuery, Credential, Directory, Import, ImportDocument,
     ImportError, ImportSummary, JobRecord, LedgerEntry, LedgerPage, Ledgers, Maintenance,
-    NewApiToken, OrganizationRecord, PrivacyLogQuery, ReadRecord, SecretHash, StoreError, Tokens,
-    ToolAuditEntry,
+    NewApiToken, OrganizationRecord, PrivacyLogQuery, ReadRecord, ResumedBatch, SecretHash,
+    StoreError, Tokens, ToolAuditEntry,
 };
 
 /// What every call does while set.
@@ -181,6 +181,11 @@ impl<S: Import> Import for Faulty<S> {
     async fn import(&self, document: &ImportDocument) -> Result<ImportSummary, ImportError> {
         self.check().await?;
         self.inner.import(document).await
+    }
+
+    async fn resume_ledger(&self, batch: &ImportDocument) -> Result<ResumedBatch, ImportError> {
+        self.check().await?;
+        self.inner.resume_ledger(batch).await
     }
 }
 

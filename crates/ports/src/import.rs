@@ -93,6 +93,15 @@ pub struct ImportSummary {
     pub privacy_audit_logs: usize,
 }
 
+/// What writing a ledger batch again ([`crate::Import::resume_ledger`]) did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ResumedBatch {
+    /// Entries written now.
+    pub written: usize,
+    /// Entries left out because an identical one was already stored.
+    pub already_stored: usize,
+}
+
 /// The identifiers an adapter must look up before [`ImportDocument::check`]: every identifier
 /// the document defines or refers to, by kind.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -161,6 +170,34 @@ fn check_new<K: Eq + Hash + Copy>(
 }
 
 impl ImportDocument {
+    /// For writing a batch of ledger entries again after an import stopped part-way: the
+    /// batch without the entries already stored exactly as given, and how many those were.
+    /// `stored` is what the store holds under the batch's identifiers. An entry stored with
+    /// other values is a problem at its path: the file and the ledger disagree, and the
+    /// ledger is never rewritten.
+    pub fn without_stored(
+        &self,
+        stored: &[LedgerEntry],
+    ) -> Result<(ImportDocument, usize), ImportProblem> {
+        let stored: HashMap<_, _> =
+            stored.iter().map(|e| ((e.organization_id, e.entry.id), e)).collect();
+        let mut rest = ImportDocument { privacy_audit_logs: vec![], ..self.clone() };
+        let mut already = 0;
+        for (i, entry) in self.privacy_audit_logs.iter().enumerate() {
+            match stored.get(&(entry.organization_id, entry.entry.id)) {
+                Some(&same) if same == entry => already += 1,
+                Some(_) => {
+                    return Err(problem(
+                        format!("privacy_audit_logs[{i}].id"),
+                        "already exists with other values; the stored entry is kept",
+                    ));
+                }
+                None => rest.privacy_audit_logs.push(entry.clone()),
+            }
+        }
+        Ok((rest, already))
+    }
+
     /// The number of entities in the document.
     pub fn len(&self) -> usize {
         self.organizations.len()

@@ -26,7 +26,7 @@ pub mod testkit;
 pub use columns::SubjectColumns;
 pub use error::{ImportError, ImportProblem, StoreError};
 pub use import::{
-    ExistingIds, ImportDocument, ImportSummary, Lookups, NewHiringTeamMember, NewJob,
+    ExistingIds, ImportDocument, ImportSummary, Lookups, NewHiringTeamMember, NewJob, ResumedBatch,
 };
 pub use records::{
     ApiToken, AuditEntry, AuditListQuery, Credential, Interface, JobRecord, LedgerEntry,

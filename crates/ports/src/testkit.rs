@@ -17,7 +17,7 @@ use recruit_domain::{
 use crate::{
     AuditEntry, AuditListQuery, ImportDocument, ImportError, Interface, LedgerEntry,
     LedgerPosition, NewApiToken, NewHiringTeamMember, NewJob, OrganizationRecord, PrivacyLogQuery,
-    ReadRecord, SecretHash, Store, StoreError, ToolAuditEntry,
+    ReadRecord, ResumedBatch, SecretHash, Store, StoreError, ToolAuditEntry,
 };
 
 /// Generates one `#[tokio::test]` per contract case. `$make` is an expression whose value is
@@ -50,6 +50,7 @@ macro_rules! store_contract_tests {
             import_rejects_duplicate_ids_and_writes_nothing,
             import_rejects_ids_already_stored,
             a_ledger_batch_is_refused_whole_naming_the_entry,
+            a_ledger_batch_written_again_skips_identical_entries_and_refuses_changed_ones,
             import_rejects_missing_references_naming_the_path,
             tokens_are_created_found_by_hash_and_revoked,
             token_conflicts_and_missing_users_are_reported,
@@ -706,7 +707,7 @@ async fn assert_nothing_written(store: &dyn Store) {
     assert_not_found(store.user(org_id(ORG_A), user_id(ORG_A, Role::Owner)).await, "user");
 }
 
-fn assert_invalid(result: Result<crate::ImportSummary, ImportError>, path: &str, reason: &str) {
+fn assert_invalid<T: std::fmt::Debug>(result: Result<T, ImportError>, path: &str, reason: &str) {
     match result {
         Err(ImportError::Invalid(p)) => {
             assert_eq!((p.path.as_str(), p.reason.as_str()), (path, reason));
@@ -778,6 +779,50 @@ pub async fn a_ledger_batch_is_refused_whole_naming_the_entry(store: &dyn Store)
     doc.privacy_audit_logs.truncate(2);
     assert_eq!(store.import(&doc).await.unwrap().privacy_audit_logs, 2);
     assert_invalid(store.import(&doc).await, "privacy_audit_logs[0].id", "already exists");
+}
+
+/// A batch of an import that stopped part-way, written again: what is stored exactly as given
+/// is left out and counted, the rest written; an entry stored with other values refuses the
+/// whole batch, naming it, and the stored entry stays as it was.
+pub async fn a_ledger_batch_written_again_skips_identical_entries_and_refuses_changed_ones(
+    store: &dyn Store,
+) {
+    loaded(store).await;
+    let first = [ledger_entry(ORG_A, 200, t(5)), ledger_entry(ORG_B, 201, t(6))];
+    let mut doc = ImportDocument::default();
+    doc.privacy_audit_logs.extend(first.clone());
+    assert_eq!(store.import(&doc).await.unwrap().privacy_audit_logs, 2);
+
+    doc.privacy_audit_logs.push(ledger_entry(ORG_A, 202, t(7)));
+    let resumed = store.resume_ledger(&doc).await.unwrap();
+    assert_eq!(resumed, ResumedBatch { written: 1, already_stored: 2 });
+    let resumed = store.resume_ledger(&doc).await.unwrap();
+    assert_eq!(resumed, ResumedBatch { written: 0, already_stored: 3 });
+
+    let mut changed = ImportDocument::default();
+    changed.privacy_audit_logs.push(ledger_entry(ORG_A, 203, t(8)));
+    let mut edited = first[1].clone();
+    edited.entry.access_menu = "edited".into();
+    changed.privacy_audit_logs.push(edited);
+    assert_invalid(
+        store.resume_ledger(&changed).await,
+        "privacy_audit_logs[1].id",
+        "already exists with other values; the stored entry is kept",
+    );
+    // Nothing of the refused batch was written, and the stored entry is as it was.
+    changed.privacy_audit_logs.truncate(1);
+    assert_eq!(store.resume_ledger(&changed).await.unwrap().written, 1);
+    let mut original = ImportDocument::default();
+    original.privacy_audit_logs.push(first[1].clone());
+    assert_eq!(store.resume_ledger(&original).await.unwrap().already_stored, 1);
+    // Other problems are still named: an organization that does not exist.
+    let mut orphan = ImportDocument::default();
+    orphan.privacy_audit_logs.push(ledger_entry(0xC, 204, t(9)));
+    assert_invalid(
+        store.resume_ledger(&orphan).await,
+        "privacy_audit_logs[0].organization_id",
+        "no such organization",
+    );
 }
 
 /// A reference to something missing, or of another organization, is refused with its path.

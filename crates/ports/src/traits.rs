@@ -18,7 +18,7 @@ use recruit_domain::{
 use crate::{
     ApiToken, AuditEntry, AuditListQuery, Credential, ImportDocument, ImportError, ImportSummary,
     JobRecord, LedgerEntry, LedgerPage, NewApiToken, OrganizationRecord, PrivacyLogQuery,
-    ReadRecord, SecretHash, StoreError, ToolAuditEntry,
+    ReadRecord, ResumedBatch, SecretHash, StoreError, ToolAuditEntry,
 };
 
 /// Organizations, their people, queues and jobs.
@@ -131,6 +131,13 @@ pub trait Import: Send + Sync + 'static {
     /// [`ImportError::Invalid`] (naming the path) when the document does not pass
     /// [`ImportDocument::check`] against what is stored; nothing is written then.
     async fn import(&self, document: &ImportDocument) -> Result<ImportSummary, ImportError>;
+
+    /// Writes a batch of privacy ledger entries (a document holding nothing else) again, as a
+    /// re-run of an import that stopped part-way does: in one transaction, the entries stored
+    /// exactly as given are left out ([`ImportDocument::without_stored`]) and the rest is
+    /// written as [`Import::import`] writes it. An entry stored with other values, or any other
+    /// problem, is [`ImportError::Invalid`] naming its path, and nothing is written.
+    async fn resume_ledger(&self, batch: &ImportDocument) -> Result<ResumedBatch, ImportError>;
 }
 
 /// What the server needs of its store besides the data.

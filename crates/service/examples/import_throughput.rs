@@ -83,7 +83,8 @@ async fn measure(
     let started = Instant::now();
     let written = import_ndjson(store, || File::open(path).map(BufReader::new), batch, |_| {})
         .await
-        .expect("the ledger imports");
+        .expect("the ledger imports")
+        .written;
     let seconds = started.elapsed().as_secs_f64();
     let rate = written as f64 / seconds;
     report(&format!("{name:<10} {written:>9} entries  {seconds:>7.1} s  {rate:>9.0} entries/s"));

@@ -9,7 +9,8 @@ use std::io::BufRead;
 
 use recruit_domain::{OrganizationId, PrivacyAuditLogId};
 use recruit_ports::{
-    ImportDocument, ImportError, ImportProblem, ImportSummary, LedgerEntry, Store, StoreError,
+    ImportDocument, ImportError, ImportProblem, ImportSummary, LedgerEntry, ResumedBatch, Store,
+    StoreError,
 };
 
 /// Why an import wrote nothing (or, for NDJSON, stopped: see [`import_ndjson`]).
@@ -99,8 +100,18 @@ pub fn parse_ledger_line(line_number: usize, line: &str) -> Result<LedgerEntry, 
 pub struct Progress {
     /// Entries written so far.
     pub written: usize,
+    /// Entries found already stored, identical, so far: left by an earlier run of the same
+    /// import that stopped part-way.
+    pub already_stored: usize,
     /// Entries in the file.
     pub total: usize,
+}
+
+impl Progress {
+    /// Entries dealt with so far, written or found stored.
+    pub fn done(&self) -> usize {
+        self.written + self.already_stored
+    }
 }
 
 /// Imports an NDJSON privacy ledger: one entry (with `organization_id`) per line; blank lines
@@ -108,16 +119,20 @@ pub struct Progress {
 ///
 /// The whole input is checked before anything is written: every line must parse, and no
 /// entry may appear twice. Then it is written in batches of `batch_size`, each batch in one
-/// transaction, calling `progress` after each. An entry already stored, or of a missing
-/// organization, stops the import at its line; the batches before it stay written, so the
-/// import can be resumed from that batch. `open` is called twice, once per pass, so the file
-/// is never held in memory whole. While a batch is written, a blocking thread parses the next.
+/// transaction (all of it or none), calling `progress` after each. `open` is called twice, once
+/// per pass, so the file is never held in memory whole. While a batch is written, a blocking
+/// thread parses the next.
+///
+/// Running the same import again finishes what a stopped run (a crash, a kill) left: an entry
+/// already stored exactly as in the file is skipped and counted in
+/// [`Progress::already_stored`]; one stored with other values, or of a missing organization,
+/// stops the import at its line, and the batches before it stay written.
 pub async fn import_ndjson<R: BufRead + Send + 'static>(
     store: &dyn Store,
     mut open: impl FnMut() -> std::io::Result<R>,
     batch_size: usize,
     mut progress: impl FnMut(Progress),
-) -> Result<usize, ImportFailure> {
+) -> Result<Progress, ImportFailure> {
     // First pass: every line parses, no entry twice.
     let reader = open()?;
     let total = joined(tokio::task::spawn_blocking(move || check_ndjson(reader)).await)??;
@@ -128,15 +143,17 @@ pub async fn import_ndjson<R: BufRead + Send + 'static>(
     let reader = open()?;
     let (tx, mut batches) = tokio::sync::mpsc::channel(1);
     let parser = tokio::task::spawn_blocking(move || parse_batches(reader, batch_size, &tx));
-    let mut written = 0;
-    progress(Progress { written, total });
+    let mut done = Progress { written: 0, already_stored: 0, total };
+    progress(done);
     while let Some(batch) = batches.recv().await {
         let (batch, lines) = batch?;
-        written += write_batch(store, &batch, &lines).await?;
-        progress(Progress { written, total });
+        let resumed = write_batch(store, &batch, &lines).await?;
+        done.written += resumed.written;
+        done.already_stored += resumed.already_stored;
+        progress(done);
     }
     joined(parser.await)?;
-    Ok(written)
+    Ok(done)
 }
 
 /// The result of a blocking task; a task that panicked fails the import.
@@ -204,13 +221,24 @@ fn parse_batches(
 }
 
 /// Writes one batch; a problem at `privacy_audit_logs[i]` is reported at its line, `lines[i]`.
+/// A batch the store refuses (as it refuses one holding entries already stored) is written
+/// again as a re-run, which leaves out what is stored identically and names any other problem.
 async fn write_batch(
     store: &dyn Store,
     batch: &ImportDocument,
     lines: &[usize],
-) -> Result<usize, ImportFailure> {
-    match store.import(batch).await {
-        Ok(summary) => Ok(summary.privacy_audit_logs),
+) -> Result<ResumedBatch, ImportFailure> {
+    // The store's reason is not reported: the re-run names the problem if there still is one.
+    let refused = match store.import(batch).await {
+        Ok(summary) => {
+            return Ok(ResumedBatch { written: summary.privacy_audit_logs, already_stored: 0 });
+        }
+        Err(ImportError::Invalid(p)) => p,
+        Err(ImportError::Store(e)) => return Err(e.into()),
+    };
+    drop(refused);
+    match store.resume_ledger(batch).await {
+        Ok(resumed) => Ok(resumed),
         Err(ImportError::Invalid(p)) => Err(at_line(&p, lines).unwrap_or_else(|| p.into())),
         Err(ImportError::Store(e)) => Err(e.into()),
     }

@@ -108,6 +108,16 @@ async fn run(
     text: &str,
     batch: usize,
 ) -> (Result<usize, ImportFailure>, Vec<Progress>) {
+    let (result, seen) = run_again(store, text, batch).await;
+    (result.map(|p| p.written), seen)
+}
+
+/// [`run`], with what was written and what was found stored.
+async fn run_again(
+    store: &SqliteStore,
+    text: &str,
+    batch: usize,
+) -> (Result<Progress, ImportFailure>, Vec<Progress>) {
     let mut seen = vec![];
     let result = import_ndjson(
         store,
@@ -164,21 +174,42 @@ async fn ndjson_errors_name_the_line_and_bad_input_writes_nothing() {
     assert_eq!(run(&store, &ndjson(&entries), 4).await.0.unwrap(), 10);
 }
 
+/// Running an import again after it stopped part-way (a crash, a kill) finishes it: entries
+/// stored exactly as in the file are skipped and counted, the rest written; an entry stored
+/// with other values stops the import at its line, and the ledger keeps what it holds.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_entry_already_stored_stops_the_import_at_its_line() {
+async fn an_import_run_again_finishes_what_a_stopped_run_left() {
     let (store, _dir) = store().await;
     store.import(&demo::directory(&config(0))).await.unwrap();
     let entries: Vec<Value> =
-        demo::ledger(&config(10)).map(|e| serde_json::to_value(e).unwrap()).collect();
+        demo::ledger(&config(12)).map(|e| serde_json::to_value(e).unwrap()).collect();
+    // A run that stopped after its first batches.
     assert_eq!(run(&store, &ndjson(&entries[..6]), 3).await.0.unwrap(), 6);
-    // Lines 1-4 are new; line 5 holds entry 3, already stored.
-    let mut again: Vec<Value> = entries[6..].to_vec();
-    again.insert(4, entries[3].clone());
-    let (result, progress) = run(&store, &ndjson(&again), 2).await;
-    let (at, reason) = invalid(result);
-    assert_eq!((at.as_str(), reason.as_str()), ("line 5: id", "already exists"));
-    // The two batches before it (lines 1-4) stay written.
-    assert_eq!(progress.last().map(|p| p.written), Some(4));
+
+    let (result, progress) = run_again(&store, &ndjson(&entries[..10]), 4).await;
+    let done = result.unwrap();
+    assert_eq!((done.written, done.already_stored, done.total), (4, 6, 10));
+    let steps: Vec<(usize, usize)> =
+        progress.iter().map(|p| (p.written, p.already_stored)).collect();
+    assert_eq!(steps, [(0, 0), (0, 4), (2, 6), (4, 6)]);
+    let done = run_again(&store, &ndjson(&entries[..10]), 4).await.0.unwrap();
+    assert_eq!((done.written, done.already_stored), (0, 10));
+
+    // Line 8 holds entry 7 with another value: the import stops there; the batch before it
+    // (lines 1-4, all stored) is counted, nothing of line 8's batch is written.
+    let mut changed = entries.clone();
+    changed[7]["access_menu"] = json!("edited");
+    let (result, progress) = run_again(&store, &ndjson(&changed), 4).await;
+    let (at, reason) = invalid(result.map(|p| p.written));
+    assert_eq!(
+        (at.as_str(), reason.as_str()),
+        ("line 8: id", "already exists with other values; the stored entry is kept")
+    );
+    assert_eq!(progress.last().map(|p| (p.written, p.already_stored)), Some((0, 4)));
+    // The stored entry is as it was, and entries 11 and 12 were not written: the file as it
+    // was imports them.
+    let done = run_again(&store, &ndjson(&entries), 4).await.0.unwrap();
+    assert_eq!((done.written, done.already_stored), (2, 10));
 
     let mut stranger = entries[9].clone();
     stranger["organization_id"] = json!("org_00000000000000000000000000000bad");
