@@ -19,21 +19,27 @@ const HASH: SecretHash = SecretHash([0x51; 32]);
 /// A database holding the world and one token of its owner, whose credential is cached.
 async fn cached() -> (TestDatabase, Client) {
     let db = TestDatabase::fresh().await;
-    db.import(&world()).await.unwrap();
-    db.create_token(&NewApiToken {
-        id: ApiTokenId::from_uuid(Uuid::from_u128(TOKEN)),
-        organization_id: OrganizationId::from_uuid(Uuid::from_u128(ORG_A)),
-        user_id: user_id(ORG_A, Role::Owner),
-        name: "cached".into(),
-        scopes: vec![Scope::JobsRead],
-        secret_hash: HASH,
-        created_at: t(0),
-        expires_at: None,
-    })
-    .await
-    .unwrap();
+    load(&db).await;
     let sql = client(&db).await;
     (db, sql)
+}
+
+/// Loads the world and the owner's token into `store`.
+async fn load(store: &recruit_adapters_pg::PgStore) {
+    store.import(&world()).await.unwrap();
+    store
+        .create_token(&NewApiToken {
+            id: ApiTokenId::from_uuid(Uuid::from_u128(TOKEN)),
+            organization_id: OrganizationId::from_uuid(Uuid::from_u128(ORG_A)),
+            user_id: user_id(ORG_A, Role::Owner),
+            name: "cached".into(),
+            scopes: vec![Scope::JobsRead],
+            secret_hash: HASH,
+            created_at: t(0),
+            expires_at: None,
+        })
+        .await
+        .unwrap();
 }
 
 async fn client(db: &TestDatabase) -> Client {
@@ -263,20 +269,7 @@ async fn a_role_change_across_a_database_restart_is_seen() {
     config.wait_timeout = Duration::from_millis(500);
     let store = recruit_adapters_pg::PgStore::connect(&config).unwrap();
     store.migrate().await.unwrap();
-    store.import(&world()).await.unwrap();
-    store
-        .create_token(&NewApiToken {
-            id: ApiTokenId::from_uuid(Uuid::from_u128(TOKEN)),
-            organization_id: OrganizationId::from_uuid(Uuid::from_u128(ORG_A)),
-            user_id: user_id(ORG_A, Role::Owner),
-            name: "cached".into(),
-            scopes: vec![Scope::JobsRead],
-            secret_hash: HASH,
-            created_at: t(0),
-            expires_at: None,
-        })
-        .await
-        .unwrap();
+    load(&store).await;
     let connect = || async {
         let (client, connection) =
             tokio_postgres::connect(&cluster.url("restart"), NoTls).await.unwrap();
