@@ -17,5 +17,17 @@ mod route;
 mod server;
 
 pub use api::{Api, HttpConfig};
+
+/// Routes `method` and a request target (`/path?query`) as the server does and drops the
+/// result. For fuzzing the parsing of paths and query strings, which must never panic.
+#[doc(hidden)]
+pub fn route_target(method: &[u8], target: &str) {
+    let Ok(method) = hyper::Method::from_bytes(method) else { return };
+    let (path, query) = match target.split_once('?') {
+        Some((path, query)) => (path, Some(query)),
+        None => (target, None),
+    };
+    let _ = route::route(&method, path, query);
+}
 pub use render::Body;
 pub use server::serve;
