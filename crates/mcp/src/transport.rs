@@ -53,8 +53,8 @@ pub fn check_request<'a>(
     accept: impl IntoIterator<Item = &'a str>,
     body: &[u8],
 ) -> Result<(), Refusal> {
-    let message: Result<Value, _> = serde_json::from_slice(body);
-    let id = message.as_ref().map(id_of).unwrap_or(Value::Null);
+    // The id is read only for a refusal; an accepted body is checked without being built.
+    let id = || request_id(body);
     let accepted: Vec<String> =
         accept.into_iter().flat_map(|v| v.split(',')).map(essence).collect();
     if !(accepted.iter().any(|a| a == JSON) && accepted.iter().any(|a| a == EVENT_STREAM)) {
@@ -63,7 +63,7 @@ pub fn check_request<'a>(
             INVALID_REQUEST,
             "Not Acceptable: the Accept header must name both application/json and \
              text/event-stream.",
-            id,
+            id(),
         ));
     }
     if content_type.map(essence).as_deref() != Some(JSON) {
@@ -71,19 +71,26 @@ pub fn check_request<'a>(
             415,
             INVALID_REQUEST,
             "Unsupported Media Type: the Content-Type must be application/json.",
-            id,
+            id(),
         ));
     }
-    match message {
-        Err(_) => Err(Refusal::new(400, PARSE_ERROR, "Parse error: the body is not JSON.", id)),
-        Ok(Value::Object(_) | Value::Array(_)) => Ok(()),
-        Ok(_) => Err(Refusal::new(
+    if serde_json::from_slice::<serde::de::IgnoredAny>(body).is_err() {
+        return Err(Refusal::new(400, PARSE_ERROR, "Parse error: the body is not JSON.", id()));
+    }
+    match body.iter().find(|b| !b.is_ascii_whitespace()) {
+        Some(b'{' | b'[') => Ok(()),
+        _ => Err(Refusal::new(
             400,
             INVALID_REQUEST,
             "Invalid Request: the body must be a JSON-RPC message.",
-            id,
+            id(),
         )),
     }
+}
+
+/// The id of the request in `body`, when it is a JSON object with a usable one.
+fn request_id(body: &[u8]) -> Value {
+    serde_json::from_slice(body).map(|m: Value| id_of(&m)).unwrap_or(Value::Null)
 }
 
 /// A refusal `rmcp` wrote in plain text (`status` 4xx or 5xx, a body other than JSON), as a
@@ -99,7 +106,7 @@ pub fn as_json_rpc(
     if status < 400 || content_type.map(essence).as_deref() == Some(JSON) {
         return None;
     }
-    let id = serde_json::from_slice(request).map(|m: Value| id_of(&m)).unwrap_or(Value::Null);
+    let id = request_id(request);
     let text = String::from_utf8_lossy(body);
     let (status, message) = match status {
         415 => (400, "Invalid Request: the body is not a valid JSON-RPC message.".to_owned()),

@@ -228,15 +228,14 @@ async fn write_batch(
     batch: &ImportDocument,
     lines: &[usize],
 ) -> Result<ResumedBatch, ImportFailure> {
-    // The store's reason is not reported: the re-run names the problem if there still is one.
-    let refused = match store.import(batch).await {
+    match store.import(batch).await {
         Ok(summary) => {
             return Ok(ResumedBatch { written: summary.privacy_audit_logs, already_stored: 0 });
         }
-        Err(ImportError::Invalid(p)) => p,
+        // Not reported: the re-run names the problem if there still is one.
+        Err(ImportError::Invalid(_)) => {}
         Err(ImportError::Store(e)) => return Err(e.into()),
-    };
-    drop(refused);
+    }
     match store.resume_ledger(batch).await {
         Ok(resumed) => Ok(resumed),
         Err(ImportError::Invalid(p)) => Err(at_line(&p, lines).unwrap_or_else(|| p.into())),
