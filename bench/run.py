@@ -95,7 +95,9 @@ def psql(url, sql, *args):
 
 
 class Server:
-    """recruitd serving the database; its CPU time and peak memory read from /proc."""
+    """recruitd serving the database; its CPU time and peak memory read from /proc. Rate limits
+    are off: the benchmarks measure the server's capacity, not its quotas (the cost of counting
+    is measured by `bench/run.py limits`)."""
 
     def __init__(self, url, *extra, env=None):
         self.port = free_port()
@@ -104,7 +106,9 @@ class Server:
             [str(BIN), "--database-url", url, "--db-pool-size", "32", "serve", "--listen",
              f"127.0.0.1:{self.port}", *extra],
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-            env={**os.environ, "RUST_LOG": "warn", **(env or {})})
+            env={**os.environ, "RUST_LOG": "warn", "RECRUITD_RATE_LIMIT_READS": "off",
+                 "RECRUITD_RATE_LIMIT_LEDGER_READS": "off",
+                 "RECRUITD_RATE_LIMIT_AUTH_FAILURES": "off", **(env or {})})
         for _ in range(600):
             try:
                 urllib.request.urlopen(self.base + "/readyz", timeout=1)

@@ -18,6 +18,7 @@ use recruit_mcp::{Tools, ToolsConfig};
 use recruit_ports::{AuditListQuery, Store};
 use recruit_service::cursor::CursorKey;
 use recruit_service::import::{Progress, import_document, import_ndjson};
+use recruit_service::limits::{Limit, RateLimitConfig};
 use recruit_service::{Service, ServiceConfig};
 
 mod logging;
@@ -151,6 +152,18 @@ struct ServiceArgs {
     /// The longest a request may take before it is answered with UPSTREAM_TIMEOUT.
     #[arg(long, env = "RECRUITD_REQUEST_DEADLINE", default_value = "10s", value_parser = humantime::parse_duration)]
     request_deadline: Duration,
+    /// Per token: reads of jobs and of the organization allowed, as `N/s`, `N/min` or `N/h`
+    /// (all of them at once at most, then evenly), or `off`. Past it: 429 RATE_LIMITED.
+    #[arg(long, env = "RECRUITD_RATE_LIMIT_READS", default_value_t = RateLimitConfig::DEFAULT.reads)]
+    rate_limit_reads: Limit,
+    /// Per token: reads of the privacy audit ledger allowed (`N/s`, `N/min`, `N/h` or `off`).
+    #[arg(long, env = "RECRUITD_RATE_LIMIT_LEDGER_READS", default_value_t = RateLimitConfig::DEFAULT.ledger_reads)]
+    rate_limit_ledger_reads: Limit,
+    /// Per client address (IPv6: per /64): failed authentications allowed (`N/s`, `N/min`,
+    /// `N/h` or `off`). Past it every request from the address that needs a credential is
+    /// refused with 429 until the quota allows another attempt.
+    #[arg(long, env = "RECRUITD_RATE_LIMIT_AUTH_FAILURES", default_value_t = RateLimitConfig::DEFAULT.auth_failures)]
+    rate_limit_auth_failures: Limit,
 }
 
 #[derive(Debug, clap::Args)]
@@ -368,7 +381,12 @@ async fn serve(
 /// The service over `store`, configured.
 async fn service(store: Arc<dyn Store>, args: &ServiceArgs) -> Result<Arc<Service>, Failure> {
     let key = cursor_key(store.as_ref(), args.cursor_secret.as_deref()).await?;
-    let config = ServiceConfig { app_base_url: args.app_base_url.clone(), cursor_key: key };
+    let mut config = ServiceConfig::new(args.app_base_url.clone(), key);
+    config.rate_limits = RateLimitConfig {
+        reads: args.rate_limit_reads,
+        ledger_reads: args.rate_limit_ledger_reads,
+        auth_failures: args.rate_limit_auth_failures,
+    };
     Ok(Arc::new(Service::new(store, config)))
 }
 
@@ -390,7 +408,7 @@ async fn mcp(store: Arc<dyn Store>, args: McpArgs) -> Result<(), Failure> {
                 "the token in {} is not valid: it is unknown, expired or revoked",
                 args.token_file.display()
             ),
-            _ => e.cause.unwrap_or(e.message),
+            _ => e.cause.map(String::from).unwrap_or(e.message),
         })
     })
 }
@@ -571,8 +589,7 @@ async fn token(store: Arc<dyn Store>, command: TokenCommand) -> Result<(), Failu
                 ),
             };
             let key = CursorKey::new(&[0; 32]).ok_or_else(|| Failure("internal".into()))?;
-            let service =
-                Service::new(store, ServiceConfig { app_base_url: String::new(), cursor_key: key });
+            let service = Service::new(store, ServiceConfig::new("", key));
             let (token, secret) =
                 service.create_token(found.organization_id, user, name, scopes, expires_at).await?;
             if json {

@@ -673,3 +673,30 @@ fn an_import_killed_halfway_finishes_when_run_again() {
     assert_eq!(written + already, total, "{out}");
     assert!(already >= 1_000 && written > 0, "the first run was cut short: {out}");
 }
+
+/// The quotas are the operator's to set: with `--rate-limit-reads 2/min` the third read of a
+/// token is 429 RATE_LIMITED with `Retry-After` and the draft's fields, and the ledger's own
+/// quota (`--rate-limit-ledger-reads off`) is not touched by it.
+#[test]
+fn rate_limits_are_set_by_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let (url, secret) = sqlite_world(dir.path());
+    let flags = ["--rate-limit-reads", "2/min", "--rate-limit-ledger-reads", "off"];
+    let server = Server::spawn(&url, &flags, "warn", Stdio::inherit());
+    let auth = Some(secret.as_str());
+    for remaining in ["1", "0"] {
+        let (status, headers, _) = server.request("GET", "/v1/organization", auth);
+        assert_eq!(status, 200);
+        let field = |name: &str| headers.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
+        assert_eq!(field("ratelimit-policy").as_deref(), Some(r#""reads";q=2;w=60"#));
+        assert!(field("ratelimit").unwrap().starts_with(&format!(r#""reads";r={remaining};t="#)));
+    }
+    let (status, headers, json) = server.request("GET", "/v1/organization", auth);
+    assert_eq!((status, code(&json)), (429, "RATE_LIMITED"));
+    let wait = headers.iter().find(|(k, _)| k == "retry-after").map(|(_, v)| v.clone());
+    assert!(wait.is_some_and(|w| (29..=30).contains(&w.parse::<u32>().unwrap())));
+    let (status, headers, _) =
+        server.request("GET", &format!("/v1/audit-logs/privacy?{WINDOW}"), auth);
+    assert_eq!(status, 200);
+    assert!(!headers.iter().any(|(k, _)| k.starts_with("ratelimit")), "{headers:?}");
+}

@@ -12,11 +12,11 @@ use hyper::{Request, Response};
 use hyper_util::service::TowerToHyperService;
 use recruit_domain::{ErrorCode, Scope};
 use recruit_mcp::{HttpCaller, McpService, Tools, ToolsConfig, transport};
-use recruit_service::{RequestContext, Service, ServiceError, Via, guarded};
+use recruit_service::{Credential, RequestContext, Service, ServiceError, Via, guarded};
 
 use crate::metrics::Metrics;
 use crate::render::{self, Body};
-use crate::route::{Public, Route, Routing, route};
+use crate::route::{Public, Routing, route, template};
 
 /// The HTTP layer's settings.
 #[derive(Clone, Debug)]
@@ -86,9 +86,10 @@ fn sane_request_id(value: &HeaderValue) -> Option<String> {
     ok.then(|| s.to_owned())
 }
 
-/// The `Authorization` header's value, if there is one. Two or more are refused: which one
-/// the caller meant is not for the server to guess (RFC 9110 allows one such field).
-fn authorization(headers: &hyper::HeaderMap) -> Result<Option<String>, ServiceError> {
+/// The secret of the `Authorization` header (`Bearer <secret>`, the scheme in any case), if
+/// there is one. Two or more headers are refused: which one the caller meant is not for the
+/// server to guess (RFC 9110 allows one such field).
+fn bearer_secret(headers: &hyper::HeaderMap) -> Result<Option<String>, ServiceError> {
     let mut values = headers.get_all(header::AUTHORIZATION).iter();
     let first = values.next();
     if values.next().is_some() {
@@ -97,13 +98,21 @@ fn authorization(headers: &hyper::HeaderMap) -> Result<Option<String>, ServiceEr
             "The request carries more than one Authorization header; send exactly one.",
         ));
     }
-    Ok(first.and_then(|v| v.to_str().ok()).map(str::to_owned))
+    Ok(first.and_then(|v| v.to_str().ok()).and_then(bearer_token).map(str::to_owned))
+}
+
+/// The token of an `Authorization` header value: `Bearer <token>`, the scheme in any case.
+fn bearer_token(header: &str) -> Option<&str> {
+    let (scheme, token) = header.split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim()).filter(|t| !t.is_empty())
 }
 
 impl Api {
     /// The API over `service`.
     pub fn new(service: Arc<Service>, config: HttpConfig) -> Self {
-        let metrics = Metrics::new();
+        let mut metrics = Metrics::new();
+        let limited = Arc::clone(&service);
+        metrics.set_rate_limit_refusals(Box::new(move || limited.rate_limit_refusals()));
         let recorded = metrics.ledger_recorder();
         let tools = ToolsConfig {
             public_base_url: config.public_base_url.clone(),
@@ -191,7 +200,7 @@ impl Api {
         let method = request.method().clone();
         let routing = route(&method, request.uri().path(), request.uri().query());
         let template = match &routing {
-            Routing::Api(r) => r.template(),
+            Routing::Api(operation) => template(operation),
             Routing::Public(_, t) | Routing::MethodNotAllowed(t, _) => t,
             Routing::Mcp => "/mcp",
             Routing::NotFound => "unknown",
@@ -322,9 +331,9 @@ impl Api {
         }
         let (mut parts, body) = request.into_parts();
         let body = self.read_body(body).await?;
-        let authorization = authorization(&parts.headers)?;
+        let secret = bearer_secret(&parts.headers)?;
         let service = Arc::clone(&self.service);
-        let authenticate = async move { service.authenticate(authorization.as_deref()).await };
+        let authenticate = async move { service.authenticate(secret.as_deref(), client_ip).await };
         let caller = guarded(self.config.request_deadline, authenticate).await?;
         *organization = Some(caller.token.organization_id.to_string());
         let accept = parts.headers.get_all(header::ACCEPT).iter().filter_map(|v| v.to_str().ok());
@@ -378,8 +387,8 @@ impl Api {
         if declared.is_some_and(|n| n > self.config.max_body_bytes as u64) {
             return Err(self.too_large());
         }
-        let route = match routing {
-            Routing::Api(route) => Some(route),
+        let operation = match routing {
+            Routing::Api(operation) => Some(operation),
             Routing::Public(Public::ErrorDocs, _) => {
                 return Ok(render::ok(render::error_docs(), "text/html; charset=utf-8"));
             }
@@ -417,15 +426,12 @@ impl Api {
         // The API's operations take no body; one is read (within the limit) and ignored.
         self.read_body(body).await?;
         // Probes take no credential; for operations an ambiguous one is refused first.
-        let authorization = match route {
-            Some(_) => authorization(&parts.headers)?,
+        let secret = match operation {
+            Some(_) => bearer_secret(&parts.headers)?,
             None => None,
         };
-        let context = RequestContext {
-            request_id: request_id.to_owned(),
-            client_ip: client_ip.map(|ip| ip.to_string()),
-            via: Via::Rest,
-        };
+        let context =
+            RequestContext { request_id: request_id.to_owned(), client_ip, via: Via::Rest };
         // The operation runs as its own task: a panic in it becomes INTERNAL for this request
         // only, and the deadline bounds it.
         let service = Arc::clone(&self.service);
@@ -433,22 +439,14 @@ impl Api {
         let span = tracing::info_span!("request", request.id = %request_id);
         let operation = tracing::Instrument::instrument(
             async move {
-                let Some(route) = route else {
+                let Some(operation) = operation else {
                     service.ready().await?;
                     return Ok((render::json(&serde_json::json!({"status": "ready"})), None));
                 };
-                let caller = service.authenticate(authorization.as_deref()).await?;
-                let org = caller.token.organization_id.to_string();
-                let response = match route {
-                    Route::ListPrivacyAuditLogs(params) => render::json(
-                        &service.list_privacy_audit_logs(&caller, &context, params).await?,
-                    ),
-                    Route::GetJob(params) => render::json(&service.get_job(&caller, params).await?),
-                    Route::GetOrganization(problems) => {
-                        render::json(&service.get_organization(&caller, problems).await?)
-                    }
-                };
-                Ok::<_, ServiceError>((response, Some(org)))
+                let done = service.execute(Credential::Secret(secret), &context, operation).await?;
+                let mut response = render::json(&done.outcome.to_json()?);
+                render::rate_limit(response.headers_mut(), done.rate_limit.as_ref());
+                Ok::<_, ServiceError>((response, Some(done.organization.to_string())))
             },
             span,
         );

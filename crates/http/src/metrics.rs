@@ -1,5 +1,6 @@
 //! Metrics in the Prometheus (OpenMetrics) text format, served at `GET /metrics`: requests and
-//! their latency by route and status, the database pool, audit ledger records written, client connections, and log lines lost.
+//! their latency by route and status, the database pool, audit ledger records written, client
+//! connections, operations refused by rate limits, and log lines lost.
 
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -16,9 +17,17 @@ struct RequestLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct PolicyLabels {
+    policy: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct LedgerLabels {
     ledger: &'static str,
 }
+
+/// Where the counts of rate-limit refusals come from: per policy, the total so far.
+pub(crate) type Refusals = Box<dyn Fn() -> [(&'static str, u64); 3] + Send + Sync>;
 
 fn latency_histogram() -> Histogram {
     // 0.5 ms to about 16 s.
@@ -41,6 +50,8 @@ pub(crate) struct Metrics {
     connections_idle_closed: Counter,
     log_lines_dropped: Counter,
     log_drops: Option<Box<dyn Fn() -> u64 + Send + Sync>>,
+    rate_limited: Family<PolicyLabels, Counter>,
+    refusals: Option<Refusals>,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -118,6 +129,12 @@ impl Metrics {
             "Log lines lost because the log sink was full, closed or failing",
             log_lines_dropped.clone(),
         );
+        let rate_limited = Family::<PolicyLabels, Counter>::default();
+        registry.register(
+            "rate_limited",
+            "Operations refused with RATE_LIMITED, by policy (reads, ledger_reads: per token; auth_failures: per client address), through either interface",
+            rate_limited.clone(),
+        );
         Self {
             registry,
             requests,
@@ -133,7 +150,14 @@ impl Metrics {
             connections_idle_closed,
             log_lines_dropped,
             log_drops: None,
+            rate_limited,
+            refusals: None,
         }
+    }
+
+    /// Reads the counts of rate-limit refusals, per policy, from `refusals` at every scrape.
+    pub(crate) fn set_rate_limit_refusals(&mut self, refusals: Refusals) {
+        self.refusals = Some(refusals);
     }
 
     /// Reads the pool's numbers from `status` at every scrape.
@@ -198,6 +222,15 @@ impl Metrics {
             let counted = self.log_lines_dropped.get();
             if total > counted {
                 self.log_lines_dropped.inc_by(total - counted);
+            }
+        }
+        if let Some(refusals) = &self.refusals {
+            for (policy, total) in refusals() {
+                let counter = self.rate_limited.get_or_create(&PolicyLabels { policy });
+                let counted = counter.get();
+                if total > counted {
+                    counter.inc_by(total - counted);
+                }
             }
         }
         let mut text = String::new();

@@ -75,9 +75,32 @@ pub(crate) fn error(e: &ServiceError, docs_base: &str) -> Response<Body> {
         _ => {}
     }
     if let Some(after) = e.retry_after {
-        headers.insert(header::RETRY_AFTER, HeaderValue::from(after.as_secs().max(1)));
+        headers.insert(header::RETRY_AFTER, HeaderValue::from(whole_seconds(after).max(1)));
     }
+    rate_limit(headers, e.rate_limit.as_deref());
     response
+}
+
+/// A duration in whole seconds, rounded up: a client that waits that long is never early.
+fn whole_seconds(d: std::time::Duration) -> u64 {
+    d.as_secs() + u64::from(d.subsec_nanos() > 0)
+}
+
+/// The `RateLimit-Policy` and `RateLimit` fields (draft-ietf-httpapi-ratelimit-headers-10) of
+/// where the client stands with a rate limit: the policy's name, quota and window in seconds,
+/// then the operations remaining and the seconds until the whole quota is available again.
+pub(crate) fn rate_limit(
+    headers: &mut hyper::HeaderMap,
+    status: Option<&recruit_service::limits::RateLimitStatus>,
+) {
+    let Some(s) = status else { return };
+    let policy = format!("\"{}\";q={};w={}", s.policy, s.quota, whole_seconds(s.window));
+    let current = format!("\"{}\";r={};t={}", s.policy, s.remaining, whole_seconds(s.reset));
+    for (name, value) in [("ratelimit-policy", policy), ("ratelimit", current)] {
+        if let Ok(value) = HeaderValue::from_str(&value) {
+            headers.insert(name, value);
+        }
+    }
 }
 
 /// The error envelope of `e` as a whole HTTP/1.1 response with `status`, written to the socket

@@ -1,32 +1,19 @@
-//! Parse first, then dispatch: method, path and query become a typed [`Route`], with every
-//! problem of the query (an unknown or repeated parameter) collected for the service to report
-//! after authorization.
+//! Parse first, then dispatch: method, path and query become the service's typed
+//! [`Operation`], with every problem of the query (an unknown or repeated parameter) collected
+//! for the service to report after authorization.
 
 use std::borrow::Cow;
 
 use hyper::Method;
 use recruit_domain::ErrorDetail;
-use recruit_service::{GetJobParams, ListParams, problems};
+use recruit_service::{GetJobParams, ListParams, Operation, problems};
 
-/// A request of the API, parsed.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Route {
-    /// `GET /v1/audit-logs/privacy`.
-    ListPrivacyAuditLogs(ListParams),
-    /// `GET /v1/jobs/{jobId}`.
-    GetJob(GetJobParams),
-    /// `GET /v1/organization`, with the problems of its query.
-    GetOrganization(Vec<ErrorDetail>),
-}
-
-impl Route {
-    /// The route's template, as logs and metrics name it.
-    pub(crate) fn template(&self) -> &'static str {
-        match self {
-            Self::ListPrivacyAuditLogs(_) => "/v1/audit-logs/privacy",
-            Self::GetJob(_) => "/v1/jobs/{jobId}",
-            Self::GetOrganization(_) => "/v1/organization",
-        }
+/// The path template of an operation, as logs and metrics name it.
+pub(crate) fn template(operation: &Operation) -> &'static str {
+    match operation {
+        Operation::ListPrivacyAuditLogs(_) => "/v1/audit-logs/privacy",
+        Operation::GetJob(_) => "/v1/jobs/{jobId}",
+        Operation::GetOrganization { .. } => "/v1/organization",
     }
 }
 
@@ -52,7 +39,7 @@ pub(crate) enum Public {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Routing {
     /// An operation of the API.
-    Api(Route),
+    Api(Operation),
     /// A page or probe without authentication.
     Public(Public, &'static str),
     /// `POST /mcp`: the tool interface.
@@ -64,7 +51,7 @@ pub(crate) enum Routing {
 }
 
 /// Builds a route from the query and the path's third segment.
-type Build = fn(Query, Option<&str>) -> Route;
+type Build = fn(Query, Option<&str>) -> Operation;
 
 /// Routes a request.
 pub(crate) fn route(method: &Method, path: &str, query: Option<&str>) -> Routing {
@@ -143,14 +130,14 @@ impl Query {
     }
 }
 
-fn list(query: Query, _: Option<&str>) -> Route {
+fn list(query: Query, _: Option<&str>) -> Operation {
     let ([cursor, limit, ids, timestamp_gte, timestamp_lt], problems) =
         query.take(["cursor", "limit", "ids", "timestamp_gte", "timestamp_lt"]);
     // `ids` is form style, not exploded: one parameter, values separated by commas. An empty
     // parameter holds no value.
     let ids =
         ids.map(|v| if v.is_empty() { vec![] } else { v.split(',').map(str::to_owned).collect() });
-    Route::ListPrivacyAuditLogs(ListParams {
+    Operation::ListPrivacyAuditLogs(ListParams {
         timestamp_gte,
         timestamp_lt,
         limit,
@@ -160,7 +147,7 @@ fn list(query: Query, _: Option<&str>) -> Route {
     })
 }
 
-fn job(query: Query, id: Option<&str>) -> Route {
+fn job(query: Query, id: Option<&str>) -> Operation {
     let ([], problems) = query.take([]);
     let raw = id.unwrap_or_default();
     let job_id = match percent_encoding::percent_decode_str(raw).decode_utf8() {
@@ -168,12 +155,12 @@ fn job(query: Query, id: Option<&str>) -> Route {
         Ok(Cow::Owned(s)) => s,
         Err(_) => raw.to_owned(),
     };
-    Route::GetJob(GetJobParams { job_id, name: "jobId", problems })
+    Operation::GetJob(GetJobParams { job_id, name: "jobId", problems })
 }
 
-fn organization(query: Query, _: Option<&str>) -> Route {
+fn organization(query: Query, _: Option<&str>) -> Operation {
     let ([], problems) = query.take([]);
-    Route::GetOrganization(problems)
+    Operation::GetOrganization { problems }
 }
 
 #[cfg(test)]
@@ -187,13 +174,13 @@ mod tests {
     #[test]
     fn paths_route_to_operations_or_to_nothing() {
         assert!(
-            matches!(get("/v1/organization", None), Routing::Api(Route::GetOrganization(p)) if p.is_empty())
+            matches!(get("/v1/organization", None), Routing::Api(Operation::GetOrganization { problems: p }) if p.is_empty())
         );
         assert!(
-            matches!(get("/v1/jobs/job_1", None), Routing::Api(Route::GetJob(p)) if p.job_id == "job_1")
+            matches!(get("/v1/jobs/job_1", None), Routing::Api(Operation::GetJob(p)) if p.job_id == "job_1")
         );
         assert!(
-            matches!(get("/v1/jobs/job%5F1", None), Routing::Api(Route::GetJob(p)) if p.job_id == "job_1")
+            matches!(get("/v1/jobs/job%5F1", None), Routing::Api(Operation::GetJob(p)) if p.job_id == "job_1")
         );
         for path in [
             "/",
@@ -229,7 +216,7 @@ mod tests {
 
     #[test]
     fn list_parameters_are_decoded_and_ids_split_on_commas() {
-        let Routing::Api(Route::ListPrivacyAuditLogs(p)) = get(
+        let Routing::Api(Operation::ListPrivacyAuditLogs(p)) = get(
             "/v1/audit-logs/privacy",
             Some(
                 "timestamp_gte=2026-01-01T00%3A00%3A00%2B01%3A00&timestamp_lt=x&ids=a,b%2Cc&limit=5&cursor=abc",
@@ -241,7 +228,7 @@ mod tests {
         assert_eq!(p.ids, Some(vec!["a".into(), "b".into(), "c".into()]));
         assert_eq!((p.limit.as_deref(), p.cursor.as_deref()), (Some("5"), Some("abc")));
         assert!(p.problems.is_empty());
-        let Routing::Api(Route::ListPrivacyAuditLogs(p)) =
+        let Routing::Api(Operation::ListPrivacyAuditLogs(p)) =
             get("/v1/audit-logs/privacy", Some("ids=&ids=x"))
         else {
             panic!("not the list");
@@ -251,7 +238,7 @@ mod tests {
 
     #[test]
     fn unknown_and_repeated_parameters_are_problems_reported_once() {
-        let Routing::Api(Route::ListPrivacyAuditLogs(p)) =
+        let Routing::Api(Operation::ListPrivacyAuditLogs(p)) =
             get("/v1/audit-logs/privacy", Some("limit=1&limit=2&limit=3&sort=asc&sort=desc&ids=a"))
         else {
             panic!("not the list");
@@ -265,7 +252,7 @@ mod tests {
                 (Some("sort"), Some("is not a parameter of this operation")),
             ]
         );
-        let Routing::Api(Route::GetOrganization(problems)) =
+        let Routing::Api(Operation::GetOrganization { problems }) =
             get("/v1/organization", Some("expand=settings"))
         else {
             panic!("not the organization");

@@ -371,3 +371,141 @@ async fn a_limit_with_leading_zeros_is_the_number() {
         assert_eq!(json["data"].as_array().unwrap().len(), entries, "limit={limit}");
     }
 }
+
+/// A GET with `token` as the bearer credential.
+fn get_with(uri: &str, token: Option<&str>) -> Request<Empty<Bytes>> {
+    let mut request = Request::get(uri);
+    if let Some(t) = token {
+        request = request.header("authorization", format!("Bearer {t}"));
+    }
+    request.body(Empty::<Bytes>::new()).unwrap()
+}
+
+/// `"name";a=1;b=2` as the name and its parameters.
+fn policy_item(value: &str) -> (String, std::collections::HashMap<String, u64>) {
+    let mut parts = value.split(';');
+    let name = parts.next().unwrap().trim_matches('"').to_owned();
+    let params = parts
+        .map(|p| {
+            let (k, v) = p.split_once('=').unwrap();
+            (k.to_owned(), v.parse().unwrap())
+        })
+        .collect();
+    (name, params)
+}
+
+fn limits(
+    reads: &str,
+    ledger_reads: &str,
+    auth_failures: &str,
+) -> recruit_service::limits::RateLimitConfig {
+    recruit_service::limits::RateLimitConfig {
+        reads: reads.parse().unwrap(),
+        ledger_reads: ledger_reads.parse().unwrap(),
+        auth_failures: auth_failures.parse().unwrap(),
+    }
+}
+
+/// Each token has a quota per class of operation; every response of a limited operation says
+/// where the token stands, and the one past the quota is 429 RATE_LIMITED with `Retry-After`,
+/// counted in the metrics. Other tokens and other classes are not affected.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_past_its_quota_is_told_to_wait() {
+    let f = Fixture::limited(limits("3/min", "2/min", "off"), |_| {}).await;
+    let owner = f.token(ORG_A, Role::Owner, &Scope::ALL).await;
+    for expected in [2, 1, 0] {
+        let (status, response, _) = f.get("/v1/organization", Some(&owner)).await;
+        assert_eq!(status, StatusCode::OK);
+        let (name, policy) = policy_item(header(&response, "ratelimit-policy").unwrap());
+        assert_eq!((name.as_str(), policy["q"], policy["w"]), ("reads", 3, 60));
+        let (name, now) = policy_item(header(&response, "ratelimit").unwrap());
+        assert_eq!((name.as_str(), now["r"]), ("reads", expected));
+        // The whole quota is back one interval (20 s) per operation used.
+        assert_eq!(now["t"], 20 * (3 - expected));
+    }
+    // A job read is of the same class: refused, like any operation after the quota.
+    let (status, response, json) =
+        f.get(&format!("/v1/jobs/{}", job_id(ORG_A, 1)), Some(&owner)).await;
+    assert_eq!(error_code(status, &response, &json), "RATE_LIMITED");
+    let wait: u64 = header(&response, "retry-after").unwrap().parse().unwrap();
+    assert!((19..=20).contains(&wait), "{wait}");
+    assert_eq!(policy_item(header(&response, "ratelimit").unwrap()).1["r"], 0);
+    assert!(header(&response, "www-authenticate").is_none());
+    // The ledger has a quota of its own; another token has its own.
+    let (status, response, _) = f.get(LIST, Some(&owner)).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(policy_item(header(&response, "ratelimit").unwrap()).0, "ledger_reads");
+    let other = f.token(ORG_A, Role::Owner, &Scope::ALL).await;
+    assert_eq!(f.get("/v1/organization", Some(&other)).await.0, StatusCode::OK);
+    // An error after admission also says where the token stands.
+    let (status, response, _) = f.get("/v1/jobs/nonsense", Some(&other)).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(policy_item(header(&response, "ratelimit").unwrap()).1["r"], 1);
+    // Probes are not limited and carry no fields.
+    let (status, response, _) = f.get("/healthz", None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(header(&response, "ratelimit").is_none());
+
+    let (_, response, _) = f.get("/metrics", None).await;
+    let text = String::from_utf8(response.into_body().collect().await.unwrap().to_bytes().to_vec())
+        .unwrap();
+    assert!(
+        text.lines().any(|l| l == r#"recruitd_rate_limited_total{policy="reads"} 1"#),
+        "{text}"
+    );
+    assert!(
+        text.lines().any(
+            |l| l == r#"recruitd_http_requests_total{route="/v1/jobs/{jobId}",status="429"} 1"#
+        ),
+        "{text}"
+    );
+}
+
+/// Tokens cannot be guessed at speed: failed authentications are counted per client address,
+/// and an address past its quota is refused before its credential is even looked at, so that
+/// a right guess cannot be told from a wrong one. Other addresses are not affected.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_address_guessing_tokens_is_stopped_before_its_guesses_are_checked() {
+    let f = Fixture::limited(limits("off", "off", "3/min"), |_| {}).await;
+    let owner = f.token(ORG_A, Role::Owner, &Scope::ALL).await;
+    let guesser: std::net::IpAddr = "203.0.113.9".parse().unwrap();
+    let wrong = format!("rtk_{}", "A".repeat(43));
+    for (token, expected) in [(None, 2), (Some("nonsense"), 1), (Some(wrong.as_str()), 0)] {
+        let (status, response, json) =
+            f.send_from(guesser, get_with("/v1/organization", token)).await;
+        assert_eq!(error_code(status, &response, &json), "UNAUTHENTICATED");
+        let (name, now) = policy_item(header(&response, "ratelimit").unwrap());
+        assert_eq!((name.as_str(), now["r"]), ("auth_failures", expected));
+    }
+    // The fourth failure is over the quota, and from now on even the right token is refused
+    // from this address, on REST and on the tool interface.
+    let (status, response, json) =
+        f.send_from(guesser, get_with("/v1/organization", Some(&wrong))).await;
+    assert_eq!(error_code(status, &response, &json), "RATE_LIMITED");
+    for uri in ["/v1/organization", LIST] {
+        let (status, response, json) = f.send_from(guesser, get_with(uri, Some(&owner))).await;
+        assert_eq!(error_code(status, &response, &json), "RATE_LIMITED", "{uri}");
+        let wait: u64 = header(&response, "retry-after").unwrap().parse().unwrap();
+        assert!((1..=20).contains(&wait), "{wait}");
+    }
+    let mcp = Request::post("/mcp")
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("authorization", format!("Bearer {owner}"))
+        .body(http_body_util::Full::new(Bytes::from_static(
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}"#,
+        )))
+        .unwrap();
+    let (status, response, json) = f.send_from(guesser, mcp).await;
+    assert_eq!(error_code(status, &response, &json), "RATE_LIMITED");
+    // Another address, and the right token from it, are not affected.
+    let (status, _, _) = f.get("/v1/organization", Some(&owner)).await;
+    assert_eq!(status, StatusCode::OK);
+    let (_, response, _) = f.get("/metrics", None).await;
+    let text = String::from_utf8(response.into_body().collect().await.unwrap().to_bytes().to_vec())
+        .unwrap();
+    assert!(
+        text.lines().any(|l| l == r#"recruitd_rate_limited_total{policy="auth_failures"} 4"#),
+        "{text}"
+    );
+}

@@ -480,3 +480,29 @@ async fn reads_through_tools_are_recorded_in_both_ledgers() {
         assert!(text.lines().any(|l| l == line), "{line} in {text}");
     }
 }
+
+/// The tools count against the same quotas as REST: a call past the token's quota is a tool
+/// error carrying the RATE_LIMITED envelope, for the ledger as for the other reads.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_past_the_tokens_quota_returns_rate_limited() {
+    let limits = recruit_service::limits::RateLimitConfig {
+        reads: "1/min".parse().unwrap(),
+        ledger_reads: "1/min".parse().unwrap(),
+        auth_failures: "off".parse().unwrap(),
+    };
+    let f = Fixture::limited(limits, |_| {}).await;
+    let owner = f.token(ORG_A, Role::Owner, &Scope::ALL).await;
+    // One REST read uses the read quota; the tool is refused.
+    assert_eq!(f.get("/v1/organization", Some(&owner)).await.0, StatusCode::OK);
+    let result = call(&f, CURRENT, &owner, "get_organization", json!({})).await;
+    assert_eq!(result["isError"], true, "{result}");
+    assert_eq!(result["structuredContent"]["error"]["code"], "RATE_LIMITED", "{result}");
+    // The ledger's quota is its own: one call, then refused, with nothing recorded for it.
+    let arguments = json!({"timestamp_gte": GTE, "timestamp_lt": LT});
+    let result = call(&f, PREVIOUS, &owner, "list_privacy_audit_logs", arguments.clone()).await;
+    assert_eq!(result["isError"], false, "{result}");
+    let result = call(&f, PREVIOUS, &owner, "list_privacy_audit_logs", arguments).await;
+    assert_eq!(result["structuredContent"]["error"]["code"], "RATE_LIMITED", "{result}");
+    let query = AuditListQuery { organization_id: None, limit: 10 };
+    assert_eq!(f.store.inner().tool_audit_entries(&query).await.unwrap().len(), 1);
+}

@@ -271,6 +271,23 @@ async fn every_response_of_every_endpoint_matches_the_document() {
         f.store.set(Fault::None);
     }
 
+    // Past the quotas: a token's, and an address's quota of failed authentications.
+    let one = "1/min".parse().unwrap();
+    let limits = recruit_service::limits::RateLimitConfig {
+        reads: one,
+        ledger_reads: one,
+        auth_failures: one,
+    };
+    let limited = Fixture::limited(limits, |_| {}).await;
+    let token = limited.token(ORG_A, Role::Owner, &Scope::ALL).await;
+    for uri in [list, job.as_str(), org, list, job.as_str(), org] {
+        seen.push(get(&limited, uri, Some(&token)).await);
+    }
+    for _ in 0..2 {
+        seen.push(get(&limited, org, Some("rtk_not-a-real-token")).await);
+    }
+    assert_eq!(seen.iter().filter(|r| r.status == StatusCode::TOO_MANY_REQUESTS).count(), 5);
+
     let mut covered = BTreeSet::new();
     for response in &seen {
         covered.insert(conforms(&doc, response));

@@ -27,7 +27,8 @@ struct Running {
 mod common;
 
 async fn start(configure: impl FnOnce(&mut HttpConfig)) -> Running {
-    let common::World { service, store, dir } = common::world_service().await;
+    let common::World { service, store, dir } =
+        common::world_service(recruit_service::limits::RateLimitConfig::DEFAULT).await;
     let org = OrganizationId::from_uuid(Uuid::from_u128(ORG_A));
     let (_, secret) = service
         .create_token(org, user_id(ORG_A, Role::Owner), "t".into(), Scope::ALL.to_vec(), None)
@@ -218,13 +219,25 @@ fn closed_within(stream: &mut TcpStream, within: Duration) -> Option<Duration> {
     }
 }
 
-/// The value of a metric without labels, as `GET /metrics` reports it.
+/// The value of a metric without labels, as `GET /metrics` reports it. A connection closed on
+/// arrival (the server has not yet seen a slot free up under a connection cap) is tried again.
 fn metric(port: u16, name: &str) -> f64 {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    write!(stream, "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
-    let mut text = String::new();
-    stream.read_to_string(&mut text).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let text = loop {
+        let scrape = || -> std::io::Result<String> {
+            let mut stream = TcpStream::connect(("127.0.0.1", port))?;
+            stream.set_read_timeout(Some(Duration::from_secs(10)))?;
+            write!(stream, "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")?;
+            let mut text = String::new();
+            stream.read_to_string(&mut text)?;
+            Ok(text)
+        };
+        match scrape() {
+            Ok(text) if !text.is_empty() => break text,
+            other => assert!(Instant::now() < deadline, "no metrics within 5 s: {other:?}"),
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
     text.lines()
         .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
         .unwrap_or_else(|| panic!("no {name} in the metrics: {text}"))

@@ -7,7 +7,8 @@ use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
 use recruit_service::{
-    Caller, GetJobParams, ListParams, RequestContext, Service, ServiceError, Via, guarded, problems,
+    Caller, GetJobParams, ListParams, Operation, RequestContext, Service, ServiceError, Via,
+    guarded, problems,
 };
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, JsonObject,
@@ -181,16 +182,15 @@ impl Tools {
         config: ToolsConfig,
         token: &str,
     ) -> Result<(), ServiceError> {
-        let bearer = format!("Bearer {token}");
-        service.authenticate(Some(&bearer)).await?;
+        service.authenticate(Some(token), None).await?;
         let tools =
             Self { service, config: Arc::new(config), credential: Credential::Token(token.into()) };
         let running = tools.serve(rmcp::transport::stdio()).await.map_err(|e| ServiceError {
-            cause: Some(format!("the MCP session did not start: {e}")),
+            cause: Some(format!("the MCP session did not start: {e}").into()),
             ..ServiceError::internal()
         })?;
         running.waiting().await.map_err(|e| ServiceError {
-            cause: Some(format!("the MCP session failed: {e}")),
+            cause: Some(format!("the MCP session failed: {e}").into()),
             ..ServiceError::internal()
         })?;
         Ok(())
@@ -207,38 +207,29 @@ impl Tools {
             Some(h) => (Some(h.caller), h.request_id, h.client_ip),
             None => (None, uuid::Uuid::now_v7().simple().to_string(), None),
         };
-        let secret = match (&self.credential, &caller) {
-            (_, Some(_)) => None,
-            (Credential::Token(secret), None) => Some(Arc::clone(secret)),
+        let credential = match (&self.credential, caller) {
+            (_, Some(caller)) => recruit_service::Credential::Authenticated(Box::new(caller)),
+            (Credential::Token(secret), None) => {
+                recruit_service::Credential::Secret(Some(secret.to_string()))
+            }
             (Credential::Http, None) => return Err(ServiceError::unauthenticated()),
         };
         let service = Arc::clone(&self.service);
         let span = tracing::info_span!("tool", request.id = %request_id, tool = name);
         let context = RequestContext {
             request_id,
-            client_ip: client_ip.map(|ip| ip.to_string()),
+            client_ip,
             via: Via::Tool { name: name.to_owned(), arguments: Value::Object(arguments.clone()) },
         };
+        let operation = match name {
+            "list_privacy_audit_logs" => Operation::ListPrivacyAuditLogs(list_params(&arguments)),
+            "get_job" => Operation::GetJob(job_params(&arguments)),
+            _ => Operation::GetOrganization {
+                problems: arguments.keys().map(|k| problems::unknown_parameter(k)).collect(),
+            },
+        };
         let operation = async move {
-            let caller = match (caller, secret) {
-                (Some(caller), _) => caller,
-                (None, secret) => {
-                    let bearer = format!("Bearer {}", secret.as_deref().unwrap_or_default());
-                    service.authenticate(Some(&bearer)).await?
-                }
-            };
-            let value = match name {
-                "list_privacy_audit_logs" => {
-                    let params = list_params(&arguments);
-                    json(&service.list_privacy_audit_logs(&caller, &context, params).await?)
-                }
-                "get_job" => json(&service.get_job(&caller, job_params(&arguments)).await?),
-                _ => {
-                    let problems = arguments.keys().map(|k| problems::unknown_parameter(k));
-                    json(&service.get_organization(&caller, problems.collect()).await?)
-                }
-            };
-            Ok(value)
+            service.execute(credential, &context, operation).await?.outcome.to_json()
         };
         let started = std::time::Instant::now();
         let result =

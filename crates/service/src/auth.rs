@@ -34,12 +34,6 @@ pub fn looks_like_secret(candidate: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
-/// The token of an `Authorization` header value: `Bearer <token>`, the scheme in any case.
-pub fn bearer_token(header: &str) -> Option<&str> {
-    let (scheme, token) = header.split_once(' ')?;
-    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim()).filter(|t| !t.is_empty())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -62,15 +56,5 @@ mod tests {
         assert!(!looks_like_secret(&good.replacen("rtk_", "xyz_", 1)));
         assert!(!looks_like_secret(&format!("rtk_{}", "+".repeat(43))));
         assert!(!looks_like_secret(""));
-    }
-
-    #[test]
-    fn the_bearer_scheme_is_case_insensitive_and_required() {
-        assert_eq!(bearer_token("Bearer abc"), Some("abc"));
-        assert_eq!(bearer_token("bearer abc"), Some("abc"));
-        assert_eq!(bearer_token("BEARER  abc "), Some("abc"));
-        assert_eq!(bearer_token("Basic abc"), None);
-        assert_eq!(bearer_token("Bearer "), None);
-        assert_eq!(bearer_token("abc"), None);
     }
 }

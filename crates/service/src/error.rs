@@ -7,6 +7,8 @@ use std::time::Duration;
 use recruit_domain::{ErrorBody, ErrorCode, ErrorDetail, ErrorResponse, Scope};
 use recruit_ports::StoreError;
 
+use crate::limits::RateLimitStatus;
+
 /// A failed operation, ready to be rendered by any interface in the error envelope.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ServiceError {
@@ -20,8 +22,11 @@ pub struct ServiceError {
     pub required_scope: Option<Scope>,
     /// For `UNAVAILABLE` and `RATE_LIMITED`: when to try again.
     pub retry_after: Option<Duration>,
+    /// For failures charged to or refused by a rate limit: where the client stands with it.
+    /// Boxed: few errors carry one, and every `Result` of the service carries the size.
+    pub rate_limit: Option<Box<RateLimitStatus>>,
     /// What went wrong inside, for the server's log. Never rendered to a client.
-    pub cause: Option<String>,
+    pub cause: Option<Box<str>>,
 }
 
 impl ServiceError {
@@ -33,6 +38,7 @@ impl ServiceError {
             details: vec![],
             required_scope: None,
             retry_after: None,
+            rate_limit: None,
             cause: None,
         }
     }
@@ -138,7 +144,7 @@ where
             cause: Some(if join.is_panic() {
                 "the operation panicked".into()
             } else {
-                join.to_string()
+                join.to_string().into()
             }),
             ..ServiceError::internal()
         }),
@@ -161,7 +167,7 @@ impl std::error::Error for ServiceError {}
 /// knows what was not found; here it can only be a row that vanished mid-request.
 impl From<StoreError> for ServiceError {
     fn from(e: StoreError) -> Self {
-        let cause = Some(e.to_string());
+        let cause = Some(e.to_string().into());
         let error = match e {
             StoreError::Unavailable(_) => Self {
                 retry_after: Some(Duration::from_secs(1)),

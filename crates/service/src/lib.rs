@@ -1,11 +1,14 @@
 //! The operations of recruitd over the ports, free of any transport: what the REST API and
 //! the tool interface both call, so that neither re-implements a rule.
 //!
-//! [`Service`] authenticates bearer secrets (hashed, compared in constant time, expired and
-//! revoked tokens refused) and runs the three operations of the API specification with the
-//! order of checks of design.md §3, the signed cursor of the privacy ledger ([`cursor`]), and
-//! the recording of every read of that ledger in the same transaction as the read. Errors are
-//! [`ServiceError`]s carrying their API error code; transports only render them.
+//! [`Service::execute`] is the one entry point of every interface: a transport turns a request
+//! into an [`Operation`] and hands it over with the client's [`Credential`]. The service
+//! authenticates the secret (hashed, compared in constant time, expired and revoked tokens
+//! refused), applies the rate limits ([`limits`]: per token and class of operation, and per
+//! client address for failed authentications), and runs the operation with the order of checks
+//! of design.md §3, the signed cursor of the privacy ledger ([`cursor`]), and the recording of
+//! every read of that ledger in the same transaction as the read. Errors are [`ServiceError`]s
+//! carrying their API error code and rate-limit status; transports only render them.
 //!
 //! Besides the API: importing ([`import`]: JSON documents and NDJSON ledgers, errors naming
 //! their path or line) and the deterministic demo data ([`demo`]).
@@ -18,11 +21,12 @@ pub mod cursor;
 pub mod demo;
 mod error;
 pub mod import;
+pub mod limits;
 pub mod problems;
 mod service;
 
 pub use error::{ServiceError, guarded};
 pub use service::{
-    Caller, GetJobParams, LIST_PRIVACY_AUDIT_LOGS, ListParams, RequestContext, Service,
-    ServiceConfig, Via,
+    Caller, Credential, Done, GetJobParams, LIST_PRIVACY_AUDIT_LOGS, ListParams, Operation,
+    Outcome, RequestContext, Service, ServiceConfig, Via,
 };

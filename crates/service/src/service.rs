@@ -7,13 +7,14 @@
 //! error, and REST and the tool interface report the same problems in the same words.
 
 use std::collections::HashMap;
+use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use recruit_domain::{
-    ApiTokenId, ErrorCode, ErrorDetail, IdFilter, Job, JobId, Organization, Page, PageLimit,
-    Pagination, Permission, PrivacyAuditLog, PrivacyAuditLogId, Scope, TimeWindow, TimeWindowError,
-    Timestamp, User, UserId, Uuid,
+    ApiTokenId, ErrorCode, ErrorDetail, IdFilter, Job, JobId, Organization, OrganizationId, Page,
+    PageLimit, Pagination, Permission, PrivacyAuditLog, PrivacyAuditLogId, Scope, TimeWindow,
+    TimeWindowError, Timestamp, User, UserId, Uuid,
 };
 use recruit_ports::{
     ApiToken, AuditEntry, Interface, NewApiToken, PrivacyLogQuery, ReadRecord, Store, StoreError,
@@ -21,9 +22,10 @@ use recruit_ports::{
 };
 use subtle::ConstantTimeEq;
 
-use crate::auth::{bearer_token, generate_secret, hash_secret, looks_like_secret};
+use crate::auth::{generate_secret, hash_secret, looks_like_secret};
 use crate::cursor::{self, CursorKey, Filters};
 use crate::error::ServiceError;
+use crate::limits::{OperationClass, RateLimitConfig, RateLimitStatus, RateLimits};
 
 /// How the service is set up.
 #[derive(Clone, Debug)]
@@ -32,6 +34,19 @@ pub struct ServiceConfig {
     pub app_base_url: String,
     /// The key cursors are signed with.
     pub cursor_key: CursorKey,
+    /// The rate limits.
+    pub rate_limits: RateLimitConfig,
+}
+
+impl ServiceConfig {
+    /// A configuration with `app_base_url`, `cursor_key` and the default rate limits.
+    pub fn new(app_base_url: impl Into<String>, cursor_key: CursorKey) -> Self {
+        Self {
+            app_base_url: app_base_url.into(),
+            cursor_key,
+            rate_limits: RateLimitConfig::DEFAULT,
+        }
+    }
 }
 
 /// An authenticated caller: the token and the user it acts as.
@@ -58,8 +73,8 @@ impl Caller {
 pub struct RequestContext {
     /// The request's identifier.
     pub request_id: String,
-    /// The client's IP address, when known.
-    pub client_ip: Option<String>,
+    /// The client's IP address, when known. Failed authentications are counted per address.
+    pub client_ip: Option<IpAddr>,
     /// The interface, and for the tool interface the tool and its arguments.
     pub via: Via,
 }
@@ -108,10 +123,98 @@ pub struct GetJobParams {
     pub problems: Vec<ErrorDetail>,
 }
 
+/// An operation of the API, with its input raw, as a transport received it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Operation {
+    /// One page of the privacy audit ledger.
+    ListPrivacyAuditLogs(ListParams),
+    /// One job.
+    GetJob(GetJobParams),
+    /// The caller's organization; it takes no input, so only the transport's problems (such
+    /// as a parameter it does not have).
+    GetOrganization {
+        /// Problems the transport found.
+        problems: Vec<ErrorDetail>,
+    },
+}
+
+impl Operation {
+    /// The operation's name: its OpenAPI `operationId`, as the audit ledgers record it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::ListPrivacyAuditLogs(_) => LIST_PRIVACY_AUDIT_LOGS,
+            Self::GetJob(_) => "getJob",
+            Self::GetOrganization { .. } => "getOrganization",
+        }
+    }
+
+    /// The class whose rate limit the operation counts against.
+    pub fn class(&self) -> OperationClass {
+        match self {
+            Self::ListPrivacyAuditLogs(_) => OperationClass::LedgerRead,
+            Self::GetJob(_) | Self::GetOrganization { .. } => OperationClass::Read,
+        }
+    }
+}
+
+/// What an operation returns; serialized, the body of its success.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[serde(untagged)]
+pub enum Outcome {
+    /// A page of the privacy audit ledger.
+    PrivacyAuditLogs(Page<PrivacyAuditLog>),
+    /// A job.
+    Job(Job),
+    /// The organization.
+    Organization(Organization),
+}
+
+impl Outcome {
+    /// The outcome as JSON. A value that cannot be serialized is INTERNAL on every interface,
+    /// never an empty success.
+    pub fn to_json(&self) -> Result<serde_json::Value, ServiceError> {
+        serde_json::to_value(self).map_err(|e| ServiceError {
+            cause: Some(format!("the response could not be serialized: {e}").into()),
+            ..ServiceError::internal()
+        })
+    }
+}
+
+/// Who runs an operation: a secret still to authenticate, or a caller a transport has
+/// authenticated already (the tool interface over HTTP, before the protocol library runs).
+#[derive(Clone)]
+pub enum Credential {
+    /// The secret the client presented, if any.
+    Secret(Option<String>),
+    /// An authenticated caller.
+    Authenticated(Box<Caller>),
+}
+
+impl std::fmt::Debug for Credential {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Secret(s) => f.debug_tuple("Secret").field(&s.as_ref().map(|_| "…")).finish(),
+            Self::Authenticated(c) => f.debug_tuple("Authenticated").field(c).finish(),
+        }
+    }
+}
+
+/// A completed operation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Done {
+    /// What it returned.
+    pub outcome: Outcome,
+    /// Where the caller stands with the operation's rate limit, when one applies.
+    pub rate_limit: Option<RateLimitStatus>,
+    /// The caller's organization.
+    pub organization: OrganizationId,
+}
+
 /// The operations of recruitd over a store.
 pub struct Service {
     store: Arc<dyn Store>,
     config: ServiceConfig,
+    limits: RateLimits,
     /// When each token's use was last written, so that it is written at most once a minute.
     touched: Mutex<HashMap<ApiTokenId, Instant>>,
 }
@@ -131,7 +234,52 @@ pub const LIST_PRIVACY_AUDIT_LOGS: &str = "listPrivacyAuditLogs";
 impl Service {
     /// A service over `store`.
     pub fn new(store: Arc<dyn Store>, config: ServiceConfig) -> Self {
-        Self { store, config, touched: Mutex::new(HashMap::new()) }
+        let limits = RateLimits::new(config.rate_limits);
+        Self { store, config, limits, touched: Mutex::new(HashMap::new()) }
+    }
+
+    /// Runs `operation` for the holder of `credential`, in the order of checks of design.md
+    /// §3: the credential (and the client address's quota of failed authentications), the
+    /// token's rate limit for the operation's class, then the operation's own checks (scope,
+    /// permission, input, existence, access). Every interface runs operations through here.
+    /// A failure charged to a rate limit carries where the caller stands with it.
+    pub async fn execute(
+        &self,
+        credential: Credential,
+        context: &RequestContext,
+        operation: Operation,
+    ) -> Result<Done, ServiceError> {
+        let caller = match credential {
+            Credential::Secret(secret) => {
+                self.authenticate(secret.as_deref(), context.client_ip).await?
+            }
+            Credential::Authenticated(caller) => *caller,
+        };
+        let rate_limit = self.limits.admit(caller.token.id, operation.class())?;
+        let outcome = match operation {
+            Operation::ListPrivacyAuditLogs(params) => self
+                .list_privacy_audit_logs(&caller, context, params)
+                .await
+                .map(Outcome::PrivacyAuditLogs),
+            Operation::GetJob(params) => self.get_job(&caller, params).await.map(Outcome::Job),
+            Operation::GetOrganization { problems } => {
+                self.get_organization(&caller, problems).await.map(Outcome::Organization)
+            }
+        };
+        match outcome {
+            Ok(outcome) => {
+                Ok(Done { outcome, rate_limit, organization: caller.token.organization_id })
+            }
+            Err(e) => {
+                Err(ServiceError { rate_limit: e.rate_limit.or(rate_limit.map(Box::new)), ..e })
+            }
+        }
+    }
+
+    /// Operations refused by a rate limit so far, per policy (`reads`, `ledger_reads`,
+    /// `auth_failures`), for metrics.
+    pub fn rate_limit_refusals(&self) -> [(&'static str, u64); 3] {
+        self.limits.refusals()
     }
 
     /// Whether the service can serve: its database answers and its schema is up to date.
@@ -149,11 +297,30 @@ impl Service {
         &self.store
     }
 
-    /// Authenticates the value of an `Authorization` header. Missing, malformed, unknown,
-    /// expired and revoked credentials are all `UNAUTHENTICATED`, alike.
-    pub async fn authenticate(&self, authorization: Option<&str>) -> Result<Caller, ServiceError> {
-        let secret = authorization.and_then(bearer_token).filter(|s| looks_like_secret(s));
-        let Some(secret) = secret else { return Err(ServiceError::unauthenticated()) };
+    /// Authenticates a secret presented from `client_ip`. Missing, malformed, unknown, expired
+    /// and revoked credentials are all `UNAUTHENTICATED`, alike, and each is charged to the
+    /// client's address; an address over its quota of failures is refused with RATE_LIMITED
+    /// before its credential is looked at.
+    pub async fn authenticate(
+        &self,
+        secret: Option<&str>,
+        client_ip: Option<IpAddr>,
+    ) -> Result<Caller, ServiceError> {
+        self.limits.before_authentication(client_ip)?;
+        match self.verify(secret).await {
+            Err(e) if e.code == ErrorCode::Unauthenticated => {
+                let rate_limit = self.limits.failed_authentication(client_ip)?;
+                Err(ServiceError { rate_limit: rate_limit.map(Box::new), ..e })
+            }
+            verified => verified,
+        }
+    }
+
+    /// The caller a secret belongs to, if it is live.
+    async fn verify(&self, secret: Option<&str>) -> Result<Caller, ServiceError> {
+        let Some(secret) = secret.filter(|s| looks_like_secret(s)) else {
+            return Err(ServiceError::unauthenticated());
+        };
         let hash = hash_secret(secret);
         let credential = match self.store.credential(&hash).await {
             Ok(c) => c,
@@ -192,7 +359,7 @@ impl Service {
     /// `audit_logs:read` scope and an acting user holding READ_AUDIT_LOGS (owners). The read is
     /// recorded in the API audit ledger (and the tool-interface ledger for tool calls) in the
     /// same transaction; if it cannot be recorded, no entry is returned.
-    pub async fn list_privacy_audit_logs(
+    async fn list_privacy_audit_logs(
         &self,
         caller: &Caller,
         context: &RequestContext,
@@ -275,7 +442,7 @@ impl Service {
                 user_id: caller.user.id,
                 operation: LIST_PRIVACY_AUDIT_LOGS.into(),
                 request_id: context.request_id.clone(),
-                client_ip: context.client_ip.clone(),
+                client_ip: context.client_ip.map(|ip| ip.to_string()),
                 filters,
                 entries_returned: 0,
                 interface,
@@ -288,11 +455,7 @@ impl Service {
     /// A job of the caller's organization. Needs `jobs:read`; a confidential job is readable
     /// only by owners, admins and members of its hiring team. A job of another organization is
     /// not found, exactly like a missing one.
-    pub async fn get_job(
-        &self,
-        caller: &Caller,
-        params: GetJobParams,
-    ) -> Result<Job, ServiceError> {
+    async fn get_job(&self, caller: &Caller, params: GetJobParams) -> Result<Job, ServiceError> {
         caller.require(Scope::JobsRead)?;
         let mut problems = params.problems;
         let id = if crate::problems::reported(&problems, params.name) {
@@ -323,7 +486,7 @@ impl Service {
 
     /// The caller's organization. Needs `organization:read`. `problems` are those the
     /// transport found (such as a query parameter this operation does not take).
-    pub async fn get_organization(
+    async fn get_organization(
         &self,
         caller: &Caller,
         problems: Vec<ErrorDetail>,

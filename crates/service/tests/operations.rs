@@ -11,8 +11,77 @@ use recruit_ports::testkit::{ORG_A, ORG_B, job_id, t, user_id, world};
 use recruit_ports::{AuditListQuery, Import, Interface, Ledgers, Tokens};
 use recruit_service::cursor::CursorKey;
 use recruit_service::{
-    Caller, ListParams, RequestContext, Service, ServiceConfig, ServiceError, Via,
+    Caller, Credential, ListParams, Operation, Outcome, RequestContext, Service, ServiceConfig,
+    ServiceError, Via,
 };
+
+/// The operations one by one, run through [`Service::execute`] as an authenticated caller.
+trait Operations {
+    async fn list_privacy_audit_logs(
+        &self,
+        caller: &Caller,
+        context: &RequestContext,
+        params: ListParams,
+    ) -> Result<recruit_domain::Page<recruit_domain::PrivacyAuditLog>, ServiceError>;
+    async fn get_job(
+        &self,
+        caller: &Caller,
+        params: recruit_service::GetJobParams,
+    ) -> Result<recruit_domain::Job, ServiceError>;
+    async fn get_organization(
+        &self,
+        caller: &Caller,
+        problems: Vec<recruit_domain::ErrorDetail>,
+    ) -> Result<recruit_domain::Organization, ServiceError>;
+}
+
+impl Operations for Service {
+    async fn list_privacy_audit_logs(
+        &self,
+        caller: &Caller,
+        context: &RequestContext,
+        params: ListParams,
+    ) -> Result<recruit_domain::Page<recruit_domain::PrivacyAuditLog>, ServiceError> {
+        let operation = Operation::ListPrivacyAuditLogs(params);
+        match self
+            .execute(Credential::Authenticated(Box::new(caller.clone())), context, operation)
+            .await?
+        {
+            recruit_service::Done { outcome: Outcome::PrivacyAuditLogs(page), .. } => Ok(page),
+            other => panic!("a list returned {other:?}"),
+        }
+    }
+
+    async fn get_job(
+        &self,
+        caller: &Caller,
+        params: recruit_service::GetJobParams,
+    ) -> Result<recruit_domain::Job, ServiceError> {
+        let operation = Operation::GetJob(params);
+        match self
+            .execute(Credential::Authenticated(Box::new(caller.clone())), &rest(), operation)
+            .await?
+        {
+            recruit_service::Done { outcome: Outcome::Job(job), .. } => Ok(job),
+            other => panic!("a job read returned {other:?}"),
+        }
+    }
+
+    async fn get_organization(
+        &self,
+        caller: &Caller,
+        problems: Vec<recruit_domain::ErrorDetail>,
+    ) -> Result<recruit_domain::Organization, ServiceError> {
+        let operation = Operation::GetOrganization { problems };
+        match self
+            .execute(Credential::Authenticated(Box::new(caller.clone())), &rest(), operation)
+            .await?
+        {
+            recruit_service::Done { outcome: Outcome::Organization(o), .. } => Ok(o),
+            other => panic!("an organization read returned {other:?}"),
+        }
+    }
+}
 
 struct World {
     service: Service,
@@ -25,10 +94,7 @@ async fn world_service() -> World {
     let store = SqliteStore::open(&SqliteConfig::new(dir.path().join("db"))).await.unwrap();
     store.migrate().await.unwrap();
     store.import(&world()).await.unwrap();
-    let config = ServiceConfig {
-        app_base_url: "https://app.example.com/".into(),
-        cursor_key: CursorKey::new(&[9; 32]).unwrap(),
-    };
+    let config = ServiceConfig::new("https://app.example.com/", CursorKey::new(&[9; 32]).unwrap());
     World { service: Service::new(Arc::new(store.clone()), config), store, _dir: dir }
 }
 
@@ -36,7 +102,7 @@ fn org(n: u128) -> OrganizationId {
     OrganizationId::from_uuid(Uuid::from_u128(n))
 }
 
-/// A bearer header for a new token of `role` in `organization` with `scopes`.
+/// The secret of a new token of `role` in `organization` with `scopes`.
 async fn bearer(w: &World, organization: u128, role: Role, scopes: &[Scope]) -> String {
     let (_, secret) = w
         .service
@@ -49,18 +115,18 @@ async fn bearer(w: &World, organization: u128, role: Role, scopes: &[Scope]) -> 
         )
         .await
         .unwrap();
-    format!("Bearer {secret}")
+    secret
 }
 
 async fn caller(w: &World, organization: u128, role: Role, scopes: &[Scope]) -> Caller {
-    let header = bearer(w, organization, role, scopes).await;
-    w.service.authenticate(Some(&header)).await.unwrap()
+    let secret = bearer(w, organization, role, scopes).await;
+    w.service.authenticate(Some(&secret), None).await.unwrap()
 }
 
 fn rest() -> RequestContext {
     RequestContext {
         request_id: "req-1".into(),
-        client_ip: Some("127.0.0.1".into()),
+        client_ip: Some(std::net::Ipv4Addr::LOCALHOST.into()),
         via: Via::Rest,
     }
 }
@@ -98,23 +164,21 @@ fn details(result: Result<impl std::fmt::Debug, ServiceError>) -> Vec<(String, S
 async fn only_a_live_token_authenticates() {
     let w = world_service().await;
     let good = bearer(&w, ORG_A, Role::Owner, &Scope::ALL).await;
-    let caller = w.service.authenticate(Some(&good)).await.unwrap();
+    let caller = w.service.authenticate(Some(&good), None).await.unwrap();
     assert_eq!((caller.user.role, caller.token.organization_id), (Role::Owner, org(ORG_A)));
-    let secret = good.trim_start_matches("Bearer ");
-    for header in [
+    for secret in [
         None,
         Some(String::new()),
-        Some(secret.to_owned()),
-        Some(format!("Basic {secret}")),
-        Some("Bearer rtk_short".to_owned()),
-        Some(format!("Bearer {}x", &secret[..secret.len() - 1])),
+        Some(format!("Bearer {good}")),
+        Some("rtk_short".to_owned()),
+        Some(format!("{}x", &good[..good.len() - 1])),
     ] {
-        let result = w.service.authenticate(header.as_deref()).await;
-        assert_eq!(code(result), ErrorCode::Unauthenticated, "{header:?}");
+        let result = w.service.authenticate(secret.as_deref(), None).await;
+        assert_eq!(code(result), ErrorCode::Unauthenticated, "{secret:?}");
     }
     // Revoked: refused from then on.
     w.store.revoke_token(caller.token.id, Timestamp::now()).await.unwrap();
-    assert_eq!(code(w.service.authenticate(Some(&good)).await), ErrorCode::Unauthenticated);
+    assert_eq!(code(w.service.authenticate(Some(&good), None).await), ErrorCode::Unauthenticated);
     // Expired: refused.
     let (_, expired) = w
         .service
@@ -128,7 +192,7 @@ async fn only_a_live_token_authenticates() {
         .await
         .unwrap();
     assert_eq!(
-        code(w.service.authenticate(Some(&format!("Bearer {expired}"))).await),
+        code(w.service.authenticate(Some(&expired), None).await),
         ErrorCode::Unauthenticated
     );
 }
@@ -373,7 +437,7 @@ async fn jobs_are_read_in_their_organization_and_confidential_ones_by_few() {
         )
         .await
         .unwrap();
-    let outsider = w.service.authenticate(Some(&format!("Bearer {secret}"))).await.unwrap();
+    let outsider = w.service.authenticate(Some(&secret), None).await.unwrap();
     let e = w.service.get_job(&outsider, job(&confidential)).await.unwrap_err();
     assert_eq!(e.code, ErrorCode::PermissionDenied);
     assert!(w.service.get_job(&outsider, job(&open)).await.is_ok());

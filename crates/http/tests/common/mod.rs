@@ -17,16 +17,16 @@ pub(crate) struct World {
     pub(crate) dir: tempfile::TempDir,
 }
 
-pub(crate) async fn world_service() -> World {
+/// The test world behind a service with the rate limits `limits`.
+pub(crate) async fn world_service(limits: recruit_service::limits::RateLimitConfig) -> World {
     let dir = tempfile::tempdir().unwrap();
     let sqlite = SqliteStore::open(&SqliteConfig::new(dir.path().join("db"))).await.unwrap();
     sqlite.migrate().await.unwrap();
     sqlite.import(&world()).await.unwrap();
     let store = Arc::new(Faulty::new(sqlite));
-    let config = ServiceConfig {
-        app_base_url: "https://app.example.com".into(),
-        cursor_key: CursorKey::new(&[1; 32]).unwrap(),
-    };
+    let mut config =
+        ServiceConfig::new("https://app.example.com", CursorKey::new(&[1; 32]).unwrap());
+    config.rate_limits = limits;
     let service = Arc::new(Service::new(store.clone(), config));
     World { service, store, dir }
 }
@@ -43,8 +43,16 @@ pub(crate) struct Fixture {
 impl Fixture {
     /// The fixture with its HTTP settings changed by `configure`.
     pub(crate) async fn with(configure: impl FnOnce(&mut recruit_http::HttpConfig)) -> Self {
+        Self::limited(recruit_service::limits::RateLimitConfig::DEFAULT, configure).await
+    }
+
+    /// The fixture with the rate limits `limits` and its HTTP settings changed by `configure`.
+    pub(crate) async fn limited(
+        limits: recruit_service::limits::RateLimitConfig,
+        configure: impl FnOnce(&mut recruit_http::HttpConfig),
+    ) -> Self {
         quiet_injected_panics();
-        let World { service, store, dir } = world_service().await;
+        let World { service, store, dir } = world_service(limits).await;
         let mut http = recruit_http::HttpConfig::new("http://127.0.0.1:8080");
         http.request_deadline = std::time::Duration::from_millis(500);
         http.max_body_bytes = 1024;
@@ -94,8 +102,22 @@ impl Fixture {
         B::Data: Send,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
+        self.send_from("127.0.0.1".parse().unwrap(), request).await
+    }
+
+    /// Sends `request` as a client at `ip`; like [`Fixture::send`].
+    pub(crate) async fn send_from<B>(
+        &self,
+        ip: std::net::IpAddr,
+        request: hyper::Request<B>,
+    ) -> (hyper::StatusCode, hyper::Response<recruit_http::Body>, serde_json::Value)
+    where
+        B: hyper::body::Body + Send + 'static,
+        B::Data: Send,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
         use http_body_util::BodyExt;
-        let response = self.api.handle(request, Some("127.0.0.1".parse().unwrap())).await;
+        let response = self.api.handle(request, Some(ip)).await;
         let status = response.status();
         let (parts, body) = response.into_parts();
         let bytes = body.collect().await.unwrap().to_bytes();
