@@ -131,6 +131,13 @@ struct ServeArgs {
     /// at start (with a warning) when the limit of open files (`ulimit -n`) leaves less room.
     #[arg(long, env = "RECRUITD_MAX_CONNECTIONS", default_value_t = 4096, value_parser = clap::value_parser!(u32).range(1..))]
     max_connections: u32,
+    /// Load balancers and reverse proxies in front of the server, as addresses or CIDR blocks
+    /// (comma-separated, such as `10.0.0.0/8,2001:db8::/32`). A request arriving from one of
+    /// them is taken to come from the client address it forwarded in `X-Forwarded-For`: that
+    /// is the address the audit ledgers record and failed authentications are counted against.
+    /// Without it the TCP peer is the client, and `X-Forwarded-For` is ignored.
+    #[arg(long, env = "RECRUITD_TRUSTED_PROXIES", value_delimiter = ',', value_parser = proxy_block)]
+    trusted_proxies: Vec<ipnet::IpNet>,
     /// On an empty database, load deterministic demo data (two organizations, users of every
     /// role, jobs, candidates, 40 000 privacy ledger entries over the last year), create an
     /// owner and a member token, and print them with ready-to-paste curl commands. On a
@@ -367,6 +374,7 @@ async fn serve(
     http.shutdown_grace = args.shutdown_grace;
     http.idle_timeout = args.idle_timeout;
     http.max_connections = args.max_connections as usize;
+    http.trusted_proxies = args.trusted_proxies;
     let api = Arc::new(
         Api::new(service, http)
             .with_pool_status(pool_status)
@@ -376,6 +384,17 @@ async fn serve(
     recruit_http::serve(listener, api, shutdown).await?;
     tracing::info!("recruitd stopped");
     Ok(())
+}
+
+/// A trusted proxy: a CIDR block, or one address.
+fn proxy_block(value: &str) -> Result<ipnet::IpNet, String> {
+    let value = value.trim();
+    value
+        .parse::<ipnet::IpNet>()
+        .or_else(|_| value.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
+        .map_err(|_| {
+            format!("`{value}` is neither an IP address nor a CIDR block such as 10.0.0.0/8")
+        })
 }
 
 /// The service over `store`, configured.
@@ -679,4 +698,30 @@ async fn audit_list(
         print(if json { &as_json } else { &human });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trusted_proxies_are_addresses_or_blocks() {
+        let parse = |args: &[&str]| {
+            let mut argv = vec!["recruitd", "serve"];
+            argv.extend_from_slice(args);
+            match Cli::try_parse_from(argv).map(|c| c.command) {
+                Ok(Command::Serve(serve)) => Ok(serve.trusted_proxies),
+                Ok(_) => unreachable!("serve parses as serve"),
+                Err(e) => Err(e.to_string()),
+            }
+        };
+        let blocks = parse(&["--trusted-proxies", "10.0.0.0/8, 192.0.2.1,2001:db8::/32"]).unwrap();
+        let shown: Vec<String> = blocks.iter().map(ToString::to_string).collect();
+        assert_eq!(shown, ["10.0.0.0/8", "192.0.2.1/32", "2001:db8::/32"]);
+        assert_eq!(parse(&[]).unwrap(), vec![]);
+        let error = parse(&["--trusted-proxies", "10.0.0.0/33"]).unwrap_err();
+        assert!(error.contains("neither an IP address nor a CIDR block"), "{error}");
+        let error = parse(&["--rate-limit-reads", "fast"]).unwrap_err();
+        assert!(error.contains("`N/s`, `N/min` or `N/h`"), "{error}");
+    }
 }

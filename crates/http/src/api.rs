@@ -39,6 +39,10 @@ pub struct HttpConfig {
     /// The most client connections open at once; past it new ones are closed at once. Lowered
     /// at start to what the process's limit of open files allows.
     pub max_connections: usize,
+    /// The proxies (load balancers) whose `X-Forwarded-For` is believed: a request whose peer
+    /// is in one of these blocks is taken to come from the address the proxies forwarded.
+    /// Empty: the peer is the client.
+    pub trusted_proxies: Vec<ipnet::IpNet>,
     /// The origins whose pages may call the tool interface (`Origin` values such as
     /// `https://agent.example.com`). A request to `/mcp` with any other `Origin` is refused;
     /// requests without one (agents, command-line clients) are not affected.
@@ -59,6 +63,7 @@ impl HttpConfig {
             shutdown_grace: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(30),
             max_connections: 4096,
+            trusted_proxies: vec![],
             mcp_allowed_origins: vec![],
         }
     }
@@ -184,14 +189,17 @@ impl Api {
         render::http1_error(status, &error, &self.config.public_base_url, &request_id)
     }
 
-    /// Answers one request. Never fails: every failure is a response in the error envelope.
-    pub async fn handle<B>(&self, request: Request<B>, client_ip: Option<IpAddr>) -> Response<Body>
+    /// Answers one request from the TCP peer `peer`. Never fails: every failure is a response
+    /// in the error envelope.
+    pub async fn handle<B>(&self, request: Request<B>, peer: Option<IpAddr>) -> Response<Body>
     where
         B: HttpBody + Send + 'static,
         B::Data: Send,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
         let started = Instant::now();
+        let client_ip =
+            crate::client::client_address(peer, request.headers(), &self.config.trusted_proxies);
         let request_id = request
             .headers()
             .get("x-request-id")

@@ -11,6 +11,7 @@
 //! only translate.
 
 mod api;
+mod client;
 mod metrics;
 mod render;
 mod route;

@@ -244,6 +244,48 @@ async fn reads_of_the_ledger_are_recorded_with_the_request() {
     assert_eq!(entries.len(), 1);
     assert_eq!((entries[0].request_id.as_str(), entries[0].entries_returned), ("trace-7", 3));
     assert_eq!(entries[0].client_ip.as_deref(), Some("127.0.0.1"));
+    // Without trusted proxies, `X-Forwarded-For` is the client's to write and is ignored.
+    let request = Request::get(format!("{LIST}&limit=3"))
+        .header("authorization", format!("Bearer {owner}"))
+        .header("x-forwarded-for", "198.51.100.7");
+    f.send(request.body(Empty::<Bytes>::new()).unwrap()).await;
+    let query = AuditListQuery { organization_id: None, limit: 10 };
+    let entries = f.store.inner().api_audit_entries(&query).await.unwrap();
+    assert_eq!(entries[0].client_ip.as_deref(), Some("127.0.0.1"));
+}
+
+/// Behind a trusted load balancer the client is the address it forwarded: the audit ledger
+/// records it and failed authentications are counted against it, one client at a time. A peer
+/// that is not a trusted proxy cannot choose its address by sending the header.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn behind_a_trusted_proxy_the_forwarded_address_is_the_client() {
+    let f = Fixture::limited(limits("off", "off", "1/min"), |http| {
+        http.trusted_proxies = vec!["127.0.0.0/8".parse().unwrap()];
+    })
+    .await;
+    let owner = f.token(ORG_A, Role::Owner, &Scope::ALL).await;
+    let from = |client: &str, token: Option<&str>, uri: &str| {
+        let mut request = get_with(uri, token);
+        request
+            .headers_mut()
+            .insert("x-forwarded-for", format!("6.6.6.6, {client}").parse().unwrap());
+        request
+    };
+    assert_eq!(f.send(from("198.51.100.7", Some(&owner), LIST)).await.0, StatusCode::OK);
+    let (status, _, _) =
+        f.send_from("203.0.113.5".parse().unwrap(), from("198.51.100.9", Some(&owner), LIST)).await;
+    assert_eq!(status, StatusCode::OK);
+    let query = AuditListQuery { organization_id: None, limit: 10 };
+    let entries = f.store.inner().api_audit_entries(&query).await.unwrap();
+    let recorded: Vec<_> = entries.iter().map(|e| e.client_ip.as_deref().unwrap()).collect();
+    assert_eq!(recorded, ["203.0.113.5", "198.51.100.7"], "newest first");
+    // One client's failures lock out that client only.
+    let org = "/v1/organization";
+    assert_eq!(f.send(from("198.51.100.8", None, org)).await.0, StatusCode::UNAUTHORIZED);
+    assert_eq!(f.send(from("198.51.100.8", None, org)).await.0, StatusCode::TOO_MANY_REQUESTS);
+    let (status, _, _) = f.send(from("198.51.100.8", Some(&owner), org)).await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(f.send(from("198.51.100.7", Some(&owner), org)).await.0, StatusCode::OK);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
