@@ -6,6 +6,8 @@
     bench/run.py adapter   # scenario 3: the adapter vs bare tokio-postgres, in one process
     bench/run.py ids       # scenario 4: identifier parsing and formatting vs uuid (divan)
     bench/run.py import    # scenario 5: NDJSON import into PostgreSQL and SQLite
+    bench/run.py soak      # mixed load for --minutes on PostgreSQL and SQLite: RSS over time, 5xx
+    bench/run.py revocation  # under load: how long a revocation or a demotion takes to be seen
 
 Each scenario starts a throwaway PostgreSQL cluster (initdb into a temporary directory, a free
 port; as the `postgres` user when run as root) unless DATABASE_URL names a database to use,
@@ -14,7 +16,10 @@ builds recruitd in release mode, loads the data, runs the HTTP load (wrk) and th
 the machine meanwhile; the ratios are what to compare between machines, not the absolute rates.
 
 Options: --duration SECONDS (default 20), --connections 8,64, --entries N (ledger),
---organizations N (ledger). Needs wrk (Debian: apt-get install wrk), pgbench and psql.
+--organizations N (ledger), --minutes N (soak, default 10), --stores postgres,sqlite (soak),
+--trials N (revocation, default 200).
+Needs pgbench and psql (the PostgreSQL binaries) and wrk, which is installed with apt-get when
+missing and the script runs as root.
 """
 
 import argparse
@@ -132,6 +137,19 @@ class Server:
     def stop(self):
         self.process.send_signal(signal.SIGTERM)
         self.process.wait(timeout=30)
+
+
+def ensure_wrk():
+    """wrk, installed from the distribution's packages when missing (as root, with apt-get)."""
+    if shutil.which("wrk"):
+        return
+    if os.geteuid() != 0 or not shutil.which("apt-get"):
+        sys.exit("wrk not found: install it (Debian: apt-get install wrk)")
+    print("installing wrk with apt-get", file=sys.stderr)
+    quiet = {"stdout": subprocess.DEVNULL, "env": {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}}
+    if subprocess.run(["apt-get", "install", "-y", "-q", "wrk"], **quiet).returncode != 0:
+        subprocess.run(["apt-get", "update", "-q"], check=True, **quiet)
+        subprocess.run(["apt-get", "install", "-y", "-q", "wrk"], check=True, **quiet)
 
 
 def millis(value):
@@ -271,12 +289,16 @@ def scenario_jobs(url, args):
 def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("scenario", choices=["jobs", "ledger", "adapter", "ids", "import"])
+    parser.add_argument("scenario", choices=["jobs", "ledger", "adapter", "ids", "import", "soak",
+                                             "revocation"])
     parser.add_argument("--duration", type=int, default=20)
     parser.add_argument("--connections", default="8,64",
                         type=lambda s: [int(c) for c in s.split(",")])
     parser.add_argument("--entries", type=int, default=10_000_000)
     parser.add_argument("--organizations", type=int, default=20)
+    parser.add_argument("--minutes", type=float, default=10)
+    parser.add_argument("--trials", type=int, default=200)
+    parser.add_argument("--stores", default="postgres,sqlite", type=lambda s: s.split(","))
     args = parser.parse_args()
     # Scenarios measured by Rust programs of their own: run them as they are.
     delegated = {
@@ -300,16 +322,20 @@ def main():
             if cluster:
                 cluster.stop()
         sys.exit(code)
-    if not shutil.which("wrk"):
-        sys.exit("wrk not found: apt-get install wrk")
+    ensure_wrk()
     build(*(["bench_data"] if args.scenario == "ledger" else []))
+    if args.scenario == "soak":
+        scenario_soak(args)
+        return
     cluster = None
     url = os.environ.get("DATABASE_URL")
     if not url:
         cluster = Cluster()
         url = cluster.url
     try:
-        {"jobs": scenario_jobs, "ledger": scenario_ledger}[args.scenario](url, args)
+        scenarios = {"jobs": scenario_jobs, "ledger": scenario_ledger,
+                     "revocation": scenario_revocation}
+        scenarios[args.scenario](url, args)
     finally:
         if cluster:
             cluster.stop()
@@ -399,6 +425,281 @@ def scenario_ledger(url, args):
                                gte, "--lt", lt, *extra], check=True, capture_output=True,
                               text=True).stdout
         print(f"\nEXPLAIN (ANALYZE, BUFFERS), {name}:\n{plan}")
+
+
+class Session:
+    """One psql session kept open, so that a statement's commit is timed without a process
+    start: `run` returns once psql has executed the statement (autocommit) and said so."""
+
+    def __init__(self, url):
+        self.process = subprocess.Popen([pg_bin("psql"), url, "-X", "-q", "-At", "-v",
+                                         "ON_ERROR_STOP=1"], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, text=True, bufsize=1)
+
+    def run(self, sql):
+        self.process.stdin.write(sql.rstrip(";") + ";\n\\echo committed\n")
+        self.process.stdin.flush()
+        lines = []
+        for line in self.process.stdout:
+            if line.strip() == "committed":
+                return lines
+            lines.append(line.strip())
+        sys.exit("psql ended")
+
+    def close(self):
+        self.process.stdin.close()
+        self.process.wait(timeout=10)
+
+
+def new_token(session, org, user):
+    """A token made directly in the database; returns its id and secret."""
+    import base64
+    import hashlib
+    secret = "rtk_" + base64.urlsafe_b64encode(os.urandom(32)).decode().rstrip("=")
+    digest = hashlib.sha256(secret.encode()).hexdigest()
+    token_id = session.run(
+        "INSERT INTO api_tokens (organization_id, id, user_id, name, scopes, secret_hash, "
+        f"created_at) VALUES ('{org}', gen_random_uuid(), '{user}', 'bench', "
+        f"'{{organization:read,audit_logs:read}}', '\\x{digest}', now()) RETURNING id")[0]
+    return token_id, secret
+
+
+def scenario_revocation(url, args):
+    """Under load, how long after the database committed a revocation (or a demotion) the
+    server stops honouring the token (or the role): the propagation of credential changes."""
+    import http.client
+    token = demo(url)
+    org = psql(url, "SELECT organization_id FROM api_tokens LIMIT 1")
+    owner = psql(url, f"SELECT id FROM users WHERE organization_id = '{org}' AND role = 'OWNER' "
+                      "ORDER BY id LIMIT 1")
+    server = Server(url)
+    session = Session(url)
+    paths = ["/v1/organization", f"/v1/jobs/{DEMO_JOB}"]
+    script = tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False)
+    script.write("local paths = {%s}\n" % ",".join(json.dumps(p) for p in paths))
+    script.write('local headers = {["Authorization"] = "Bearer %s"}\n' % token)
+    script.write("request = function()\n"
+                 "  return wrk.format('GET', paths[math.random(#paths)], headers)\n"
+                 "end\n")
+    script.close()
+    connections = args.connections[0]
+    load = subprocess.Popen(["wrk", "-t1", f"-c{connections}", "-d3600s", "-s", script.name,
+                             server.base], stdout=subprocess.DEVNULL)
+    client = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    ledger = "/v1/audit-logs/privacy?timestamp_gte=2020-01-01T00:00:00Z&timestamp_lt=" \
+             "2020-01-02T00:00:00Z&limit=1"
+
+    def status(path, secret):
+        client.request("GET", path, headers={"Authorization": f"Bearer {secret}"})
+        response = client.getresponse()
+        response.read()
+        return response.status
+
+    results = {"revocation (401)": [], "demotion (403)": []}
+    try:
+        time.sleep(2)
+        for _ in range(args.trials):
+            token_id, secret = new_token(session, org, owner)
+            while status("/v1/organization", secret) != 200:
+                time.sleep(0.01)
+            for _ in range(3):
+                status("/v1/organization", secret)
+            started = time.perf_counter()
+            session.run(f"UPDATE api_tokens SET revoked_at = now() WHERE id = '{token_id}'")
+            committed = time.perf_counter()
+            stale = 0
+            while status("/v1/organization", secret) == 200:
+                stale += 1
+            seen = time.perf_counter()
+            results["revocation (401)"].append((seen - committed, seen - started, stale))
+
+            _, secret = new_token(session, org, owner)
+            while status(ledger, secret) != 200:
+                time.sleep(0.01)
+            status(ledger, secret)
+            started = time.perf_counter()
+            session.run(f"UPDATE users SET role = 'MEMBER' WHERE organization_id = '{org}' "
+                        f"AND id = '{owner}'")
+            committed = time.perf_counter()
+            stale = 0
+            while status(ledger, secret) == 200:
+                stale += 1
+            seen = time.perf_counter()
+            results["demotion (403)"].append((seen - committed, seen - started, stale))
+            session.run(f"UPDATE users SET role = 'OWNER' WHERE organization_id = '{org}' "
+                        f"AND id = '{owner}'")
+    finally:
+        load.send_signal(signal.SIGINT)
+        load.wait(timeout=30)
+        os.unlink(script.name)
+        client.close()
+        session.close()
+        server.stop()
+    rows = []
+    for kind, trials in results.items():
+        after = sorted(t[0] * 1000 for t in trials)
+        since = sorted(t[1] * 1000 for t in trials)
+        q = lambda xs, p: xs[min(len(xs) - 1, int(p * len(xs)))]
+        stale = [t[2] for t in trials]
+        rows.append((kind, len(trials), f"{q(after, 0.5):.2f}", f"{q(after, 0.99):.2f}",
+                     f"{after[-1]:.2f}", f"{q(since, 0.99):.2f}",
+                     sum(1 for n in stale if n), max(stale)))
+    table(("change", "trials", "p50 ms after commit", "p99 ms after commit", "max ms",
+           "p99 ms from before the statement", "trials with a stale answer", "most stale answers"),
+          rows)
+    print(f"\n(PostgreSQL, credential cache on (60 s), wrk -t1 -c{connections} reading the "
+          "organization and a job with another token throughout; each trial commits the change "
+          "through an open psql session, then one client polls with the changed credential "
+          "over a keep-alive connection until it is refused)")
+
+
+# The demo's job of the OpenAPI example: the demo data is deterministic.
+DEMO_JOB = "job_706ab51d1f9c4c3ea25e07e0d1f262a0"
+
+SOAK_LUA = """
+local threads = {}
+function setup(thread) table.insert(threads, thread) end
+function init(args) s2, s4, s5, other = 0, 0, 0, 0 end
+local paths = {%s}
+local headers = {["Authorization"] = "Bearer %s"}
+request = function()
+  return wrk.format('GET', paths[math.random(#paths)], headers)
+end
+response = function(status, hdrs, body)
+  if status >= 500 then s5 = s5 + 1
+  elseif status >= 400 then s4 = s4 + 1
+  elseif status >= 200 and status < 300 then s2 = s2 + 1
+  else other = other + 1 end
+end
+done = function(summary, latency, requests)
+  local t = {0, 0, 0, 0}
+  for _, thread in ipairs(threads) do
+    t[1] = t[1] + thread:get("s2"); t[2] = t[2] + thread:get("s4")
+    t[3] = t[3] + thread:get("s5"); t[4] = t[4] + thread:get("other")
+  end
+  io.write(string.format("STATUS %%d %%d %%d %%d\\n", t[1], t[2], t[3], t[4]))
+end
+"""
+
+
+def memory_kib(pid):
+    """VmRSS, RssAnon and RssFile of a process, in KiB."""
+    fields = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("VmRSS", "RssAnon", "RssFile"):
+            fields[key] = int(value.split()[0])
+    return fields
+
+
+def slope(points):
+    """Least-squares slope of (x, y) points."""
+    n = len(points)
+    if n < 2:
+        return float("nan")
+    mx = sum(x for x, _ in points) / n
+    my = sum(y for _, y in points) / n
+    den = sum((x - mx) ** 2 for x, _ in points)
+    return sum((x - mx) * (y - my) for x, y in points) / den if den else float("nan")
+
+
+def soak(url, args, store):
+    """Mixed load against one store for --minutes; RSS sampled every 10 s."""
+    token = demo(url)
+    server = Server(url)
+    now = time.time()
+    window = (time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now - 30 * 86400)),
+              time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now + 86400)))
+    ledger = f"/v1/audit-logs/privacy?timestamp_gte={window[0]}&timestamp_lt={window[1]}"
+    paths = [
+        "/v1/organization", f"/v1/jobs/{DEMO_JOB}", f"/v1/jobs/{DEMO_JOB.upper()}",
+        f"{ledger}&limit=25", f"{ledger}&limit=100",
+        # The client's mistakes, about a tenth of the load: 400, 404, 404, 400.
+        "/v1/jobs/job_nope", "/v1/jobs/00000000-0000-7000-8000-000000000000", "/v1/nowhere",
+        f"{ledger}&limit=0",
+    ]
+    weights = [9, 9, 3, 9, 3, 1, 1, 1, 1]
+    weighted = [p for p, w in zip(paths, weights) for _ in range(w)]
+    script = tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False)
+    script.write(SOAK_LUA % (",".join(json.dumps(p) for p in weighted), token))
+    script.close()
+    seconds = int(args.minutes * 60)
+    connections = args.connections[0]
+    load = subprocess.Popen(["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "--latency",
+                             "-s", script.name, server.base], stdout=subprocess.PIPE, text=True)
+    started = time.monotonic()
+    samples = []
+    while load.poll() is None:
+        samples.append((time.monotonic() - started, memory_kib(server.process.pid)))
+        time.sleep(10)
+    out = load.stdout.read()
+    os.unlink(script.name)
+    samples.append((time.monotonic() - started, memory_kib(server.process.pid)))
+    server.stop()
+    counts = re.search(r"STATUS (\d+) (\d+) (\d+) (\d+)", out)
+    ok, client, server_errors, other = map(int, counts.groups())
+    rate = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+    p99 = millis(re.search(r"\s99%\s+(\S+)", out).group(1))
+    sockets = re.search(r"Socket errors: (.*)", out)
+    # Warm-up: the first minute, or the first fifth of a shorter run.
+    warm = min(60, seconds / 5)
+    after = [(t / 60, m) for t, m in samples if t >= warm]
+    mib = lambda kib: kib / 1024
+    rows = []
+    for t, m in samples[:: max(1, len(samples) // 12)] + [samples[-1]]:
+        rows.append((store, f"{t / 60:.1f}", f"{mib(m['VmRSS']):.1f}", f"{mib(m['RssAnon']):.1f}",
+                     f"{mib(m['RssFile']):.1f}"))
+    summary = {
+        "store": store, "requests": ok + client + server_errors + other, "per_second": rate,
+        "p99_ms": p99, "2xx": ok, "4xx": client, "5xx": server_errors, "other": other,
+        "socket_errors": sockets.group(1) if sockets else "none",
+        "rss_start": mib(after[0][1]["VmRSS"]) if after else float("nan"),
+        "rss_end": mib(samples[-1][1]["VmRSS"]),
+        "rss_slope": slope([(t, mib(m["VmRSS"])) for t, m in after]),
+        "anon_slope": slope([(t, mib(m["RssAnon"])) for t, m in after]),
+        "file_slope": slope([(t, mib(m["RssFile"])) for t, m in after]),
+    }
+    return rows, summary
+
+
+def scenario_soak(args):
+    rows, summaries = [], []
+    for store in args.stores:
+        if store == "postgres":
+            cluster = None
+            url = os.environ.get("DATABASE_URL")
+            if not url:
+                cluster = Cluster()
+                url = cluster.url
+            try:
+                r, summary = soak(url, args, store)
+            finally:
+                if cluster:
+                    cluster.stop()
+        elif store == "sqlite":
+            work = Path(tempfile.mkdtemp(prefix="recruitd-soak-"))
+            try:
+                r, summary = soak(f"sqlite://{work / 'soak.db'}", args, store)
+            finally:
+                shutil.rmtree(work, ignore_errors=True)
+        else:
+            sys.exit(f"unknown store {store}: postgres or sqlite")
+        rows += r
+        summaries.append(summary)
+    table(("store", "minute", "RSS MiB", "anonymous MiB", "file-backed MiB"), rows)
+    print()
+    table(("store", "requests", "req/s", "p99 ms", "2xx", "4xx", "5xx", "socket errors",
+           "RSS after warm-up MiB", "RSS at end MiB", "RSS MiB/min", "anon MiB/min",
+           "file MiB/min"),
+          [(s["store"], s["requests"], f"{s['per_second']:.0f}", f"{s['p99_ms']:.1f}", s["2xx"],
+            s["4xx"], s["5xx"], s["socket_errors"], f"{s['rss_start']:.1f}",
+            f"{s['rss_end']:.1f}", f"{s['rss_slope']:.2f}", f"{s['anon_slope']:.2f}",
+            f"{s['file_slope']:.2f}") for s in summaries])
+    print(f"\n({args.minutes:g} min per store, wrk -t2 -c{args.connections[0]}, mixed reads: "
+          "organization, job, ledger pages of 25 and 100 (each recorded), about a tenth "
+          "client errors; slopes by least squares after the first minute)")
+    if any(s["5xx"] or s["other"] for s in summaries):
+        sys.exit("the soak saw server errors")
 
 
 if __name__ == "__main__":

@@ -57,16 +57,27 @@ pub struct SqliteConfig {
     pub wait_timeout: Duration,
     /// How long a statement waits for a lock held by another connection (`busy_timeout`).
     pub busy_timeout: Duration,
+    /// The page cache of each connection, in KiB (`cache_size`). Pages written (audit records
+    /// above all) stay in it until it is full, so the process's memory grows by up to this
+    /// much per connection before it levels off. Reads mostly go through the memory map
+    /// ([`MMAP_BYTES`]), which the kernel can reclaim.
+    pub cache_kib: u32,
 }
 
+/// How much of the database file is memory-mapped for reads (`mmap_size`): file-backed pages
+/// the kernel reclaims under pressure, not memory of the process's own.
+pub const MMAP_BYTES: u64 = 256 * 1024 * 1024;
+
 impl SqliteConfig {
-    /// Defaults for a file: 4 connections, 5 s to get one, 5 s for a lock.
+    /// Defaults for a file: 4 connections, 5 s to get one, 5 s for a lock, 4 MiB of page cache
+    /// per connection.
     pub fn new(path: impl Into<PathBuf>) -> Self {
         Self {
             path: path.into(),
             pool_size: 4,
             wait_timeout: Duration::from_secs(5),
             busy_timeout: Duration::from_secs(5),
+            cache_kib: 4096,
         }
     }
 }
@@ -93,9 +104,10 @@ impl SqliteStore {
     pub async fn open(config: &SqliteConfig) -> Result<Self, StoreError> {
         let pragmas = format!(
             "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; \
-             PRAGMA busy_timeout = {}; PRAGMA cache_size = -65536; PRAGMA mmap_size = 268435456; \
+             PRAGMA busy_timeout = {}; PRAGMA cache_size = -{}; PRAGMA mmap_size = {MMAP_BYTES}; \
              PRAGMA temp_store = MEMORY;",
-            config.busy_timeout.as_millis()
+            config.busy_timeout.as_millis(),
+            config.cache_kib.max(64),
         );
         let mut manager = ManagerConfig::<Conn>::default();
         manager.custom_setup = Box::new(move |url| {
