@@ -157,8 +157,9 @@ def millis(value):
     return float(number) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
 
 
-def wrk(base, paths, token, connections, duration):
-    """req/s, p50 and p99 in ms, and the number of requests, of GETs of random `paths`."""
+def wrk_script(paths, token):
+    """A wrk script (a temporary file, for the caller to remove) that GETs random `paths`
+    with `token`."""
     script = tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False)
     script.write("local paths = {%s}\n" % ",".join(json.dumps(p) for p in paths))
     script.write('local headers = {["Authorization"] = "Bearer %s"}\n' % token)
@@ -166,6 +167,12 @@ def wrk(base, paths, token, connections, duration):
                  "  return wrk.format('GET', paths[math.random(#paths)], headers)\n"
                  "end\n")
     script.close()
+    return script
+
+
+def wrk(base, paths, token, connections, duration):
+    """req/s, p50 and p99 in ms, and the number of requests, of GETs of random `paths`."""
+    script = wrk_script(paths, token)
     out = subprocess.run(["wrk", "-t2", f"-c{connections}", f"-d{duration}s", "--latency",
                           "-s", script.name, base], check=True, capture_output=True,
                          text=True).stdout
@@ -474,14 +481,7 @@ def scenario_revocation(url, args):
                       "ORDER BY id LIMIT 1")
     server = Server(url)
     session = Session(url)
-    paths = ["/v1/organization", f"/v1/jobs/{DEMO_JOB}"]
-    script = tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False)
-    script.write("local paths = {%s}\n" % ",".join(json.dumps(p) for p in paths))
-    script.write('local headers = {["Authorization"] = "Bearer %s"}\n' % token)
-    script.write("request = function()\n"
-                 "  return wrk.format('GET', paths[math.random(#paths)], headers)\n"
-                 "end\n")
-    script.close()
+    script = wrk_script(["/v1/organization", f"/v1/jobs/{DEMO_JOB}"], token)
     connections = args.connections[0]
     load = subprocess.Popen(["wrk", "-t1", f"-c{connections}", "-d3600s", "-s", script.name,
                              server.base], stdout=subprocess.DEVNULL)
