@@ -305,7 +305,7 @@ async fn open_store(cli: &Cli) -> Result<Opened, Failure> {
     } else {
         let path = url.strip_prefix("sqlite://").unwrap_or(url);
         let mut config = SqliteConfig::new(path);
-        config.pool_size = cli.db_pool_size.clamp(1, 8);
+        config.pool_size = cli.db_pool_size;
         config.wait_timeout = cli.db_wait_timeout;
         let store = SqliteStore::open(&config)
             .await
@@ -419,7 +419,6 @@ async fn mcp(store: Arc<dyn Store>, args: McpArgs) -> Result<(), Failure> {
     let config = ToolsConfig {
         public_base_url: args.public_base_url.unwrap_or_default(),
         deadline: args.service.request_deadline,
-        on_ledger_read: None,
     };
     Tools::serve_stdio(service, config, token.trim()).await.map_err(|e| {
         Failure(match e.code {

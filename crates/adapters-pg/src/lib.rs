@@ -43,8 +43,14 @@ use recruit_ports::{
     ResumedBatch, SecretHash, StoreError, Tokens, ToolAuditEntry,
 };
 
+use recruit_ports::rows as neutral;
+
 use crate::rows::*;
 use crate::schema::*;
+
+/// The key of the session-level advisory lock migrations hold, so that replicas starting
+/// together migrate one after the other.
+const MIGRATION_LOCK: i64 = 727_113_001;
 
 /// The migrations of the PostgreSQL schema, embedded in the binary.
 pub const MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations");
@@ -171,9 +177,11 @@ impl PgStore {
     pub async fn migrate(&self) -> Result<usize, StoreError> {
         let mut conn = self.conn().await?;
         // Migrations may take longer than a request's statement.
-        conn.batch_execute("SET statement_timeout = 0; SELECT pg_advisory_lock(727113001);")
-            .await
-            .map_err(store_error)?;
+        conn.batch_execute(&format!(
+            "SET statement_timeout = 0; SELECT pg_advisory_lock({MIGRATION_LOCK});"
+        ))
+        .await
+        .map_err(store_error)?;
         let mut harness = AsyncMigrationHarness::new(conn);
         let applied = harness
             .run_pending_migrations(MIGRATIONS)
@@ -181,7 +189,7 @@ impl PgStore {
             .map_err(|e| StoreError::other(format!("migration failed: {e}")));
         let mut conn = harness.into_inner();
         // Closing the connection releases the lock and the session settings with it.
-        let _ = conn.batch_execute("SELECT pg_advisory_unlock(727113001);").await;
+        let _ = conn.batch_execute(&format!("SELECT pg_advisory_unlock({MIGRATION_LOCK});")).await;
         drop(deadpool::managed::Object::take(conn));
         applied
     }
@@ -197,8 +205,11 @@ impl PgStore {
     async fn copy_ledger(&self, doc: &ImportDocument) -> Result<Option<ImportSummary>, StoreError> {
         use tokio_postgres::binary_copy::BinaryCopyInWriter;
         use tokio_postgres::error::SqlState;
-        let Ok(rows) =
-            doc.privacy_audit_logs.iter().map(LedgerRow::new).collect::<Result<Vec<_>, _>>()
+        let Ok(rows) = doc
+            .privacy_audit_logs
+            .iter()
+            .map(|e| neutral::LedgerRow::new(e).map(LedgerRow::from))
+            .collect::<Result<Vec<_>, _>>()
         else {
             return Ok(None);
         };
@@ -210,10 +221,10 @@ impl PgStore {
             let sink = client
                 .copy_in(&format!(
                     "COPY privacy_audit_logs ({}) FROM STDIN (FORMAT binary)",
-                    LedgerRow::COPY_COLUMNS
+                    LedgerRow::COLUMNS
                 ))
                 .await?;
-            let writer = BinaryCopyInWriter::new(sink, &LedgerRow::COPY_TYPES);
+            let writer = BinaryCopyInWriter::new(sink, LedgerRow::TYPES);
             let mut writer = std::pin::pin!(writer);
             for row in &rows {
                 writer.as_mut().write(&row.copy_values()).await?;
@@ -373,14 +384,19 @@ impl From<TxError> for ImportError {
     }
 }
 
-/// The most rows one INSERT carries: PostgreSQL takes at most 65 535 bound values.
+/// The most values bound to one statement: PostgreSQL takes at most 65 535.
+const MAX_BOUND_VALUES: usize = 60_000;
+
+/// The most rows of `columns` columns one INSERT carries.
 fn chunk_for(columns: usize) -> usize {
-    (60_000 / columns).max(1)
+    (MAX_BOUND_VALUES / columns).max(1)
 }
 
-macro_rules! insert_chunked {
-    ($c:expr, $table:expr, $rows:expr, $columns:expr) => {{
-        for part in $rows.chunks(chunk_for($columns)) {
+/// Inserts neutral rows into `$table` as `$row`s, as many to a statement as PostgreSQL takes.
+macro_rules! insert_rows {
+    ($c:expr, $table:expr, $row:ty, $rows:expr) => {{
+        let rows: Vec<$row> = $rows.into_iter().map(<$row>::from).collect();
+        for part in rows.chunks(chunk_for(<$row as Row>::TYPES.len())) {
             diesel::insert_into($table).values(part).execute($c).await?;
         }
     }};
@@ -429,10 +445,6 @@ fn page_query(
     query.bind::<sql_types::BigInt, _>(i64::from(q.limit) + 1)
 }
 
-fn count(n: usize) -> i32 {
-    i32::try_from(n).unwrap_or(i32::MAX)
-}
-
 #[async_trait]
 impl Directory for PgStore {
     async fn organization(&self, id: OrganizationId) -> Result<OrganizationRecord, StoreError> {
@@ -449,7 +461,8 @@ impl Directory for PgStore {
             .select(WorkHoursRow::as_select())
             .load(&mut second);
         let (row, hours) = tokio::join!(row, hours);
-        row.map_err(store_error)?.into_record(hours.map_err(store_error)?)
+        let hours = hours.map_err(store_error)?.into_iter().map(Row::into_neutral);
+        row.map_err(store_error)?.into_neutral()?.into_record(hours.collect::<Result<_, _>>()?)
     }
 
     async fn user(&self, organization: OrganizationId, id: UserId) -> Result<User, StoreError> {
@@ -460,6 +473,7 @@ impl Directory for PgStore {
             .first(&mut c)
             .await
             .map_err(store_error)?
+            .into_neutral()?
             .into_user()
     }
 
@@ -471,6 +485,7 @@ impl Directory for PgStore {
             .first(&mut c)
             .await
             .map_err(store_error)?
+            .into_neutral()?
             .into_user()
     }
 
@@ -486,7 +501,8 @@ impl Directory for PgStore {
             .first(&mut c)
             .await
             .map_err(store_error)?
-            .into_queue()
+            .into_neutral()
+            .map(neutral::TaskQueueRow::into_queue)
     }
 
     async fn candidate(
@@ -501,7 +517,8 @@ impl Directory for PgStore {
             .first(&mut c)
             .await
             .map_err(store_error)?
-            .into_candidate()
+            .into_neutral()
+            .map(neutral::CandidateRow::into_candidate)
     }
 
     async fn job(&self, organization: OrganizationId, id: JobId) -> Result<JobRecord, StoreError> {
@@ -530,7 +547,11 @@ impl Directory for PgStore {
             .load::<(String, recruit_domain::Uuid, String)>(&mut two);
         let (first, team) = tokio::join!(first, team);
         let (row, settings) = first.map_err(store_error)?;
-        job_record(row, settings, team.map_err(store_error)?)
+        neutral::job_record(
+            row.into_neutral()?,
+            settings.into_neutral()?,
+            team.map_err(store_error)?,
+        )
     }
 }
 
@@ -543,7 +564,7 @@ async fn load_token(
         .select(TokenRow::as_select())
         .first(c)
         .await?;
-    Ok(row.into_token()?)
+    Ok(row.into_neutral()?.into_token()?)
 }
 
 #[async_trait]
@@ -568,7 +589,10 @@ impl Tokens for PgStore {
             .first(&mut c)
             .await
             .map_err(store_error)?;
-        let credential = Credential { token: token.into_token()?, user: user.into_user()? };
+        let credential = Credential {
+            token: token.into_neutral()?.into_token()?,
+            user: user.into_neutral()?.into_user()?,
+        };
         if let (Some(cache), Some(epoch)) = (&self.credentials, epoch) {
             cache.put(*secret_hash, &credential, epoch);
         }
@@ -576,7 +600,7 @@ impl Tokens for PgStore {
     }
 
     async fn create_token(&self, token: &NewApiToken) -> Result<ApiToken, StoreError> {
-        let row = TokenRow::new(token);
+        let row = TokenRow::from(neutral::TokenRow::new(token));
         let id = token.id.uuid();
         let mut c = self.conn().await?;
         c.transaction::<_, TxError, _>(async |c| {
@@ -644,17 +668,17 @@ impl Tokens for PgStore {
             .load(&mut c)
             .await
             .map_err(store_error)?;
-        rows.into_iter().map(TokenRow::into_token).collect()
+        rows.into_iter().map(|r| r.into_neutral()?.into_token()).collect()
     }
 }
 
 #[async_trait]
 impl Ledgers for PgStore {
     async fn append_privacy_audit_logs(&self, entries: &[LedgerEntry]) -> Result<(), StoreError> {
-        let rows = entries.iter().map(LedgerRow::new).collect::<Result<Vec<_>, _>>()?;
+        let rows = entries.iter().map(neutral::LedgerRow::new).collect::<Result<Vec<_>, _>>()?;
         let mut c = self.conn().await?;
         c.transaction::<_, TxError, _>(async |c| {
-            insert_chunked!(c, privacy_audit_logs::table, rows, 17);
+            insert_rows!(c, privacy_audit_logs::table, LedgerRow, rows);
             Ok(())
         })
         .await
@@ -673,14 +697,14 @@ impl Ledgers for PgStore {
                 let mut rows: Vec<LedgerRow> = page_query("", query).load(c).await?;
                 let more = rows.len() > limit;
                 rows.truncate(limit);
-                let n = count(rows.len());
+                let n = rows.len();
                 diesel::insert_into(api_audit_log::table)
-                    .values(AuditRow::new(&record.api, n))
+                    .values(AuditRow::from(neutral::AuditRow::new(&record.api, n)))
                     .execute(c)
                     .await?;
                 if let Some(tool) = &record.tool {
                     diesel::insert_into(tool_audit_log::table)
-                        .values(ToolAuditRow::new(tool, n))
+                        .values(ToolAuditRow::from(neutral::ToolAuditRow::new(tool, n)))
                         .execute(c)
                         .await?;
                 }
@@ -688,7 +712,8 @@ impl Ledgers for PgStore {
             })
             .await
             .map_err(StoreError::from)?;
-        let entries = rows.into_iter().map(LedgerRow::into_entry).collect::<Result<_, _>>()?;
+        let entries =
+            rows.into_iter().map(|r| r.into_neutral()?.into_entry()).collect::<Result<_, _>>()?;
         Ok(LedgerPage { entries, more })
     }
 
@@ -707,7 +732,7 @@ impl Ledgers for PgStore {
             .load(&mut c)
             .await
             .map_err(store_error)?;
-        rows.into_iter().map(AuditRow::into_entry).collect()
+        rows.into_iter().map(|r| r.into_neutral()?.into_entry()).collect()
     }
 
     async fn tool_audit_entries(
@@ -725,7 +750,7 @@ impl Ledgers for PgStore {
             .load(&mut c)
             .await
             .map_err(store_error)?;
-        rows.into_iter().map(ToolAuditRow::into_entry).collect()
+        rows.into_iter().map(|r| r.into_neutral()?.into_entry()).collect()
     }
 }
 
@@ -838,42 +863,18 @@ async fn insert_document(
 ) -> Result<ImportSummary, TxError> {
     let existing = look_up(c, doc).await?;
     doc.check(&existing).map_err(TxError::Invalid)?;
-    let mut orgs = vec![];
-    let mut hours = vec![];
-    for o in &doc.organizations {
-        let (row, h) = OrganizationRow::new(o);
-        orgs.push(row);
-        hours.extend(h);
-    }
-    insert_chunked!(c, organizations::table, orgs, 18);
-    insert_chunked!(c, organization_work_hours::table, hours, 5);
-    let users: Vec<_> = doc.users.iter().map(UserRow::new).collect();
-    insert_chunked!(c, users::table, users, 5);
-    let queues: Vec<_> = doc.task_queues.iter().map(TaskQueueRow::new).collect();
-    insert_chunked!(c, task_queues::table, queues, 3);
-    let candidates: Vec<_> = doc.candidates.iter().map(CandidateRow::new).collect();
-    insert_chunked!(c, candidates::table, candidates, 5);
-    let (mut jobs, mut settings, mut team) = (vec![], vec![], vec![]);
-    for j in &doc.jobs {
-        let (row, s, t) = job_rows(j);
-        jobs.push(row);
-        settings.push(s);
-        team.extend(t);
-    }
-    insert_chunked!(c, jobs::table, jobs, 15);
-    insert_chunked!(c, job_settings::table, settings, 28);
-    insert_chunked!(c, job_hiring_team::table, team, 5);
-    let ledger =
-        doc.privacy_audit_logs.iter().map(LedgerRow::new).collect::<Result<Vec<_>, _>>()?;
-    insert_chunked!(c, privacy_audit_logs::table, ledger, 17);
-    Ok(ImportSummary {
-        organizations: orgs.len(),
-        users: users.len(),
-        task_queues: queues.len(),
-        candidates: candidates.len(),
-        jobs: jobs.len(),
-        privacy_audit_logs: ledger.len(),
-    })
+    let rows = neutral::DocumentRows::new(doc)?;
+    let summary = rows.summary();
+    insert_rows!(c, organizations::table, OrganizationRow, rows.organizations);
+    insert_rows!(c, organization_work_hours::table, WorkHoursRow, rows.work_hours);
+    insert_rows!(c, users::table, UserRow, rows.users);
+    insert_rows!(c, task_queues::table, TaskQueueRow, rows.task_queues);
+    insert_rows!(c, candidates::table, CandidateRow, rows.candidates);
+    insert_rows!(c, jobs::table, JobRow, rows.jobs);
+    insert_rows!(c, job_settings::table, JobSettingsRow, rows.job_settings);
+    insert_rows!(c, job_hiring_team::table, HiringTeamRow, rows.hiring_team);
+    insert_rows!(c, privacy_audit_logs::table, LedgerRow, rows.privacy_audit_logs);
+    Ok(summary)
 }
 
 /// The stored privacy ledger entries among the batch's (organization, id) pairs.
@@ -881,25 +882,19 @@ async fn stored_ledger_entries(
     c: &mut AsyncPgConnection,
     batch: &ImportDocument,
 ) -> Result<Vec<LedgerEntry>, TxError> {
-    let wanted: HashSet<_> =
-        batch.privacy_audit_logs.iter().map(|e| (e.organization_id, e.entry.id)).collect();
-    let orgs: Vec<_> =
-        wanted.iter().map(|(o, _)| o.uuid()).collect::<HashSet<_>>().into_iter().collect();
-    let ids: Vec<_> = wanted.iter().map(|(_, id)| id.uuid()).collect();
+    let keys = neutral::LedgerKeys::new(batch);
     let mut found = vec![];
-    for part in ids.chunks(LOOKUP_CHUNK) {
+    for part in keys.ids.chunks(LOOKUP_CHUNK) {
         let rows: Vec<LedgerRow> = privacy_audit_logs::table
-            .filter(privacy_audit_logs::organization_id.eq_any(&orgs))
+            .filter(privacy_audit_logs::organization_id.eq_any(&keys.organizations))
             .filter(privacy_audit_logs::id.eq_any(part))
             .select(LedgerRow::as_select())
             .load(c)
             .await?;
-        for row in rows {
-            let entry = row.into_ledger_entry()?;
-            if wanted.contains(&(entry.organization_id, entry.entry.id)) {
-                found.push(entry);
-            }
-        }
+        keys.keep(
+            rows.into_iter().map(Row::into_neutral).collect::<Result<Vec<_>, _>>()?,
+            &mut found,
+        )?;
     }
     Ok(found)
 }

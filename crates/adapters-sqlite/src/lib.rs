@@ -38,6 +38,8 @@ use recruit_ports::{
     ResumedBatch, SecretHash, StoreError, Tokens, ToolAuditEntry,
 };
 
+use recruit_ports::rows as neutral;
+
 use crate::rows::*;
 use crate::schema::*;
 
@@ -51,7 +53,7 @@ type Conn = SyncConnectionWrapper<SqliteConnection>;
 pub struct SqliteConfig {
     /// The database file; created when missing.
     pub path: PathBuf,
-    /// The most connections open at once.
+    /// The most connections open at once, 1 to [`SqliteConfig::MAX_POOL_SIZE`].
     pub pool_size: usize,
     /// How long a caller waits for a free connection before the store reports it unavailable.
     pub wait_timeout: Duration,
@@ -69,6 +71,10 @@ pub struct SqliteConfig {
 pub const MMAP_BYTES: u64 = 256 * 1024 * 1024;
 
 impl SqliteConfig {
+    /// The largest pool worth having: SQLite writes one transaction at a time, and more
+    /// readers than this only wait on the same file and cores.
+    pub const MAX_POOL_SIZE: usize = 8;
+
     /// Defaults for a file: 4 connections, 5 s to get one, 5 s for a lock, 4 MiB of page cache
     /// per connection.
     pub fn new(path: impl Into<PathBuf>) -> Self {
@@ -98,6 +104,9 @@ impl std::fmt::Debug for SqliteStore {
     }
 }
 
+/// The smallest page cache a connection gets, whatever the configuration says.
+const MIN_CACHE_KIB: u32 = 64;
+
 impl SqliteStore {
     /// Opens (creating when missing) the database file. Does not migrate: call
     /// [`SqliteStore::migrate`].
@@ -107,7 +116,7 @@ impl SqliteStore {
              PRAGMA busy_timeout = {}; PRAGMA cache_size = -{}; PRAGMA mmap_size = {MMAP_BYTES}; \
              PRAGMA temp_store = MEMORY;",
             config.busy_timeout.as_millis(),
-            config.cache_kib.max(64),
+            config.cache_kib.max(MIN_CACHE_KIB),
         );
         let mut manager = ManagerConfig::<Conn>::default();
         manager.custom_setup = Box::new(move |url| {
@@ -123,7 +132,7 @@ impl SqliteStore {
         let url = config.path.to_string_lossy().into_owned();
         let manager = AsyncDieselConnectionManager::<Conn>::new_with_config(url, manager);
         let pool = Pool::builder(manager)
-            .max_size(config.pool_size.max(1))
+            .max_size(config.pool_size.clamp(1, SqliteConfig::MAX_POOL_SIZE))
             .wait_timeout(Some(config.wait_timeout))
             .create_timeout(Some(config.wait_timeout))
             .runtime(deadpool::Runtime::Tokio1)
@@ -247,12 +256,14 @@ impl From<TxError> for ImportError {
     }
 }
 
-/// Inserts rows in chunks small enough for SQLite's limit of bound values per statement
-/// (32 766): `per_row` is the number of columns.
-macro_rules! insert_chunked {
-    ($c:expr, $table:expr, $rows:expr, $per_row:expr) => {{
-        let chunk = (30_000 / $per_row).max(1);
-        for part in $rows.chunks(chunk) {
+/// The most values bound to one statement: SQLite takes at most 32 766.
+const MAX_BOUND_VALUES: usize = 30_000;
+
+/// Inserts neutral rows into `$table` as `$row`s, as many to a statement as SQLite takes.
+macro_rules! insert_rows {
+    ($c:expr, $table:expr, $row:ty, $rows:expr) => {{
+        let rows: Vec<$row> = $rows.into_iter().map(<$row>::from).collect();
+        for part in rows.chunks((MAX_BOUND_VALUES / <$row as Row>::WIDTH).max(1)) {
             diesel::insert_into($table).values(part).execute($c)?;
         }
     }};
@@ -265,7 +276,8 @@ fn load_organization(c: &mut SqliteConnection, org: &[u8]) -> Result<Organizatio
         .order(organization_work_hours::position)
         .select(WorkHoursRow::as_select())
         .load(c)?;
-    Ok(row.into_record(hours)?)
+    let hours = hours.into_iter().map(Row::into_neutral).collect::<Result<_, _>>()?;
+    Ok(row.into_neutral()?.into_record(hours)?)
 }
 
 fn load_token(c: &mut SqliteConnection, token: &[u8]) -> Result<ApiToken, TxError> {
@@ -273,7 +285,7 @@ fn load_token(c: &mut SqliteConnection, token: &[u8]) -> Result<ApiToken, TxErro
         .filter(api_tokens::id.eq(token))
         .select(TokenRow::as_select())
         .first(c)?;
-    Ok(row.into_token()?)
+    Ok(row.into_neutral()?.into_token()?)
 }
 
 #[async_trait]
@@ -288,7 +300,7 @@ impl Directory for SqliteStore {
         let row = self
             .run(move |c| users::table.find((org, id)).select(UserRow::as_select()).first(c))
             .await?;
-        row.into_user()
+        row.into_neutral()?.into_user()
     }
 
     async fn find_user(&self, id: UserId) -> Result<User, StoreError> {
@@ -298,7 +310,7 @@ impl Directory for SqliteStore {
                 users::table.filter(users::id.eq(id)).select(UserRow::as_select()).first(c)
             })
             .await?;
-        row.into_user()
+        row.into_neutral()?.into_user()
     }
 
     async fn task_queue(
@@ -312,7 +324,7 @@ impl Directory for SqliteStore {
                 task_queues::table.find((org, id)).select(TaskQueueRow::as_select()).first(c)
             })
             .await?;
-        row.into_queue()
+        row.into_neutral().map(neutral::TaskQueueRow::into_queue)
     }
 
     async fn candidate(
@@ -326,7 +338,7 @@ impl Directory for SqliteStore {
                 candidates::table.find((org, id)).select(CandidateRow::as_select()).first(c)
             })
             .await?;
-        row.into_candidate()
+        row.into_neutral().map(neutral::CandidateRow::into_candidate)
     }
 
     async fn job(&self, organization: OrganizationId, id: JobId) -> Result<JobRecord, StoreError> {
@@ -359,7 +371,11 @@ impl Directory for SqliteStore {
                 Ok((row, settings, team))
             })
             .await?;
-        job_record(row, settings, team)
+        let team = team
+            .into_iter()
+            .map(|(role, user, name)| Ok((role, uuid(&user)?, name)))
+            .collect::<Result<_, StoreError>>()?;
+        neutral::job_record(row.into_neutral()?, settings.into_neutral()?, team)
     }
 }
 
@@ -380,11 +396,14 @@ impl Tokens for SqliteStore {
                     .first(c)
             })
             .await?;
-        Ok(Credential { token: token.into_token()?, user: user.into_user()? })
+        Ok(Credential {
+            token: token.into_neutral()?.into_token()?,
+            user: user.into_neutral()?.into_user()?,
+        })
     }
 
     async fn create_token(&self, token: &NewApiToken) -> Result<ApiToken, StoreError> {
-        let row = TokenRow::new(token);
+        let row = TokenRow::from(neutral::TokenRow::new(token));
         let id = blob(token.id.uuid());
         self.transaction(move |c| {
             diesel::insert_into(api_tokens::table).values(&row).execute(c)?;
@@ -442,20 +461,16 @@ impl Tokens for SqliteStore {
                 q.order((api_tokens::created_at.desc(), api_tokens::id.desc())).load(c)
             })
             .await?;
-        rows.into_iter().map(TokenRow::into_token).collect()
+        rows.into_iter().map(|r| r.into_neutral()?.into_token()).collect()
     }
-}
-
-fn count(n: usize) -> i32 {
-    i32::try_from(n).unwrap_or(i32::MAX)
 }
 
 #[async_trait]
 impl Ledgers for SqliteStore {
     async fn append_privacy_audit_logs(&self, entries: &[LedgerEntry]) -> Result<(), StoreError> {
-        let rows = entries.iter().map(LedgerRow::new).collect::<Result<Vec<_>, _>>()?;
+        let rows = entries.iter().map(neutral::LedgerRow::new).collect::<Result<Vec<_>, _>>()?;
         self.transaction(move |c| -> Result<(), TxError> {
-            insert_chunked!(c, privacy_audit_logs::table, &rows, 17);
+            insert_rows!(c, privacy_audit_logs::table, LedgerRow, rows);
             Ok(())
         })
         .await
@@ -499,20 +514,21 @@ impl Ledgers for SqliteStore {
                     .load(c)?;
                 let more = rows.len() > limit;
                 rows.truncate(limit);
-                let n = count(rows.len());
+                let n = rows.len();
                 diesel::insert_into(api_audit_log::table)
-                    .values(AuditRow::new(&record.api, n))
+                    .values(AuditRow::from(neutral::AuditRow::new(&record.api, n)))
                     .execute(c)?;
                 if let Some(tool) = &record.tool {
                     diesel::insert_into(tool_audit_log::table)
-                        .values(ToolAuditRow::new(tool, n))
+                        .values(ToolAuditRow::from(neutral::ToolAuditRow::new(tool, n)))
                         .execute(c)?;
                 }
                 Ok((rows, more))
             })
             .await
             .map_err(StoreError::from)?;
-        let entries = rows.into_iter().map(LedgerRow::into_entry).collect::<Result<_, _>>()?;
+        let entries =
+            rows.into_iter().map(|r| r.into_neutral()?.into_entry()).collect::<Result<_, _>>()?;
         Ok(LedgerPage { entries, more })
     }
 
@@ -531,7 +547,7 @@ impl Ledgers for SqliteStore {
                 q.order((api_audit_log::at.desc(), api_audit_log::id.desc())).limit(limit).load(c)
             })
             .await?;
-        rows.into_iter().map(AuditRow::into_entry).collect()
+        rows.into_iter().map(|r| r.into_neutral()?.into_entry()).collect()
     }
 
     async fn tool_audit_entries(
@@ -549,7 +565,7 @@ impl Ledgers for SqliteStore {
                 q.order((tool_audit_log::at.desc(), tool_audit_log::id.desc())).limit(limit).load(c)
             })
             .await?;
-        rows.into_iter().map(ToolAuditRow::into_entry).collect()
+        rows.into_iter().map(|r| r.into_neutral()?.into_entry()).collect()
     }
 }
 
@@ -694,42 +710,18 @@ fn insert_document(
 ) -> Result<ImportSummary, TxError> {
     let existing = look_up(c, doc)?;
     doc.check(&existing).map_err(|p| TxError::Import(ImportError::Invalid(p)))?;
-    let mut orgs = vec![];
-    let mut hours = vec![];
-    for o in &doc.organizations {
-        let (row, h) = OrganizationRow::new(o);
-        orgs.push(row);
-        hours.extend(h);
-    }
-    insert_chunked!(c, organizations::table, &orgs, 18);
-    insert_chunked!(c, organization_work_hours::table, &hours, 5);
-    let users: Vec<_> = doc.users.iter().map(UserRow::new).collect();
-    insert_chunked!(c, users::table, &users, 5);
-    let queues: Vec<_> = doc.task_queues.iter().map(TaskQueueRow::new).collect();
-    insert_chunked!(c, task_queues::table, &queues, 3);
-    let candidates: Vec<_> = doc.candidates.iter().map(CandidateRow::new).collect();
-    insert_chunked!(c, candidates::table, &candidates, 5);
-    let (mut jobs, mut settings, mut team) = (vec![], vec![], vec![]);
-    for j in &doc.jobs {
-        let (row, s, t) = job_rows(j);
-        jobs.push(row);
-        settings.push(s);
-        team.extend(t);
-    }
-    insert_chunked!(c, jobs::table, &jobs, 15);
-    insert_chunked!(c, job_settings::table, &settings, 28);
-    insert_chunked!(c, job_hiring_team::table, &team, 5);
-    let ledger =
-        doc.privacy_audit_logs.iter().map(LedgerRow::new).collect::<Result<Vec<_>, _>>()?;
-    insert_chunked!(c, privacy_audit_logs::table, &ledger, 17);
-    Ok(ImportSummary {
-        organizations: orgs.len(),
-        users: users.len(),
-        task_queues: queues.len(),
-        candidates: candidates.len(),
-        jobs: jobs.len(),
-        privacy_audit_logs: ledger.len(),
-    })
+    let rows = neutral::DocumentRows::new(doc)?;
+    let summary = rows.summary();
+    insert_rows!(c, organizations::table, OrganizationRow, rows.organizations);
+    insert_rows!(c, organization_work_hours::table, WorkHoursRow, rows.work_hours);
+    insert_rows!(c, users::table, UserRow, rows.users);
+    insert_rows!(c, task_queues::table, TaskQueueRow, rows.task_queues);
+    insert_rows!(c, candidates::table, CandidateRow, rows.candidates);
+    insert_rows!(c, jobs::table, JobRow, rows.jobs);
+    insert_rows!(c, job_settings::table, JobSettingsRow, rows.job_settings);
+    insert_rows!(c, job_hiring_team::table, HiringTeamRow, rows.hiring_team);
+    insert_rows!(c, privacy_audit_logs::table, LedgerRow, rows.privacy_audit_logs);
+    Ok(summary)
 }
 
 /// The stored privacy ledger entries among the batch's (organization, id) pairs.
@@ -737,29 +729,20 @@ fn stored_ledger_entries(
     c: &mut SqliteConnection,
     batch: &ImportDocument,
 ) -> Result<Vec<LedgerEntry>, TxError> {
-    let wanted: HashSet<_> =
-        batch.privacy_audit_logs.iter().map(|e| (e.organization_id, e.entry.id)).collect();
-    let orgs: Vec<_> = wanted
-        .iter()
-        .map(|(o, _)| o.uuid())
-        .collect::<HashSet<_>>()
-        .into_iter()
-        .map(blob)
-        .collect();
-    let ids: Vec<_> = wanted.iter().map(|(_, id)| blob(id.uuid())).collect();
+    let keys = neutral::LedgerKeys::new(batch);
+    let orgs: Vec<_> = keys.organizations.iter().copied().map(blob).collect();
     let mut found = vec![];
-    for part in ids.chunks(LOOKUP_CHUNK) {
+    for part in keys.ids.chunks(LOOKUP_CHUNK) {
+        let part: Vec<_> = part.iter().copied().map(blob).collect();
         let rows: Vec<LedgerRow> = privacy_audit_logs::table
             .filter(privacy_audit_logs::organization_id.eq_any(&orgs))
-            .filter(privacy_audit_logs::id.eq_any(part))
+            .filter(privacy_audit_logs::id.eq_any(&part))
             .select(LedgerRow::as_select())
             .load(c)?;
-        for row in rows {
-            let entry = row.into_ledger_entry()?;
-            if wanted.contains(&(entry.organization_id, entry.entry.id)) {
-                found.push(entry);
-            }
-        }
+        keys.keep(
+            rows.into_iter().map(Row::into_neutral).collect::<Result<Vec<_>, _>>()?,
+            &mut found,
+        )?;
     }
     Ok(found)
 }

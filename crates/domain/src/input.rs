@@ -81,7 +81,7 @@ impl FromStr for PageLimit {
 /// let lt: Timestamp = "2027-01-02T00:00:00Z".parse().unwrap();
 /// assert!(TimeWindow::new(gte, lt).is_ok()); // exactly 366 days
 /// let lt: Timestamp = "2027-01-02T00:00:00.000001Z".parse().unwrap();
-/// assert_eq!(TimeWindow::new(gte, lt).unwrap_err().to_string(), "the window is longer than 366 days");
+/// assert_eq!(TimeWindow::new(gte, lt).unwrap_err().to_string(), "must be at most 366 days after timestamp_gte");
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct TimeWindow {
@@ -97,7 +97,7 @@ pub enum TimeWindowError {
     #[error("must be later than timestamp_gte")]
     NotAfterStart,
     /// The window is longer than [`TimeWindow::MAX_DAYS`].
-    #[error("the window is longer than 366 days")]
+    #[error("must be at most {} days after timestamp_gte", TimeWindow::MAX_DAYS)]
     TooLong,
 }
 
@@ -146,6 +146,9 @@ pub struct IdFilter<R: Resource> {
     ids: BTreeSet<Id<R>>,
 }
 
+/// The most values an [`IdFilter`] may be given, whatever it filters.
+const MAX_IDS: usize = 100;
+
 /// Why a list of identifiers is not an [`IdFilter`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -154,7 +157,7 @@ pub enum IdFilterError {
     #[error("must hold at least one ID")]
     Empty,
     /// More than [`IdFilter::MAX_LEN`] values were given.
-    #[error("must hold at most 100 IDs; {found} were given")]
+    #[error("must hold at most {MAX_IDS} IDs; {found} were given")]
     TooMany {
         /// How many values were given.
         found: usize,
@@ -163,7 +166,7 @@ pub enum IdFilterError {
 
 impl<R: Resource> IdFilter<R> {
     /// The most values a filter may be given.
-    pub const MAX_LEN: usize = 100;
+    pub const MAX_LEN: usize = MAX_IDS;
 
     /// A filter of the given identifiers. The count is checked as given, duplicates included.
     pub fn new(ids: impl IntoIterator<Item = Id<R>>) -> Result<Self, IdFilterError> {
@@ -173,10 +176,25 @@ impl<R: Resource> IdFilter<R> {
             count += 1;
             set.insert(id);
         }
+        Self::check_len(count)?;
+        Ok(Self { ids: set })
+    }
+
+    /// Whether `count` values, duplicates included, are as many as a filter takes: what
+    /// [`IdFilter::new`] checks, for a caller that would rather know before parsing them.
+    ///
+    /// ```
+    /// use recruit_domain::{IdFilter, IdFilterError, PrivacyAuditLogId};
+    /// type Filter = IdFilter<recruit_domain::resource::PrivacyAuditLog>;
+    /// assert!(Filter::check_len(100).is_ok());
+    /// assert_eq!(Filter::check_len(101), Err(IdFilterError::TooMany { found: 101 }));
+    /// assert_eq!(Filter::check_len(0), Err(IdFilterError::Empty));
+    /// ```
+    pub fn check_len(count: usize) -> Result<(), IdFilterError> {
         match count {
             0 => Err(IdFilterError::Empty),
             n if n > Self::MAX_LEN => Err(IdFilterError::TooMany { found: n }),
-            _ => Ok(Self { ids: set }),
+            _ => Ok(()),
         }
     }
 

@@ -12,7 +12,9 @@ use hyper::{Request, Response};
 use hyper_util::service::TowerToHyperService;
 use recruit_domain::{ErrorCode, Scope};
 use recruit_mcp::{HttpCaller, McpService, Tools, ToolsConfig, transport};
-use recruit_service::{Credential, RequestContext, Service, ServiceError, Via, guarded};
+use recruit_service::{
+    Credential, RequestContext, Service, ServiceError, Via, guarded, log_failure,
+};
 
 use crate::metrics::Metrics;
 use crate::render::{self, Body};
@@ -116,16 +118,13 @@ impl Api {
     /// The API over `service`.
     pub fn new(service: Arc<Service>, config: HttpConfig) -> Self {
         let mut metrics = Metrics::new();
-        let limited = Arc::clone(&service);
-        metrics.set_rate_limit_refusals(Box::new(move || limited.rate_limit_refusals()));
-        let recorded = metrics.ledger_recorder();
+        let counted = Arc::clone(&service);
+        metrics.set_service_counts(Box::new(move || {
+            (counted.rate_limit_refusals(), counted.ledger_records())
+        }));
         let tools = ToolsConfig {
             public_base_url: config.public_base_url.clone(),
             deadline: config.request_deadline,
-            on_ledger_read: Some(Arc::new(move || {
-                recorded("api");
-                recorded("tool");
-            })),
         };
         let mcp = TowerToHyperService::new(Tools::http(Arc::clone(&service), tools));
         Self { service, config, metrics, mcp }
@@ -224,17 +223,8 @@ impl Api {
         let result = self.answer(request, routing, &request_id, client_ip, &mut organization).await;
         let mut response = match result {
             Ok(response) => response,
+            // Trouble on the server's side was logged where it happened, once.
             Err(e) => {
-                // Trouble on the server's side is logged once, here; a client's mistake is not
-                // an error of the server.
-                if e.code.http_status() >= 500 && allow.is_none() {
-                    tracing::error!(
-                        request.id = %request_id,
-                        error.code = %e.code,
-                        error.cause = e.cause.as_deref().unwrap_or("none"),
-                        "request failed"
-                    );
-                }
                 let mut response = render::error(&e, &self.config.public_base_url);
                 if let Some(allow) = allow {
                     *response.status_mut() = hyper::StatusCode::METHOD_NOT_ALLOWED;
@@ -258,9 +248,6 @@ impl Api {
         }
         let status = response.status().as_u16();
         self.metrics.observe(template, status, started.elapsed().as_secs_f64());
-        if status == 200 && template == "/v1/audit-logs/privacy" {
-            self.metrics.ledger_written("api");
-        }
         tracing::info!(
             http.method = %method,
             http.route = template,
@@ -342,7 +329,9 @@ impl Api {
         let secret = bearer_secret(&parts.headers)?;
         let service = Arc::clone(&self.service);
         let authenticate = async move { service.authenticate(secret.as_deref(), client_ip).await };
-        let caller = guarded(self.config.request_deadline, authenticate).await?;
+        let caller = guarded(self.config.request_deadline, authenticate)
+            .await
+            .inspect_err(|e| log_failure(request_id, e))?;
         *organization = Some(caller.token.organization_id.to_string());
         let accept = parts.headers.get_all(header::ACCEPT).iter().filter_map(|v| v.to_str().ok());
         let content_type = parts.headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
@@ -410,8 +399,6 @@ impl Api {
             Routing::Public(Public::Health, _) => {
                 return Ok(render::json(&serde_json::json!({"status": "ok"})));
             }
-            // The readiness probe asks the database, so it runs like an operation: under the
-            // deadline and the panic barrier.
             Routing::Public(Public::Ready, _) => None,
             Routing::NotFound => {
                 return Err(ServiceError::new(
@@ -438,28 +425,25 @@ impl Api {
             Some(_) => bearer_secret(&parts.headers)?,
             None => None,
         };
+        let Some(operation) = operation else {
+            // The readiness probe asks the database, so it runs like an operation: under the
+            // deadline and the panic barrier.
+            let service = Arc::clone(&self.service);
+            guarded(self.config.request_deadline, async move { service.ready().await })
+                .await
+                .inspect_err(|e| log_failure(request_id, e))?;
+            return Ok(render::json(&serde_json::json!({"status": "ready"})));
+        };
         let context =
             RequestContext { request_id: request_id.to_owned(), client_ip, via: Via::Rest };
-        // The operation runs as its own task: a panic in it becomes INTERNAL for this request
-        // only, and the deadline bounds it.
-        let service = Arc::clone(&self.service);
-        // Everything logged while the operation runs carries the request id.
-        let span = tracing::info_span!("request", request.id = %request_id);
-        let operation = tracing::Instrument::instrument(
-            async move {
-                let Some(operation) = operation else {
-                    service.ready().await?;
-                    return Ok((render::json(&serde_json::json!({"status": "ready"})), None));
-                };
-                let done = service.execute(Credential::Secret(secret), &context, operation).await?;
-                let mut response = render::json(&done.outcome.to_json()?);
-                render::rate_limit(response.headers_mut(), done.rate_limit.as_ref());
-                Ok::<_, ServiceError>((response, Some(done.organization.to_string())))
-            },
-            span,
-        );
-        let (response, org) = guarded(self.config.request_deadline, operation).await?;
-        *organization = org;
+        let done = self
+            .service
+            .run(self.config.request_deadline, Credential::Secret(secret), context, operation)
+            .await?;
+        let body = done.outcome.to_json().inspect_err(|e| log_failure(request_id, e))?;
+        let mut response = render::json(&body);
+        render::rate_limit(response.headers_mut(), done.rate_limit.as_ref());
+        *organization = Some(done.organization.to_string());
         Ok(response)
     }
 }

@@ -26,8 +26,18 @@ struct LedgerLabels {
     ledger: &'static str,
 }
 
-/// Where the counts of rate-limit refusals come from: per policy, the total so far.
-pub(crate) type Refusals = Box<dyn Fn() -> [(&'static str, u64); 3] + Send + Sync>;
+/// Where the service's own counts come from: rate-limit refusals per policy, and audit ledger
+/// entries written per ledger, each the total so far.
+pub(crate) type ServiceCounts =
+    Box<dyn Fn() -> ([(&'static str, u64); 3], [(&'static str, u64); 2]) + Send + Sync>;
+
+/// Raises `counter` to `total`, counted elsewhere.
+fn catch_up(counter: &Counter, total: u64) {
+    let counted = counter.get();
+    if total > counted {
+        counter.inc_by(total - counted);
+    }
+}
 
 fn latency_histogram() -> Histogram {
     // 0.5 ms to about 16 s.
@@ -51,7 +61,7 @@ pub(crate) struct Metrics {
     log_lines_dropped: Counter,
     log_drops: Option<Box<dyn Fn() -> u64 + Send + Sync>>,
     rate_limited: Family<PolicyLabels, Counter>,
-    refusals: Option<Refusals>,
+    service_counts: Option<ServiceCounts>,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -151,13 +161,14 @@ impl Metrics {
             log_lines_dropped,
             log_drops: None,
             rate_limited,
-            refusals: None,
+            service_counts: None,
         }
     }
 
-    /// Reads the counts of rate-limit refusals, per policy, from `refusals` at every scrape.
-    pub(crate) fn set_rate_limit_refusals(&mut self, refusals: Refusals) {
-        self.refusals = Some(refusals);
+    /// Reads the service's counts (rate-limit refusals, audit ledger entries written) from
+    /// `counts` at every scrape.
+    pub(crate) fn set_service_counts(&mut self, counts: ServiceCounts) {
+        self.service_counts = Some(counts);
     }
 
     /// Reads the pool's numbers from `status` at every scrape.
@@ -193,20 +204,6 @@ impl Metrics {
         self.latency.get_or_create(&labels).observe(seconds);
     }
 
-    /// Counts audit ledger entries written.
-    pub(crate) fn ledger_written(&self, ledger: &'static str) {
-        self.ledger_records.get_or_create(&LedgerLabels { ledger }).inc();
-    }
-
-    /// A function that counts audit ledger entries written, into these metrics, for parts of
-    /// the server that do not hold them.
-    pub(crate) fn ledger_recorder(&self) -> impl Fn(&'static str) + Send + Sync + 'static {
-        let family = self.ledger_records.clone();
-        move |ledger| {
-            family.get_or_create(&LedgerLabels { ledger }).inc();
-        }
-    }
-
     /// The metrics in the OpenMetrics text format.
     pub(crate) fn encode(&self) -> String {
         if let Some(pool) = &self.pool {
@@ -218,19 +215,15 @@ impl Metrics {
             self.pool_waiting.set(as_gauge(status.waiting));
         }
         if let Some(dropped) = &self.log_drops {
-            let total = dropped();
-            let counted = self.log_lines_dropped.get();
-            if total > counted {
-                self.log_lines_dropped.inc_by(total - counted);
-            }
+            catch_up(&self.log_lines_dropped, dropped());
         }
-        if let Some(refusals) = &self.refusals {
-            for (policy, total) in refusals() {
-                let counter = self.rate_limited.get_or_create(&PolicyLabels { policy });
-                let counted = counter.get();
-                if total > counted {
-                    counter.inc_by(total - counted);
-                }
+        if let Some(counts) = &self.service_counts {
+            let (refusals, records) = counts();
+            for (policy, total) in refusals {
+                catch_up(&self.rate_limited.get_or_create(&PolicyLabels { policy }), total);
+            }
+            for (ledger, total) in records {
+                catch_up(&self.ledger_records.get_or_create(&LedgerLabels { ledger }), total);
             }
         }
         let mut text = String::new();

@@ -23,4 +23,4 @@
 mod tools;
 pub mod transport;
 
-pub use tools::{HttpCaller, McpService, TOOL_NAMES, Tools, ToolsConfig};
+pub use tools::{HttpCaller, McpService, Tools, ToolsConfig};

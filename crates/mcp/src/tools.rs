@@ -7,8 +7,8 @@ use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
 use recruit_service::{
-    Caller, GetJobParams, ListParams, Operation, RequestContext, Service, ServiceError, Via,
-    guarded, problems,
+    Caller, GetJobParams, ListParams, Operation, OperationKind, RequestContext, Service,
+    ServiceError, Via, problems,
 };
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, JsonObject,
@@ -21,9 +21,6 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Map, Value};
 
-/// The tools, in the order they are listed.
-pub const TOOL_NAMES: [&str; 3] = ["list_privacy_audit_logs", "get_job", "get_organization"];
-
 /// The protocol revisions served: the current, stateless one and the last with a handshake.
 const REVISIONS: &[ProtocolVersion] =
     &[ProtocolVersion::V_2025_11_25, ProtocolVersion::V_2026_07_28];
@@ -34,9 +31,10 @@ static SCHEMAS: LazyLock<Value> = LazyLock::new(|| {
         .unwrap_or_default()
 });
 
-static TOOLS: LazyLock<Vec<Tool>> = LazyLock::new(|| {
-    let descriptions = [
-        (
+/// A tool's title and description, for models.
+fn describe(kind: OperationKind) -> (&'static str, &'static str) {
+    match kind {
+        OperationKind::ListPrivacyAuditLogs => (
             "List privacy audit log entries",
             "Lists entries of the organization's privacy audit ledger, newest first: who \
              (account_id) accessed whose personal data (data_subject: an employee, a candidate, \
@@ -51,7 +49,7 @@ static TOOLS: LazyLock<Vec<Tool>> = LazyLock::new(|| {
              recorded in the audit ledgers. Failures return the error envelope (`error.code`, \
              `error.message`, `error.details`).",
         ),
-        (
+        OperationKind::GetJob => (
             "Get a job",
             "Gets one job of the caller's organization by `job_id` (`job_…` or a UUID, dashed or \
              not, any case): name, status (DRAFT, OPEN, CLOSED), confidentiality, locations, \
@@ -61,7 +59,7 @@ static TOOLS: LazyLock<Vec<Tool>> = LazyLock::new(|| {
              owner, an admin or a member of its hiring team (otherwise PERMISSION_DENIED). Needs \
              the jobs:read scope. Failures return the error envelope.",
         ),
-        (
+        OperationKind::GetOrganization => (
             "Get the organization",
             "Gets the caller's organization, the one the token belongs to: name, domain, a link \
              to the web app, and its scheduling defaults (work hours per weekday, interviewer \
@@ -69,51 +67,56 @@ static TOOLS: LazyLock<Vec<Tool>> = LazyLock::new(|| {
              keywords). Takes no arguments. Needs the organization:read scope. Failures return \
              the error envelope.",
         ),
-    ];
-    TOOL_NAMES
-        .iter()
-        .zip(descriptions)
-        .map(|(name, (title, description))| {
-            let schema = |which: &str| Arc::new(object(&SCHEMAS[*name][which]));
-            Tool::new(*name, description, schema("input"))
-                .with_title(title)
-                .with_raw_output_schema(schema("output"))
-                .with_annotations(
-                    ToolAnnotations::new()
-                        .read_only(true)
-                        .destructive(false)
-                        .idempotent(true)
-                        .open_world(false),
-                )
-        })
-        .collect()
-});
-
-fn object(value: &Value) -> JsonObject {
-    value.as_object().cloned().unwrap_or_default()
+    }
 }
 
+/// The operation a call of `kind`'s tool with `arguments` asks for: JSON types are checked
+/// here, values by the service.
+fn operation(kind: OperationKind, arguments: &JsonObject) -> Operation {
+    match kind {
+        OperationKind::ListPrivacyAuditLogs => {
+            Operation::ListPrivacyAuditLogs(list_params(arguments))
+        }
+        OperationKind::GetJob => Operation::GetJob(job_params(arguments)),
+        OperationKind::GetOrganization => Operation::GetOrganization {
+            problems: arguments.keys().map(|k| problems::unknown_parameter(k)).collect(),
+        },
+    }
+}
+
+/// A tool's input (`which` = `"input"`) or output schema, if `build.rs` derived one.
+fn schema(kind: OperationKind, which: &str) -> Option<JsonObject> {
+    SCHEMAS.get(kind.tool_name())?.get(which)?.as_object().filter(|o| !o.is_empty()).cloned()
+}
+
+/// The tool of `kind`, as listed.
+fn tool(kind: OperationKind) -> Tool {
+    let (title, description) = describe(kind);
+    let schema = |which| Arc::new(schema(kind, which).unwrap_or_default());
+    Tool::new(kind.tool_name(), description, schema("input"))
+        .with_title(title)
+        .with_raw_output_schema(schema("output"))
+        .with_annotations(
+            ToolAnnotations::new()
+                .read_only(true)
+                .destructive(false)
+                .idempotent(true)
+                .open_world(false),
+        )
+}
+
+/// The tools, in the order they are listed.
+static TOOLS: LazyLock<Vec<Tool>> =
+    LazyLock::new(|| OperationKind::ALL.into_iter().map(tool).collect());
+
 /// The tool interface's settings.
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct ToolsConfig {
     /// The URL clients reach the server at; the `docs_url` of errors is built from it. Empty:
     /// errors carry no link.
     pub public_base_url: String,
     /// The longest a tool call may take; past it the call fails with UPSTREAM_TIMEOUT.
     pub deadline: Duration,
-    /// Called after each read of the privacy ledger through a tool, once its records in the
-    /// API and tool-interface audit ledgers are written (for metrics).
-    pub on_ledger_read: Option<Arc<dyn Fn() + Send + Sync>>,
-}
-
-impl std::fmt::Debug for ToolsConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ToolsConfig")
-            .field("public_base_url", &self.public_base_url)
-            .field("deadline", &self.deadline)
-            .field("on_ledger_read", &self.on_ledger_read.is_some())
-            .finish()
-    }
 }
 
 /// What the HTTP layer established about a request before handing it to the tool interface:
@@ -196,10 +199,10 @@ impl Tools {
         Ok(())
     }
 
-    /// Runs tool `name` with `arguments`: the REST body on success, the error otherwise.
+    /// Runs the tool of `kind` with `arguments`: the REST body on success, the error otherwise.
     async fn call(
         &self,
-        name: &'static str,
+        kind: OperationKind,
         arguments: JsonObject,
         http: Option<HttpCaller>,
     ) -> Result<Value, ServiceError> {
@@ -214,42 +217,33 @@ impl Tools {
             }
             (Credential::Http, None) => return Err(ServiceError::unauthenticated()),
         };
-        let service = Arc::clone(&self.service);
-        let span = tracing::info_span!("tool", request.id = %request_id, tool = name);
+        let operation = operation(kind, &arguments);
         let context = RequestContext {
-            request_id,
+            request_id: request_id.clone(),
             client_ip,
-            via: Via::Tool { name: name.to_owned(), arguments: Value::Object(arguments.clone()) },
-        };
-        let operation = match name {
-            "list_privacy_audit_logs" => Operation::ListPrivacyAuditLogs(list_params(&arguments)),
-            "get_job" => Operation::GetJob(job_params(&arguments)),
-            _ => Operation::GetOrganization {
-                problems: arguments.keys().map(|k| problems::unknown_parameter(k)).collect(),
+            via: Via::Tool {
+                name: kind.tool_name().to_owned(),
+                arguments: Value::Object(arguments),
             },
         };
-        let operation = async move {
-            service.execute(credential, &context, operation).await?.outcome.to_json()
-        };
         let started = std::time::Instant::now();
-        let result =
-            guarded(self.config.deadline, tracing::Instrument::instrument(operation, span.clone()))
-                .await;
-        if result.is_ok()
-            && name == "list_privacy_audit_logs"
-            && let Some(recorded) = &self.config.on_ledger_read
-        {
-            recorded();
-        }
-        let _entered = span.enter();
+        let result = self
+            .service
+            .run(self.config.deadline, credential, context, operation)
+            .await
+            .and_then(|done| {
+                done.outcome.to_json().inspect_err(|e| recruit_service::log_failure(&request_id, e))
+            });
+        let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
         match &result {
             Ok(_) => {
-                tracing::info!(latency_ms = started.elapsed().as_secs_f64() * 1000.0, "tool call")
+                tracing::info!(request.id = %request_id, tool = kind.tool_name(), latency_ms, "tool call")
             }
             Err(e) => tracing::info!(
-                latency_ms = started.elapsed().as_secs_f64() * 1000.0,
+                request.id = %request_id,
+                tool = kind.tool_name(),
+                latency_ms,
                 error.code = %e.code,
-                error.cause = e.cause.as_deref().unwrap_or("none"),
                 "tool call failed"
             ),
         }
@@ -362,9 +356,10 @@ impl ServerHandler for Tools {
         request: CallToolRequestParams,
         context: McpContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let Some(name) = TOOL_NAMES.iter().find(|t| **t == request.name) else {
+        let Some(kind) = OperationKind::from_tool_name(&request.name) else {
+            let names: Vec<_> = OperationKind::ALL.iter().map(|k| k.tool_name()).collect();
             return Err(ErrorData::invalid_params(
-                format!("There is no tool named `{}`; the tools are {TOOL_NAMES:?}.", request.name),
+                format!("There is no tool named `{}`; the tools are {names:?}.", request.name),
                 None,
             ));
         };
@@ -373,12 +368,67 @@ impl ServerHandler for Tools {
             .get::<http::request::Parts>()
             .and_then(|parts| parts.extensions.get::<HttpCaller>())
             .cloned();
-        let result = match self.call(name, request.arguments.unwrap_or_default(), http).await {
+        let result = match self.call(kind, request.arguments.unwrap_or_default(), http).await {
             Ok(value) => CallToolResult::structured(value),
             Err(e) => {
                 CallToolResult::structured_error(json(&e.envelope(&self.config.public_base_url)))
             }
         };
         Ok(result.into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_operation_is_a_tool_with_a_title_a_description_and_both_schemas() {
+        assert_eq!(TOOLS.len(), OperationKind::ALL.len());
+        for (kind, listed) in OperationKind::ALL.into_iter().zip(TOOLS.iter()) {
+            let name = kind.tool_name();
+            assert_eq!(listed.name, name, "tools are listed in the order of the operations");
+            let (title, description) = describe(kind);
+            assert!(!title.is_empty() && description.len() > 40, "{name} is not described");
+            for which in ["input", "output"] {
+                let schema = schema(kind, which)
+                    .unwrap_or_else(|| panic!("{name} has no {which} schema from the OpenAPI"));
+                assert_eq!(schema.get("type"), Some(&Value::from("object")), "{name} {which}");
+            }
+            assert_eq!(OperationKind::from_tool_name(name), Some(kind));
+        }
+    }
+
+    #[test]
+    fn a_name_that_is_not_exactly_a_tools_is_no_tool() {
+        for name in ["delete_everything", "GET_JOB", "get_job ", "getJob", "", "get"] {
+            assert_eq!(OperationKind::from_tool_name(name), None, "{name:?}");
+        }
+    }
+
+    #[test]
+    fn arguments_become_the_operation_of_their_tool_and_unknown_ones_are_problems() {
+        let arguments = |v: Value| v.as_object().cloned().unwrap_or_default();
+        let job = operation(OperationKind::GetJob, &arguments(serde_json::json!({"job_id": "x"})));
+        assert!(matches!(&job, Operation::GetJob(p) if p.job_id == "x" && p.problems.is_empty()));
+        let organization =
+            operation(OperationKind::GetOrganization, &arguments(serde_json::json!({"x": 1})));
+        assert!(matches!(
+            &organization,
+            Operation::GetOrganization { problems } if problems.len() == 1 && problems[0].get("field") == Some("x")
+        ));
+        let list = operation(
+            OperationKind::ListPrivacyAuditLogs,
+            &arguments(serde_json::json!({"limit": "5", "ids": ["a"], "cursor": null})),
+        );
+        match list {
+            Operation::ListPrivacyAuditLogs(p) => {
+                assert_eq!(p.ids, Some(vec!["a".to_owned()]));
+                assert_eq!(p.cursor, None, "a null cursor is no cursor");
+                assert_eq!(p.problems.len(), 1, "a limit given as a string is one problem");
+                assert_eq!(p.problems[0].get("field"), Some("limit"));
+            }
+            other => panic!("{other:?}"),
+        }
     }
 }

@@ -9,7 +9,7 @@ use crate::StoreError;
 /// The data subject of a ledger entry as columns. Every variant fills `subject_type`; the
 /// other columns are set only by the variants that have them.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct SubjectColumns {
+pub(crate) struct SubjectColumns {
     /// `EMPLOYEE`, `CANDIDATE` or `BULK`.
     pub subject_type: String,
     /// The employee of an `EMPLOYEE` subject.
@@ -31,7 +31,7 @@ pub struct SubjectColumns {
 impl SubjectColumns {
     /// The columns of a data subject. Fails only for a bulk count above `i64::MAX`, which no
     /// column type the stores use can hold.
-    pub fn from_subject(subject: &DataSubject) -> Result<Self, StoreError> {
+    pub(crate) fn from_subject(subject: &DataSubject) -> Result<Self, StoreError> {
         let mut c = Self::default();
         match subject {
             DataSubject::Employee { user } => {
@@ -76,7 +76,7 @@ impl SubjectColumns {
 
     /// The data subject these columns hold. Fails when they do not describe one, which means
     /// the stored row is corrupt.
-    pub fn into_subject(self) -> Result<DataSubject, StoreError> {
+    pub(crate) fn into_subject(self) -> Result<DataSubject, StoreError> {
         let corrupt = |what: &str| StoreError::other(format!("corrupt ledger row: {what}"));
         match self.subject_type.as_str() {
             "EMPLOYEE" => Ok(DataSubject::Employee {

@@ -16,6 +16,7 @@ mod columns;
 mod error;
 mod import;
 mod records;
+pub mod rows;
 mod traits;
 
 #[cfg(feature = "testkit")]
@@ -23,7 +24,6 @@ pub mod faulty;
 #[cfg(feature = "testkit")]
 pub mod testkit;
 
-pub use columns::SubjectColumns;
 pub use error::{ImportError, ImportProblem, StoreError};
 pub use import::{
     ExistingIds, ImportDocument, ImportSummary, Lookups, NewHiringTeamMember, NewJob, ResumedBatch,

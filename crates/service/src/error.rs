@@ -155,6 +155,19 @@ where
     }
 }
 
+/// Logs a failure of the server's side (a 5xx) once, at error level, with its request id and
+/// its cause; a client's mistake is not an error of the server and is not logged here.
+pub fn log_failure(request_id: &str, e: &ServiceError) {
+    if e.code.http_status() >= 500 {
+        tracing::error!(
+            request.id = %request_id,
+            error.code = %e.code,
+            error.cause = e.cause.as_deref().unwrap_or("none"),
+            "request failed"
+        );
+    }
+}
+
 impl fmt::Display for ServiceError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}: {}", self.code, self.message)

@@ -1,14 +1,17 @@
 //! The operations of recruitd over the ports, free of any transport: what the REST API and
 //! the tool interface both call, so that neither re-implements a rule.
 //!
-//! [`Service::execute`] is the one entry point of every interface: a transport turns a request
-//! into an [`Operation`] and hands it over with the client's [`Credential`]. The service
+//! [`Service::run`] is the one entry point of every interface: a transport turns a request into
+//! an [`Operation`] and hands it over with the client's [`Credential`]; everything known of an
+//! operation before its input is read (its names, scope, permission, rate-limit class, whether
+//! it is recorded) is its [`OperationKind`]'s. The service
 //! authenticates the secret (hashed, compared in constant time, expired and revoked tokens
 //! refused), applies the rate limits ([`limits`]: per token and class of operation, and per
 //! client address for failed authentications), and runs the operation with the order of checks
 //! of design.md §3, the signed cursor of the privacy ledger ([`cursor`]), and the recording of
 //! every read of that ledger in the same transaction as the read. Errors are [`ServiceError`]s
-//! carrying their API error code and rate-limit status; transports only render them.
+//! carrying their API error code and rate-limit status; a failure on the server's side is
+//! logged once, here, whichever interface it came through; transports only render them.
 //!
 //! Besides the API: importing ([`import`]: JSON documents and NDJSON ledgers, errors naming
 //! their path or line) and the deterministic demo data ([`demo`]).
@@ -22,11 +25,13 @@ pub mod demo;
 mod error;
 pub mod import;
 pub mod limits;
+mod operation;
 pub mod problems;
 mod service;
 
-pub use error::{ServiceError, guarded};
-pub use service::{
-    Caller, Credential, Done, GetJobParams, LIST_PRIVACY_AUDIT_LOGS, ListParams, Operation,
-    Outcome, RequestContext, Service, ServiceConfig, Via,
+pub use error::{ServiceError, guarded, log_failure};
+pub use operation::{
+    Caller, Credential, Done, GetJobParams, ListParams, Operation, OperationKind, Outcome,
+    RequestContext, Via,
 };
+pub use service::{Service, ServiceConfig};

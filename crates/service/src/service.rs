@@ -1,6 +1,6 @@
-//! The operations: authentication, then `list_privacy_audit_logs`, `get_job` and
-//! `get_organization`, each checking in the order of design.md §3: credential, scope, the acting
-//! user's permission, input validation, existence, access to the object.
+//! The service: [`Service::run`] and [`Service::execute`] take an [`Operation`] through the
+//! order of checks of design.md §3 (credential, rate limit, scope, the acting user's
+//! permission, input validation, existence, access to the object), then the operation itself.
 //!
 //! Operations take their input raw, as a transport received it, and validate it themselves at
 //! the right step, so that no transport can report a validation error before an authorization
@@ -8,13 +8,15 @@
 
 use std::collections::HashMap;
 use std::net::IpAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use recruit_domain::resource::PrivacyAuditLog as PrivacyAuditLogResource;
 use recruit_domain::{
-    ApiTokenId, ErrorCode, ErrorDetail, IdFilter, Job, JobId, Organization, OrganizationId, Page,
-    PageLimit, Pagination, Permission, PrivacyAuditLog, PrivacyAuditLogId, Scope, TimeWindow,
-    TimeWindowError, Timestamp, User, UserId, Uuid,
+    ApiTokenId, ErrorCode, ErrorDetail, IdFilter, Job, JobId, Organization, Page, PageLimit,
+    Pagination, Permission, PrivacyAuditLog, PrivacyAuditLogId, Scope, TimeWindow, Timestamp,
+    UserId, Uuid,
 };
 use recruit_ports::{
     ApiToken, AuditEntry, Interface, NewApiToken, PrivacyLogQuery, ReadRecord, Store, StoreError,
@@ -24,8 +26,12 @@ use subtle::ConstantTimeEq;
 
 use crate::auth::{generate_secret, hash_secret, looks_like_secret};
 use crate::cursor::{self, CursorKey, Filters};
-use crate::error::ServiceError;
-use crate::limits::{OperationClass, RateLimitConfig, RateLimitStatus, RateLimits};
+use crate::error::{ServiceError, guarded};
+use crate::limits::{RateLimitConfig, RateLimits};
+use crate::operation::{
+    Caller, Credential, Done, GetJobParams, ListParams, Operation, OperationKind, Outcome,
+    RequestContext, Via,
+};
 
 /// How the service is set up.
 #[derive(Clone, Debug)]
@@ -49,167 +55,6 @@ impl ServiceConfig {
     }
 }
 
-/// An authenticated caller: the token and the user it acts as.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Caller {
-    /// The token the request came with.
-    pub token: ApiToken,
-    /// The user the token acts as, with their current role.
-    pub user: User,
-}
-
-impl Caller {
-    fn require(&self, scope: Scope) -> Result<(), ServiceError> {
-        if self.token.scopes.contains(&scope) {
-            Ok(())
-        } else {
-            Err(ServiceError::insufficient_scope(scope))
-        }
-    }
-}
-
-/// Where a request came from, for the audit ledgers.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RequestContext {
-    /// The request's identifier.
-    pub request_id: String,
-    /// The client's IP address, when known. Failed authentications are counted per address.
-    pub client_ip: Option<IpAddr>,
-    /// The interface, and for the tool interface the tool and its arguments.
-    pub via: Via,
-}
-
-/// The interface a request came through.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Via {
-    /// The REST API.
-    Rest,
-    /// The tool interface, calling `name` with `arguments`.
-    Tool {
-        /// The tool's name.
-        name: String,
-        /// The call's arguments, as received.
-        arguments: serde_json::Value,
-    },
-}
-
-/// The parameters of listing the privacy audit ledger, raw, as a transport received them.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ListParams {
-    /// `timestamp_gte`, required.
-    pub timestamp_gte: Option<String>,
-    /// `timestamp_lt`, required.
-    pub timestamp_lt: Option<String>,
-    /// `limit`, 1 to 100, default 25.
-    pub limit: Option<String>,
-    /// The values of `ids`, when the parameter was given (possibly none).
-    pub ids: Option<Vec<String>>,
-    /// `cursor`, from the previous page.
-    pub cursor: Option<String>,
-    /// Problems the transport found itself (an unknown or repeated parameter, a value of the
-    /// wrong JSON type), reported together with the service's own.
-    pub problems: Vec<ErrorDetail>,
-}
-
-/// The parameters of reading a job, raw.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct GetJobParams {
-    /// The job's identifier, in any accepted spelling.
-    pub job_id: String,
-    /// What the transport calls the identifier (`jobId` in the REST path, `job_id` among a
-    /// tool's arguments), so that error details name what the client sent.
-    pub name: &'static str,
-    /// Problems the transport found itself, reported with the service's own.
-    pub problems: Vec<ErrorDetail>,
-}
-
-/// An operation of the API, with its input raw, as a transport received it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Operation {
-    /// One page of the privacy audit ledger.
-    ListPrivacyAuditLogs(ListParams),
-    /// One job.
-    GetJob(GetJobParams),
-    /// The caller's organization; it takes no input, so only the transport's problems (such
-    /// as a parameter it does not have).
-    GetOrganization {
-        /// Problems the transport found.
-        problems: Vec<ErrorDetail>,
-    },
-}
-
-impl Operation {
-    /// The operation's name: its OpenAPI `operationId`, as the audit ledgers record it.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Self::ListPrivacyAuditLogs(_) => LIST_PRIVACY_AUDIT_LOGS,
-            Self::GetJob(_) => "getJob",
-            Self::GetOrganization { .. } => "getOrganization",
-        }
-    }
-
-    /// The class whose rate limit the operation counts against.
-    pub fn class(&self) -> OperationClass {
-        match self {
-            Self::ListPrivacyAuditLogs(_) => OperationClass::LedgerRead,
-            Self::GetJob(_) | Self::GetOrganization { .. } => OperationClass::Read,
-        }
-    }
-}
-
-/// What an operation returns; serialized, the body of its success.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
-#[serde(untagged)]
-pub enum Outcome {
-    /// A page of the privacy audit ledger.
-    PrivacyAuditLogs(Page<PrivacyAuditLog>),
-    /// A job.
-    Job(Job),
-    /// The organization.
-    Organization(Organization),
-}
-
-impl Outcome {
-    /// The outcome as JSON. A value that cannot be serialized is INTERNAL on every interface,
-    /// never an empty success.
-    pub fn to_json(&self) -> Result<serde_json::Value, ServiceError> {
-        serde_json::to_value(self).map_err(|e| ServiceError {
-            cause: Some(format!("the response could not be serialized: {e}").into()),
-            ..ServiceError::internal()
-        })
-    }
-}
-
-/// Who runs an operation: a secret still to authenticate, or a caller a transport has
-/// authenticated already (the tool interface over HTTP, before the protocol library runs).
-#[derive(Clone)]
-pub enum Credential {
-    /// The secret the client presented, if any.
-    Secret(Option<String>),
-    /// An authenticated caller.
-    Authenticated(Box<Caller>),
-}
-
-impl std::fmt::Debug for Credential {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Secret(s) => f.debug_tuple("Secret").field(&s.as_ref().map(|_| "…")).finish(),
-            Self::Authenticated(c) => f.debug_tuple("Authenticated").field(c).finish(),
-        }
-    }
-}
-
-/// A completed operation.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Done {
-    /// What it returned.
-    pub outcome: Outcome,
-    /// Where the caller stands with the operation's rate limit, when one applies.
-    pub rate_limit: Option<RateLimitStatus>,
-    /// The caller's organization.
-    pub organization: OrganizationId,
-}
-
 /// The operations of recruitd over a store.
 pub struct Service {
     store: Arc<dyn Store>,
@@ -217,6 +62,8 @@ pub struct Service {
     limits: RateLimits,
     /// When each token's use was last written, so that it is written at most once a minute.
     touched: Mutex<HashMap<ApiTokenId, Instant>>,
+    /// Audit ledger entries written so far: the API ledger's, and the tool-interface ledger's.
+    recorded: [AtomicU64; 2],
 }
 
 impl std::fmt::Debug for Service {
@@ -228,14 +75,50 @@ impl std::fmt::Debug for Service {
 /// How often a token's last use is written.
 const TOUCH_INTERVAL: Duration = Duration::from_secs(60);
 
-/// The name of the privacy ledger list in the audit ledgers.
-pub const LIST_PRIVACY_AUDIT_LOGS: &str = "listPrivacyAuditLogs";
+/// How many tokens' last writes are remembered before those older than [`TOUCH_INTERVAL`] are
+/// forgotten.
+const TOUCHED_CAPACITY: usize = 4096;
 
 impl Service {
     /// A service over `store`.
     pub fn new(store: Arc<dyn Store>, config: ServiceConfig) -> Self {
         let limits = RateLimits::new(config.rate_limits);
-        Self { store, config, limits, touched: Mutex::new(HashMap::new()) }
+        Self {
+            store,
+            config,
+            limits,
+            touched: Mutex::new(HashMap::new()),
+            recorded: Default::default(),
+        }
+    }
+
+    /// Runs `operation` as [`Service::execute`] does, as a task of its own under `deadline`
+    /// (a panic becomes INTERNAL, the deadline passing UPSTREAM_TIMEOUT) and in a span with
+    /// the request id. A failure on the server's side is logged here, once, at error level,
+    /// whichever interface the request came through. Interfaces run operations through this.
+    pub async fn run(
+        self: &Arc<Self>,
+        deadline: Duration,
+        credential: Credential,
+        context: RequestContext,
+        operation: Operation,
+    ) -> Result<Done, ServiceError> {
+        let service = Arc::clone(self);
+        let request_id = context.request_id.clone();
+        let span = tracing::info_span!(
+            "operation",
+            request.id = %request_id,
+            operation = operation.kind().operation_id()
+        );
+        let operation = tracing::Instrument::instrument(
+            async move { service.execute(credential, &context, operation).await },
+            span,
+        );
+        let result = guarded(deadline, operation).await;
+        if let Err(e) = &result {
+            crate::error::log_failure(&request_id, e);
+        }
+        result
     }
 
     /// Runs `operation` for the holder of `credential`, in the order of checks of design.md
@@ -255,25 +138,52 @@ impl Service {
             }
             Credential::Authenticated(caller) => *caller,
         };
-        let rate_limit = self.limits.admit(caller.token.id, operation.class())?;
-        let outcome = match operation {
-            Operation::ListPrivacyAuditLogs(params) => self
-                .list_privacy_audit_logs(&caller, context, params)
-                .await
-                .map(Outcome::PrivacyAuditLogs),
-            Operation::GetJob(params) => self.get_job(&caller, params).await.map(Outcome::Job),
-            Operation::GetOrganization { problems } => {
-                self.get_organization(&caller, problems).await.map(Outcome::Organization)
-            }
+        let kind = operation.kind();
+        let rate_limit = self.limits.admit(caller.token.id, kind.class())?;
+        let outcome = match self.authorize(&caller, kind) {
+            Err(e) => Err(e),
+            Ok(()) => match operation {
+                Operation::ListPrivacyAuditLogs(params) => self
+                    .list_privacy_audit_logs(&caller, context, params)
+                    .await
+                    .map(Outcome::PrivacyAuditLogs),
+                Operation::GetJob(params) => self.get_job(&caller, params).await.map(Outcome::Job),
+                Operation::GetOrganization { problems } => {
+                    self.get_organization(&caller, problems).await.map(Outcome::Organization)
+                }
+            },
         };
         match outcome {
             Ok(outcome) => {
+                if kind.recorded() {
+                    self.recorded[0].fetch_add(1, Ordering::Relaxed);
+                    if matches!(context.via, Via::Tool { .. }) {
+                        self.recorded[1].fetch_add(1, Ordering::Relaxed);
+                    }
+                }
                 Ok(Done { outcome, rate_limit, organization: caller.token.organization_id })
             }
             Err(e) => {
                 Err(ServiceError { rate_limit: e.rate_limit.or(rate_limit.map(Box::new)), ..e })
             }
         }
+    }
+
+    /// The scope and the acting user's permission an operation of `kind` needs.
+    fn authorize(&self, caller: &Caller, kind: OperationKind) -> Result<(), ServiceError> {
+        caller.require(kind.scope())?;
+        match kind.permission() {
+            Some((permission, why)) if !caller.user.role.holds(permission) => {
+                Err(ServiceError::permission_denied(why))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Audit ledger entries written so far, per ledger (`api`, `tool`), for metrics.
+    pub fn ledger_records(&self) -> [(&'static str, u64); 2] {
+        let count = |i: usize| self.recorded[i].load(Ordering::Relaxed);
+        [("api", count(0)), ("tool", count(1))]
     }
 
     /// Operations refused by a rate limit so far, per policy (`reads`, `ledger_reads`,
@@ -345,6 +255,11 @@ impl Service {
                 self.touched.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
             let due = touched.get(&id).is_none_or(|at| at.elapsed() >= TOUCH_INTERVAL);
             if due {
+                // Tokens not seen for a minute are forgotten now and then: the map holds the
+                // tokens in use, not every token ever used.
+                if touched.len() >= TOUCHED_CAPACITY {
+                    touched.retain(|_, at| at.elapsed() < TOUCH_INTERVAL);
+                }
                 touched.insert(id, Instant::now());
             }
             due
@@ -365,13 +280,6 @@ impl Service {
         context: &RequestContext,
         params: ListParams,
     ) -> Result<Page<PrivacyAuditLog>, ServiceError> {
-        caller.require(Scope::AuditLogsRead)?;
-        if !caller.user.role.holds(Permission::ReadAuditLogs) {
-            return Err(ServiceError::permission_denied(
-                "Reading the privacy audit ledger needs the READ_AUDIT_LOGS permission, which only \
-                 owners of the organization hold.",
-            ));
-        }
         let input = validate_list(params)?;
         let organization = caller.token.organization_id;
         let filters = Filters { window: input.window, ids: input.ids.as_ref() };
@@ -440,7 +348,7 @@ impl Service {
                 organization_id: caller.token.organization_id,
                 token_id: caller.token.id,
                 user_id: caller.user.id,
-                operation: LIST_PRIVACY_AUDIT_LOGS.into(),
+                operation: OperationKind::ListPrivacyAuditLogs.operation_id().into(),
                 request_id: context.request_id.clone(),
                 client_ip: context.client_ip.map(|ip| ip.to_string()),
                 filters,
@@ -456,7 +364,6 @@ impl Service {
     /// only by owners, admins and members of its hiring team. A job of another organization is
     /// not found, exactly like a missing one.
     async fn get_job(&self, caller: &Caller, params: GetJobParams) -> Result<Job, ServiceError> {
-        caller.require(Scope::JobsRead)?;
         let mut problems = params.problems;
         let id = if crate::problems::reported(&problems, params.name) {
             Err(())
@@ -491,7 +398,6 @@ impl Service {
         caller: &Caller,
         problems: Vec<ErrorDetail>,
     ) -> Result<Organization, ServiceError> {
-        caller.require(Scope::OrganizationRead)?;
         if !problems.is_empty() {
             return Err(ServiceError::validation(problems));
         }
@@ -534,7 +440,7 @@ impl Service {
 /// The list's input, valid.
 struct ListInput {
     window: TimeWindow,
-    ids: Option<IdFilter<recruit_domain::resource::PrivacyAuditLog>>,
+    ids: Option<IdFilter<PrivacyAuditLogResource>>,
     limit: PageLimit,
     cursor: Option<String>,
 }
@@ -561,13 +467,7 @@ fn validate_list(params: ListParams) -> Result<ListInput, ServiceError> {
     let window = match (gte, lt) {
         (Some(gte), Some(lt)) => match TimeWindow::new(gte, lt) {
             Ok(w) => Some(w),
-            Err(TimeWindowError::TooLong) => {
-                problems.push(ErrorDetail::field(
-                    "timestamp_lt",
-                    "must be at most 366 days after timestamp_gte",
-                ));
-                None
-            }
+            // Every refusal of the domain's rule, this version's and any later one's.
             Err(e) => {
                 problems.push(ErrorDetail::field("timestamp_lt", e));
                 None
@@ -586,25 +486,29 @@ fn validate_list(params: ListParams) -> Result<ListInput, ServiceError> {
         },
     };
     let ids = params.ids.and_then(|values| {
-        let count = values.len();
-        let most = IdFilter::<recruit_domain::resource::PrivacyAuditLog>::MAX_LEN;
-        if count == 0 || count > most {
-            let reason = if count == 0 {
-                "must hold at least one ID".to_owned()
-            } else {
-                format!("must hold at most {most} IDs; {count} were given")
-            };
-            problems.push(ErrorDetail::field("ids", reason));
+        // How many values a filter takes is the domain's rule, and so is its wording; it is
+        // checked first, so that a list far too long is one problem, not one per value.
+        if let Err(e) = IdFilter::<PrivacyAuditLogResource>::check_len(values.len()) {
+            problems.push(ErrorDetail::field("ids", e));
             return None;
         }
-        let mut parsed = Vec::with_capacity(count);
+        let mut parsed = Vec::with_capacity(values.len());
         for (i, v) in values.iter().enumerate() {
             match PrivacyAuditLogId::parse(v) {
                 Ok(id) => parsed.push(id),
                 Err(e) => problems.push(ErrorDetail::field("ids", format!("value {} {e}", i + 1))),
             }
         }
-        if parsed.len() == count { IdFilter::new(parsed).ok() } else { None }
+        if parsed.len() < values.len() {
+            return None;
+        }
+        match IdFilter::new(parsed) {
+            Ok(filter) => Some(filter),
+            Err(e) => {
+                problems.push(ErrorDetail::field("ids", e));
+                None
+            }
+        }
     });
     match (window, limit) {
         (Some(window), Some(limit)) if problems.is_empty() => {

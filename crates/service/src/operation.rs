@@ -1,0 +1,248 @@
+//! The operation model: what a transport hands the service. An [`Operation`] is one variant
+//! per operation of the API with its input raw, as received; its [`OperationKind`] says
+//! everything known before the input is looked at (its names, the scope and permission it
+//! needs, its rate-limit class, whether it is recorded); an [`Outcome`] is what it returns.
+
+use std::net::IpAddr;
+
+use recruit_domain::{
+    ErrorDetail, Job, Organization, OrganizationId, Page, Permission, PrivacyAuditLog, Scope, User,
+};
+use recruit_ports::ApiToken;
+
+use crate::error::ServiceError;
+use crate::limits::{OperationClass, RateLimitStatus};
+
+/// An authenticated caller: the token and the user it acts as.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Caller {
+    /// The token the request came with.
+    pub token: ApiToken,
+    /// The user the token acts as, with their current role.
+    pub user: User,
+}
+
+impl Caller {
+    pub(crate) fn require(&self, scope: Scope) -> Result<(), ServiceError> {
+        if self.token.scopes.contains(&scope) {
+            Ok(())
+        } else {
+            Err(ServiceError::insufficient_scope(scope))
+        }
+    }
+}
+
+/// Where a request came from, for the audit ledgers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RequestContext {
+    /// The request's identifier.
+    pub request_id: String,
+    /// The client's IP address, when known. Failed authentications are counted per address.
+    pub client_ip: Option<IpAddr>,
+    /// The interface, and for the tool interface the tool and its arguments.
+    pub via: Via,
+}
+
+/// The interface a request came through.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Via {
+    /// The REST API.
+    Rest,
+    /// The tool interface, calling `name` with `arguments`.
+    Tool {
+        /// The tool's name.
+        name: String,
+        /// The call's arguments, as received.
+        arguments: serde_json::Value,
+    },
+}
+
+/// The parameters of listing the privacy audit ledger, raw, as a transport received them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ListParams {
+    /// `timestamp_gte`, required.
+    pub timestamp_gte: Option<String>,
+    /// `timestamp_lt`, required.
+    pub timestamp_lt: Option<String>,
+    /// `limit`, 1 to 100, default 25.
+    pub limit: Option<String>,
+    /// The values of `ids`, when the parameter was given (possibly none).
+    pub ids: Option<Vec<String>>,
+    /// `cursor`, from the previous page.
+    pub cursor: Option<String>,
+    /// Problems the transport found itself (an unknown or repeated parameter, a value of the
+    /// wrong JSON type), reported together with the service's own.
+    pub problems: Vec<ErrorDetail>,
+}
+
+/// The parameters of reading a job, raw.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GetJobParams {
+    /// The job's identifier, in any accepted spelling.
+    pub job_id: String,
+    /// What the transport calls the identifier (`jobId` in the REST path, `job_id` among a
+    /// tool's arguments), so that error details name what the client sent.
+    pub name: &'static str,
+    /// Problems the transport found itself, reported with the service's own.
+    pub problems: Vec<ErrorDetail>,
+}
+
+/// An operation of the API, with its input raw, as a transport received it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Operation {
+    /// One page of the privacy audit ledger.
+    ListPrivacyAuditLogs(ListParams),
+    /// One job.
+    GetJob(GetJobParams),
+    /// The caller's organization; it takes no input, so only the transport's problems (such
+    /// as a parameter it does not have).
+    GetOrganization {
+        /// Problems the transport found.
+        problems: Vec<ErrorDetail>,
+    },
+}
+
+impl Operation {
+    /// What kind of operation it is.
+    pub fn kind(&self) -> OperationKind {
+        match self {
+            Self::ListPrivacyAuditLogs(_) => OperationKind::ListPrivacyAuditLogs,
+            Self::GetJob(_) => OperationKind::GetJob,
+            Self::GetOrganization { .. } => OperationKind::GetOrganization,
+        }
+    }
+}
+
+/// The operations of the API, without their input: everything that is known of an operation
+/// before its input is looked at. Every interface names its operations through this, and
+/// every property below is an exhaustive `match`, so a new operation is a compile error in
+/// each place that must say something about it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum OperationKind {
+    /// `listPrivacyAuditLogs`.
+    ListPrivacyAuditLogs,
+    /// `getJob`.
+    GetJob,
+    /// `getOrganization`.
+    GetOrganization,
+}
+
+impl OperationKind {
+    /// Every operation, in the order the tool interface lists them.
+    pub const ALL: [Self; 3] = [Self::ListPrivacyAuditLogs, Self::GetJob, Self::GetOrganization];
+
+    /// The OpenAPI `operationId`, as the audit ledgers record it.
+    pub fn operation_id(self) -> &'static str {
+        match self {
+            Self::ListPrivacyAuditLogs => "listPrivacyAuditLogs",
+            Self::GetJob => "getJob",
+            Self::GetOrganization => "getOrganization",
+        }
+    }
+
+    /// The name of the operation's tool in the tool interface.
+    pub fn tool_name(self) -> &'static str {
+        match self {
+            Self::ListPrivacyAuditLogs => "list_privacy_audit_logs",
+            Self::GetJob => "get_job",
+            Self::GetOrganization => "get_organization",
+        }
+    }
+
+    /// The operation whose tool is called `name`.
+    pub fn from_tool_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|kind| kind.tool_name() == name)
+    }
+
+    /// The scope the token needs.
+    pub fn scope(self) -> Scope {
+        match self {
+            Self::ListPrivacyAuditLogs => Scope::AuditLogsRead,
+            Self::GetJob => Scope::JobsRead,
+            Self::GetOrganization => Scope::OrganizationRead,
+        }
+    }
+
+    /// The permission the acting user needs, and what a caller without it is told. Access to
+    /// one object (a confidential job) is checked by the operation itself, once it has it.
+    pub fn permission(self) -> Option<(Permission, &'static str)> {
+        match self {
+            Self::ListPrivacyAuditLogs => Some((
+                Permission::ReadAuditLogs,
+                "Reading the privacy audit ledger needs the READ_AUDIT_LOGS permission, which \
+                 only owners of the organization hold.",
+            )),
+            Self::GetJob | Self::GetOrganization => None,
+        }
+    }
+
+    /// The class whose rate limit the operation counts against.
+    pub fn class(self) -> OperationClass {
+        match self {
+            Self::ListPrivacyAuditLogs => OperationClass::LedgerRead,
+            Self::GetJob | Self::GetOrganization => OperationClass::Read,
+        }
+    }
+
+    /// Whether a successful run is recorded in the audit ledgers (the API ledger, and the
+    /// tool-interface ledger for tool calls), in the same transaction as the read.
+    pub fn recorded(self) -> bool {
+        match self {
+            Self::ListPrivacyAuditLogs => true,
+            Self::GetJob | Self::GetOrganization => false,
+        }
+    }
+}
+
+/// What an operation returns; serialized, the body of its success.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[serde(untagged)]
+pub enum Outcome {
+    /// A page of the privacy audit ledger.
+    PrivacyAuditLogs(Page<PrivacyAuditLog>),
+    /// A job.
+    Job(Job),
+    /// The organization.
+    Organization(Organization),
+}
+
+impl Outcome {
+    /// The outcome as JSON. A value that cannot be serialized is INTERNAL on every interface,
+    /// never an empty success.
+    pub fn to_json(&self) -> Result<serde_json::Value, ServiceError> {
+        serde_json::to_value(self).map_err(|e| ServiceError {
+            cause: Some(format!("the response could not be serialized: {e}").into()),
+            ..ServiceError::internal()
+        })
+    }
+}
+
+/// Who runs an operation: a secret still to authenticate, or a caller a transport has
+/// authenticated already (the tool interface over HTTP, before the protocol library runs).
+#[derive(Clone)]
+pub enum Credential {
+    /// The secret the client presented, if any.
+    Secret(Option<String>),
+    /// An authenticated caller.
+    Authenticated(Box<Caller>),
+}
+
+impl std::fmt::Debug for Credential {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Secret(s) => f.debug_tuple("Secret").field(&s.as_ref().map(|_| "…")).finish(),
+            Self::Authenticated(c) => f.debug_tuple("Authenticated").field(c).finish(),
+        }
+    }
+}
+
+/// A completed operation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Done {
+    /// What it returned.
+    pub outcome: Outcome,
+    /// Where the caller stands with the operation's rate limit, when one applies.
+    pub rate_limit: Option<RateLimitStatus>,
+    /// The caller's organization.
+    pub organization: OrganizationId,
+}
