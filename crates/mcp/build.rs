@@ -1,20 +1,17 @@
 //! Derives the tools' JSON Schemas from `docs/openapi.yaml`, so that a tool's arguments are its
 //! REST twin's parameters and its output is the REST response body, by construction: for each
-//! tool, an input schema (an object with one property per parameter, named in snake case) and
+//! operation of the API (under `/v1/`), keyed by its `operationId` in snake case (the tool's
+//! name), an input schema (an object with one property per parameter, named in snake case) and
 //! an output schema (the 200 response's schema), each self-contained, with the component
-//! schemas it uses under `$defs`.
+//! schemas it uses under `$defs`. A tool without schemas fails the crate's tests.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use serde_json::{Map, Value, json};
 
-/// Each tool and the REST operation it mirrors.
-const TOOLS: &[(&str, &str, &str)] = &[
-    ("list_privacy_audit_logs", "/v1/audit-logs/privacy", "listPrivacyAuditLogs"),
-    ("get_job", "/v1/jobs/{jobId}", "getJob"),
-    ("get_organization", "/v1/organization", "getOrganization"),
-];
+/// The HTTP methods an operation may have in the document.
+const METHODS: [&str; 5] = ["get", "post", "put", "patch", "delete"];
 
 fn main() {
     let source = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/openapi.yaml");
@@ -24,9 +21,14 @@ fn main() {
     let doc: Value = serde_norway::from_str(&yaml)
         .unwrap_or_else(|e| panic!("{} is not valid YAML: {e}", source.display()));
     let mut tools = Map::new();
-    for (tool, path, operation_id) in TOOLS {
-        let operation = &doc["paths"][path]["get"];
-        assert_eq!(operation["operationId"], *operation_id, "{path} is not {operation_id}");
+    let paths = doc["paths"].as_object().expect("the document has paths");
+    let operations = paths
+        .iter()
+        .filter(|(path, _)| path.starts_with("/v1/"))
+        .flat_map(|(_, item)| METHODS.iter().filter_map(|method| item.get(*method)));
+    for operation in operations {
+        let Some(operation_id) = operation["operationId"].as_str() else { continue };
+        let tool = snake_case(operation_id);
         let mut properties = Map::new();
         let mut required = vec![];
         for parameter in operation["parameters"].as_array().into_iter().flatten() {
@@ -51,7 +53,7 @@ fn main() {
         let output = operation["responses"]["200"]["content"]["application/json"]["schema"].clone();
         let output = json!({"type": "object", "allOf": [output]});
         tools.insert(
-            (*tool).into(),
+            tool,
             json!({"input": self_contained(&doc, input), "output": self_contained(&doc, output)}),
         );
     }

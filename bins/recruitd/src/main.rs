@@ -212,6 +212,16 @@ enum TokenCommand {
         /// The token's id (`tok_…`).
         id: ApiTokenId,
     },
+    /// List tokens, newest first: id, organization, user, name, scopes, and when each was
+    /// created, expires, was revoked and last used. Never their secrets.
+    List {
+        /// Only this organization's tokens.
+        #[arg(long)]
+        org: Option<OrganizationId>,
+        /// One JSON object per line (NDJSON).
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -435,57 +445,30 @@ async fn mcp(store: Arc<dyn Store>, args: McpArgs) -> Result<(), Failure> {
 /// data, says so and changes nothing.
 async fn demo(service: &Service, public: &str) -> Result<(), Failure> {
     use recruit_service::demo::{self, DemoConfig};
-    let store = service.store();
-    if !store.is_empty().await? {
-        print("Demo mode: the database already holds data, so nothing was loaded or changed.");
-        print(
-            "Create a token for one of its users with `recruitd token create --user usr_… --scopes …`.",
-        );
-        return Ok(());
-    }
     let started = std::time::Instant::now();
     let config = DemoConfig::quick_start(Timestamp::now());
-    let directory = demo::directory(&config);
-    store.import(&directory).await.map_err(|e| Failure(format!("loading the demo failed: {e}")))?;
     let bar = indicatif::ProgressBar::new(config.ledger_entries as u64).with_style(
         indicatif::ProgressStyle::with_template(
             "Loading the demo ledger {bar:40} {pos}/{len} entries",
         )
         .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
-    let mut batch = recruit_ports::ImportDocument::default();
-    for entry in demo::ledger(&config) {
-        batch.privacy_audit_logs.push(entry);
-        if batch.privacy_audit_logs.len() == 5_000 {
-            store
-                .import(&batch)
-                .await
-                .map_err(|e| Failure(format!("loading the demo failed: {e}")))?;
-            bar.inc(5_000);
-            batch.privacy_audit_logs.clear();
-        }
-    }
-    if !batch.privacy_audit_logs.is_empty() {
-        store.import(&batch).await.map_err(|e| Failure(format!("loading the demo failed: {e}")))?;
-        bar.inc(batch.privacy_audit_logs.len() as u64);
-    }
+    let progress = |written: usize| bar.set_position(written as u64);
+    let loaded = demo::load(service.store().as_ref(), &config, progress)
+        .await
+        .map_err(|e| Failure(format!("loading the demo failed: {e}")))?;
     bar.finish_and_clear();
-    let org = &directory.organizations[0];
-    let user =
-        |role| directory.users.iter().find(|u| u.organization_id == org.id && u.role == role);
-    let (Some(owner), Some(member)) =
-        (user(recruit_domain::model::Role::Owner), user(recruit_domain::model::Role::Member))
-    else {
-        return Err(Failure("the demo has no owner or member".into()));
+    let Some(loaded) = loaded else {
+        print("Demo mode: the database already holds data, so nothing was loaded or changed.");
+        print(
+            "Create a token for one of its users with `recruitd token create --user usr_… --scopes …`.",
+        );
+        return Ok(());
     };
-    let (_, owner_token) = service
-        .create_token(org.id, owner.id, "demo owner".into(), Scope::ALL.to_vec(), None)
-        .await?;
-    let (_, member_token) = service
-        .create_token(org.id, member.id, "demo member".into(), Scope::ALL.to_vec(), None)
-        .await?;
-    let job =
-        directory.jobs.iter().find(|j| j.organization_id == org.id && j.confidential).map(|j| j.id);
+    let (directory, org) = (&loaded.directory, &loaded.directory.organizations[0]);
+    let (owner, owner_token) = (&loaded.owner.user, &loaded.owner.secret);
+    let (member, member_token) = (&loaded.member.user, &loaded.member.secret);
+    let job = loaded.confidential_job;
     // The last 30 days, a window the ledger list accepts.
     let to = Timestamp::now();
     let from = Timestamp::from_unix_micros(to.unix_micros() - 30 * 86_400_000_000).unwrap_or(to);
@@ -496,7 +479,7 @@ async fn demo(service: &Service, public: &str) -> Result<(), Failure> {
         org.id,
         directory.users.len(),
         directory.jobs.len(),
-        config.ledger_entries
+        loaded.ledger_entries
     ));
     print(&format!("Listening on {public}\n"));
     print(&format!("Owner token (every scope; {}):\n  {owner_token}", owner.name));
@@ -606,10 +589,16 @@ async fn token(store: Arc<dyn Store>, command: TokenCommand) -> Result<(), Failu
                         .ok_or_else(|| Failure("--expires-in is too long".into()))?,
                 ),
             };
-            let key = CursorKey::new(&[0; 32]).ok_or_else(|| Failure("internal".into()))?;
-            let service = Service::new(store, ServiceConfig::new("", key));
-            let (token, secret) =
-                service.create_token(found.organization_id, user, name, scopes, expires_at).await?;
+            let tokens: &dyn recruit_ports::Tokens = &*store;
+            let (token, secret) = recruit_service::auth::create_token(
+                tokens,
+                found.organization_id,
+                user,
+                name,
+                scopes,
+                expires_at,
+            )
+            .await?;
             if json {
                 let scopes: Vec<&str> = token.scopes.iter().map(|s| s.as_str()).collect();
                 print(
@@ -632,6 +621,42 @@ async fn token(store: Arc<dyn Store>, command: TokenCommand) -> Result<(), Failu
                 ));
                 print("Its secret is shown once; store it now:");
                 print(&format!("  {secret}"));
+            }
+            Ok(())
+        }
+        TokenCommand::List { org, json } => {
+            let time = |t: Option<Timestamp>| t.map_or_else(|| "-".to_owned(), |t| t.to_string());
+            for token in store.tokens(org).await? {
+                let scopes: Vec<&str> = token.scopes.iter().map(|s| s.as_str()).collect();
+                if json {
+                    print(
+                        &serde_json::json!({
+                            "id": token.id,
+                            "organization_id": token.organization_id,
+                            "user_id": token.user_id,
+                            "name": token.name,
+                            "scopes": scopes,
+                            "created_at": token.created_at,
+                            "expires_at": token.expires_at,
+                            "revoked_at": token.revoked_at,
+                            "last_used_at": token.last_used_at,
+                        })
+                        .to_string(),
+                    );
+                } else {
+                    print(&format!(
+                        "{}  {}  user {}  {:?}  {}  created {}  expires {}  revoked {}  last used {}",
+                        token.id,
+                        token.organization_id,
+                        token.user_id,
+                        token.name,
+                        scopes.join(","),
+                        token.created_at,
+                        time(token.expires_at),
+                        time(token.revoked_at),
+                        time(token.last_used_at),
+                    ));
+                }
             }
             Ok(())
         }

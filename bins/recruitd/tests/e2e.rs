@@ -251,6 +251,15 @@ fn scenario(database_url: &str, dir: &std::path::Path) {
     assert!(out.contains("is revoked"), "{out}");
     let (status, json) = server.get("/v1/organization", &secret);
     assert_eq!((status, code(&json)), (401, "UNAUTHENTICATED"));
+    // Operators list tokens with their state, never their secrets.
+    let org_a = recruit_domain::OrganizationId::from_uuid(recruit_domain::Uuid::from_u128(ORG_A));
+    let tokens = cli(database_url, &["token", "list", "--org", &org_a.to_string(), "--json"]);
+    assert!(!tokens.contains(&secret) && !tokens.contains("rtk_"), "{tokens}");
+    let tokens: Vec<Value> = tokens.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let revoked = tokens.iter().find(|t| t["id"] == id.as_str()).expect("the revoked token");
+    assert!(revoked["revoked_at"].is_string() && revoked["last_used_at"].is_string());
+    assert!(tokens.iter().all(|t| t["organization_id"] == org_a.to_string()));
+    assert!(tokens.iter().any(|t| t["revoked_at"].is_null()), "the others are live");
     let listed = cli(
         database_url,
         &[

@@ -32,10 +32,7 @@ use diesel_async::{
     AsyncConnection, AsyncMigrationHarness, AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection,
 };
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
-use recruit_domain::{
-    ApiTokenId, Candidate, CandidateId, Id, JobId, OrganizationId, TaskQueue, TaskQueueId,
-    Timestamp, User, UserId,
-};
+use recruit_domain::{ApiTokenId, Id, JobId, OrganizationId, Timestamp, User, UserId};
 use recruit_ports::{
     ApiToken, AuditEntry, AuditListQuery, Credential, Directory, ExistingIds, Import,
     ImportDocument, ImportError, ImportSummary, JobRecord, LedgerEntry, LedgerPage, Ledgers,
@@ -487,38 +484,6 @@ impl Directory for PgStore {
             .map_err(store_error)?
             .into_neutral()?
             .into_user()
-    }
-
-    async fn task_queue(
-        &self,
-        organization: OrganizationId,
-        id: TaskQueueId,
-    ) -> Result<TaskQueue, StoreError> {
-        let mut c = self.conn().await?;
-        task_queues::table
-            .find((organization.uuid(), id.uuid()))
-            .select(TaskQueueRow::as_select())
-            .first(&mut c)
-            .await
-            .map_err(store_error)?
-            .into_neutral()
-            .map(neutral::TaskQueueRow::into_queue)
-    }
-
-    async fn candidate(
-        &self,
-        organization: OrganizationId,
-        id: CandidateId,
-    ) -> Result<Candidate, StoreError> {
-        let mut c = self.conn().await?;
-        candidates::table
-            .find((organization.uuid(), id.uuid()))
-            .select(CandidateRow::as_select())
-            .first(&mut c)
-            .await
-            .map_err(store_error)?
-            .into_neutral()
-            .map(neutral::CandidateRow::into_candidate)
     }
 
     async fn job(&self, organization: OrganizationId, id: JobId) -> Result<JobRecord, StoreError> {

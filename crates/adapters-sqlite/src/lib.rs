@@ -27,10 +27,7 @@ use diesel_async::pooled_connection::{AsyncDieselConnectionManager, ManagerConfi
 use diesel_async::sync_connection_wrapper::SyncConnectionWrapper;
 use diesel_async::{AsyncConnection, SimpleAsyncConnection};
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
-use recruit_domain::{
-    ApiTokenId, Candidate, CandidateId, JobId, OrganizationId, TaskQueue, TaskQueueId, Timestamp,
-    User, UserId,
-};
+use recruit_domain::{ApiTokenId, JobId, OrganizationId, Timestamp, User, UserId};
 use recruit_ports::{
     ApiToken, AuditEntry, AuditListQuery, Credential, Directory, ExistingIds, Import,
     ImportDocument, ImportError, ImportSummary, JobRecord, LedgerEntry, LedgerPage, Ledgers,
@@ -311,34 +308,6 @@ impl Directory for SqliteStore {
             })
             .await?;
         row.into_neutral()?.into_user()
-    }
-
-    async fn task_queue(
-        &self,
-        organization: OrganizationId,
-        id: TaskQueueId,
-    ) -> Result<TaskQueue, StoreError> {
-        let (org, id) = (blob(organization.uuid()), blob(id.uuid()));
-        let row = self
-            .run(move |c| {
-                task_queues::table.find((org, id)).select(TaskQueueRow::as_select()).first(c)
-            })
-            .await?;
-        row.into_neutral().map(neutral::TaskQueueRow::into_queue)
-    }
-
-    async fn candidate(
-        &self,
-        organization: OrganizationId,
-        id: CandidateId,
-    ) -> Result<Candidate, StoreError> {
-        let (org, id) = (blob(organization.uuid()), blob(id.uuid()));
-        let row = self
-            .run(move |c| {
-                candidates::table.find((org, id)).select(CandidateRow::as_select()).first(c)
-            })
-            .await?;
-        row.into_neutral().map(neutral::CandidateRow::into_candidate)
     }
 
     async fn job(&self, organization: OrganizationId, id: JobId) -> Result<JobRecord, StoreError> {

@@ -5,10 +5,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use recruit_domain::{
-    ApiTokenId, Candidate, CandidateId, JobId, OrganizationId, TaskQueue, TaskQueueId, Timestamp,
-    User, UserId,
-};
+use recruit_domain::{ApiTokenId, JobId, OrganizationId, Timestamp, User, UserId};
 
 use crate::{
     ApiToken, AuditEntry, AuditListQuery, Credential, Directory, Import, ImportDocument,
@@ -106,18 +103,6 @@ impl<S: Directory> Directory for Faulty<S> {
     async fn find_user(&self, id: UserId) -> Result<User, StoreError> {
         self.check().await?;
         self.inner.find_user(id).await
-    }
-    async fn task_queue(
-        &self,
-        o: OrganizationId,
-        id: TaskQueueId,
-    ) -> Result<TaskQueue, StoreError> {
-        self.check().await?;
-        self.inner.task_queue(o, id).await
-    }
-    async fn candidate(&self, o: OrganizationId, id: CandidateId) -> Result<Candidate, StoreError> {
-        self.check().await?;
-        self.inner.candidate(o, id).await
     }
     async fn job(&self, o: OrganizationId, id: JobId) -> Result<JobRecord, StoreError> {
         self.check().await?;

@@ -358,15 +358,6 @@ impl TaskQueueRow {
     pub fn new(q: &TaskQueue) -> Self {
         Self { organization_id: q.organization_id.uuid(), id: q.id.uuid(), name: q.name.clone() }
     }
-
-    /// The task queue.
-    pub fn into_queue(self) -> TaskQueue {
-        TaskQueue {
-            id: Id::from_uuid(self.id),
-            organization_id: Id::from_uuid(self.organization_id),
-            name: self.name,
-        }
-    }
 }
 
 impl CandidateRow {
@@ -378,17 +369,6 @@ impl CandidateRow {
             name: c.name.clone(),
             email: c.email.clone(),
             phone: c.phone.clone(),
-        }
-    }
-
-    /// The candidate.
-    pub fn into_candidate(self) -> Candidate {
-        Candidate {
-            id: Id::from_uuid(self.id),
-            organization_id: Id::from_uuid(self.organization_id),
-            name: self.name,
-            email: self.email,
-            phone: self.phone,
         }
     }
 }

@@ -10,10 +10,7 @@
 //! deadline) or [`StoreError::Other`].
 
 use async_trait::async_trait;
-use recruit_domain::{
-    ApiTokenId, Candidate, CandidateId, JobId, OrganizationId, TaskQueue, TaskQueueId, Timestamp,
-    User, UserId,
-};
+use recruit_domain::{ApiTokenId, JobId, OrganizationId, Timestamp, User, UserId};
 
 use crate::{
     ApiToken, AuditEntry, AuditListQuery, Credential, ImportDocument, ImportError, ImportSummary,
@@ -34,20 +31,6 @@ pub trait Directory: Send + Sync + 'static {
     /// The user with this id in whichever organization, for operators' tools that are given
     /// only the user. `NotFound` when there is none.
     async fn find_user(&self, id: UserId) -> Result<User, StoreError>;
-
-    /// A task queue of the organization. `NotFound` as for [`Directory::user`].
-    async fn task_queue(
-        &self,
-        organization: OrganizationId,
-        id: TaskQueueId,
-    ) -> Result<TaskQueue, StoreError>;
-
-    /// A candidate of the organization. `NotFound` as for [`Directory::user`].
-    async fn candidate(
-        &self,
-        organization: OrganizationId,
-        id: CandidateId,
-    ) -> Result<Candidate, StoreError>;
 
     /// A job of the organization with its hiring team's names resolved, team in stored order.
     /// `NotFound` when there is none, or it belongs to another organization.

@@ -4,7 +4,8 @@
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use rand::RngExt;
-use recruit_ports::SecretHash;
+use recruit_domain::{ApiTokenId, OrganizationId, Scope, Timestamp, UserId};
+use recruit_ports::{ApiToken, NewApiToken, SecretHash, StoreError, Tokens};
 use sha2::{Digest, Sha256};
 
 /// The prefix every secret starts with, so that a leaked one is easy to recognise and scan for.
@@ -32,6 +33,31 @@ pub fn looks_like_secret(candidate: &str) -> bool {
         && candidate[SECRET_PREFIX.len()..]
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+/// Creates a token acting as `user` of `organization` in `store` (operators' tooling, not the
+/// API). Returns the stored token and its secret, which is shown once and never stored.
+pub async fn create_token(
+    store: &dyn Tokens,
+    organization: OrganizationId,
+    user: UserId,
+    name: String,
+    scopes: Vec<Scope>,
+    expires_at: Option<Timestamp>,
+) -> Result<(ApiToken, String), StoreError> {
+    let (secret, secret_hash) = generate_secret();
+    let token = NewApiToken {
+        id: ApiTokenId::new_v7(),
+        organization_id: organization,
+        user_id: user,
+        name,
+        scopes,
+        secret_hash,
+        created_at: Timestamp::now(),
+        expires_at,
+    };
+    let stored = store.create_token(&token).await?;
+    Ok((stored, secret))
 }
 
 #[cfg(test)]

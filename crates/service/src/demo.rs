@@ -499,3 +499,75 @@ mod tests {
         assert!(times.windows(2).any(|w| w[0] == w[1]), "some entries share an access time");
     }
 }
+
+/// How many ledger entries one batch of the demo's loading carries.
+const LEDGER_BATCH: usize = 5_000;
+
+/// A user of the demo and a token acting as them, with every scope.
+#[derive(Clone, Debug)]
+pub struct DemoToken {
+    /// The user.
+    pub user: User,
+    /// The token's secret, shown once.
+    pub secret: String,
+}
+
+/// What [`load`] loaded.
+#[derive(Clone, Debug)]
+pub struct Loaded {
+    /// The directory: organizations, users, task queues, candidates and jobs.
+    pub directory: ImportDocument,
+    /// How many privacy ledger entries were written.
+    pub ledger_entries: usize,
+    /// A token of an owner of the first organization.
+    pub owner: DemoToken,
+    /// A token of a member (not an owner) of the first organization.
+    pub member: DemoToken,
+    /// The first organization's confidential job, which the member may not read.
+    pub confidential_job: Option<JobId>,
+}
+
+/// Loads the demo of `config` into `store` and creates a token for an owner and one for a
+/// member of its first organization, when the store is empty; when it holds anything, changes
+/// nothing and returns `None`. `progress` is told the number of ledger entries written so far
+/// after each batch.
+pub async fn load(
+    store: &dyn recruit_ports::Store,
+    config: &DemoConfig,
+    mut progress: impl FnMut(usize) + Send,
+) -> Result<Option<Loaded>, recruit_ports::ImportError> {
+    if !store.is_empty().await? {
+        return Ok(None);
+    }
+    let directory = directory(config);
+    store.import(&directory).await?;
+    let mut written = 0;
+    let mut batch = ImportDocument::default();
+    let mut entries = ledger(config).peekable();
+    while entries.peek().is_some() {
+        batch.privacy_audit_logs.clear();
+        batch.privacy_audit_logs.extend(entries.by_ref().take(LEDGER_BATCH));
+        store.import(&batch).await?;
+        written += batch.privacy_audit_logs.len();
+        progress(written);
+    }
+    let org = &directory.organizations[0];
+    let user = |role| {
+        directory.users.iter().find(|u| u.organization_id == org.id && u.role == role).cloned()
+    };
+    let (Some(owner), Some(member)) = (user(Role::Owner), user(Role::Member)) else {
+        return Err(recruit_ports::StoreError::other("the demo has no owner or member").into());
+    };
+    let token = async |user: User, name: &str| {
+        let scopes = recruit_domain::Scope::ALL.to_vec();
+        let store: &dyn recruit_ports::Tokens = store;
+        let (_, secret) =
+            crate::auth::create_token(store, org.id, user.id, name.into(), scopes, None).await?;
+        Ok::<_, recruit_ports::StoreError>(DemoToken { user, secret })
+    };
+    let owner = token(owner, "demo owner").await?;
+    let member = token(member, "demo member").await?;
+    let confidential_job =
+        directory.jobs.iter().find(|j| j.organization_id == org.id && j.confidential).map(|j| j.id);
+    Ok(Some(Loaded { directory, ledger_entries: written, owner, member, confidential_job }))
+}

@@ -19,12 +19,11 @@ use recruit_domain::{
     UserId, Uuid,
 };
 use recruit_ports::{
-    ApiToken, AuditEntry, Interface, NewApiToken, PrivacyLogQuery, ReadRecord, Store, StoreError,
-    ToolAuditEntry,
+    ApiToken, AuditEntry, Interface, PrivacyLogQuery, ReadRecord, Store, StoreError, ToolAuditEntry,
 };
 use subtle::ConstantTimeEq;
 
-use crate::auth::{generate_secret, hash_secret, looks_like_secret};
+use crate::auth::{hash_secret, looks_like_secret};
 use crate::cursor::{self, CursorKey, Filters};
 use crate::error::{ServiceError, guarded};
 use crate::limits::{RateLimitConfig, RateLimits};
@@ -411,8 +410,8 @@ impl Service {
         Ok(record.into_organization(app_url))
     }
 
-    /// Creates a token acting as `user` of `organization` (operators' tooling, not the API).
-    /// Returns the stored token and its secret, which is shown once and never stored.
+    /// Creates a token acting as `user` of `organization` (operators' tooling, not the API):
+    /// [`crate::auth::create_token`] on this service's store.
     pub async fn create_token(
         &self,
         organization: recruit_domain::OrganizationId,
@@ -421,19 +420,8 @@ impl Service {
         scopes: Vec<Scope>,
         expires_at: Option<Timestamp>,
     ) -> Result<(ApiToken, String), StoreError> {
-        let (secret, secret_hash) = generate_secret();
-        let token = NewApiToken {
-            id: ApiTokenId::new_v7(),
-            organization_id: organization,
-            user_id: user,
-            name,
-            scopes,
-            secret_hash,
-            created_at: Timestamp::now(),
-            expires_at,
-        };
-        let stored = self.store.create_token(&token).await?;
-        Ok((stored, secret))
+        let store: &dyn recruit_ports::Tokens = &*self.store;
+        crate::auth::create_token(store, organization, user, name, scopes, expires_at).await
     }
 }
 
