@@ -93,6 +93,21 @@ const CONFINED: &[(&str, &[&str])] = &[
     ("rmcp", &["recruit-mcp"]),
 ];
 
+/// Internal crates a member may use in its tests, examples and benchmarks only
+/// (`[dev-dependencies]`) although its layer may not depend on them, and why. Anything else a
+/// member's tests or examples name must be a dependency its layer allows.
+const DEV_ONLY: &[(&str, &str, &str)] = &[
+    ("recruit-service", "recruit-adapters-sqlite", "its tests run operations on a real store"),
+    (
+        "recruit-service",
+        "recruit-adapters-pg",
+        "its examples measure import throughput and make benchmark data on PostgreSQL",
+    ),
+    ("recruit-http", "recruit-adapters-sqlite", "its tests answer requests from a real store"),
+    ("recruit-adapters-pg", "recruit-adapters-pg", "its tests use its own `testkit` feature"),
+    ("recruitd", "recruit-adapters-pg", "its tests start PostgreSQL clusters with the testkit"),
+];
+
 /// The only third-party crates `recruit-domain` may depend on.
 const DOMAIN_DEPS: &[&str] = &["chrono", "serde", "thiserror", "uuid"];
 
@@ -120,6 +135,116 @@ fn every_layer_depends_only_on_the_layers_below_it() {
         }
     }
     assert!(problems.is_empty(), "layering violated:\n{}", problems.join("\n"));
+}
+
+#[test]
+fn dev_only_dependencies_that_cross_layers_are_listed_with_their_reason() {
+    let mut problems = vec![];
+    for (name, (path, manifest)) in members() {
+        let allowed = LAYERS.iter().find(|(n, _)| *n == name).map_or(&[][..], |(_, a)| *a);
+        for (dep, _) in deps(&manifest, "dev-dependencies") {
+            let listed = DEV_ONLY.iter().any(|(m, d, _)| *m == name && *d == dep);
+            if dep.starts_with("recruit") && dep != name && !allowed.contains(&dep) && !listed {
+                problems.push(format!(
+                    "{}: `{name}` has `{dep}` in [dev-dependencies]; list it in tidy.rs's \
+                     DEV_ONLY with the reason, or drop it",
+                    path.display()
+                ));
+            }
+        }
+    }
+    for (member, dep, _) in DEV_ONLY {
+        let listed = members()
+            .get(*member)
+            .is_some_and(|(_, m)| deps(m, "dev-dependencies").any(|(d, _)| d == *dep));
+        if !listed {
+            problems.push(format!("tidy.rs: DEV_ONLY names `{member}` → `{dep}`, which is gone"));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// The internal crates a Rust file names (`recruit_service::…`, `use recruit_ports`).
+fn named_crates(text: &str) -> Vec<String> {
+    let mut out = vec![];
+    for (i, _) in text.match_indices("recruit_") {
+        let before = text[..i].chars().next_back();
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+            continue;
+        }
+        let name: String =
+            text[i..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+        let crate_name = name.replace('_', "-");
+        if !out.contains(&crate_name) {
+            out.push(crate_name);
+        }
+    }
+    out
+}
+
+#[test]
+fn examples_tests_and_benchmarks_name_only_what_their_layer_or_dev_only_allows() {
+    let mut problems = vec![];
+    let members = members();
+    for (name, (path, _)) in &members {
+        let dir = path.parent().expect("a manifest is in a folder");
+        let allowed = LAYERS.iter().find(|(n, _)| n == name).map_or(&[][..], |(_, a)| *a);
+        let mut files = vec![];
+        for sub in ["examples", "tests", "benches"] {
+            rust_files(&dir.join(sub), &mut files);
+        }
+        for file in files {
+            let text = fs::read_to_string(&file).unwrap_or_default();
+            for used in named_crates(&text) {
+                let internal = members.contains_key(&used);
+                let ok = !internal
+                    || used == *name
+                    || allowed.contains(&used.as_str())
+                    || DEV_ONLY.iter().any(|(m, d, _)| m == name && *d == used);
+                if !ok {
+                    problems.push(format!(
+                        "{}: names `{used}`, which `{name}` may use neither as a layer nor as a \
+                         listed dev-only dependency",
+                        file.display()
+                    ));
+                }
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn every_case_of_the_contract_suite_is_run_by_store_contract_tests() {
+    let path = root().join("crates/ports/src/testkit.rs");
+    let text = fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let (_, after) = text
+        .split_once("$crate::store_contract_tests!(@cases $make;")
+        .expect("testkit.rs's store_contract_tests! lists its cases after `@cases $make;`");
+    let (listed, _) = after.split_once(");").expect("the list of cases ends with `);`");
+    let listed: Vec<&str> = listed.split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
+    // `pub async fn name(store: &dyn Store)`, the parameters possibly on lines of their own.
+    let cases: Vec<&str> = text
+        .split("\npub async fn ")
+        .skip(1)
+        .filter_map(|rest| rest.split_once('('))
+        .filter(|(_, params)| {
+            params
+                .split(')')
+                .next()
+                .is_some_and(|p| p.trim().trim_end_matches(',') == "store: &dyn Store")
+        })
+        .map(|(name, _)| name)
+        .collect();
+    assert!(cases.len() > 10, "tidy found too few contract cases in {}", path.display());
+    let missing: Vec<_> = cases.iter().filter(|c| !listed.contains(c)).collect();
+    assert!(
+        missing.is_empty(),
+        "{}: contract cases no adapter runs (add them to store_contract_tests!): {missing:?}",
+        path.display()
+    );
+    let unknown: Vec<_> = listed.iter().filter(|c| !cases.contains(c)).collect();
+    assert!(unknown.is_empty(), "store_contract_tests! lists cases that do not exist: {unknown:?}");
 }
 
 #[test]

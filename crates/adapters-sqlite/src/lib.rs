@@ -143,12 +143,14 @@ impl SqliteStore {
 
     /// Applies the migrations not applied yet; returns how many ran. Idempotent.
     pub async fn migrate(&self) -> Result<usize, StoreError> {
-        self.run(|c| {
-            c.run_pending_migrations(MIGRATIONS)
-                .map(|applied| applied.len())
-                .map_err(DieselError::QueryBuilderError)
-        })
-        .await
+        let applied = self
+            .run(|c| {
+                Ok(c.run_pending_migrations(MIGRATIONS)
+                    .map(|applied| applied.len())
+                    .map_err(|e| e.to_string()))
+            })
+            .await?;
+        applied.map_err(|e| StoreError::other(format!("migration failed: {e}")))
     }
 
     /// Numbers about the connection pool.

@@ -118,3 +118,17 @@ async fn an_unusable_path_fails_when_opening() {
         SqliteStore::open(&SqliteConfig::new("/nonexistent-dir/for/sure/recruitd.db")).await;
     assert!(matches!(result, Err(recruit_ports::StoreError::Unavailable(_))), "{result:?}");
 }
+
+#[tokio::test]
+async fn a_migration_that_fails_is_reported_as_one() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("recruitd.db");
+    // A file another program made, with a table of the same name and another shape.
+    let mut c = SqliteConnection::establish(&path.to_string_lossy()).expect("opens");
+    diesel::sql_query("CREATE TABLE organizations (something TEXT)").execute(&mut c).unwrap();
+    drop(c);
+    let store = SqliteStore::open(&SqliteConfig::new(&path)).await.expect("opens");
+    let message = store.migrate().await.expect_err("the migration fails").to_string();
+    assert!(message.contains("migration failed"), "{message}");
+    assert!(message.contains("organizations"), "names what failed: {message}");
+}

@@ -30,6 +30,9 @@ pub enum ImportFailure {
     /// The store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// The import itself failed (a task of it panicked): a bug, not a problem of the input.
+    #[error("internal error: {0}")]
+    Internal(String),
 }
 
 impl From<ImportProblem> for ImportFailure {
@@ -156,9 +159,10 @@ pub async fn import_ndjson<R: BufRead + Send + 'static>(
     Ok(done)
 }
 
-/// The result of a blocking task; a task that panicked fails the import.
+/// The result of a blocking task; a task that panicked fails the import as an internal error,
+/// never as a problem of the input.
 fn joined<T>(result: Result<T, tokio::task::JoinError>) -> Result<T, ImportFailure> {
-    result.map_err(|e| ImportFailure::Read(std::io::Error::other(e)))
+    result.map_err(|e| ImportFailure::Internal(format!("a task of the import failed: {e}")))
 }
 
 /// The first pass of [`import_ndjson`]: the number of entries, or the first problem.

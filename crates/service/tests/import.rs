@@ -217,3 +217,24 @@ async fn an_import_run_again_finishes_what_a_stopped_run_left() {
     let (at, reason) = invalid(run(&store, &ndjson(&[stranger]), 2).await.0);
     assert_eq!((at.as_str(), reason.as_str()), ("line 1: organization_id", "no such organization"));
 }
+
+/// A reader whose every read panics, as a bug in reading would.
+struct Panicking;
+
+impl std::io::Read for Panicking {
+    fn read(&mut self, _: &mut [u8]) -> std::io::Result<usize> {
+        panic!("a bug while reading")
+    }
+}
+
+#[tokio::test]
+async fn a_panic_while_reading_is_an_internal_error_not_a_bad_input() {
+    let (store, _dir) = store().await;
+    let result = import_ndjson(&store, || Ok(BufReader::new(Panicking)), 10, |_| {}).await;
+    match result {
+        Err(ImportFailure::Internal(message)) => {
+            assert!(message.contains("panicked"), "{message}")
+        }
+        other => panic!("expected an internal error, got {other:?}"),
+    }
+}
