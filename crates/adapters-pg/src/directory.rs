@@ -1,0 +1,91 @@
+//! The directory port: organizations, users and jobs, each in one round trip.
+
+use async_trait::async_trait;
+use diesel::prelude::*;
+use diesel_async::RunQueryDsl;
+use recruit_domain::{JobId, OrganizationId, User, UserId};
+use recruit_ports::rows as neutral;
+use recruit_ports::{Directory, JobRecord, OrganizationRecord, StoreError};
+
+use crate::PgStore;
+use crate::error::*;
+use crate::rows::*;
+use crate::schema::*;
+
+#[async_trait]
+impl Directory for PgStore {
+    async fn organization(&self, id: OrganizationId) -> Result<OrganizationRecord, StoreError> {
+        let c = self.conn().await?;
+        // Both queries go out together, pipelined on the connection: one round trip.
+        let (mut first, mut second) = (&*c, &*c);
+        let row = organizations::table
+            .find(id.uuid())
+            .select(OrganizationRow::as_select())
+            .first(&mut first);
+        let hours = organization_work_hours::table
+            .filter(organization_work_hours::organization_id.eq(id.uuid()))
+            .order(organization_work_hours::position)
+            .select(WorkHoursRow::as_select())
+            .load(&mut second);
+        let (row, hours) = tokio::join!(row, hours);
+        let hours = hours.map_err(store_error)?.into_iter().map(Row::into_neutral);
+        row.map_err(store_error)?.into_neutral()?.into_record(hours.collect::<Result<_, _>>()?)
+    }
+
+    async fn user(&self, organization: OrganizationId, id: UserId) -> Result<User, StoreError> {
+        let mut c = self.conn().await?;
+        users::table
+            .find((organization.uuid(), id.uuid()))
+            .select(UserRow::as_select())
+            .first(&mut c)
+            .await
+            .map_err(store_error)?
+            .into_neutral()?
+            .into_user()
+    }
+
+    async fn find_user(&self, id: UserId) -> Result<User, StoreError> {
+        let mut c = self.conn().await?;
+        users::table
+            .filter(users::id.eq(id.uuid()))
+            .select(UserRow::as_select())
+            .first(&mut c)
+            .await
+            .map_err(store_error)?
+            .into_neutral()?
+            .into_user()
+    }
+
+    async fn job(&self, organization: OrganizationId, id: JobId) -> Result<JobRecord, StoreError> {
+        let (org, job) = (organization.uuid(), id.uuid());
+        let c = self.conn().await?;
+        // Both queries go out together, pipelined on the connection: one round trip.
+        let (mut one, mut two) = (&*c, &*c);
+        let first = jobs::table
+            .inner_join(
+                job_settings::table.on(job_settings::organization_id
+                    .eq(jobs::organization_id)
+                    .and(job_settings::job_id.eq(jobs::id))),
+            )
+            .filter(jobs::organization_id.eq(org).and(jobs::id.eq(job)))
+            .select((JobRow::as_select(), JobSettingsRow::as_select()))
+            .first(&mut one);
+        let team = job_hiring_team::table
+            .inner_join(
+                users::table.on(users::organization_id
+                    .eq(job_hiring_team::organization_id)
+                    .and(users::id.eq(job_hiring_team::user_id))),
+            )
+            .filter(job_hiring_team::organization_id.eq(org).and(job_hiring_team::job_id.eq(job)))
+            .order(job_hiring_team::position)
+            .select((job_hiring_team::role, job_hiring_team::user_id, users::name))
+            .load::<(String, recruit_domain::Uuid, String)>(&mut two);
+        let (first, team) = tokio::join!(first, team);
+        let (row, settings) = first.map_err(store_error)?;
+        neutral::job_record(
+            row.into_neutral()?,
+            settings.into_neutral()?,
+            team.map_err(store_error)?,
+        )
+    }
+}

@@ -1,0 +1,105 @@
+//! Errors at the seam: diesel, pool and `COPY` errors translated into `StoreError`, and the
+//! error type of transactions, which carries an import problem through a rollback.
+
+use deadpool::managed::{PoolError, TimeoutType};
+use diesel::result::{DatabaseErrorKind, Error as DieselError};
+use recruit_ports::{ImportError, StoreError};
+
+pub(crate) fn pool_error(e: PoolError<diesel_async::pooled_connection::PoolError>) -> StoreError {
+    match e {
+        PoolError::Timeout(TimeoutType::Wait) => {
+            StoreError::Unavailable("no database connection was free in time".into())
+        }
+        PoolError::Timeout(_) => {
+            StoreError::Unavailable("connecting to the database took too long".into())
+        }
+        PoolError::Backend(e) => {
+            StoreError::Unavailable(format!("cannot connect to the database: {e}"))
+        }
+        other => StoreError::Unavailable(other.to_string()),
+    }
+}
+
+/// Translates an error of a `tokio-postgres` connection at the seam.
+pub(crate) fn copy_error(e: tokio_postgres::Error) -> StoreError {
+    use tokio_postgres::error::SqlState;
+    match e.code() {
+        Some(c) if *c == SqlState::QUERY_CANCELED => StoreError::Timeout,
+        Some(c) if *c == SqlState::ADMIN_SHUTDOWN || *c == SqlState::CANNOT_CONNECT_NOW => {
+            StoreError::Unavailable(e.to_string())
+        }
+        Some(_) => StoreError::Other(Box::new(e)),
+        // Not the database's answer: the connection could not be made or broke.
+        None => StoreError::Unavailable(format!("the database cannot be reached: {e}")),
+    }
+}
+
+/// Translates a diesel error at the seam.
+pub(crate) fn store_error(e: DieselError) -> StoreError {
+    match e {
+        DieselError::NotFound => StoreError::NotFound,
+        DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, info) => {
+            StoreError::Conflict(info.message().to_owned())
+        }
+        DieselError::DatabaseError(DatabaseErrorKind::ForeignKeyViolation, _) => {
+            StoreError::NotFound
+        }
+        DieselError::DatabaseError(
+            DatabaseErrorKind::UnableToSendCommand | DatabaseErrorKind::ClosedConnection,
+            info,
+        ) => StoreError::Unavailable(info.message().to_owned()),
+        DieselError::DatabaseError(_, info)
+            if info.message().starts_with("canceling statement due to statement timeout") =>
+        {
+            StoreError::Timeout
+        }
+        DieselError::DatabaseError(_, info)
+            if info.message().starts_with("terminating connection")
+                || info.message().contains("the database system is") =>
+        {
+            StoreError::Unavailable(info.message().to_owned())
+        }
+        DieselError::BrokenTransactionManager => {
+            StoreError::Unavailable("the database connection broke".into())
+        }
+        other => StoreError::Other(Box::new(other)),
+    }
+}
+
+/// The error type of transactions: a store error, an invalid import, or a diesel error
+/// translated on the way in.
+#[derive(Debug)]
+pub(crate) enum TxError {
+    Store(StoreError),
+    Invalid(recruit_ports::ImportProblem),
+}
+
+impl From<DieselError> for TxError {
+    fn from(e: DieselError) -> Self {
+        Self::Store(store_error(e))
+    }
+}
+
+impl From<StoreError> for TxError {
+    fn from(e: StoreError) -> Self {
+        Self::Store(e)
+    }
+}
+
+impl From<TxError> for StoreError {
+    fn from(e: TxError) -> Self {
+        match e {
+            TxError::Store(e) => e,
+            TxError::Invalid(p) => StoreError::other(p.to_string()),
+        }
+    }
+}
+
+impl From<TxError> for ImportError {
+    fn from(e: TxError) -> Self {
+        match e {
+            TxError::Store(e) => ImportError::Store(e),
+            TxError::Invalid(p) => ImportError::Invalid(p),
+        }
+    }
+}

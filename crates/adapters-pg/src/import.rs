@@ -1,0 +1,166 @@
+//! The import port: a checked document in one transaction, and a ledger batch written again
+//! after a stopped run.
+
+use std::collections::HashSet;
+
+use async_trait::async_trait;
+use diesel::prelude::*;
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use recruit_ports::rows as neutral;
+use recruit_ports::{
+    ExistingIds, Import, ImportDocument, ImportError, ImportSummary, LedgerEntry, ResumedBatch,
+};
+
+use crate::PgStore;
+use crate::error::*;
+use crate::insert::chunk_for;
+use crate::rows::*;
+use crate::schema::*;
+
+/// How many identifiers one look-up of stored ledger entries names at most.
+pub(crate) const LOOKUP_CHUNK: usize = 50_000;
+
+pub(crate) async fn look_up(
+    c: &mut AsyncPgConnection,
+    doc: &ImportDocument,
+) -> Result<ExistingIds, TxError> {
+    let l = doc.lookups();
+    let mut existing = ExistingIds::default();
+    let uuids = |ids: &mut dyn Iterator<Item = recruit_domain::Uuid>| ids.collect::<Vec<_>>();
+    let orgs = uuids(&mut l.organizations.iter().map(|o| o.uuid()));
+    for id in organizations::table
+        .filter(organizations::id.eq_any(&orgs))
+        .select(organizations::id)
+        .load::<recruit_domain::Uuid>(c)
+        .await?
+    {
+        existing.organizations.insert(id.into());
+    }
+    let users = uuids(&mut l.users.iter().map(|u| u.uuid()));
+    for (id, org) in users::table
+        .filter(users::id.eq_any(&users))
+        .select((users::id, users::organization_id))
+        .load::<(recruit_domain::Uuid, recruit_domain::Uuid)>(c)
+        .await?
+    {
+        existing.users.insert(id.into(), org.into());
+    }
+    let queues = uuids(&mut l.task_queues.iter().map(|q| q.uuid()));
+    for (id, org) in task_queues::table
+        .filter(task_queues::id.eq_any(&queues))
+        .select((task_queues::id, task_queues::organization_id))
+        .load::<(recruit_domain::Uuid, recruit_domain::Uuid)>(c)
+        .await?
+    {
+        existing.task_queues.insert(id.into(), org.into());
+    }
+    let cands = uuids(&mut l.candidates.iter().map(|x| x.uuid()));
+    for id in candidates::table
+        .filter(candidates::id.eq_any(&cands))
+        .select(candidates::id)
+        .load::<recruit_domain::Uuid>(c)
+        .await?
+    {
+        existing.candidates.insert(id.into());
+    }
+    let jobs_wanted = uuids(&mut l.jobs.iter().map(|x| x.uuid()));
+    for id in jobs::table
+        .filter(jobs::id.eq_any(&jobs_wanted))
+        .select(jobs::id)
+        .load::<recruit_domain::Uuid>(c)
+        .await?
+    {
+        existing.jobs.insert(id.into());
+    }
+    let wanted: HashSet<_> = l.privacy_audit_logs.iter().copied().collect();
+    let entry_ids = uuids(&mut l.privacy_audit_logs.iter().map(|(_, id)| id.uuid()));
+    for part in entry_ids.chunks(LOOKUP_CHUNK) {
+        // Filtering by organization too lets the primary key (organization_id, id) serve it.
+        for (id, org) in privacy_audit_logs::table
+            .filter(privacy_audit_logs::organization_id.eq_any(&orgs))
+            .filter(privacy_audit_logs::id.eq_any(part))
+            .select((privacy_audit_logs::id, privacy_audit_logs::organization_id))
+            .load::<(recruit_domain::Uuid, recruit_domain::Uuid)>(c)
+            .await?
+        {
+            let key = (org.into(), id.into());
+            if wanted.contains(&key) {
+                existing.privacy_audit_logs.insert(key);
+            }
+        }
+    }
+    Ok(existing)
+}
+
+#[async_trait]
+impl Import for PgStore {
+    async fn import(&self, document: &ImportDocument) -> Result<ImportSummary, ImportError> {
+        // Ledger batches (the NDJSON import) go in by COPY and skip the look-up of what is
+        // stored, which cost as much as the insert: almost every batch is valid, and the few
+        // that are not are tried again through the checked path, which says where the problem
+        // is.
+        let ledger_only = document.len() == document.privacy_audit_logs.len();
+        if ledger_only && let Some(summary) = self.copy_ledger(document).await? {
+            return Ok(summary);
+        }
+        let mut c = self.conn().await?;
+        c.transaction::<_, TxError, _>(async |c| insert_document(c, document).await)
+            .await
+            .map_err(ImportError::from)
+    }
+
+    async fn resume_ledger(&self, batch: &ImportDocument) -> Result<ResumedBatch, ImportError> {
+        let mut c = self.conn().await?;
+        c.transaction::<_, TxError, _>(async |c| {
+            let stored = stored_ledger_entries(c, batch).await?;
+            let (rest, already_stored) = batch.without_stored(&stored).map_err(TxError::Invalid)?;
+            let written = insert_document(c, &rest).await?.privacy_audit_logs;
+            Ok(ResumedBatch { written, already_stored })
+        })
+        .await
+        .map_err(ImportError::from)
+    }
+}
+
+/// Checks `doc` against what is stored and inserts it whole (in the caller's transaction).
+pub(crate) async fn insert_document(
+    c: &mut AsyncPgConnection,
+    doc: &ImportDocument,
+) -> Result<ImportSummary, TxError> {
+    let existing = look_up(c, doc).await?;
+    doc.check(&existing).map_err(TxError::Invalid)?;
+    let rows = neutral::DocumentRows::new(doc)?;
+    let summary = rows.summary();
+    insert_rows!(c, organizations::table, OrganizationRow, rows.organizations);
+    insert_rows!(c, organization_work_hours::table, WorkHoursRow, rows.work_hours);
+    insert_rows!(c, users::table, UserRow, rows.users);
+    insert_rows!(c, task_queues::table, TaskQueueRow, rows.task_queues);
+    insert_rows!(c, candidates::table, CandidateRow, rows.candidates);
+    insert_rows!(c, jobs::table, JobRow, rows.jobs);
+    insert_rows!(c, job_settings::table, JobSettingsRow, rows.job_settings);
+    insert_rows!(c, job_hiring_team::table, HiringTeamRow, rows.hiring_team);
+    insert_rows!(c, privacy_audit_logs::table, LedgerRow, rows.privacy_audit_logs);
+    Ok(summary)
+}
+
+/// The stored privacy ledger entries among the batch's (organization, id) pairs.
+pub(crate) async fn stored_ledger_entries(
+    c: &mut AsyncPgConnection,
+    batch: &ImportDocument,
+) -> Result<Vec<LedgerEntry>, TxError> {
+    let keys = neutral::LedgerKeys::new(batch);
+    let mut found = vec![];
+    for part in keys.ids.chunks(LOOKUP_CHUNK) {
+        let rows: Vec<LedgerRow> = privacy_audit_logs::table
+            .filter(privacy_audit_logs::organization_id.eq_any(&keys.organizations))
+            .filter(privacy_audit_logs::id.eq_any(part))
+            .select(LedgerRow::as_select())
+            .load(c)
+            .await?;
+        keys.keep(
+            rows.into_iter().map(Row::into_neutral).collect::<Result<Vec<_>, _>>()?,
+            &mut found,
+        )?;
+    }
+    Ok(found)
+}

@@ -1,0 +1,166 @@
+//! The ledgers port: the privacy ledger's page query (and its plan), recording each read in
+//! the same transaction, appending entries, and listing the audit ledgers.
+
+use async_trait::async_trait;
+use diesel::prelude::*;
+use diesel::sql_types;
+use diesel_async::{AsyncConnection, RunQueryDsl};
+use recruit_domain::Id;
+use recruit_ports::rows as neutral;
+use recruit_ports::{
+    AuditEntry, AuditListQuery, LedgerEntry, LedgerPage, Ledgers, PrivacyLogQuery, ReadRecord,
+    StoreError, ToolAuditEntry,
+};
+
+use crate::PgStore;
+use crate::error::*;
+use crate::insert::chunk_for;
+use crate::rows::*;
+use crate::schema::*;
+
+/// The page query of the privacy ledger, with an optional prefix such as `EXPLAIN `. One
+/// index range scan on `privacy_audit_logs_page`: the organization, the window, and a row
+/// comparison that continues after a position, newest first.
+pub(crate) fn page_query(
+    prefix: &str,
+    q: &PrivacyLogQuery,
+) -> diesel::query_builder::BoxedSqlQuery<'static, diesel::pg::Pg, diesel::query_builder::SqlQuery>
+{
+    let mut sql = format!(
+        "{prefix}SELECT organization_id, id, access_time, account_id, ip_addresses, subject_type, \
+         subject_user_id, subject_candidate_id, bulk_count, query_type, query_ids, query_values, \
+         query_scope, access_data, access_menu, access_menu_path, activity_category \
+         FROM privacy_audit_logs \
+         WHERE organization_id = $1 AND access_time >= $2 AND access_time < $3"
+    );
+    let mut n = 3;
+    if q.ids.is_some() {
+        n += 1;
+        sql.push_str(&format!(" AND id = ANY(${n})"));
+    }
+    if q.after.is_some() {
+        sql.push_str(&format!(" AND (access_time, id) < (${}, ${})", n + 1, n + 2));
+        n += 2;
+    }
+    sql.push_str(&format!(" ORDER BY access_time DESC, id DESC LIMIT ${}", n + 1));
+    let mut query = diesel::sql_query(sql)
+        .into_boxed()
+        .bind::<sql_types::Uuid, _>(q.organization_id.uuid())
+        .bind::<sql_types::Timestamptz, _>(q.window.gte().as_datetime())
+        .bind::<sql_types::Timestamptz, _>(q.window.lt().as_datetime());
+    if let Some(ids) = &q.ids {
+        let ids: Vec<recruit_domain::Uuid> = ids.iter().map(Id::uuid).collect();
+        query = query.bind::<sql_types::Array<sql_types::Uuid>, _>(ids);
+    }
+    if let Some(after) = q.after {
+        query = query
+            .bind::<sql_types::Timestamptz, _>(after.access_time.as_datetime())
+            .bind::<sql_types::Uuid, _>(after.id.uuid());
+    }
+    // One more than the page tells whether another page follows.
+    query.bind::<sql_types::BigInt, _>(i64::from(q.limit) + 1)
+}
+
+impl PgStore {
+    /// The plan PostgreSQL chooses for the page query of `query`: `EXPLAIN`, or with `analyze`
+    /// `EXPLAIN (ANALYZE, BUFFERS)`, which runs it. For operators and benchmarks; it records
+    /// nothing in the audit ledgers.
+    pub async fn explain_privacy_page(
+        &self,
+        query: &PrivacyLogQuery,
+        analyze: bool,
+    ) -> Result<String, StoreError> {
+        #[derive(QueryableByName)]
+        struct Line {
+            #[diesel(sql_type = sql_types::Text, column_name = "QUERY PLAN")]
+            line: String,
+        }
+        let prefix = if analyze { "EXPLAIN (ANALYZE, BUFFERS) " } else { "EXPLAIN " };
+        let mut conn = self.conn().await?;
+        let lines: Vec<Line> =
+            page_query(prefix, query).load(&mut conn).await.map_err(store_error)?;
+        Ok(lines.into_iter().map(|l| l.line).collect::<Vec<_>>().join("\n"))
+    }
+}
+
+#[async_trait]
+impl Ledgers for PgStore {
+    async fn append_privacy_audit_logs(&self, entries: &[LedgerEntry]) -> Result<(), StoreError> {
+        let rows = entries.iter().map(neutral::LedgerRow::new).collect::<Result<Vec<_>, _>>()?;
+        let mut c = self.conn().await?;
+        c.transaction::<_, TxError, _>(async |c| {
+            insert_rows!(c, privacy_audit_logs::table, LedgerRow, rows);
+            Ok(())
+        })
+        .await
+        .map_err(StoreError::from)
+    }
+
+    async fn read_privacy_audit_logs(
+        &self,
+        query: &PrivacyLogQuery,
+        record: &ReadRecord,
+    ) -> Result<LedgerPage, StoreError> {
+        let mut c = self.conn().await?;
+        let limit = usize::try_from(query.limit).unwrap_or(usize::MAX);
+        let (rows, more) = c
+            .transaction::<_, TxError, _>(async |c| {
+                let mut rows: Vec<LedgerRow> = page_query("", query).load(c).await?;
+                let more = rows.len() > limit;
+                rows.truncate(limit);
+                let n = rows.len();
+                diesel::insert_into(api_audit_log::table)
+                    .values(AuditRow::from(neutral::AuditRow::new(&record.api, n)))
+                    .execute(c)
+                    .await?;
+                if let Some(tool) = &record.tool {
+                    diesel::insert_into(tool_audit_log::table)
+                        .values(ToolAuditRow::from(neutral::ToolAuditRow::new(tool, n)))
+                        .execute(c)
+                        .await?;
+                }
+                Ok((rows, more))
+            })
+            .await
+            .map_err(StoreError::from)?;
+        let entries =
+            rows.into_iter().map(|r| r.into_neutral()?.into_entry()).collect::<Result<_, _>>()?;
+        Ok(LedgerPage { entries, more })
+    }
+
+    async fn api_audit_entries(
+        &self,
+        query: &AuditListQuery,
+    ) -> Result<Vec<AuditEntry>, StoreError> {
+        let mut c = self.conn().await?;
+        let mut q = api_audit_log::table.select(AuditRow::as_select()).into_boxed();
+        if let Some(org) = query.organization_id {
+            q = q.filter(api_audit_log::organization_id.eq(org.uuid()));
+        }
+        let rows = q
+            .order((api_audit_log::at.desc(), api_audit_log::id.desc()))
+            .limit(i64::from(query.limit))
+            .load(&mut c)
+            .await
+            .map_err(store_error)?;
+        rows.into_iter().map(|r| r.into_neutral()?.into_entry()).collect()
+    }
+
+    async fn tool_audit_entries(
+        &self,
+        query: &AuditListQuery,
+    ) -> Result<Vec<ToolAuditEntry>, StoreError> {
+        let mut c = self.conn().await?;
+        let mut q = tool_audit_log::table.select(ToolAuditRow::as_select()).into_boxed();
+        if let Some(org) = query.organization_id {
+            q = q.filter(tool_audit_log::organization_id.eq(org.uuid()));
+        }
+        let rows = q
+            .order((tool_audit_log::at.desc(), tool_audit_log::id.desc()))
+            .limit(i64::from(query.limit))
+            .load(&mut c)
+            .await
+            .map_err(store_error)?;
+        rows.into_iter().map(|r| r.into_neutral()?.into_entry()).collect()
+    }
+}

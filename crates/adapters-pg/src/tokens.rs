@@ -1,0 +1,132 @@
+//! The tokens port: credentials by secret hash (through the credential cache when it is on),
+//! creating, revoking, touching and listing tokens.
+
+use async_trait::async_trait;
+use diesel::prelude::*;
+use diesel::sql_types;
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use recruit_domain::{ApiTokenId, OrganizationId, Timestamp};
+use recruit_ports::rows as neutral;
+use recruit_ports::{ApiToken, Credential, NewApiToken, SecretHash, StoreError, Tokens};
+
+use crate::PgStore;
+use crate::error::*;
+use crate::rows::*;
+use crate::schema::*;
+
+pub(crate) async fn load_token(
+    c: &mut AsyncPgConnection,
+    id: recruit_domain::Uuid,
+) -> Result<ApiToken, TxError> {
+    let row = api_tokens::table
+        .filter(api_tokens::id.eq(id))
+        .select(TokenRow::as_select())
+        .first(c)
+        .await?;
+    Ok(row.into_neutral()?.into_token()?)
+}
+
+#[async_trait]
+impl Tokens for PgStore {
+    async fn credential(&self, secret_hash: &SecretHash) -> Result<Credential, StoreError> {
+        use crate::credentials::Lookup;
+        let lookup = self.credentials.as_ref().map_or(Lookup::Off, |cache| cache.get(secret_hash));
+        let epoch = match lookup {
+            Lookup::Hit(credential) => return Ok(*credential),
+            Lookup::Miss(epoch) => Some(epoch),
+            Lookup::Off => None,
+        };
+        let mut c = self.conn().await?;
+        let (token, user) = api_tokens::table
+            .inner_join(
+                users::table.on(users::organization_id
+                    .eq(api_tokens::organization_id)
+                    .and(users::id.eq(api_tokens::user_id))),
+            )
+            .filter(api_tokens::secret_hash.eq(secret_hash.0.as_slice()))
+            .select((TokenRow::as_select(), UserRow::as_select()))
+            .first(&mut c)
+            .await
+            .map_err(store_error)?;
+        let credential = Credential {
+            token: token.into_neutral()?.into_token()?,
+            user: user.into_neutral()?.into_user()?,
+        };
+        if let (Some(cache), Some(epoch)) = (&self.credentials, epoch) {
+            cache.put(*secret_hash, &credential, epoch);
+        }
+        Ok(credential)
+    }
+
+    async fn create_token(&self, token: &NewApiToken) -> Result<ApiToken, StoreError> {
+        let row = TokenRow::from(neutral::TokenRow::new(token));
+        let id = token.id.uuid();
+        let mut c = self.conn().await?;
+        c.transaction::<_, TxError, _>(async |c| {
+            diesel::insert_into(api_tokens::table).values(&row).execute(c).await?;
+            load_token(c, id).await
+        })
+        .await
+        .map_err(StoreError::from)
+    }
+
+    async fn revoke_token(&self, id: ApiTokenId, at: Timestamp) -> Result<ApiToken, StoreError> {
+        let id = id.uuid();
+        let mut c = self.conn().await?;
+        let revoked = c
+            .transaction::<_, TxError, _>(async |c| {
+                diesel::update(api_tokens::table.filter(api_tokens::id.eq(id)))
+                    .set(
+                        api_tokens::revoked_at.eq(diesel::dsl::sql::<
+                            sql_types::Nullable<sql_types::Timestamptz>,
+                        >(
+                            "COALESCE(revoked_at, "
+                        )
+                        .bind::<sql_types::Timestamptz, _>(at.as_datetime())
+                        .sql(")")),
+                    )
+                    .execute(c)
+                    .await?;
+                load_token(c, id).await
+            })
+            .await
+            .map_err(StoreError::from);
+        // This store forgets at once; other stores, when the trigger's notification arrives.
+        if let Some(cache) = &self.credentials {
+            cache.clear();
+        }
+        revoked
+    }
+
+    async fn touch_token(&self, id: ApiTokenId, at: Timestamp) -> Result<(), StoreError> {
+        let stale = at.as_datetime() - chrono::TimeDelta::seconds(60);
+        let mut c = self.conn().await?;
+        diesel::update(
+            api_tokens::table
+                .filter(api_tokens::id.eq(id.uuid()))
+                .filter(api_tokens::last_used_at.is_null().or(api_tokens::last_used_at.lt(stale))),
+        )
+        .set(api_tokens::last_used_at.eq(at.as_datetime()))
+        .execute(&mut c)
+        .await
+        .map(drop)
+        .map_err(store_error)
+    }
+
+    async fn tokens(
+        &self,
+        organization: Option<OrganizationId>,
+    ) -> Result<Vec<ApiToken>, StoreError> {
+        let mut c = self.conn().await?;
+        let mut q = api_tokens::table.select(TokenRow::as_select()).into_boxed();
+        if let Some(org) = organization {
+            q = q.filter(api_tokens::organization_id.eq(org.uuid()));
+        }
+        let rows = q
+            .order((api_tokens::created_at.desc(), api_tokens::id.desc()))
+            .load(&mut c)
+            .await
+            .map_err(store_error)?;
+        rows.into_iter().map(|r| r.into_neutral()?.into_token()).collect()
+    }
+}
