@@ -61,8 +61,9 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("recruit-domain", &[]),
     ("recruit-ports", &["recruit-domain"]),
     ("recruit-service", &["recruit-domain", "recruit-ports"]),
-    ("recruit-adapters-pg", &["recruit-domain", "recruit-ports"]),
-    ("recruit-adapters-sqlite", &["recruit-domain", "recruit-ports"]),
+    ("recruit-adapters-diesel", &["recruit-ports"]),
+    ("recruit-adapters-pg", &["recruit-domain", "recruit-ports", "recruit-adapters-diesel"]),
+    ("recruit-adapters-sqlite", &["recruit-domain", "recruit-ports", "recruit-adapters-diesel"]),
     ("recruit-mcp", &["recruit-domain", "recruit-service"]),
     ("recruit-http", &["recruit-domain", "recruit-ports", "recruit-service", "recruit-mcp"]),
     (
@@ -82,10 +83,13 @@ const LAYERS: &[(&str, &[&str])] = &[
 
 /// Third-party crates only some layers may name, and which.
 const CONFINED: &[(&str, &[&str])] = &[
-    ("diesel", &["recruit-adapters-pg", "recruit-adapters-sqlite"]),
-    ("diesel-async", &["recruit-adapters-pg", "recruit-adapters-sqlite"]),
+    ("diesel", &["recruit-adapters-diesel", "recruit-adapters-pg", "recruit-adapters-sqlite"]),
+    (
+        "diesel-async",
+        &["recruit-adapters-diesel", "recruit-adapters-pg", "recruit-adapters-sqlite"],
+    ),
     ("diesel_migrations", &["recruit-adapters-pg", "recruit-adapters-sqlite"]),
-    ("deadpool", &["recruit-adapters-pg", "recruit-adapters-sqlite"]),
+    ("deadpool", &["recruit-adapters-diesel", "recruit-adapters-pg", "recruit-adapters-sqlite"]),
     ("libsqlite3-sys", &["recruit-adapters-sqlite"]),
     ("tokio-postgres", &["recruit-adapters-pg"]),
     ("hyper", &["recruit-http", "recruitd"]),

@@ -36,14 +36,11 @@ pub(crate) fn copy_error(e: tokio_postgres::Error) -> StoreError {
 
 /// Translates a diesel error at the seam.
 pub(crate) fn store_error(e: DieselError) -> StoreError {
+    let e = match recruit_adapters_diesel::common_error(e) {
+        Ok(translated) => return translated,
+        Err(e) => e,
+    };
     match e {
-        DieselError::NotFound => StoreError::NotFound,
-        DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, info) => {
-            StoreError::Conflict(info.message().to_owned())
-        }
-        DieselError::DatabaseError(DatabaseErrorKind::ForeignKeyViolation, _) => {
-            StoreError::NotFound
-        }
         DieselError::DatabaseError(
             DatabaseErrorKind::UnableToSendCommand | DatabaseErrorKind::ClosedConnection,
             info,

@@ -131,15 +131,7 @@ pub(crate) async fn insert_document(
     doc.check(&existing).map_err(TxError::Invalid)?;
     let rows = neutral::DocumentRows::new(doc)?;
     let summary = rows.summary();
-    insert_rows!(c, organizations::table, OrganizationRow, rows.organizations);
-    insert_rows!(c, organization_work_hours::table, WorkHoursRow, rows.work_hours);
-    insert_rows!(c, users::table, UserRow, rows.users);
-    insert_rows!(c, task_queues::table, TaskQueueRow, rows.task_queues);
-    insert_rows!(c, candidates::table, CandidateRow, rows.candidates);
-    insert_rows!(c, jobs::table, JobRow, rows.jobs);
-    insert_rows!(c, job_settings::table, JobSettingsRow, rows.job_settings);
-    insert_rows!(c, job_hiring_team::table, HiringTeamRow, rows.hiring_team);
-    insert_rows!(c, privacy_audit_logs::table, LedgerRow, rows.privacy_audit_logs);
+    recruit_ports::insert_document_rows!(insert_rows!(c), rows);
     Ok(summary)
 }
 

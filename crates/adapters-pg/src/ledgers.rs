@@ -6,10 +6,9 @@ use diesel::prelude::*;
 use diesel::sql_types;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use recruit_domain::Id;
-use recruit_ports::rows as neutral;
 use recruit_ports::{
-    AuditEntry, AuditListQuery, LedgerEntry, LedgerPage, Ledgers, PrivacyLogQuery, ReadRecord,
-    StoreError, ToolAuditEntry,
+    AuditEntry, AuditListQuery, LedgerPage, Ledgers, PrivacyLogQuery, ReadRecord, StoreError,
+    ToolAuditEntry,
 };
 
 use crate::PgStore;
@@ -85,17 +84,6 @@ impl PgStore {
 
 #[async_trait]
 impl Ledgers for PgStore {
-    async fn append_privacy_audit_logs(&self, entries: &[LedgerEntry]) -> Result<(), StoreError> {
-        let rows = entries.iter().map(neutral::LedgerRow::new).collect::<Result<Vec<_>, _>>()?;
-        let mut c = self.conn().await?;
-        c.transaction::<_, TxError, _>(async |c| {
-            insert_rows!(c, privacy_audit_logs::table, LedgerRow, rows);
-            Ok(())
-        })
-        .await
-        .map_err(StoreError::from)
-    }
-
     async fn read_privacy_audit_logs(
         &self,
         query: &PrivacyLogQuery,
@@ -105,27 +93,12 @@ impl Ledgers for PgStore {
         let limit = usize::try_from(query.limit).unwrap_or(usize::MAX);
         let (rows, more) = c
             .transaction::<_, TxError, _>(async |c| {
-                let mut rows: Vec<LedgerRow> = page_query("", query).load(c).await?;
-                let more = rows.len() > limit;
-                rows.truncate(limit);
-                let n = rows.len();
-                diesel::insert_into(api_audit_log::table)
-                    .values(AuditRow::from(neutral::AuditRow::new(&record.api, n)))
-                    .execute(c)
-                    .await?;
-                if let Some(tool) = &record.tool {
-                    diesel::insert_into(tool_audit_log::table)
-                        .values(ToolAuditRow::from(neutral::ToolAuditRow::new(tool, n)))
-                        .execute(c)
-                        .await?;
-                }
-                Ok((rows, more))
+                let rows: Vec<LedgerRow> = page_query("", query).load(c).await?;
+                recruit_ports::record_read!(insert_rows!(c), record.page(rows, limit))
             })
             .await
             .map_err(StoreError::from)?;
-        let entries =
-            rows.into_iter().map(|r| r.into_neutral()?.into_entry()).collect::<Result<_, _>>()?;
-        Ok(LedgerPage { entries, more })
+        recruit_adapters_diesel::ledger_page(rows, more)
     }
 
     async fn api_audit_entries(

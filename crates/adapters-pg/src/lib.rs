@@ -32,9 +32,7 @@ use std::time::Duration;
 
 use diesel_async::pooled_connection::deadpool::Pool;
 use diesel_async::pooled_connection::{AsyncDieselConnectionManager, ManagerConfig};
-use diesel_async::{
-    AsyncConnection, AsyncMigrationHarness, AsyncPgConnection, SimpleAsyncConnection,
-};
+use diesel_async::{AsyncMigrationHarness, AsyncPgConnection, SimpleAsyncConnection};
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
 use recruit_ports::{PoolStatus, StoreError};
 
@@ -96,10 +94,9 @@ pub struct PgStore {
 
 impl std::fmt::Debug for PgStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let status = self.pool.status();
         f.debug_struct("PgStore")
-            .field("size", &status.size)
-            .field("max", &status.max_size)
+            .field("pool", &self.pool_status())
+            .field("credential_cache", &self.credentials.is_some())
             .finish()
     }
 }
@@ -121,17 +118,7 @@ impl PgStore {
         // the pool): a connection the server closed fails its next query, which the request
         // reports as UNAVAILABLE, and the pool discards it.
         manager.recycling_method = diesel_async::pooled_connection::RecyclingMethod::Fast;
-        let pool_setup = Arc::clone(&setup);
-        manager.custom_setup = Box::new(move |url| {
-            let (url, setup) = (url.to_owned(), Arc::clone(&pool_setup));
-            Box::pin(async move {
-                let mut conn = AsyncPgConnection::establish(&url).await?;
-                conn.batch_execute(&setup)
-                    .await
-                    .map_err(diesel::ConnectionError::CouldntSetupConfiguration)?;
-                Ok(conn)
-            })
-        });
+        manager.custom_setup = recruit_adapters_diesel::session_setup(Arc::clone(&setup));
         let manager = AsyncDieselConnectionManager::<AsyncPgConnection>::new_with_config(
             &config.url,
             manager,
@@ -182,13 +169,7 @@ impl PgStore {
 
     /// Numbers about the connection pool.
     pub fn pool_status(&self) -> PoolStatus {
-        let s = self.pool.status();
-        PoolStatus {
-            max_size: s.max_size,
-            size: s.size,
-            available: s.available,
-            waiting: s.waiting,
-        }
+        recruit_adapters_diesel::pool_status(self.pool.status())
     }
 
     pub(crate) async fn conn(&self) -> Result<Conn, StoreError> {

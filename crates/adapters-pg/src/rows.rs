@@ -6,54 +6,24 @@
 use chrono::{DateTime, Utc};
 use diesel::pg::Pg;
 use diesel::prelude::*;
+use recruit_adapters_diesel::Column;
+pub(crate) use recruit_adapters_diesel::Row;
 use recruit_domain::{Timestamp, Uuid};
 use recruit_ports::StoreError;
-use recruit_ports::rows::{self as neutral, column::Json, corrupt};
+use recruit_ports::rows::{column::Json, corrupt};
 use tokio_postgres::types::{ToSql, Type};
 
 use crate::schema::*;
 
-/// A neutral column type as PostgreSQL stores it.
-pub(crate) trait Column: Sized {
-    /// The Rust type diesel reads and writes for the column.
-    type Stored;
-    /// The column's PostgreSQL type, for binary `COPY`.
-    const TYPE: Type;
-    fn store(self) -> Self::Stored;
-    fn load(stored: Self::Stored) -> Result<Self, StoreError>;
-}
+/// The backend, for [`Column`]: PostgreSQL.
+#[derive(Debug)]
+pub(crate) enum Postgres {}
 
-/// Types PostgreSQL stores as they are.
-macro_rules! as_is {
-    ($($ty:ty => $pg:expr),* $(,)?) => {$(
-        impl Column for $ty {
-            type Stored = Self;
-            const TYPE: Type = $pg;
-            fn store(self) -> Self {
-                self
-            }
-            fn load(stored: Self) -> Result<Self, StoreError> {
-                Ok(stored)
-            }
-        }
-    )*};
-}
+// Types PostgreSQL stores as they are, beyond those every backend does.
+recruit_adapters_diesel::stored_as_is!(Postgres; Uuid, Vec<String>, Vec<Uuid>, Json);
 
-as_is! {
-    String => Type::TEXT,
-    bool => Type::BOOL,
-    i32 => Type::INT4,
-    i64 => Type::INT8,
-    Uuid => Type::UUID,
-    Vec<String> => Type::TEXT_ARRAY,
-    Vec<Uuid> => Type::UUID_ARRAY,
-    Vec<u8> => Type::BYTEA,
-    Json => Type::JSONB,
-}
-
-impl Column for Timestamp {
+impl Column<Postgres> for Timestamp {
     type Stored = DateTime<Utc>;
-    const TYPE: Type = Type::TIMESTAMPTZ;
     fn store(self) -> DateTime<Utc> {
         self.as_datetime()
     }
@@ -62,27 +32,43 @@ impl Column for Timestamp {
     }
 }
 
-impl<T: Column> Column for Option<T> {
-    type Stored = Option<T::Stored>;
-    const TYPE: Type = T::TYPE;
-    fn store(self) -> Self::Stored {
-        self.map(T::store)
-    }
-    fn load(stored: Self::Stored) -> Result<Self, StoreError> {
-        stored.map(T::load).transpose()
-    }
+/// A neutral column type's PostgreSQL type, for binary `COPY`.
+pub(crate) trait PgType {
+    const TYPE: Type;
 }
 
-/// A row of a table as diesel reads and writes it, made `From` its neutral form.
-pub(crate) trait Row: Sized {
-    /// The neutral row.
-    type Neutral;
-    /// The table's columns, in order, for `COPY`.
+macro_rules! pg_types {
+    ($($ty:ty => $pg:expr),* $(,)?) => {$(
+        impl PgType for $ty {
+            const TYPE: Type = $pg;
+        }
+    )*};
+}
+
+pg_types! {
+    String => Type::TEXT,
+    bool => Type::BOOL,
+    i32 => Type::INT4,
+    i64 => Type::INT8,
+    Uuid => Type::UUID,
+    Timestamp => Type::TIMESTAMPTZ,
+    Vec<String> => Type::TEXT_ARRAY,
+    Vec<Uuid> => Type::UUID_ARRAY,
+    Vec<u8> => Type::BYTEA,
+    Json => Type::JSONB,
+}
+
+impl<T: PgType> PgType for Option<T> {
+    const TYPE: Type = T::TYPE;
+}
+
+/// A row written by binary `COPY`.
+pub(crate) trait Copied {
+    /// The table's columns, in order.
     const COLUMNS: &'static str;
-    /// The columns' PostgreSQL types, in order, for binary `COPY`.
+    /// The columns' PostgreSQL types, in order.
     const TYPES: &'static [Type];
-    fn into_neutral(self) -> Result<Self::Neutral, StoreError>;
-    /// The row's values, in the order of [`Row::TYPES`], for binary `COPY`.
+    /// The row's values, in the order of [`Copied::TYPES`].
     fn copy_values(&self) -> Vec<&(dyn ToSql + Sync)>;
 }
 
@@ -93,22 +79,14 @@ macro_rules! pg_rows {
         #[diesel(table_name = $table, check_for_backend(Pg))]
         #[diesel(treat_none_as_default_value = false)]
         pub(crate) struct $row {
-            $(pub(crate) $field: <$ty as Column>::Stored,)*
+            $(pub(crate) $field: <$ty as Column<Postgres>>::Stored,)*
         }
 
-        impl From<neutral::$row> for $row {
-            fn from(row: neutral::$row) -> Self {
-                Self { $($field: Column::store(row.$field),)* }
-            }
-        }
+        recruit_adapters_diesel::row_conversions!(Postgres; $row { $($field: $ty),* });
 
-        impl Row for $row {
-            type Neutral = neutral::$row;
+        impl Copied for $row {
             const COLUMNS: &'static str = stringify!($($field),*);
-            const TYPES: &'static [Type] = &[$(<$ty as Column>::TYPE),*];
-            fn into_neutral(self) -> Result<neutral::$row, StoreError> {
-                Ok(neutral::$row { $($field: Column::load(self.$field)?,)* })
-            }
+            const TYPES: &'static [Type] = &[$(<$ty as PgType>::TYPE),*];
             fn copy_values(&self) -> Vec<&(dyn ToSql + Sync)> {
                 vec![$(&self.$field),*]
             }

@@ -20,12 +20,11 @@ use std::time::Duration;
 use async_trait::async_trait;
 use deadpool::managed::{PoolError, TimeoutType};
 use diesel::prelude::*;
-use diesel::result::{DatabaseErrorKind, Error as DieselError};
+use diesel::result::Error as DieselError;
 use diesel::sqlite::SqliteConnection;
 use diesel_async::pooled_connection::deadpool::Pool;
 use diesel_async::pooled_connection::{AsyncDieselConnectionManager, ManagerConfig};
 use diesel_async::sync_connection_wrapper::SyncConnectionWrapper;
-use diesel_async::{AsyncConnection, SimpleAsyncConnection};
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
 use recruit_domain::{ApiTokenId, JobId, OrganizationId, Timestamp, User, UserId};
 use recruit_ports::{
@@ -36,6 +35,8 @@ use recruit_ports::{
 };
 
 use recruit_ports::rows as neutral;
+
+use recruit_adapters_diesel::rows_per_statement;
 
 use crate::rows::*;
 use crate::schema::*;
@@ -93,11 +94,7 @@ pub struct SqliteStore {
 
 impl std::fmt::Debug for SqliteStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let status = self.pool.status();
-        f.debug_struct("SqliteStore")
-            .field("size", &status.size)
-            .field("max", &status.max_size)
-            .finish()
+        f.debug_struct("SqliteStore").field("pool", &self.pool_status()).finish()
     }
 }
 
@@ -116,16 +113,7 @@ impl SqliteStore {
             config.cache_kib.max(MIN_CACHE_KIB),
         );
         let mut manager = ManagerConfig::<Conn>::default();
-        manager.custom_setup = Box::new(move |url| {
-            let (url, pragmas) = (url.to_owned(), pragmas.clone());
-            Box::pin(async move {
-                let mut conn = Conn::establish(&url).await?;
-                conn.batch_execute(&pragmas)
-                    .await
-                    .map_err(diesel::ConnectionError::CouldntSetupConfiguration)?;
-                Ok(conn)
-            })
-        });
+        manager.custom_setup = recruit_adapters_diesel::session_setup(pragmas.into());
         let url = config.path.to_string_lossy().into_owned();
         let manager = AsyncDieselConnectionManager::<Conn>::new_with_config(url, manager);
         let pool = Pool::builder(manager)
@@ -155,13 +143,7 @@ impl SqliteStore {
 
     /// Numbers about the connection pool.
     pub fn pool_status(&self) -> PoolStatus {
-        let s = self.pool.status();
-        PoolStatus {
-            max_size: s.max_size,
-            size: s.size,
-            available: s.available,
-            waiting: s.waiting,
-        }
+        recruit_adapters_diesel::pool_status(self.pool.status())
     }
 
     /// Runs synchronous diesel code on a pooled connection, off the async runtime.
@@ -200,20 +182,14 @@ fn pool_error(e: PoolError<diesel_async::pooled_connection::PoolError>) -> Store
 
 /// Translates a diesel error at the seam.
 fn store_error(e: DieselError) -> StoreError {
-    match e {
-        DieselError::NotFound => StoreError::NotFound,
-        DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, info) => {
-            StoreError::Conflict(info.message().to_owned())
-        }
-        DieselError::DatabaseError(DatabaseErrorKind::ForeignKeyViolation, _) => {
-            StoreError::NotFound
-        }
-        DieselError::DatabaseError(_, info)
+    match recruit_adapters_diesel::common_error(e) {
+        Ok(translated) => translated,
+        Err(DieselError::DatabaseError(_, info))
             if info.message().contains("database is locked") || info.message().contains("busy") =>
         {
             StoreError::Timeout
         }
-        other => StoreError::Other(Box::new(other)),
+        Err(other) => StoreError::Other(Box::new(other)),
     }
 }
 
@@ -262,7 +238,7 @@ const MAX_BOUND_VALUES: usize = 30_000;
 macro_rules! insert_rows {
     ($c:expr, $table:expr, $row:ty, $rows:expr) => {{
         let rows: Vec<$row> = $rows.into_iter().map(<$row>::from).collect();
-        for part in rows.chunks((MAX_BOUND_VALUES / <$row as Row>::WIDTH).max(1)) {
+        for part in rows.chunks(rows_per_statement(MAX_BOUND_VALUES, <$row as Row>::WIDTH)) {
             diesel::insert_into($table).values(part).execute($c)?;
         }
     }};
@@ -438,71 +414,6 @@ impl Tokens for SqliteStore {
 
 #[async_trait]
 impl Ledgers for SqliteStore {
-    async fn append_privacy_audit_logs(&self, entries: &[LedgerEntry]) -> Result<(), StoreError> {
-        let rows = entries.iter().map(neutral::LedgerRow::new).collect::<Result<Vec<_>, _>>()?;
-        self.transaction(move |c| -> Result<(), TxError> {
-            insert_rows!(c, privacy_audit_logs::table, LedgerRow, rows);
-            Ok(())
-        })
-        .await
-        .map_err(StoreError::from)
-    }
-
-    async fn read_privacy_audit_logs(
-        &self,
-        query: &PrivacyLogQuery,
-        record: &ReadRecord,
-    ) -> Result<LedgerPage, StoreError> {
-        use crate::schema::privacy_audit_logs as pal;
-        let org = blob(query.organization_id.uuid());
-        let (gte, lt) = (query.window.gte().unix_micros(), query.window.lt().unix_micros());
-        let ids: Option<Vec<Vec<u8>>> =
-            query.ids.as_ref().map(|f| f.iter().map(|i| blob(i.uuid())).collect());
-        let after = query.after.map(|p| (p.access_time.unix_micros(), blob(p.id.uuid())));
-        let limit = usize::try_from(query.limit).unwrap_or(usize::MAX);
-        let record = record.clone();
-        let (rows, more) = self
-            .transaction(move |c| -> Result<(Vec<LedgerRow>, bool), TxError> {
-                let mut q = pal::table
-                    .filter(pal::organization_id.eq(org))
-                    .filter(pal::access_time.ge(gte))
-                    .filter(pal::access_time.lt(lt))
-                    .select(LedgerRow::as_select())
-                    .into_boxed();
-                if let Some(ids) = ids {
-                    q = q.filter(pal::id.eq_any(ids));
-                }
-                if let Some((time, id)) = after {
-                    // `access_time <= t` bounds the index range; the rest breaks the tie.
-                    q = q
-                        .filter(pal::access_time.le(time))
-                        .filter(pal::access_time.lt(time).or(pal::id.lt(id)));
-                }
-                // One more than the page tells whether another page follows.
-                let mut rows: Vec<LedgerRow> = q
-                    .order((pal::access_time.desc(), pal::id.desc()))
-                    .limit(i64::try_from(limit).unwrap_or(i64::MAX - 1) + 1)
-                    .load(c)?;
-                let more = rows.len() > limit;
-                rows.truncate(limit);
-                let n = rows.len();
-                diesel::insert_into(api_audit_log::table)
-                    .values(AuditRow::from(neutral::AuditRow::new(&record.api, n)))
-                    .execute(c)?;
-                if let Some(tool) = &record.tool {
-                    diesel::insert_into(tool_audit_log::table)
-                        .values(ToolAuditRow::from(neutral::ToolAuditRow::new(tool, n)))
-                        .execute(c)?;
-                }
-                Ok((rows, more))
-            })
-            .await
-            .map_err(StoreError::from)?;
-        let entries =
-            rows.into_iter().map(|r| r.into_neutral()?.into_entry()).collect::<Result<_, _>>()?;
-        Ok(LedgerPage { entries, more })
-    }
-
     async fn api_audit_entries(
         &self,
         query: &AuditListQuery,
@@ -537,6 +448,48 @@ impl Ledgers for SqliteStore {
             })
             .await?;
         rows.into_iter().map(|r| r.into_neutral()?.into_entry()).collect()
+    }
+
+    async fn read_privacy_audit_logs(
+        &self,
+        query: &PrivacyLogQuery,
+        record: &ReadRecord,
+    ) -> Result<LedgerPage, StoreError> {
+        use crate::schema::privacy_audit_logs as pal;
+        let org = blob(query.organization_id.uuid());
+        let (gte, lt) = (query.window.gte().unix_micros(), query.window.lt().unix_micros());
+        let ids: Option<Vec<Vec<u8>>> =
+            query.ids.as_ref().map(|f| f.iter().map(|i| blob(i.uuid())).collect());
+        let after = query.after.map(|p| (p.access_time.unix_micros(), blob(p.id.uuid())));
+        let limit = usize::try_from(query.limit).unwrap_or(usize::MAX);
+        let record = record.clone();
+        let (rows, more) = self
+            .transaction(move |c| -> Result<(Vec<LedgerRow>, bool), TxError> {
+                let mut q = pal::table
+                    .filter(pal::organization_id.eq(org))
+                    .filter(pal::access_time.ge(gte))
+                    .filter(pal::access_time.lt(lt))
+                    .select(LedgerRow::as_select())
+                    .into_boxed();
+                if let Some(ids) = ids {
+                    q = q.filter(pal::id.eq_any(ids));
+                }
+                if let Some((time, id)) = after {
+                    // `access_time <= t` bounds the index range; the rest breaks the tie.
+                    q = q
+                        .filter(pal::access_time.le(time))
+                        .filter(pal::access_time.lt(time).or(pal::id.lt(id)));
+                }
+                // One more than the page tells whether another page follows.
+                let rows: Vec<LedgerRow> = q
+                    .order((pal::access_time.desc(), pal::id.desc()))
+                    .limit(i64::try_from(limit).unwrap_or(i64::MAX - 1) + 1)
+                    .load(c)?;
+                recruit_ports::record_read!(insert_rows!(c), record.page(rows, limit))
+            })
+            .await
+            .map_err(StoreError::from)?;
+        recruit_adapters_diesel::ledger_page(rows, more)
     }
 }
 
@@ -683,15 +636,7 @@ fn insert_document(
     doc.check(&existing).map_err(|p| TxError::Import(ImportError::Invalid(p)))?;
     let rows = neutral::DocumentRows::new(doc)?;
     let summary = rows.summary();
-    insert_rows!(c, organizations::table, OrganizationRow, rows.organizations);
-    insert_rows!(c, organization_work_hours::table, WorkHoursRow, rows.work_hours);
-    insert_rows!(c, users::table, UserRow, rows.users);
-    insert_rows!(c, task_queues::table, TaskQueueRow, rows.task_queues);
-    insert_rows!(c, candidates::table, CandidateRow, rows.candidates);
-    insert_rows!(c, jobs::table, JobRow, rows.jobs);
-    insert_rows!(c, job_settings::table, JobSettingsRow, rows.job_settings);
-    insert_rows!(c, job_hiring_team::table, HiringTeamRow, rows.hiring_team);
-    insert_rows!(c, privacy_audit_logs::table, LedgerRow, rows.privacy_audit_logs);
+    recruit_ports::insert_document_rows!(insert_rows!(c), rows);
     Ok(summary)
 }
 

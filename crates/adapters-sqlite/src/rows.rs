@@ -6,36 +6,17 @@
 
 use diesel::prelude::*;
 use diesel::sqlite::Sqlite;
+use recruit_adapters_diesel::Column;
+pub(crate) use recruit_adapters_diesel::Row;
 use recruit_domain::{Id, Resource, Timestamp, Uuid};
 use recruit_ports::StoreError;
-use recruit_ports::rows::{self as neutral, column::Json, corrupt};
+use recruit_ports::rows::{column::Json, corrupt};
 
 use crate::schema::*;
 
-/// A neutral column type as SQLite stores it.
-pub(crate) trait Column: Sized {
-    /// The Rust type diesel reads and writes for the column.
-    type Stored;
-    fn store(self) -> Self::Stored;
-    fn load(stored: Self::Stored) -> Result<Self, StoreError>;
-}
-
-/// Types SQLite stores as they are.
-macro_rules! as_is {
-    ($($ty:ty),* $(,)?) => {$(
-        impl Column for $ty {
-            type Stored = Self;
-            fn store(self) -> Self {
-                self
-            }
-            fn load(stored: Self) -> Result<Self, StoreError> {
-                Ok(stored)
-            }
-        }
-    )*};
-}
-
-as_is!(String, bool, i32, i64, Vec<u8>);
+/// The backend, for [`Column`]: SQLite.
+#[derive(Debug)]
+pub(crate) enum Sqlite3 {}
 
 /// An identifier as a 16-byte blob.
 pub(crate) fn blob(uuid: Uuid) -> Vec<u8> {
@@ -61,7 +42,7 @@ fn unjson<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, StoreError> {
     serde_json::from_str(text).map_err(|e| corrupt(format!("a JSON column: {e}")))
 }
 
-impl Column for Uuid {
+impl Column<Sqlite3> for Uuid {
     type Stored = Vec<u8>;
     fn store(self) -> Vec<u8> {
         blob(self)
@@ -71,7 +52,7 @@ impl Column for Uuid {
     }
 }
 
-impl Column for Timestamp {
+impl Column<Sqlite3> for Timestamp {
     type Stored = i64;
     fn store(self) -> i64 {
         self.unix_micros()
@@ -81,7 +62,7 @@ impl Column for Timestamp {
     }
 }
 
-impl Column for Vec<String> {
+impl Column<Sqlite3> for Vec<String> {
     type Stored = String;
     fn store(self) -> String {
         json(&self)
@@ -92,7 +73,7 @@ impl Column for Vec<String> {
 }
 
 /// A list of identifiers as a JSON list of their 32-digit hexadecimal forms.
-impl Column for Vec<Uuid> {
+impl Column<Sqlite3> for Vec<Uuid> {
     type Stored = String;
     fn store(self) -> String {
         json(&self.iter().map(|u| u.simple().to_string()).collect::<Vec<_>>())
@@ -105,7 +86,7 @@ impl Column for Vec<Uuid> {
     }
 }
 
-impl Column for Json {
+impl Column<Sqlite3> for Json {
     type Stored = String;
     fn store(self) -> String {
         self.to_string()
@@ -115,25 +96,6 @@ impl Column for Json {
     }
 }
 
-impl<T: Column> Column for Option<T> {
-    type Stored = Option<T::Stored>;
-    fn store(self) -> Self::Stored {
-        self.map(T::store)
-    }
-    fn load(stored: Self::Stored) -> Result<Self, StoreError> {
-        stored.map(T::load).transpose()
-    }
-}
-
-/// A row of a table as diesel reads and writes it, made `From` its neutral form.
-pub(crate) trait Row: Sized {
-    /// The neutral row.
-    type Neutral;
-    /// The number of columns.
-    const WIDTH: usize;
-    fn into_neutral(self) -> Result<Self::Neutral, StoreError>;
-}
-
 macro_rules! sqlite_rows {
     ($($(#[$doc:meta])* $row:ident in $table:ident { $($field:ident: $ty:ty),* $(,)? })*) => {$(
         $(#[$doc])*
@@ -141,22 +103,10 @@ macro_rules! sqlite_rows {
         #[diesel(table_name = $table, check_for_backend(Sqlite))]
         #[diesel(treat_none_as_default_value = false)]
         pub(crate) struct $row {
-            $(pub(crate) $field: <$ty as Column>::Stored,)*
+            $(pub(crate) $field: <$ty as Column<Sqlite3>>::Stored,)*
         }
 
-        impl From<neutral::$row> for $row {
-            fn from(row: neutral::$row) -> Self {
-                Self { $($field: Column::store(row.$field),)* }
-            }
-        }
-
-        impl Row for $row {
-            type Neutral = neutral::$row;
-            const WIDTH: usize = [$(stringify!($field)),*].len();
-            fn into_neutral(self) -> Result<neutral::$row, StoreError> {
-                Ok(neutral::$row { $($field: Column::load(self.$field)?,)* })
-            }
-        }
+        recruit_adapters_diesel::row_conversions!(Sqlite3; $row { $($field: $ty),* });
     )*};
 }
 

@@ -9,9 +9,9 @@ use recruit_domain::{ApiTokenId, JobId, OrganizationId, Timestamp, User, UserId}
 
 use crate::{
     ApiToken, AuditEntry, AuditListQuery, Credential, Directory, Import, ImportDocument,
-    ImportError, ImportSummary, JobRecord, LedgerEntry, LedgerPage, Ledgers, Maintenance,
-    NewApiToken, OrganizationRecord, PrivacyLogQuery, ReadRecord, ResumedBatch, SecretHash,
-    StoreError, Tokens, ToolAuditEntry,
+    ImportError, ImportSummary, JobRecord, LedgerPage, Ledgers, Maintenance, NewApiToken,
+    OrganizationRecord, PrivacyLogQuery, ReadRecord, ResumedBatch, SecretHash, StoreError, Tokens,
+    ToolAuditEntry,
 };
 
 /// What every call does while set.
@@ -136,10 +136,6 @@ impl<S: Tokens> Tokens for Faulty<S> {
 
 #[async_trait]
 impl<S: Ledgers> Ledgers for Faulty<S> {
-    async fn append_privacy_audit_logs(&self, entries: &[LedgerEntry]) -> Result<(), StoreError> {
-        self.check().await?;
-        self.inner.append_privacy_audit_logs(entries).await
-    }
     async fn read_privacy_audit_logs(
         &self,
         q: &PrivacyLogQuery,

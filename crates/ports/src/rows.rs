@@ -625,6 +625,45 @@ impl LedgerRow {
     }
 }
 
+/// A page of the privacy ledger as a store read it, and the audit rows that record the read.
+#[derive(Debug)]
+pub struct RecordedPage<T> {
+    /// The page's rows, at most the limit.
+    pub rows: Vec<T>,
+    /// Whether more rows follow the page.
+    pub more: bool,
+    /// The API audit ledger's row.
+    pub api: AuditRow,
+    /// The tool-interface audit ledger's row, when the read came through a tool.
+    pub tool: Option<ToolAuditRow>,
+}
+
+/// Records a page read in the audit ledgers, in the transaction of the read:
+/// `record_read!($insert!($args…), page)` calls `$insert!($args…, table, RowType, rows)` for
+/// the API ledger's row and the tool-interface ledger's (if any) of the [`RecordedPage`]
+/// `page`, then is `Ok((rows, more))` of the page.
+#[macro_export]
+macro_rules! record_read {
+    ($insert:ident!($($args:tt)*), $page:expr) => {{
+        let page: $crate::rows::RecordedPage<_> = $page;
+        $insert!($($args)*, api_audit_log::table, AuditRow, [page.api]);
+        $insert!($($args)*, tool_audit_log::table, ToolAuditRow, page.tool);
+        Ok((page.rows, page.more))
+    }};
+}
+
+impl crate::ReadRecord {
+    /// The page of `rows`, read with one more than `limit` to tell whether more follow, and
+    /// the audit rows of this read, counting the entries the page returns.
+    pub fn page<T>(&self, mut rows: Vec<T>, limit: usize) -> RecordedPage<T> {
+        let more = rows.len() > limit;
+        rows.truncate(limit);
+        let api = AuditRow::new(&self.api, rows.len());
+        let tool = self.tool.as_ref().map(|t| ToolAuditRow::new(t, rows.len()));
+        RecordedPage { rows, more, api, tool }
+    }
+}
+
 /// A count of entries as stored (a 32-bit integer column), saturating.
 fn stored_count(n: usize) -> i32 {
     i32::try_from(n).unwrap_or(i32::MAX)
@@ -727,6 +766,30 @@ pub struct DocumentRows {
     pub hiring_team: Vec<HiringTeamRow>,
     /// `privacy_audit_logs`.
     pub privacy_audit_logs: Vec<LedgerRow>,
+}
+
+/// Calls the macro `$insert!($args…, table, RowType, rows)` for each table of a
+/// [`DocumentRows`], in the order of insertion (a row's references before it): `table` is the
+/// table's diesel path (`organizations::table`) and `RowType` the adapter's row struct, both
+/// resolved where the macro is called.
+///
+/// ```text
+/// recruit_ports::insert_document_rows!(insert_rows!(c), rows);
+/// ```
+#[macro_export]
+macro_rules! insert_document_rows {
+    ($insert:ident!($($args:tt)*), $rows:expr) => {{
+        let rows: $crate::rows::DocumentRows = $rows;
+        $insert!($($args)*, organizations::table, OrganizationRow, rows.organizations);
+        $insert!($($args)*, organization_work_hours::table, WorkHoursRow, rows.work_hours);
+        $insert!($($args)*, users::table, UserRow, rows.users);
+        $insert!($($args)*, task_queues::table, TaskQueueRow, rows.task_queues);
+        $insert!($($args)*, candidates::table, CandidateRow, rows.candidates);
+        $insert!($($args)*, jobs::table, JobRow, rows.jobs);
+        $insert!($($args)*, job_settings::table, JobSettingsRow, rows.job_settings);
+        $insert!($($args)*, job_hiring_team::table, HiringTeamRow, rows.hiring_team);
+        $insert!($($args)*, privacy_audit_logs::table, LedgerRow, rows.privacy_audit_logs);
+    }};
 }
 
 impl DocumentRows {

@@ -14,8 +14,8 @@ use recruit_domain::{ApiTokenId, JobId, OrganizationId, Timestamp, User, UserId}
 
 use crate::{
     ApiToken, AuditEntry, AuditListQuery, Credential, ImportDocument, ImportError, ImportSummary,
-    JobRecord, LedgerEntry, LedgerPage, NewApiToken, OrganizationRecord, PrivacyLogQuery,
-    ReadRecord, ResumedBatch, SecretHash, StoreError, ToolAuditEntry,
+    JobRecord, LedgerPage, NewApiToken, OrganizationRecord, PrivacyLogQuery, ReadRecord,
+    ResumedBatch, SecretHash, StoreError, ToolAuditEntry,
 };
 
 /// Organizations, their people, queues and jobs.
@@ -72,11 +72,6 @@ pub trait Tokens: Send + Sync + 'static {
 /// append-only.
 #[async_trait]
 pub trait Ledgers: Send + Sync + 'static {
-    /// Appends entries to the privacy ledger, all or none. `Conflict` when an entry's id is
-    /// already in its organization's ledger or appears twice; `NotFound` when an entry's
-    /// organization does not exist. Either way nothing is written.
-    async fn append_privacy_audit_logs(&self, entries: &[LedgerEntry]) -> Result<(), StoreError>;
-
     /// One page of the privacy ledger, newest first (`access_time` descending, then `id`
     /// descending), and the record of that read, in one transaction.
     ///

@@ -1,0 +1,180 @@
+//! What recruitd's two diesel storage adapters (`recruit-adapters-pg`,
+//! `recruit-adapters-sqlite`) share, so that it is written once: the rules by which diesel's
+//! errors become [`StoreError`]s whatever the backend ([`common_error`]), how a stored row
+//! converts to and from its neutral form in `recruit_ports::rows` ([`Column`], [`Row`],
+//! [`row_conversions!`], [`stored_as_is!`]), a page of the ledger from its stored rows
+//! ([`ledger_page`]), how many rows one multi-row `INSERT` carries ([`rows_per_statement`]),
+//! the pool's setup of a new connection ([`session_setup`]) and the pool's numbers
+//! ([`pool_status`]).
+//!
+//! It depends on `recruit-ports` and the backend-independent parts of diesel, diesel-async and
+//! deadpool only: never on a backend, a driver or an adapter, and never on the service or HTTP.
+
+use diesel::result::{DatabaseErrorKind, Error as DieselError};
+use diesel_async::pooled_connection::SetupCallback;
+use diesel_async::{AsyncConnection, SimpleAsyncConnection};
+pub use recruit_ports::StoreError;
+
+/// The translation of a diesel error every backend shares: no row is `NotFound`, a unique
+/// violation `Conflict`, a foreign-key violation `NotFound` (a reference to nothing is "no
+/// such thing", which is what callers act on). Any other error is handed back for the
+/// backend's own rules (timeouts, lost connections, busy files).
+pub fn common_error(e: DieselError) -> Result<StoreError, DieselError> {
+    match e {
+        DieselError::NotFound => Ok(StoreError::NotFound),
+        DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, info) => {
+            Ok(StoreError::Conflict(info.message().to_owned()))
+        }
+        DieselError::DatabaseError(DatabaseErrorKind::ForeignKeyViolation, _) => {
+            Ok(StoreError::NotFound)
+        }
+        other => Err(other),
+    }
+}
+
+/// A pool's setup of each new connection: open it, then run `setup` (the session's settings,
+/// such as `SET statement_timeout …` or SQLite's pragmas) on it before it is used.
+pub fn session_setup<C>(setup: std::sync::Arc<str>) -> SetupCallback<C>
+where
+    C: AsyncConnection + SimpleAsyncConnection + 'static,
+{
+    Box::new(move |url| {
+        let (url, setup) = (url.to_owned(), std::sync::Arc::clone(&setup));
+        Box::pin(async move {
+            let mut conn = C::establish(&url).await?;
+            conn.batch_execute(&setup)
+                .await
+                .map_err(diesel::ConnectionError::CouldntSetupConfiguration)?;
+            Ok(conn)
+        })
+    })
+}
+
+/// The numbers of a deadpool pool, as the ports report them.
+pub fn pool_status(s: deadpool::Status) -> recruit_ports::PoolStatus {
+    recruit_ports::PoolStatus {
+        max_size: s.max_size,
+        size: s.size,
+        available: s.available,
+        waiting: s.waiting,
+    }
+}
+
+/// How many rows of `columns` columns one `INSERT` carries when a statement may bind at most
+/// `max_values` values (at least one row).
+pub fn rows_per_statement(max_values: usize, columns: usize) -> usize {
+    (max_values / columns.max(1)).max(1)
+}
+
+/// How the backend `B` (a marker type of the adapter's) stores a neutral column type of
+/// `recruit_ports::rows::column`: the Rust type diesel reads and writes, and the conversions.
+/// Texts, booleans, integers and bytes are stored as they are on every backend; `Option` of
+/// a column type is nullable.
+pub trait Column<B>: Sized {
+    /// The Rust type diesel reads and writes for the column.
+    type Stored;
+    /// The stored form.
+    fn store(self) -> Self::Stored;
+    /// The neutral form; fails when the stored value does not decode (a corrupt row).
+    fn load(stored: Self::Stored) -> Result<Self, StoreError>;
+}
+
+/// Implements [`Column`] for types a backend stores as they are: `stored_as_is!(Backend;
+/// Type, …)` for one backend, `stored_as_is!(@every B; Type, …)` for every backend.
+#[macro_export]
+macro_rules! stored_as_is {
+    (@impl [$($generic:tt)*] $backend:ty;) => {};
+    (@impl [$($generic:tt)*] $backend:ty; $ty:ty $(, $rest:ty)*) => {
+        impl<$($generic)*> $crate::Column<$backend> for $ty {
+            type Stored = Self;
+            fn store(self) -> Self {
+                self
+            }
+            fn load(stored: Self) -> Result<Self, $crate::StoreError> {
+                Ok(stored)
+            }
+        }
+        $crate::stored_as_is!(@impl [$($generic)*] $backend; $($rest),*);
+    };
+    (@every $b:ident; $($ty:ty),*) => {
+        $crate::stored_as_is!(@impl [$b] $b; $($ty),*);
+    };
+    ($backend:ty; $($ty:ty),*) => {
+        $crate::stored_as_is!(@impl [] $backend; $($ty),*);
+    };
+}
+
+stored_as_is!(@every B; String, bool, i32, i64, Vec<u8>);
+
+impl<B, T: Column<B>> Column<B> for Option<T> {
+    type Stored = Option<T::Stored>;
+    fn store(self) -> Self::Stored {
+        self.map(T::store)
+    }
+    fn load(stored: Self::Stored) -> Result<Self, StoreError> {
+        stored.map(T::load).transpose()
+    }
+}
+
+/// The privacy ledger's page of the stored `rows` (newest first), `more` saying whether another
+/// follows.
+pub fn ledger_page<R>(rows: Vec<R>, more: bool) -> Result<recruit_ports::LedgerPage, StoreError>
+where
+    R: Row<Neutral = recruit_ports::rows::LedgerRow>,
+{
+    let entries =
+        rows.into_iter().map(|r| r.into_neutral()?.into_entry()).collect::<Result<_, _>>()?;
+    Ok(recruit_ports::LedgerPage { entries, more })
+}
+
+/// A stored row of an adapter, made `From` its neutral form.
+pub trait Row: Sized {
+    /// The neutral row.
+    type Neutral;
+    /// The number of columns.
+    const WIDTH: usize;
+    /// The neutral row; fails when a column does not decode (a corrupt row).
+    fn into_neutral(self) -> Result<Self::Neutral, StoreError>;
+}
+
+/// Implements `From<neutral row>` and [`Row`] for an adapter's row struct `$row`, whose fields
+/// are the neutral row's with the types `<$ty as Column<$backend>>::Stored`. Meant to be called
+/// from the adapter's expansion of `recruit_ports::stored_rows!`.
+#[macro_export]
+macro_rules! row_conversions {
+    ($backend:ty; $row:ident { $($field:ident: $ty:ty),* $(,)? }) => {
+        impl From<::recruit_ports::rows::$row> for $row {
+            fn from(row: ::recruit_ports::rows::$row) -> Self {
+                Self { $($field: <$ty as $crate::Column<$backend>>::store(row.$field),)* }
+            }
+        }
+
+        impl $crate::Row for $row {
+            type Neutral = ::recruit_ports::rows::$row;
+            const WIDTH: usize = [$(stringify!($field)),*].len();
+            fn into_neutral(self) -> Result<Self::Neutral, ::recruit_ports::StoreError> {
+                Ok(::recruit_ports::rows::$row {
+                    $($field: <$ty as $crate::Column<$backend>>::load(self.$field)?,)*
+                })
+            }
+        }
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_statement_carries_as_many_rows_as_its_values_allow_and_at_least_one() {
+        assert_eq!(rows_per_statement(60_000, 17), 3529);
+        assert_eq!(rows_per_statement(10, 17), 1);
+        assert_eq!(rows_per_statement(10, 0), 10);
+    }
+
+    #[test]
+    fn the_shared_rules_translate_and_the_rest_is_handed_back() {
+        assert!(matches!(common_error(DieselError::NotFound), Ok(StoreError::NotFound)));
+        assert!(common_error(DieselError::RollbackTransaction).is_err());
+    }
+}
