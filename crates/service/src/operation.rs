@@ -113,12 +113,27 @@ impl Operation {
     }
 }
 
-/// The operations of the API, without their input: everything that is known of an operation
-/// before its input is looked at. Every interface names its operations through this, and
-/// every property below is an exhaustive `match`, so a new operation is a compile error in
-/// each place that must say something about it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum OperationKind {
+/// Declares [`OperationKind`] and its [`OperationKind::ALL`] from one list, so that a new
+/// kind is listed in `ALL` by construction.
+macro_rules! operation_kinds {
+    ($($(#[$doc:meta])* $kind:ident),* $(,)?) => {
+        /// The operations of the API, without their input: everything that is known of an
+        /// operation before its input is looked at. Every interface names its operations
+        /// through this, and every property below is an exhaustive `match`, so a new operation
+        /// is a compile error in each place that must say something about it.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum OperationKind {
+            $($(#[$doc])* $kind,)*
+        }
+
+        impl OperationKind {
+            /// Every operation, in the order the tool interface lists them.
+            pub const ALL: [Self; [$(stringify!($kind)),*].len()] = [$(Self::$kind),*];
+        }
+    };
+}
+
+operation_kinds! {
     /// `listPrivacyAuditLogs`.
     ListPrivacyAuditLogs,
     /// `getJob`.
@@ -128,9 +143,6 @@ pub enum OperationKind {
 }
 
 impl OperationKind {
-    /// Every operation, in the order the tool interface lists them.
-    pub const ALL: [Self; 3] = [Self::ListPrivacyAuditLogs, Self::GetJob, Self::GetOrganization];
-
     /// The OpenAPI `operationId`, as the audit ledgers record it.
     pub fn operation_id(self) -> &'static str {
         match self {
