@@ -6,9 +6,11 @@ use diesel::prelude::*;
 use diesel::sql_types;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use recruit_domain::Id;
+use recruit_domain::Timestamp;
+use recruit_ports::rows as neutral;
 use recruit_ports::{
-    AuditEntry, AuditListQuery, LedgerPage, Ledgers, PrivacyLogQuery, ReadRecord, StoreError,
-    ToolAuditEntry,
+    AccessesWrite, AuditEntry, AuditListQuery, Claim, KeyClaim, LedgerPage, Ledgers,
+    PrivacyLogQuery, ReadRecord, StoreError, ToolAuditEntry,
 };
 
 use crate::PgStore;
@@ -99,6 +101,89 @@ impl Ledgers for PgStore {
             .await
             .map_err(StoreError::from)?;
         recruit_adapters_diesel::ledger_page(rows, more)
+    }
+
+    async fn claim_idempotency_key(&self, claim: &KeyClaim) -> Result<Claim, StoreError> {
+        use crate::schema::idempotency_keys as keys;
+        let row = IdempotencyRow::from(neutral::IdempotencyRow::claimed(claim));
+        let held = (claim.organization_id.uuid(), claim.key.as_str());
+        let mut c = self.conn().await?;
+        c.transaction::<_, TxError, _>(async |c| {
+            let inserted = diesel::insert_into(keys::table)
+                .values(&row)
+                .on_conflict_do_nothing()
+                .execute(c)
+                .await?;
+            if inserted == 1 {
+                return Ok(Claim::Granted);
+            }
+            let stored: IdempotencyRow = keys::table
+                .find(held)
+                .select(IdempotencyRow::as_select())
+                .for_update()
+                .first(c)
+                .await?;
+            let (found, rewrite) = claim.decide(Some(&stored.into_neutral()?.into_stored()?));
+            if rewrite {
+                diesel::delete(keys::table.find(held)).execute(c).await?;
+                diesel::insert_into(keys::table).values(&row).execute(c).await?;
+            }
+            Ok(found)
+        })
+        .await
+        .map_err(StoreError::from)
+    }
+
+    async fn release_idempotency_key(&self, claim: &KeyClaim) -> Result<(), StoreError> {
+        use crate::schema::idempotency_keys as keys;
+        let mut c = self.conn().await?;
+        diesel::delete(
+            keys::table
+                .find((claim.organization_id.uuid(), claim.key.as_str()))
+                .filter(keys::fingerprint.eq(claim.fingerprint.as_slice()))
+                .filter(keys::response.is_null()),
+        )
+        .execute(&mut c)
+        .await
+        .map(drop)
+        .map_err(store_error)
+    }
+
+    async fn record_privacy_accesses(&self, write: &AccessesWrite) -> Result<(), StoreError> {
+        use crate::schema::idempotency_keys as keys;
+        let rows = neutral::AccessRows::new(write)?;
+        let done =
+            IdempotencyRow::from(neutral::IdempotencyRow::completed(&write.claim, &write.response));
+        let claim = &write.claim;
+        let mut c = self.conn().await?;
+        c.transaction::<_, TxError, _>(async |c| {
+            let held = keys::table
+                .find((claim.organization_id.uuid(), claim.key.as_str()))
+                .filter(keys::fingerprint.eq(claim.fingerprint.as_slice()))
+                .filter(keys::response.is_null());
+            let completed = diesel::update(held)
+                .set((
+                    keys::locked_until.eq(done.locked_until),
+                    keys::status.eq(done.status),
+                    keys::response.eq(&done.response),
+                ))
+                .execute(c)
+                .await?;
+            claim.completed(completed)?;
+            recruit_ports::insert_access_rows!(insert_rows!(c), rows);
+            Ok(())
+        })
+        .await
+        .map_err(StoreError::from)
+    }
+
+    async fn purge_idempotency_keys(&self, now: Timestamp) -> Result<usize, StoreError> {
+        use crate::schema::idempotency_keys as keys;
+        let mut c = self.conn().await?;
+        diesel::delete(keys::table.filter(keys::expires_at.le(now.as_datetime())))
+            .execute(&mut c)
+            .await
+            .map_err(store_error)
     }
 
     async fn api_audit_entries(

@@ -28,10 +28,10 @@ use diesel_async::sync_connection_wrapper::SyncConnectionWrapper;
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
 use recruit_domain::{ApiTokenId, JobId, OrganizationId, Timestamp, User, UserId};
 use recruit_ports::{
-    ApiToken, AuditEntry, AuditListQuery, Credential, Directory, ExistingIds, Import,
-    ImportDocument, ImportError, ImportSummary, JobRecord, LedgerEntry, LedgerPage, Ledgers,
-    Maintenance, NewApiToken, OrganizationRecord, PoolStatus, PrivacyLogQuery, ReadRecord,
-    ResumedBatch, SecretHash, StoreError, Tokens, ToolAuditEntry,
+    AccessesWrite, ApiToken, AuditEntry, AuditListQuery, Claim, Credential, Directory, ExistingIds,
+    Import, ImportDocument, ImportError, ImportSummary, JobRecord, KeyClaim, LedgerEntry,
+    LedgerPage, Ledgers, Maintenance, NewApiToken, OrganizationRecord, PoolStatus, PrivacyLogQuery,
+    ReadRecord, ResumedBatch, SecretHash, StoreError, Tokens, ToolAuditEntry,
 };
 
 use recruit_ports::rows as neutral;
@@ -414,6 +414,69 @@ impl Tokens for SqliteStore {
 
 #[async_trait]
 impl Ledgers for SqliteStore {
+    async fn claim_idempotency_key(&self, claim: &KeyClaim) -> Result<Claim, StoreError> {
+        use crate::schema::idempotency_keys as keys;
+        let row = IdempotencyRow::from(neutral::IdempotencyRow::claimed(claim));
+        let claim = claim.clone();
+        self.transaction(move |c| -> Result<Claim, TxError> {
+            let held = keys::table.find((row.organization_id.clone(), row.key.clone()));
+            let stored = held.select(IdempotencyRow::as_select()).first(c).optional()?;
+            let stored = stored.map(|r| r.into_neutral()?.into_stored()).transpose()?;
+            let (found, write) = claim.decide(stored.as_ref());
+            if write {
+                diesel::replace_into(keys::table).values(&row).execute(c)?;
+            }
+            Ok(found)
+        })
+        .await
+        .map_err(StoreError::from)
+    }
+
+    async fn release_idempotency_key(&self, claim: &KeyClaim) -> Result<(), StoreError> {
+        use crate::schema::idempotency_keys as keys;
+        let (org, key) = (blob(claim.organization_id.uuid()), claim.key.clone());
+        let fingerprint = claim.fingerprint.to_vec();
+        self.run(move |c| {
+            diesel::delete(keys::table.find((org, key)))
+                .filter(keys::fingerprint.eq(fingerprint))
+                .filter(keys::response.is_null())
+                .execute(c)
+                .map(drop)
+        })
+        .await
+    }
+
+    async fn purge_idempotency_keys(&self, now: Timestamp) -> Result<usize, StoreError> {
+        use crate::schema::idempotency_keys as keys;
+        let now = now.unix_micros();
+        self.run(move |c| diesel::delete(keys::table.filter(keys::expires_at.le(now))).execute(c))
+            .await
+    }
+
+    async fn record_privacy_accesses(&self, write: &AccessesWrite) -> Result<(), StoreError> {
+        use crate::schema::idempotency_keys as keys;
+        let rows = neutral::AccessRows::new(write)?;
+        let done =
+            IdempotencyRow::from(neutral::IdempotencyRow::completed(&write.claim, &write.response));
+        let claim = write.claim.clone();
+        self.transaction(move |c| -> Result<(), TxError> {
+            let completed = diesel::update(keys::table.find((&done.organization_id, &done.key)))
+                .filter(keys::fingerprint.eq(&done.fingerprint))
+                .filter(keys::response.is_null())
+                .set((
+                    keys::locked_until.eq(done.locked_until),
+                    keys::status.eq(done.status),
+                    keys::response.eq(&done.response),
+                ))
+                .execute(c)?;
+            claim.completed(completed)?;
+            recruit_ports::insert_access_rows!(insert_rows!(c), rows);
+            Ok(())
+        })
+        .await
+        .map_err(StoreError::from)
+    }
+
     async fn api_audit_entries(
         &self,
         query: &AuditListQuery,

@@ -200,6 +200,19 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    idempotency_keys (organization_id, key) {
+        organization_id -> Binary,
+        key -> Text,
+        fingerprint -> Binary,
+        locked_until -> Nullable<BigInt>,
+        expires_at -> BigInt,
+        status -> Nullable<Integer>,
+        response -> Nullable<Binary>,
+        created_at -> BigInt,
+    }
+}
+
 diesel::allow_tables_to_appear_in_same_query!(
     organizations,
     organization_work_hours,
@@ -214,4 +227,5 @@ diesel::allow_tables_to_appear_in_same_query!(
     api_audit_log,
     tool_audit_log,
     server_secrets,
+    idempotency_keys,
 );

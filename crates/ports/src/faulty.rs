@@ -8,10 +8,10 @@ use async_trait::async_trait;
 use recruit_domain::{ApiTokenId, JobId, OrganizationId, Timestamp, User, UserId};
 
 use crate::{
-    ApiToken, AuditEntry, AuditListQuery, Credential, Directory, Import, ImportDocument,
-    ImportError, ImportSummary, JobRecord, LedgerPage, Ledgers, Maintenance, NewApiToken,
-    OrganizationRecord, PrivacyLogQuery, ReadRecord, ResumedBatch, SecretHash, StoreError, Tokens,
-    ToolAuditEntry,
+    AccessesWrite, ApiToken, AuditEntry, AuditListQuery, Claim, Credential, Directory, Import,
+    ImportDocument, ImportError, ImportSummary, JobRecord, KeyClaim, LedgerPage, Ledgers,
+    Maintenance, NewApiToken, OrganizationRecord, PrivacyLogQuery, ReadRecord, ResumedBatch,
+    SecretHash, StoreError, Tokens, ToolAuditEntry,
 };
 
 /// What every call does while set.
@@ -154,6 +154,22 @@ impl<S: Ledgers> Ledgers for Faulty<S> {
     ) -> Result<Vec<ToolAuditEntry>, StoreError> {
         self.check().await?;
         self.inner.tool_audit_entries(q).await
+    }
+    async fn claim_idempotency_key(&self, claim: &KeyClaim) -> Result<Claim, StoreError> {
+        self.check().await?;
+        self.inner.claim_idempotency_key(claim).await
+    }
+    async fn release_idempotency_key(&self, claim: &KeyClaim) -> Result<(), StoreError> {
+        self.check().await?;
+        self.inner.release_idempotency_key(claim).await
+    }
+    async fn record_privacy_accesses(&self, write: &AccessesWrite) -> Result<(), StoreError> {
+        self.check().await?;
+        self.inner.record_privacy_accesses(write).await
+    }
+    async fn purge_idempotency_keys(&self, now: Timestamp) -> Result<usize, StoreError> {
+        self.check().await?;
+        self.inner.purge_idempotency_keys(now).await
     }
 }
 

@@ -14,6 +14,7 @@
 
 mod columns;
 mod error;
+mod idempotency;
 mod import;
 mod records;
 pub mod rows;
@@ -25,12 +26,13 @@ pub mod faulty;
 pub mod testkit;
 
 pub use error::{ImportError, ImportProblem, StoreError};
+pub use idempotency::{Claim, KeyClaim, StoredKey, StoredResponse};
 pub use import::{
     ExistingIds, ImportDocument, ImportSummary, Lookups, NewHiringTeamMember, NewJob, ResumedBatch,
 };
 pub use records::{
-    ApiToken, AuditEntry, AuditListQuery, Credential, Interface, JobRecord, LedgerEntry,
-    LedgerPage, LedgerPosition, NewApiToken, OrganizationRecord, PoolStatus, PrivacyLogQuery,
-    ReadRecord, SecretHash, ToolAuditEntry,
+    AccessesWrite, ApiToken, AuditEntry, AuditListQuery, Credential, Interface, JobRecord,
+    LedgerEntry, LedgerPage, LedgerPosition, NewApiToken, OrganizationRecord, PoolStatus,
+    PrivacyLogQuery, ReadRecord, SecretHash, ToolAuditEntry,
 };
 pub use traits::{Directory, Import, Ledgers, Maintenance, Store, Tokens};

@@ -332,6 +332,21 @@ pub struct ReadRecord {
     pub tool: Option<ToolAuditEntry>,
 }
 
+/// Accesses to record ([`crate::Ledgers::record_privacy_accesses`]): the entries, the audit
+/// record of the request, and the response to keep with its idempotency key.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AccessesWrite {
+    /// The entries, all of the claim's organization.
+    pub entries: Vec<LedgerEntry>,
+    /// The audit ledger entries of the request; `entries_returned` is set to the number of
+    /// entries written.
+    pub record: ReadRecord,
+    /// The request's claim of its idempotency key.
+    pub claim: crate::KeyClaim,
+    /// The response to replay to a request with the same key and fingerprint.
+    pub response: crate::StoredResponse,
+}
+
 /// Which audit ledger entries an operator lists: newest first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AuditListQuery {

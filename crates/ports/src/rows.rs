@@ -18,8 +18,9 @@ use recruit_domain::{
 
 use crate::columns::SubjectColumns;
 use crate::{
-    ApiToken, AuditEntry, ImportDocument, ImportSummary, Interface, JobRecord, LedgerEntry,
-    NewApiToken, NewJob, OrganizationRecord, SecretHash, StoreError, ToolAuditEntry,
+    AccessesWrite, ApiToken, AuditEntry, ImportDocument, ImportSummary, Interface, JobRecord,
+    KeyClaim, LedgerEntry, NewApiToken, NewJob, OrganizationRecord, SecretHash, StoreError,
+    StoredKey, StoredResponse, ToolAuditEntry,
 };
 
 /// The neutral column types rows are declared with. Besides these: `String`, `bool`, `i32`,
@@ -201,6 +202,17 @@ macro_rules! stored_rows {
                 entries_returned: i32,
                 interface: String,
                 tool_name: Option<String>,
+            }
+            /// An idempotency key of a create operation.
+            IdempotencyRow in idempotency_keys {
+                organization_id: $crate::rows::column::Uuid,
+                key: String,
+                fingerprint: Vec<u8>,
+                locked_until: Option<$crate::rows::column::Timestamp>,
+                expires_at: $crate::rows::column::Timestamp,
+                status: Option<i32>,
+                response: Option<Vec<u8>>,
+                created_at: $crate::rows::column::Timestamp,
             }
             /// An entry of the tool-interface audit ledger: one tool call that read the
             /// privacy ledger.
@@ -662,6 +674,91 @@ impl crate::ReadRecord {
         let tool = self.tool.as_ref().map(|t| ToolAuditRow::new(t, rows.len()));
         RecordedPage { rows, more, api, tool }
     }
+}
+
+impl IdempotencyRow {
+    /// The row of a key granted to `claim`: leased, without a response.
+    pub fn claimed(claim: &KeyClaim) -> Self {
+        Self {
+            organization_id: claim.organization_id.uuid(),
+            key: claim.key.clone(),
+            fingerprint: claim.fingerprint.to_vec(),
+            locked_until: Some(claim.lease_until),
+            expires_at: claim.expires_at,
+            status: None,
+            response: None,
+            created_at: claim.now,
+        }
+    }
+
+    /// The row of `claim`'s key once its request completed with `response`: no lease, the
+    /// response kept until the key expires.
+    pub fn completed(claim: &KeyClaim, response: &StoredResponse) -> Self {
+        Self {
+            locked_until: None,
+            status: Some(i32::from(response.status)),
+            response: Some(response.body.clone()),
+            ..Self::claimed(claim)
+        }
+    }
+
+    /// What the store holds for the key.
+    pub fn into_stored(self) -> Result<StoredKey, StoreError> {
+        let response = match (self.status, self.response) {
+            (Some(status), Some(body)) => Some(StoredResponse {
+                status: u16::try_from(status).map_err(|_| corrupt("an HTTP status"))?,
+                body,
+            }),
+            (None, None) => None,
+            _ => return Err(corrupt("a response without its status, or a status without it")),
+        };
+        Ok(StoredKey {
+            fingerprint: self.fingerprint,
+            locked_until: self.locked_until,
+            expires_at: self.expires_at,
+            response,
+        })
+    }
+}
+
+/// The rows of recorded accesses: the ledger's, and the audit ledgers'.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AccessRows {
+    /// The privacy ledger's rows.
+    pub privacy_audit_logs: Vec<LedgerRow>,
+    /// The API audit ledger's row.
+    pub api: AuditRow,
+    /// The tool-interface audit ledger's row, for a request through a tool.
+    pub tool: Option<ToolAuditRow>,
+}
+
+impl AccessRows {
+    /// The rows of `write`. Fails only for an entry no store can hold.
+    pub fn new(write: &AccessesWrite) -> Result<Self, StoreError> {
+        let n = write.entries.len();
+        Ok(Self {
+            privacy_audit_logs: write
+                .entries
+                .iter()
+                .map(LedgerRow::new)
+                .collect::<Result<_, _>>()?,
+            api: AuditRow::new(&write.record.api, n),
+            tool: write.record.tool.as_ref().map(|t| ToolAuditRow::new(t, n)),
+        })
+    }
+}
+
+/// Inserts [`AccessRows`]: `insert_access_rows!($insert!($args…), rows)` calls
+/// `$insert!($args…, table, RowType, rows)` for the privacy ledger's rows and the audit
+/// ledgers'.
+#[macro_export]
+macro_rules! insert_access_rows {
+    ($insert:ident!($($args:tt)*), $rows:expr) => {{
+        let rows: $crate::rows::AccessRows = $rows;
+        $insert!($($args)*, privacy_audit_logs::table, LedgerRow, rows.privacy_audit_logs);
+        $insert!($($args)*, api_audit_log::table, AuditRow, [rows.api]);
+        $insert!($($args)*, tool_audit_log::table, ToolAuditRow, rows.tool);
+    }};
 }
 
 /// A count of entries as stored (a 32-bit integer column), saturating.

@@ -15,9 +15,10 @@ use recruit_domain::{
 };
 
 use crate::{
-    AuditEntry, AuditListQuery, ImportDocument, ImportError, Interface, LedgerEntry,
-    LedgerPosition, NewApiToken, NewHiringTeamMember, NewJob, OrganizationRecord, PrivacyLogQuery,
-    ReadRecord, ResumedBatch, SecretHash, Store, StoreError, ToolAuditEntry,
+    AccessesWrite, AuditEntry, AuditListQuery, Claim, ImportDocument, ImportError, Interface,
+    KeyClaim, LedgerEntry, LedgerPosition, NewApiToken, NewHiringTeamMember, NewJob,
+    OrganizationRecord, PrivacyLogQuery, ReadRecord, ResumedBatch, SecretHash, Store, StoreError,
+    StoredResponse, ToolAuditEntry,
 };
 
 /// Generates one `#[tokio::test]` per contract case. `$make` is an expression whose value is
@@ -44,6 +45,10 @@ macro_rules! store_contract_tests {
             every_read_is_recorded_with_its_count,
             a_read_that_cannot_be_recorded_returns_nothing_and_writes_nothing,
             a_ledger_entry_id_is_unique_within_its_organization,
+            an_idempotency_key_is_granted_once_then_replayed,
+            idempotency_keys_are_released_taken_over_and_purged,
+            recorded_accesses_are_written_whole_or_not_at_all,
+            concurrent_claims_of_a_key_grant_it_once,
             audit_entries_are_listed_newest_first_by_organization,
             import_writes_every_entity,
             import_rejects_duplicate_ids_and_writes_nothing,
@@ -623,6 +628,144 @@ pub async fn a_ledger_entry_id_is_unique_within_its_organization(store: &dyn Sto
     store.import(&doc).await.unwrap();
     assert_eq!(read(store, &query(ORG_A, 100), 1).await.len(), 13);
     assert_eq!(read(store, &query(ORG_B, 100), 2).await.len(), 5);
+}
+
+fn key_claim(org: u128, key: &str, fingerprint: u8, now: i64) -> KeyClaim {
+    KeyClaim {
+        organization_id: org_id(org),
+        key: key.into(),
+        fingerprint: [fingerprint; 32],
+        now: t(now),
+        lease_until: t(now + 30),
+        expires_at: t(now + 86_400),
+    }
+}
+
+fn accesses(claim: &KeyClaim, entries: Vec<LedgerEntry>, n: u128) -> AccessesWrite {
+    let org = claim.organization_id.uuid().as_u128();
+    let mut record = record(org, n);
+    record.api.operation = "recordPrivacyAccesses".into();
+    AccessesWrite {
+        entries,
+        record,
+        claim: claim.clone(),
+        response: StoredResponse { status: 201, body: format!("{{\"n\":{n}}}").into_bytes() },
+    }
+}
+
+/// A key is granted once; while its request runs a claim with the same fingerprint finds it in
+/// flight and one with another fingerprint finds another request; once the accesses are
+/// recorded, the same claim finds the response; keys are per organization.
+pub async fn an_idempotency_key_is_granted_once_then_replayed(store: &dyn Store) {
+    loaded(store).await;
+    let claim = key_claim(ORG_A, "key-1", 1, 100);
+    assert_eq!(store.claim_idempotency_key(&claim).await.unwrap(), Claim::Granted);
+    let again = key_claim(ORG_A, "key-1", 1, 101);
+    assert_eq!(
+        store.claim_idempotency_key(&again).await.unwrap(),
+        Claim::InFlight { until: t(130) }
+    );
+    let other = key_claim(ORG_A, "key-1", 2, 101);
+    assert_eq!(store.claim_idempotency_key(&other).await.unwrap(), Claim::OtherRequest);
+    let elsewhere = key_claim(ORG_B, "key-1", 2, 101);
+    assert_eq!(store.claim_idempotency_key(&elsewhere).await.unwrap(), Claim::Granted);
+
+    let write = accesses(&claim, vec![ledger_entry(ORG_A, 40, t(90))], 1);
+    store.record_privacy_accesses(&write).await.unwrap();
+    match store.claim_idempotency_key(&again).await.unwrap() {
+        Claim::Completed(response) => assert_eq!(response, write.response),
+        other => panic!("expected the stored response, got {other:?}"),
+    }
+    assert_eq!(store.claim_idempotency_key(&other).await.unwrap(), Claim::OtherRequest);
+    let entries = read(store, &query(ORG_A, 100), 2).await;
+    assert_eq!(entries.len(), 13);
+    assert!(entries.iter().any(|e| e.id == entry_id(ORG_A, 40)));
+    let all = AuditListQuery { organization_id: Some(org_id(ORG_A)), limit: 10 };
+    let recorded = store.api_audit_entries(&all).await.unwrap();
+    let write_entry = recorded.iter().find(|e| e.operation == "recordPrivacyAccesses").unwrap();
+    assert_eq!(write_entry.entries_returned, 1);
+}
+
+/// A released key is free again; a lease that lapsed is granted again and the request that
+/// held it can no longer complete; an expired key is granted anew and purged.
+pub async fn idempotency_keys_are_released_taken_over_and_purged(store: &dyn Store) {
+    loaded(store).await;
+    let claim = key_claim(ORG_A, "key-2", 1, 100);
+    assert_eq!(store.claim_idempotency_key(&claim).await.unwrap(), Claim::Granted);
+    store.release_idempotency_key(&claim).await.unwrap();
+    let other = key_claim(ORG_A, "key-2", 2, 101);
+    assert_eq!(store.claim_idempotency_key(&other).await.unwrap(), Claim::Granted);
+
+    // `other`'s lease (until 131) lapses; a claim at 200 takes the key over.
+    let late = key_claim(ORG_A, "key-2", 2, 200);
+    assert_eq!(store.claim_idempotency_key(&late).await.unwrap(), Claim::Granted);
+    let write = accesses(&late, vec![ledger_entry(ORG_A, 41, t(90))], 3);
+    store.record_privacy_accesses(&write).await.unwrap();
+    let stale = accesses(&other, vec![ledger_entry(ORG_A, 42, t(90))], 4);
+    let result = store.record_privacy_accesses(&stale).await;
+    assert!(matches!(result, Err(StoreError::Conflict(_))), "{result:?}");
+    assert_eq!(read(store, &query(ORG_A, 100), 5).await.len(), 13, "only the holder wrote");
+
+    // A day after the claim the key has expired: purged, and granted anew.
+    assert_eq!(store.purge_idempotency_keys(t(200 + 86_399)).await.unwrap(), 0);
+    assert_eq!(store.purge_idempotency_keys(t(200 + 86_400)).await.unwrap(), 1);
+    let next_day = key_claim(ORG_A, "key-2", 3, 200 + 86_400);
+    assert_eq!(store.claim_idempotency_key(&next_day).await.unwrap(), Claim::Granted);
+}
+
+/// Recorded accesses are written whole or not at all: an entry whose id is taken, or that
+/// appears twice, writes nothing (no entry, no audit record, no response with the key).
+pub async fn recorded_accesses_are_written_whole_or_not_at_all(store: &dyn Store) {
+    loaded(store).await;
+    let claim = key_claim(ORG_A, "key-3", 1, 100);
+    assert_eq!(store.claim_idempotency_key(&claim).await.unwrap(), Claim::Granted);
+    let fresh = ledger_entry(ORG_A, 43, t(90));
+    let taken = ledger_entry(ORG_A, 1, t(90));
+    for entries in [vec![fresh.clone(), taken], vec![fresh.clone(), fresh.clone()]] {
+        let result = store.record_privacy_accesses(&accesses(&claim, entries, 6)).await;
+        assert!(matches!(result, Err(StoreError::Conflict(_))), "{result:?}");
+    }
+    assert_eq!(read(store, &query(ORG_A, 100), 7).await.len(), 12);
+    let all = AuditListQuery { organization_id: Some(org_id(ORG_A)), limit: 100 };
+    let recorded = store.api_audit_entries(&all).await.unwrap();
+    assert!(recorded.iter().all(|e| e.operation != "recordPrivacyAccesses"));
+    // The key still holds no response: the request may complete or release it.
+    let again = key_claim(ORG_A, "key-3", 1, 101);
+    assert!(matches!(store.claim_idempotency_key(&again).await.unwrap(), Claim::InFlight { .. }));
+    store.record_privacy_accesses(&accesses(&claim, vec![fresh], 8)).await.unwrap();
+}
+
+/// Of concurrent claims of one key, exactly one is granted.
+pub async fn concurrent_claims_of_a_key_grant_it_once(store: &dyn Store) {
+    loaded(store).await;
+    let claim = key_claim(ORG_A, "key-4", 1, 100);
+    let claims = (0..8).map(|_| store.claim_idempotency_key(&claim));
+    let results = futures_join_all(claims).await;
+    let granted = results.iter().filter(|r| matches!(r, Ok(Claim::Granted))).count();
+    assert_eq!(granted, 1, "{results:?}");
+    assert!(results.iter().all(|r| matches!(r, Ok(Claim::Granted | Claim::InFlight { .. }))));
+}
+
+/// Runs the futures concurrently on this task, in order, without another dependency.
+async fn futures_join_all<F: std::future::Future>(
+    futures: impl Iterator<Item = F>,
+) -> Vec<F::Output> {
+    let mut futures: Vec<_> = futures.map(Box::pin).collect();
+    let mut outputs: Vec<Option<F::Output>> = futures.iter().map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        let mut pending = false;
+        for (future, output) in futures.iter_mut().zip(outputs.iter_mut()) {
+            if output.is_none() {
+                match future.as_mut().poll(cx) {
+                    std::task::Poll::Ready(v) => *output = Some(v),
+                    std::task::Poll::Pending => pending = true,
+                }
+            }
+        }
+        if pending { std::task::Poll::Pending } else { std::task::Poll::Ready(()) }
+    })
+    .await;
+    outputs.into_iter().flatten().collect()
 }
 
 /// Operators list audit entries newest first, of one organization or all, up to a limit.

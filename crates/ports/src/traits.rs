@@ -13,9 +13,9 @@ use async_trait::async_trait;
 use recruit_domain::{ApiTokenId, JobId, OrganizationId, Timestamp, User, UserId};
 
 use crate::{
-    ApiToken, AuditEntry, AuditListQuery, Credential, ImportDocument, ImportError, ImportSummary,
-    JobRecord, LedgerPage, NewApiToken, OrganizationRecord, PrivacyLogQuery, ReadRecord,
-    ResumedBatch, SecretHash, StoreError, ToolAuditEntry,
+    AccessesWrite, ApiToken, AuditEntry, AuditListQuery, Claim, Credential, ImportDocument,
+    ImportError, ImportSummary, JobRecord, KeyClaim, LedgerPage, NewApiToken, OrganizationRecord,
+    PrivacyLogQuery, ReadRecord, ResumedBatch, SecretHash, StoreError, ToolAuditEntry,
 };
 
 /// Organizations, their people, queues and jobs.
@@ -88,6 +88,25 @@ pub trait Ledgers: Send + Sync + 'static {
         query: &PrivacyLogQuery,
         record: &ReadRecord,
     ) -> Result<LedgerPage, StoreError>;
+
+    /// Claims an idempotency key for a request, in one transaction: what
+    /// [`KeyClaim::decide`] says of what the store holds for the key, after writing the claim
+    /// when it says so. Of concurrent claims of one key, exactly one is granted.
+    async fn claim_idempotency_key(&self, claim: &KeyClaim) -> Result<Claim, StoreError>;
+
+    /// Gives a granted key up (its request failed), so that the key is free again; a key that
+    /// holds a response, or another fingerprint, is left as it is.
+    async fn release_idempotency_key(&self, claim: &KeyClaim) -> Result<(), StoreError>;
+
+    /// Records accesses, in one transaction: appends `write.entries` to the privacy ledger and
+    /// `write.record` to the audit ledgers (with `entries_returned` the number of entries), and
+    /// stores `write.response` with the key of `write.claim`, which the request must still
+    /// hold. `Conflict` when an entry's id is already in its organization's ledger or appears
+    /// twice, or when the key is no longer held by this request; nothing is written then.
+    async fn record_privacy_accesses(&self, write: &AccessesWrite) -> Result<(), StoreError>;
+
+    /// Removes the idempotency keys that expired at or before `now`; returns how many.
+    async fn purge_idempotency_keys(&self, now: Timestamp) -> Result<usize, StoreError>;
 
     /// API audit ledger entries, newest first (`at` descending, then `id` descending).
     async fn api_audit_entries(

@@ -19,6 +19,7 @@
 //! It depends on `recruit-domain` and `recruit-ports` only: never on a storage adapter, an
 //! HTTP stack or a protocol library.
 
+pub mod accesses;
 pub mod auth;
 pub mod cursor;
 pub mod demo;

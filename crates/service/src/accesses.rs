@@ -1,0 +1,385 @@
+//! Recording accesses to personal data (`POST /v1/audit-logs/privacy`): the rules of the
+//! request: its idempotency key, its body of 1 to 1 000 entries each checked field by field
+//! with every problem reported at once, the fingerprint that tells one request from another,
+//! and the entries as stored.
+
+use std::net::IpAddr;
+use std::time::Duration;
+
+use recruit_domain::model::{AccessData, ActivityCategory, DataSubject};
+use recruit_domain::{AccountId, ErrorDetail, PrivacyAuditLog, PrivacyAuditLogId, Timestamp};
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+
+/// The most entries one request records.
+pub const MAX_ENTRIES: usize = 1_000;
+
+/// The longest idempotency key, in characters (draft-ietf-httpapi-idempotency-key-header).
+pub const MAX_KEY_LEN: usize = 255;
+
+/// How far in the future an entry's `access_time` may be: clocks of the reporting services
+/// drift, but an access is recorded when it happens.
+pub const FUTURE_TOLERANCE: Duration = Duration::from_secs(5 * 60);
+
+/// The most IP addresses one entry records.
+pub const MAX_IP_ADDRESSES: usize = 16;
+
+/// The longest `access_menu` and `access_menu_path`, in characters.
+pub const MAX_MENU_LEN: usize = 500;
+
+/// The fields of an entry; `id` may be left out.
+const FIELDS: [&str; 9] = [
+    "id",
+    "access_time",
+    "account_id",
+    "ip_addresses",
+    "data_subject",
+    "access_data",
+    "access_menu",
+    "access_menu_path",
+    "activity_category",
+];
+
+/// An entry to record, valid; without an `id` the server assigns one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NewEntry {
+    /// The client's id, in canonical form, if it gave one.
+    pub id: Option<PrivacyAuditLogId>,
+    /// The entry, with a placeholder id when the client gave none.
+    pub entry: PrivacyAuditLog,
+}
+
+/// Checks an idempotency key as received (the transport has taken it out of its syntax): 1 to
+/// [`MAX_KEY_LEN`] printable ASCII characters. `field` names it as the client sent it.
+pub fn check_key(key: &str, field: &str) -> Result<(), ErrorDetail> {
+    let len = key.chars().count();
+    if len == 0 || len > MAX_KEY_LEN {
+        return Err(ErrorDetail::field(
+            field,
+            format!("must be 1 to {MAX_KEY_LEN} characters; it has {len}"),
+        ));
+    }
+    if !key.bytes().all(|b| (0x20..0x7f).contains(&b)) {
+        return Err(ErrorDetail::field(field, "must be printable ASCII characters"));
+    }
+    Ok(())
+}
+
+/// The fingerprint of a request: the SHA-256 of the operation's name and its body as
+/// normalised JSON (object keys sorted, no insignificant whitespace), so that the same request
+/// sent again with other formatting is the same request.
+pub fn fingerprint(operation: &str, body: &Value) -> [u8; 32] {
+    let mut hash = Sha256::new();
+    hash.update(operation.as_bytes());
+    hash.update(b"\n");
+    // serde_json's map is ordered by key, so this is the normalised form.
+    hash.update(body.to_string().as_bytes());
+    hash.finalize().into()
+}
+
+/// The entries of a request body `{"entries": [ … ]}`, each checked field by field; every
+/// problem of every entry is pushed to `problems` with its path (`entries[3].access_time`).
+/// `None` when there is any problem.
+pub fn entries(
+    body: &Value,
+    now: Timestamp,
+    problems: &mut Vec<ErrorDetail>,
+) -> Option<Vec<NewEntry>> {
+    let before = problems.len();
+    let Some(object) = body.as_object() else {
+        problems.push(ErrorDetail::field("body", "must be a JSON object with `entries`"));
+        return None;
+    };
+    for name in object.keys().filter(|k| *k != "entries") {
+        problems.push(ErrorDetail::field(name, "is not a field of this request"));
+    }
+    let list = match object.get("entries") {
+        None => {
+            problems.push(ErrorDetail::field("entries", "is required"));
+            return None;
+        }
+        Some(Value::Array(list)) if (1..=MAX_ENTRIES).contains(&list.len()) => list,
+        Some(Value::Array(list)) => {
+            problems.push(ErrorDetail::field(
+                "entries",
+                format!("must hold 1 to {MAX_ENTRIES} entries; it holds {}", list.len()),
+            ));
+            return None;
+        }
+        Some(_) => {
+            problems.push(ErrorDetail::field("entries", "must be an array of entries"));
+            return None;
+        }
+    };
+    let latest = now.checked_add_duration(FUTURE_TOLERANCE).unwrap_or(Timestamp::MAX);
+    let mut out = Vec::with_capacity(list.len());
+    let mut seen = std::collections::HashMap::new();
+    for (i, value) in list.iter().enumerate() {
+        let at = format!("entries[{i}]");
+        let Some(fields) = value.as_object() else {
+            problems.push(ErrorDetail::field(&at, "must be an object"));
+            continue;
+        };
+        if let Some(entry) = entry(fields, &at, latest, problems) {
+            if let Some(first) = entry.id.and_then(|id| seen.insert(id, i)) {
+                problems.push(ErrorDetail::field(
+                    format!("{at}.id"),
+                    format!("repeats entries[{first}].id"),
+                ));
+            }
+            out.push(entry);
+        }
+    }
+    (problems.len() == before).then_some(out)
+}
+
+/// One entry's fields, each parsed on its own so that every problem is found.
+fn entry(
+    fields: &Map<String, Value>,
+    at: &str,
+    latest: Timestamp,
+    problems: &mut Vec<ErrorDetail>,
+) -> Option<NewEntry> {
+    let before = problems.len();
+    for name in fields.keys().filter(|k| !FIELDS.contains(&k.as_str())) {
+        problems.push(ErrorDetail::field(format!("{at}.{name}"), "is not a field of an entry"));
+    }
+    let mut field = |name: &str| -> Option<&Value> {
+        let value = fields.get(name);
+        if value.is_none() && name != "id" {
+            problems.push(ErrorDetail::field(format!("{at}.{name}"), "is required"));
+        }
+        value
+    };
+    let (id, access_time, account_id, ips, subject, data, menu, path, category) = (
+        field("id"),
+        field("access_time"),
+        field("account_id"),
+        field("ip_addresses"),
+        field("data_subject"),
+        field("access_data"),
+        field("access_menu"),
+        field("access_menu_path"),
+        field("activity_category"),
+    );
+    let id = id.and_then(|v| parse::<PrivacyAuditLogId>(v, &format!("{at}.id"), problems));
+    let access_time =
+        access_time.and_then(|v| parse::<Timestamp>(v, &format!("{at}.access_time"), problems));
+    if let Some(t) = access_time.filter(|t| *t > latest) {
+        problems.push(ErrorDetail::field(
+            format!("{at}.access_time"),
+            format!(
+                "is more than {} minutes in the future ({t}); an access is recorded when it \
+                 happens",
+                FUTURE_TOLERANCE.as_secs() / 60
+            ),
+        ));
+    }
+    let account_id =
+        account_id.and_then(|v| parse::<AccountId>(v, &format!("{at}.account_id"), problems));
+    let ips = ips.and_then(|v| ip_addresses(v, &format!("{at}.ip_addresses"), problems));
+    let subject =
+        subject.and_then(|v| parse::<DataSubject>(v, &format!("{at}.data_subject"), problems));
+    let data =
+        data.and_then(|v| parse::<Vec<AccessData>>(v, &format!("{at}.access_data"), problems));
+    if data.as_ref().is_some_and(Vec::is_empty) {
+        problems.push(ErrorDetail::field(
+            format!("{at}.access_data"),
+            "must name at least one category",
+        ));
+    }
+    let menu = menu.and_then(|v| text(v, &format!("{at}.access_menu"), problems));
+    let path = path.and_then(|v| text(v, &format!("{at}.access_menu_path"), problems));
+    let category = category.and_then(|v| {
+        let name = format!("{at}.activity_category");
+        let category = parse::<ActivityCategory>(v, &name, problems)?;
+        if category.as_str().is_empty() {
+            problems.push(ErrorDetail::field(name, "must not be empty"));
+            return None;
+        }
+        Some(category)
+    });
+    if problems.len() > before {
+        return None;
+    }
+    Some(NewEntry {
+        id,
+        entry: PrivacyAuditLog {
+            id: id.unwrap_or_else(PrivacyAuditLogId::nil),
+            access_time: access_time?,
+            account_id: account_id?,
+            ip_addresses: ips?,
+            data_subject: subject?,
+            access_data: data?,
+            access_menu: menu?,
+            access_menu_path: path?,
+            activity_category: category?,
+        },
+    })
+}
+
+/// A value of type `T`, or a problem at `at` (and below it, for nested values).
+fn parse<T: serde::de::DeserializeOwned>(
+    value: &Value,
+    at: &str,
+    problems: &mut Vec<ErrorDetail>,
+) -> Option<T> {
+    match serde_path_to_error::deserialize::<_, T>(value) {
+        Ok(v) => Some(v),
+        Err(e) => {
+            let path = e.path().to_string();
+            let at = if path == "." { at.to_owned() } else { format!("{at}.{path}") };
+            let reason = e.inner().to_string();
+            problems.push(ErrorDetail::field(at, reason));
+            None
+        }
+    }
+}
+
+/// 1 to [`MAX_IP_ADDRESSES`] IP addresses, each in canonical text form.
+fn ip_addresses(value: &Value, at: &str, problems: &mut Vec<ErrorDetail>) -> Option<Vec<String>> {
+    let list: Vec<String> = parse(value, at, problems)?;
+    if list.is_empty() || list.len() > MAX_IP_ADDRESSES {
+        let n = list.len();
+        problems.push(ErrorDetail::field(
+            at,
+            format!("must hold 1 to {MAX_IP_ADDRESSES} addresses; it holds {n}"),
+        ));
+        return None;
+    }
+    let mut out = Vec::with_capacity(list.len());
+    for (i, text) in list.iter().enumerate() {
+        match text.parse::<IpAddr>() {
+            Ok(ip) => out.push(ip.to_string()),
+            Err(_) => problems
+                .push(ErrorDetail::field(format!("{at}[{i}]"), "is not an IPv4 or IPv6 address")),
+        }
+    }
+    (out.len() == list.len()).then_some(out)
+}
+
+/// Text of 1 to [`MAX_MENU_LEN`] characters.
+fn text(value: &Value, at: &str, problems: &mut Vec<ErrorDetail>) -> Option<String> {
+    let text: String = parse(value, at, problems)?;
+    let len = text.chars().count();
+    if len == 0 || len > MAX_MENU_LEN {
+        problems.push(ErrorDetail::field(
+            at,
+            format!("must be 1 to {MAX_MENU_LEN} characters; it has {len}"),
+        ));
+        return None;
+    }
+    Some(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn now() -> Timestamp {
+        Timestamp::parse("2026-11-23T12:00:00Z").unwrap()
+    }
+
+    fn good() -> Value {
+        json!({
+            "access_time": "2026-11-23T11:59:00Z",
+            "account_id": "0b7c5d1e6f8a4b3c9d2e1f0a1b2c3d4e",
+            "ip_addresses": ["203.0.113.7", "2001:DB8::1"],
+            "data_subject": {"type": "EMPLOYEE", "user": "usr_0b7c5d1e6f8a4b3c9d2e1f0a1b2c3d4e"},
+            "access_data": ["NAME", "EMAIL_ADDRESS"],
+            "access_menu": "Candidates",
+            "access_menu_path": "/candidates/list",
+            "activity_category": "READ"
+        })
+    }
+
+    fn problems_of(body: Value) -> Vec<(String, String)> {
+        let mut problems = vec![];
+        assert!(entries(&body, now(), &mut problems).is_none(), "{body} should be refused");
+        problems
+            .iter()
+            .map(|d| {
+                (d.get("field").unwrap_or("").to_owned(), d.get("reason").unwrap_or("").to_owned())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn valid_entries_are_read_in_canonical_form() {
+        let mut with_id = good();
+        with_id["id"] = json!("0B7C5D1E-6F8A-4B3C-9D2E-1F0A1B2C3D4E");
+        let mut problems = vec![];
+        let read = entries(&json!({"entries": [good(), with_id]}), now(), &mut problems).unwrap();
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!(read[0].id, None);
+        assert_eq!(read[1].id.unwrap().to_string(), "pal_0b7c5d1e6f8a4b3c9d2e1f0a1b2c3d4e");
+        assert_eq!(read[0].entry.ip_addresses, ["203.0.113.7", "2001:db8::1"]);
+    }
+
+    #[test]
+    fn every_problem_of_every_entry_is_reported_at_once_with_its_path() {
+        let mut bad = good();
+        bad["access_time"] = json!("yesterday");
+        bad["ip_addresses"] = json!(["203.0.113.7", "not an address"]);
+        bad["data_subject"] = json!({"type": "BULK", "bulk_count": 2, "query": {"type": "CANDIDATE_IDS", "ids": ["can_1"]}});
+        bad["access_data"] = json!([]);
+        bad["colour"] = json!("red");
+        let mut future = good();
+        future["access_time"] = json!("2026-11-23T12:05:01Z");
+        let mut missing = good();
+        missing.as_object_mut().unwrap().remove("access_menu");
+        let fields: Vec<String> = problems_of(json!({"entries": [good(), bad, future, missing]}))
+            .into_iter()
+            .map(|p| p.0)
+            .collect();
+        assert_eq!(
+            fields,
+            [
+                "entries[1].colour",
+                "entries[1].access_time",
+                "entries[1].ip_addresses[1]",
+                "entries[1].data_subject",
+                "entries[1].access_data",
+                "entries[2].access_time",
+                "entries[3].access_menu",
+            ]
+        );
+    }
+
+    #[test]
+    fn the_batch_is_one_to_a_thousand_entries_with_distinct_ids() {
+        assert_eq!(problems_of(json!({"entries": []}))[0].0, "entries");
+        let many: Vec<Value> = (0..=MAX_ENTRIES).map(|_| good()).collect();
+        assert!(problems_of(json!({"entries": many}))[0].1.contains("1 to 1000"));
+        assert_eq!(problems_of(json!({}))[0], ("entries".into(), "is required".into()));
+        assert_eq!(problems_of(json!([]))[0].0, "body");
+        let mut a = good();
+        a["id"] = json!("pal_0b7c5d1e6f8a4b3c9d2e1f0a1b2c3d4e");
+        let b = a.clone();
+        assert_eq!(
+            problems_of(json!({"entries": [a, b]})),
+            [("entries[1].id".into(), "repeats entries[0].id".into())]
+        );
+    }
+
+    #[test]
+    fn keys_are_one_to_255_printable_characters() {
+        assert!(check_key("a", "Idempotency-Key").is_ok());
+        assert!(check_key(&"k".repeat(255), "Idempotency-Key").is_ok());
+        assert!(check_key(&"k".repeat(256), "Idempotency-Key").is_err());
+        assert!(check_key("", "idempotency_key").is_err());
+        assert!(check_key("tab\there", "idempotency_key").is_err());
+    }
+
+    #[test]
+    fn the_fingerprint_ignores_formatting_and_key_order_but_not_content() {
+        let a: Value = serde_json::from_str(r#"{"entries": [{"b": 1, "a": [1, 2]}]}"#).unwrap();
+        let b: Value = serde_json::from_str(r#"{"entries":[{"a":[1,2],"b":1}]}"#).unwrap();
+        let c: Value = serde_json::from_str(r#"{"entries":[{"a":[2,1],"b":1}]}"#).unwrap();
+        assert_eq!(fingerprint("op", &a), fingerprint("op", &b));
+        assert_ne!(fingerprint("op", &a), fingerprint("op", &c));
+        assert_ne!(fingerprint("op", &a), fingerprint("other", &a));
+    }
+}
