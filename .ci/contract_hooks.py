@@ -9,8 +9,15 @@ schema-valid, with the generated start kept) and a made-up cursor is dropped; cu
 issued are exercised by the stateful phase, which fills them in from the `nextPage` link after
 this hook has run. Negative cases are left
 as generated.
+
+Recording accesses has rules of the same kind: an entry's `access_time` at most 5 minutes
+ahead of the server's clock, an `id` not already in the ledger nor twice in the batch, and an
+idempotency key used for one body only. For positive cases of that operation, each entry's
+time is set to now, client ids are left out (the server assigns them), and each case gets a
+fresh key; the key's other answers are tested directly (crates/http/tests/record.rs).
 """
 
+import uuid
 from datetime import datetime, timedelta, timezone
 
 import schemathesis
@@ -27,12 +34,31 @@ def _parse(value):
     return parsed if parsed.tzinfo is not None else None
 
 
+def _record(case):
+    """A positive case of recordPrivacyAccesses, repaired to the rules the schema cannot say."""
+    body = case.body
+    if isinstance(body, dict) and isinstance(body.get("entries"), list):
+        now = datetime.now(timezone.utc).isoformat()
+        for entry in body["entries"]:
+            if isinstance(entry, dict):
+                entry.pop("id", None)
+                entry["access_time"] = now
+    headers = dict(case.headers or {})
+    headers["Idempotency-Key"] = f'"{uuid.uuid4()}"'
+    case.headers = headers
+    return case
+
+
 @schemathesis.hook
 def map_case(ctx, case):
     operation = getattr(ctx, "operation", None)
-    if operation is None or operation.definition.raw.get("operationId") != "listPrivacyAuditLogs":
-        return case
+    operation_id = None if operation is None else operation.definition.raw.get("operationId")
     meta = case.meta
+    if operation_id == "recordPrivacyAccesses":
+        positive = meta is not None and meta.generation.mode == GenerationMode.POSITIVE
+        return _record(case) if positive else case
+    if operation_id != "listPrivacyAuditLogs":
+        return case
     if meta is None or meta.generation.mode != GenerationMode.POSITIVE or not case.query:
         return case
     query = dict(case.query)

@@ -25,7 +25,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import Implementation
 
 BASE, OWNER, MEMBER, RECRUITD, DATABASE_URL = sys.argv[1:6]
-TOOLS = {"list_privacy_audit_logs", "get_job", "get_organization"}
+TOOLS = {"list_privacy_audit_logs", "get_job", "get_organization", "record_privacy_accesses"}
 CLIENT = Implementation(name="recruitd-ci", version="1")
 
 now = datetime.now(timezone.utc).replace(microsecond=0)
@@ -34,6 +34,7 @@ LT = (now + timedelta(days=1)).isoformat().replace("+00:00", "Z")
 
 checked = 0
 list_calls = 0
+write_calls = 0
 
 
 def check(condition, what):
@@ -120,6 +121,31 @@ async def exercise(client, label, token):
                rest("/v1/organization", token, {"expand": "all"}), f"{label}: unknown argument",
                error=True)
 
+    # Recording an access: the key is an argument; the same call again is the first result,
+    # and the entry is in the ledger once, as REST lists it.
+    global write_calls
+    key = f"mcp-check-{label}"
+    entry = {
+        "access_time": datetime.now(timezone.utc).isoformat(),
+        "account_id": "0b7c5d1e6f8a4b3c9d2e1f0a1b2c3d4e",
+        "ip_addresses": ["198.51.100.7"],
+        "data_subject": {"type": "EMPLOYEE", "user": "usr_0b7c5d1e6f8a4b3c9d2e1f0a1b2c3d4e"},
+        "access_data": ["NAME"],
+        "access_menu": "MCP check",
+        "access_menu_path": f"/check/{label}",
+        "activity_category": "READ",
+    }
+    first = await client.call_tool("record_privacy_accesses",
+                                   {"idempotency_key": key, "entries": [entry]})
+    check(not first.is_error, f"{label}: record_privacy_accesses: {first.structured_content}")
+    write_calls += 1
+    recorded = first.structured_content["entries"]
+    await same(client, "record_privacy_accesses", {"idempotency_key": key, "entries": [entry]},
+               first.structured_content, f"{label}: the same write again")
+    write_calls += 1
+    listed = rest_list(token, ids=[recorded[0]["id"]])
+    check(listed["data"] == recorded, f"{label}: the recorded entry, as REST lists it")
+
     # A protocol failure: a JSON-RPC error, not a tool result.
     try:
         await client.call_tool("delete_everything", {})
@@ -176,7 +202,8 @@ def without_a_token():
     metadata_url = challenge.split('resource_metadata="')[1].split('"')[0]
     metadata = httpx2.get(metadata_url).json()
     check(metadata["resource"] == BASE + "/mcp", f"metadata names the resource: {metadata}")
-    check(set(metadata["scopes_supported"]) == {"audit_logs:read", "jobs:read", "organization:read"},
+    check(set(metadata["scopes_supported"])
+          == {"audit_logs:read", "jobs:read", "organization:read", "audit_logs:write"},
           f"metadata names the scopes: {metadata}")
 
 
@@ -196,11 +223,15 @@ async def main():
     await over_http("legacy", "2025-11-25")
     await over_stdio()
     entries = tool_ledger_entries()
-    check(len(entries) - before == list_calls,
-          f"{list_calls} list calls, {len(entries) - before} tool ledger entries")
-    check(all(e["tool_name"] == "list_privacy_audit_logs" for e in entries),
+    written = sum(1 for e in entries[: len(entries) - before] if e["tool_name"] == "record_privacy_accesses")
+    check(len(entries) - before == list_calls + written,
+          f"{list_calls} list calls and {written} writes, {len(entries) - before} tool ledger entries")
+    # A replayed write records nothing again: one entry per first call.
+    check(written * 2 == write_calls, f"{write_calls} write calls, {written} recorded")
+    check(all(e["tool_name"] in ("list_privacy_audit_logs", "record_privacy_accesses") for e in entries),
           "the tool ledger names the tool")
-    print(f"MCP client check: {checked} checks passed ({list_calls} recorded list calls; "
+    print(f"MCP client check: {checked} checks passed ({list_calls} recorded list calls, "
+          f"{write_calls} write calls; "
           "revisions 2026-07-28 and 2025-11-25 over HTTP, stdio)")
 
 

@@ -112,7 +112,7 @@ class Server:
              f"127.0.0.1:{self.port}", *extra],
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
             env={**os.environ, "RUST_LOG": "warn", "RECRUITD_RATE_LIMIT_READS": "off",
-                 "RECRUITD_RATE_LIMIT_LEDGER_READS": "off",
+                 "RECRUITD_RATE_LIMIT_LEDGER_READS": "off", "RECRUITD_RATE_LIMIT_WRITES": "off",
                  "RECRUITD_RATE_LIMIT_AUTH_FAILURES": "off", **(env or {})})
         for _ in range(600):
             try:

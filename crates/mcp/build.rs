@@ -32,8 +32,15 @@ fn main() {
         let mut properties = Map::new();
         let mut required = vec![];
         for parameter in operation["parameters"].as_array().into_iter().flatten() {
-            let name = snake_case(parameter["name"].as_str().expect("a parameter has a name"));
-            let mut schema = parameter["schema"].clone();
+            let name = parameter["name"].as_str().expect("a parameter has a name");
+            // A header's name is kebab case (`Idempotency-Key` → `idempotency_key`), and a tool
+            // argument takes the value without the header's syntax (`x-tool-schema`).
+            let (name, mut schema) = if parameter["in"] == "header" {
+                let schema = parameter.get("x-tool-schema").unwrap_or(&parameter["schema"]);
+                (name.to_ascii_lowercase().replace('-', "_"), schema.clone())
+            } else {
+                (snake_case(name), parameter["schema"].clone())
+            };
             if let (Some(object), Some(description)) =
                 (schema.as_object_mut(), parameter.get("description"))
             {
@@ -44,13 +51,28 @@ fn main() {
             }
             properties.insert(name, schema);
         }
+        // A body's fields are arguments beside the parameters.
+        let body = &operation["requestBody"]["content"]["application/json"]["schema"];
+        if let Some(body) = resolve(&doc, body).as_object() {
+            for (name, schema) in
+                body.get("properties").and_then(Value::as_object).into_iter().flatten()
+            {
+                properties.insert(name.clone(), schema.clone());
+            }
+            required.extend(
+                body.get("required").and_then(Value::as_array).into_iter().flatten().cloned(),
+            );
+        }
         let input = json!({
             "type": "object",
             "properties": properties,
             "required": required,
             "additionalProperties": false,
         });
-        let output = operation["responses"]["200"]["content"]["application/json"]["schema"].clone();
+        let responses = &operation["responses"];
+        let success =
+            if responses.get("200").is_some() { &responses["200"] } else { &responses["201"] };
+        let output = success["content"]["application/json"]["schema"].clone();
         let output = json!({"type": "object", "allOf": [output]});
         tools.insert(
             tool,
@@ -60,6 +82,14 @@ fn main() {
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     let json = serde_json::to_vec(&Value::Object(tools)).expect("a JSON value serializes");
     std::fs::write(out.join("tool_schemas.json"), json).expect("OUT_DIR is writable");
+}
+
+/// A schema, or the component schema it refers to.
+fn resolve<'a>(doc: &'a Value, schema: &'a Value) -> &'a Value {
+    match schema["$ref"].as_str().and_then(|r| r.strip_prefix(COMPONENTS)) {
+        Some(name) => &doc["components"]["schemas"][name],
+        None => schema,
+    }
 }
 
 /// `jobId` → `job_id`.

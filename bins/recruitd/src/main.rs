@@ -166,6 +166,10 @@ struct ServiceArgs {
     /// Per token: reads of the privacy audit ledger allowed (`N/s`, `N/min`, `N/h` or `off`).
     #[arg(long, env = "RECRUITD_RATE_LIMIT_LEDGER_READS", default_value_t = RateLimitConfig::DEFAULT.ledger_reads)]
     rate_limit_ledger_reads: Limit,
+    /// Per token: writes allowed, each recording up to 1 000 accesses (`N/s`, `N/min`, `N/h` or
+    /// `off`).
+    #[arg(long, env = "RECRUITD_RATE_LIMIT_WRITES", default_value_t = RateLimitConfig::DEFAULT.writes)]
+    rate_limit_writes: Limit,
     /// Per client address (IPv6: per /64): failed authentications allowed (`N/s`, `N/min`,
     /// `N/h` or `off`). Past it every request from the address that needs a credential is
     /// refused with 429 until the quota allows another attempt.
@@ -249,6 +253,9 @@ enum Ledger {
     Api,
     Tool,
 }
+
+/// How often a serving replica purges expired idempotency keys.
+const KEY_PURGE_INTERVAL: Duration = Duration::from_secs(600);
 
 /// A failure of a command: its message for the operator.
 struct Failure(String);
@@ -378,6 +385,19 @@ async fn serve(
     if args.demo {
         demo(&service, &public).await?;
     }
+    // Idempotency keys past their 24 hours are purged every ten minutes.
+    let purging = Arc::clone(&service);
+    tokio::spawn(async move {
+        let mut every = tokio::time::interval(KEY_PURGE_INTERVAL);
+        loop {
+            every.tick().await;
+            match purging.purge_expired_keys().await {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(keys = n, "expired idempotency keys purged"),
+                Err(e) => tracing::warn!(error = %e, "expired idempotency keys not purged"),
+            }
+        }
+    });
     let mut http = HttpConfig::new(public);
     http.request_deadline = args.service.request_deadline;
     http.mcp_allowed_origins = args.mcp_allowed_origins;
@@ -414,6 +434,7 @@ async fn service(store: Arc<dyn Store>, args: &ServiceArgs) -> Result<Arc<Servic
     config.rate_limits = RateLimitConfig {
         reads: args.rate_limit_reads,
         ledger_reads: args.rate_limit_ledger_reads,
+        writes: args.rate_limit_writes,
         auth_failures: args.rate_limit_auth_failures,
     };
     Ok(Arc::new(Service::new(store, config)))

@@ -15,11 +15,14 @@ pub enum Scope {
     JobsRead,
     /// `organization:read`: read the caller's organization.
     OrganizationRead,
+    /// `audit_logs:write`: record accesses to personal data in the privacy audit ledger.
+    AuditLogsWrite,
 }
 
 impl Scope {
     /// Every scope.
-    pub const ALL: [Self; 3] = [Self::AuditLogsRead, Self::JobsRead, Self::OrganizationRead];
+    pub const ALL: [Self; 4] =
+        [Self::AuditLogsRead, Self::JobsRead, Self::OrganizationRead, Self::AuditLogsWrite];
 
     /// The scope's name, as tokens and `WWW-Authenticate` carry it.
     pub fn as_str(self) -> &'static str {
@@ -27,6 +30,7 @@ impl Scope {
             Self::AuditLogsRead => "audit_logs:read",
             Self::JobsRead => "jobs:read",
             Self::OrganizationRead => "organization:read",
+            Self::AuditLogsWrite => "audit_logs:write",
         }
     }
 }
@@ -38,9 +42,17 @@ impl fmt::Display for Scope {
 }
 
 /// A scope name that does not exist.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("is not a scope; the scopes are audit_logs:read, jobs:read and organization:read")]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ParseScopeError(());
+
+impl fmt::Display for ParseScopeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<&str> = Scope::ALL.iter().map(|s| s.as_str()).collect();
+        write!(f, "is not a scope; the scopes are {}", names.join(", "))
+    }
+}
+
+impl std::error::Error for ParseScopeError {}
 
 impl FromStr for Scope {
     type Err = ParseScopeError;
@@ -58,6 +70,9 @@ pub enum Permission {
     ReadAuditLogs,
     /// Read every confidential job, not only those whose hiring team one is on.
     ReadConfidentialJobs,
+    /// Record accesses to personal data in the privacy audit ledger. Owners and admins (the
+    /// users service tokens are made for).
+    RecordAccesses,
 }
 
 impl Role {
@@ -65,7 +80,9 @@ impl Role {
     pub fn holds(self, permission: Permission) -> bool {
         match permission {
             Permission::ReadAuditLogs => self == Role::Owner,
-            Permission::ReadConfidentialJobs => matches!(self, Role::Owner | Role::Admin),
+            Permission::ReadConfidentialJobs | Permission::RecordAccesses => {
+                matches!(self, Role::Owner | Role::Admin)
+            }
         }
     }
 }
@@ -79,6 +96,7 @@ mod tests {
         let holders = |p| Role::ALL.into_iter().filter(|r| r.holds(p)).collect::<Vec<_>>();
         assert_eq!(holders(Permission::ReadAuditLogs), [Role::Owner]);
         assert_eq!(holders(Permission::ReadConfidentialJobs), [Role::Owner, Role::Admin]);
+        assert_eq!(holders(Permission::RecordAccesses), [Role::Owner, Role::Admin]);
     }
 
     #[test]
@@ -86,7 +104,9 @@ mod tests {
         for scope in Scope::ALL {
             assert_eq!(scope.as_str().parse(), Ok(scope));
         }
-        assert!("audit_logs:write".parse::<Scope>().is_err());
+        assert!("audit_logs:delete".parse::<Scope>().is_err());
+        let message = "x".parse::<Scope>().unwrap_err().to_string();
+        assert!(Scope::ALL.iter().all(|s| message.contains(s.as_str())), "{message}");
         assert!("AUDIT_LOGS:READ".parse::<Scope>().is_err());
     }
 }

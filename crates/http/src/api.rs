@@ -13,7 +13,8 @@ use hyper_util::service::TowerToHyperService;
 use recruit_domain::{ErrorCode, Scope};
 use recruit_mcp::{HttpCaller, McpService, Tools, ToolsConfig, transport};
 use recruit_service::{
-    Credential, RequestContext, Service, ServiceError, Via, guarded, log_failure,
+    Credential, Operation, Outcome, RequestContext, Service, ServiceError, Via, guarded,
+    log_failure,
 };
 
 use crate::metrics::Metrics;
@@ -29,6 +30,8 @@ pub struct HttpConfig {
     pub request_deadline: Duration,
     /// The largest request body accepted; larger ones get PAYLOAD_TOO_LARGE.
     pub max_body_bytes: usize,
+    /// The largest body of a write (recording up to 1 000 accesses).
+    pub max_write_body_bytes: usize,
     /// How long a client may take to send its request headers.
     pub header_read_timeout: Duration,
     /// The largest request head (request line and headers) accepted, in bytes.
@@ -52,7 +55,7 @@ pub struct HttpConfig {
 }
 
 impl HttpConfig {
-    /// Defaults: 10 s per request, 64 KiB bodies, 10 s for headers, 16 KiB heads, 10 s grace,
+    /// Defaults: 10 s per request, 64 KiB bodies (2 MiB for writes), 10 s for headers, 16 KiB heads, 10 s grace,
     /// idle connections closed after 30 s, at most 4 096 connections, no origin allowed to call
     /// the tool interface from a browser.
     pub fn new(public_base_url: impl Into<String>) -> Self {
@@ -60,6 +63,7 @@ impl HttpConfig {
             public_base_url: public_base_url.into(),
             request_deadline: Duration::from_secs(10),
             max_body_bytes: 64 * 1024,
+            max_write_body_bytes: 2 * 1024 * 1024,
             header_read_timeout: Duration::from_secs(10),
             max_header_bytes: 16 * 1024,
             shutdown_grace: Duration::from_secs(10),
@@ -260,22 +264,22 @@ impl Api {
         response
     }
 
-    /// The whole request body, refused with PAYLOAD_TOO_LARGE past the limit.
-    async fn read_body<B>(&self, body: B) -> Result<bytes::Bytes, ServiceError>
+    /// The whole request body, refused with PAYLOAD_TOO_LARGE past `limit` bytes.
+    async fn read_body<B>(&self, body: B, limit: usize) -> Result<bytes::Bytes, ServiceError>
     where
         B: HttpBody,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
-        match Limited::new(body, self.config.max_body_bytes).collect().await {
+        match Limited::new(body, limit).collect().await {
             Ok(collected) => Ok(collected.to_bytes()),
-            Err(_) => Err(self.too_large()),
+            Err(_) => Err(self.too_large(limit)),
         }
     }
 
-    fn too_large(&self) -> ServiceError {
+    fn too_large(&self, limit: usize) -> ServiceError {
         ServiceError::new(
             ErrorCode::PayloadTooLarge,
-            format!("The request body exceeds {} bytes.", self.config.max_body_bytes),
+            format!("The request body exceeds {limit} bytes."),
         )
     }
 
@@ -325,7 +329,7 @@ impl Api {
             }
         }
         let (mut parts, body) = request.into_parts();
-        let body = self.read_body(body).await?;
+        let body = self.read_body(body, self.config.max_write_body_bytes).await?;
         let secret = bearer_secret(&parts.headers)?;
         let service = Arc::clone(&self.service);
         let authenticate = async move { service.authenticate(secret.as_deref(), client_ip).await };
@@ -381,8 +385,11 @@ impl Api {
             .get(header::CONTENT_LENGTH)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.parse::<u64>().ok());
-        if declared.is_some_and(|n| n > self.config.max_body_bytes as u64) {
-            return Err(self.too_large());
+        let writes = matches!(&routing, Routing::Api(op) if op.kind().writes());
+        let limit =
+            if writes { self.config.max_write_body_bytes } else { self.config.max_body_bytes };
+        if declared.is_some_and(|n| n > limit as u64) {
+            return Err(self.too_large(limit));
         }
         let operation = match routing {
             Routing::Api(operation) => Some(operation),
@@ -418,14 +425,14 @@ impl Api {
             Routing::Mcp => return self.mcp(request, request_id, client_ip, organization).await,
         };
         let (parts, body) = request.into_parts();
-        // The API's operations take no body; one is read (within the limit) and ignored.
-        self.read_body(body).await?;
+        // Reads take no body; one is read (within the limit) and ignored.
+        let body = self.read_body(body, limit).await?;
         // Probes take no credential; for operations an ambiguous one is refused first.
         let secret = match operation {
             Some(_) => bearer_secret(&parts.headers)?,
             None => None,
         };
-        let Some(operation) = operation else {
+        let Some(mut operation) = operation else {
             // The readiness probe asks the database, so it runs like an operation: under the
             // deadline and the panic barrier.
             let service = Arc::clone(&self.service);
@@ -434,14 +441,21 @@ impl Api {
                 .inspect_err(|e| log_failure(request_id, e))?;
             return Ok(render::json(&serde_json::json!({"status": "ready"})));
         };
+        if let Operation::RecordPrivacyAccesses(params) = &mut operation {
+            crate::write::read_write(params, &parts.headers, &body);
+        }
         let context =
             RequestContext { request_id: request_id.to_owned(), client_ip, via: Via::Rest };
         let done = self
             .service
             .run(self.config.request_deadline, Credential::Secret(secret), context, operation)
             .await?;
-        let body = done.outcome.to_json().inspect_err(|e| log_failure(request_id, e))?;
-        let mut response = render::json(&body);
+        let mut response = match &done.outcome {
+            Outcome::Recorded(recorded) => render::recorded(recorded),
+            outcome => {
+                render::json(&outcome.to_json().inspect_err(|e| log_failure(request_id, e))?)
+            }
+        };
         render::rate_limit(response.headers_mut(), done.rate_limit.as_ref());
         *organization = Some(done.organization.to_string());
         Ok(response)

@@ -16,6 +16,7 @@ mod metrics;
 mod render;
 mod route;
 mod server;
+mod write;
 
 pub use api::{Api, HttpConfig};
 

@@ -9,6 +9,7 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 use recruit_ports::PoolStatus;
+use recruit_service::limits::POLICIES;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RequestLabels {
@@ -28,8 +29,9 @@ struct LedgerLabels {
 
 /// Where the service's own counts come from: rate-limit refusals per policy, and audit ledger
 /// entries written per ledger, each the total so far.
-pub(crate) type ServiceCounts =
-    Box<dyn Fn() -> ([(&'static str, u64); 3], [(&'static str, u64); 2]) + Send + Sync>;
+pub(crate) type ServiceCounts = Box<
+    dyn Fn() -> ([(&'static str, u64); POLICIES.len()], [(&'static str, u64); 2]) + Send + Sync,
+>;
 
 /// Raises `counter` to `total`, counted elsewhere.
 fn catch_up(counter: &Counter, total: u64) {
@@ -142,7 +144,7 @@ impl Metrics {
         let rate_limited = Family::<PolicyLabels, Counter>::default();
         registry.register(
             "rate_limited",
-            "Operations refused with RATE_LIMITED, by policy (reads, ledger_reads: per token; auth_failures: per client address), through either interface",
+            "Operations refused with RATE_LIMITED, by policy (reads, ledger_reads, writes: per token; auth_failures: per client address), through either interface",
             rate_limited.clone(),
         );
         Self {

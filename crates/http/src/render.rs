@@ -19,6 +19,17 @@ pub(crate) fn json<T: serde::Serialize>(value: &T) -> Response<Body> {
     }
 }
 
+/// The response of a write, byte for byte as first sent; a replay says so in
+/// `Idempotent-Replayed: true`.
+pub(crate) fn recorded(recorded: &recruit_service::Recorded) -> Response<Body> {
+    let status = StatusCode::from_u16(recorded.status).unwrap_or(StatusCode::CREATED);
+    let mut response = with_json(status, recorded.body.clone());
+    if recorded.replayed {
+        response.headers_mut().insert("idempotent-replayed", HeaderValue::from_static("true"));
+    }
+    response
+}
+
 fn with_json(status: StatusCode, bytes: Vec<u8>) -> Response<Body> {
     respond(status, bytes, "application/json")
 }

@@ -6,7 +6,7 @@ use std::borrow::Cow;
 
 use hyper::Method;
 use recruit_domain::ErrorDetail;
-use recruit_service::{GetJobParams, ListParams, Operation, problems};
+use recruit_service::{GetJobParams, ListParams, Operation, RecordParams, problems};
 
 /// The path template of an operation, as logs and metrics name it.
 pub(crate) fn template(operation: &Operation) -> &'static str {
@@ -14,6 +14,7 @@ pub(crate) fn template(operation: &Operation) -> &'static str {
         Operation::ListPrivacyAuditLogs(_) => "/v1/audit-logs/privacy",
         Operation::GetJob(_) => "/v1/jobs/{jobId}",
         Operation::GetOrganization { .. } => "/v1/organization",
+        Operation::RecordPrivacyAccesses(_) => "/v1/audit-logs/privacy",
     }
 }
 
@@ -81,16 +82,25 @@ pub(crate) fn route(method: &Method, path: &str, query: Option<&str>) -> Routing
         };
     }
     let segments: Vec<&str> = path.strip_prefix('/').unwrap_or(path).split('/').collect();
-    let (template, build): (&'static str, Build) = match segments.as_slice() {
-        ["v1", "audit-logs", "privacy"] => ("/v1/audit-logs/privacy", list),
-        ["v1", "jobs", id] if !id.is_empty() => ("/v1/jobs/{jobId}", job),
-        ["v1", "organization"] => ("/v1/organization", organization),
-        _ => return Routing::NotFound,
+    // Each path's operations by method, and the `Allow` value of the path.
+    let (template, get, post, allow): (&'static str, Option<Build>, Option<Build>, &str) =
+        match segments.as_slice() {
+            ["v1", "audit-logs", "privacy"] => {
+                ("/v1/audit-logs/privacy", Some(list), Some(record), "GET, POST")
+            }
+            ["v1", "jobs", id] if !id.is_empty() => ("/v1/jobs/{jobId}", Some(job), None, "GET"),
+            ["v1", "organization"] => ("/v1/organization", Some(organization), None, "GET"),
+            _ => return Routing::NotFound,
+        };
+    let build = match *method {
+        Method::GET => get,
+        Method::POST => post,
+        _ => None,
     };
-    if method != Method::GET {
-        return Routing::MethodNotAllowed(template, "GET");
+    match build {
+        Some(build) => Routing::Api(build(Query::parse(query), segments.get(2).copied())),
+        None => Routing::MethodNotAllowed(template, allow),
     }
-    Routing::Api(build(Query::parse(query), segments.get(2).copied()))
 }
 
 /// The parameters of a query string, decoded, with their order kept.
@@ -129,6 +139,21 @@ impl Query {
         (values, problems)
     }
 }
+
+/// `POST /v1/audit-logs/privacy`: the key and the body come from the request's header and
+/// body, which the HTTP layer reads after authentication; the query takes no parameter.
+fn record(query: Query, _: Option<&str>) -> Operation {
+    let ([], problems) = query.take([]);
+    Operation::RecordPrivacyAccesses(RecordParams {
+        idempotency_key: None,
+        key_name: IDEMPOTENCY_KEY,
+        body: None,
+        problems,
+    })
+}
+
+/// The header that carries a write's idempotency key.
+pub(crate) const IDEMPOTENCY_KEY: &str = "Idempotency-Key";
 
 fn list(query: Query, _: Option<&str>) -> Operation {
     let ([cursor, limit, ids, timestamp_gte, timestamp_lt], problems) =

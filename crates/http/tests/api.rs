@@ -444,6 +444,7 @@ fn limits(
     recruit_service::limits::RateLimitConfig {
         reads: reads.parse().unwrap(),
         ledger_reads: ledger_reads.parse().unwrap(),
+        writes: ledger_reads.parse().unwrap(),
         auth_failures: auth_failures.parse().unwrap(),
     }
 }

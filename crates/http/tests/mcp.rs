@@ -104,14 +104,22 @@ async fn clients_of_both_revisions_find_the_server_and_its_tools() {
         let (_, _, body) = f.send(rpc(revision, "tools/list", json!({}), Some(&owner))).await;
         let tools = body["result"]["tools"].as_array().unwrap_or_else(|| panic!("{body}"));
         let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
-        assert_eq!(names, ["list_privacy_audit_logs", "get_job", "get_organization"]);
+        assert_eq!(
+            names,
+            ["list_privacy_audit_logs", "get_job", "get_organization", "record_privacy_accesses"]
+        );
         for tool in tools {
             assert!(tool["description"].as_str().unwrap().len() > 200, "{}", tool["name"]);
             assert_eq!(tool["inputSchema"]["type"], "object");
             assert_eq!(tool["inputSchema"]["additionalProperties"], false);
             assert_eq!(tool["outputSchema"]["type"], "object");
-            assert_eq!(tool["annotations"]["readOnlyHint"], true);
+            let writes = tool["name"] == "record_privacy_accesses";
+            assert_eq!(tool["annotations"]["readOnlyHint"], !writes);
         }
+        // A write's arguments: its key and its body's fields.
+        let record = &tools[3]["inputSchema"];
+        assert_eq!(record["required"], json!(["idempotency_key", "entries"]));
+        assert_eq!(record["properties"]["entries"]["maxItems"], 1000);
         // The arguments are the REST parameters.
         let list = &tools[0]["inputSchema"];
         let mut arguments: Vec<&String> = list["properties"].as_object().unwrap().keys().collect();
@@ -401,7 +409,7 @@ async fn http_refuses_missing_tokens_foreign_origins_large_bodies_and_other_meth
     assert_eq!(metadata["resource"], "http://127.0.0.1:8080/mcp");
     assert_eq!(
         metadata["scopes_supported"],
-        json!(["audit_logs:read", "jobs:read", "organization:read"])
+        json!(["audit_logs:read", "jobs:read", "organization:read", "audit_logs:write"])
     );
     assert_eq!(metadata["bearer_methods_supported"], json!(["header"]));
 
@@ -418,8 +426,9 @@ async fn http_refuses_missing_tokens_foreign_origins_large_bodies_and_other_meth
     let (status, _, body) = f.send(with_origin("https://agent.example")).await;
     assert_eq!(status, StatusCode::OK, "{body}");
 
+    // The tool interface takes writes' bodies: its limit is theirs.
     let mut request = rpc(CURRENT, "tools/list", json!({}), Some(&owner));
-    *request.body_mut() = Full::new(Bytes::from(vec![b' '; 4096]));
+    *request.body_mut() = Full::new(Bytes::from(vec![b' '; 1024 * 1024 + 1]));
     let (status, _, body) = f.send(request).await;
     assert_eq!(
         (status, body["error"]["code"].as_str()),
@@ -488,6 +497,7 @@ async fn a_tool_past_the_tokens_quota_returns_rate_limited() {
     let limits = recruit_service::limits::RateLimitConfig {
         reads: "1/min".parse().unwrap(),
         ledger_reads: "1/min".parse().unwrap(),
+        writes: "1/min".parse().unwrap(),
         auth_failures: "off".parse().unwrap(),
     };
     let f = Fixture::limited(limits, |_| {}).await;
@@ -505,4 +515,46 @@ async fn a_tool_past_the_tokens_quota_returns_rate_limited() {
     assert_eq!(result["structuredContent"]["error"]["code"], "RATE_LIMITED", "{result}");
     let query = AuditListQuery { organization_id: None, limit: 10 };
     assert_eq!(f.store.inner().tool_audit_entries(&query).await.unwrap().len(), 1);
+}
+
+/// Recording accesses through the tool: the key is an argument; the same call again is the
+/// first result, not a second batch; other entries with the key, or none, are the REST errors;
+/// the tool ledger keeps a summary of the arguments, not the entries.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_write_tool_takes_its_key_as_an_argument_and_replays() {
+    let f = Fixture::with(|_| {}).await;
+    let owner = f.token(ORG_A, Role::Owner, &Scope::ALL).await;
+    let entry = json!({
+        "access_time": recruit_domain::Timestamp::now().to_string(),
+        "account_id": "0b7c5d1e6f8a4b3c9d2e1f0a1b2c3d4e",
+        "ip_addresses": ["198.51.100.4"],
+        "data_subject": {"type": "CANDIDATE", "candidate": "can_0b7c5d1e6f8a4b3c9d2e1f0a1b2c3d4e"},
+        "access_data": ["EMAIL_ADDRESS"],
+        "access_menu": "Candidates",
+        "access_menu_path": "/candidates/7",
+        "activity_category": "READ"
+    });
+    let arguments = json!({"idempotency_key": "tool-1", "entries": [entry.clone()]});
+    let first = call(&f, CURRENT, &owner, "record_privacy_accesses", arguments.clone()).await;
+    assert_eq!(first["isError"], false, "{first}");
+    let recorded = first["structuredContent"]["entries"].as_array().unwrap().clone();
+    assert_eq!(recorded.len(), 1);
+    let again = call(&f, PREVIOUS, &owner, "record_privacy_accesses", arguments).await;
+    carries(&again, &first["structuredContent"], false, "the same call again");
+
+    let mut other = entry.clone();
+    other["access_menu"] = json!("Elsewhere");
+    let reused = json!({"idempotency_key": "tool-1", "entries": [other]});
+    let result = call(&f, CURRENT, &owner, "record_privacy_accesses", reused).await;
+    assert_eq!(result["isError"], true);
+    assert_eq!(result["structuredContent"]["error"]["code"], "IDEMPOTENCY_KEY_REUSED");
+    let keyless = json!({"entries": [entry]});
+    let result = call(&f, CURRENT, &owner, "record_privacy_accesses", keyless).await;
+    assert_eq!(result["structuredContent"]["error"]["code"], "IDEMPOTENCY_KEY_REQUIRED");
+
+    let query = AuditListQuery { organization_id: None, limit: 10 };
+    let tools = f.store.inner().tool_audit_entries(&query).await.unwrap();
+    assert_eq!(tools.len(), 1, "one write recorded: {tools:?}");
+    assert_eq!(tools[0].arguments, json!({"idempotency_key": "tool-1", "entries": 1}));
+    assert_eq!(tools[0].entries_returned, 1);
 }

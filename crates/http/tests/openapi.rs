@@ -276,6 +276,7 @@ async fn every_response_of_every_endpoint_matches_the_document() {
     let limits = recruit_service::limits::RateLimitConfig {
         reads: one,
         ledger_reads: one,
+        writes: one,
         auth_failures: one,
     };
     let limited = Fixture::limited(limits, |_| {}).await;

@@ -7,8 +7,8 @@ use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
 use recruit_service::{
-    Caller, GetJobParams, ListParams, Operation, OperationKind, RequestContext, Service,
-    ServiceError, Via, problems,
+    Caller, GetJobParams, ListParams, Operation, OperationKind, RecordParams, RequestContext,
+    Service, ServiceError, Via, problems,
 };
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, JsonObject,
@@ -59,6 +59,21 @@ fn describe(kind: OperationKind) -> (&'static str, &'static str) {
              owner, an admin or a member of its hiring team (otherwise PERMISSION_DENIED). Needs \
              the jobs:read scope. Failures return the error envelope.",
         ),
+        OperationKind::RecordPrivacyAccesses => (
+            "Record accesses to personal data",
+            "Records in the organization's privacy audit ledger 1 to 1000 accesses to personal \
+             data as they happen (`entries`): each with access_time (RFC 3339, at most 5 minutes \
+             ahead), account_id, ip_addresses (1 to 16 IPv4 or IPv6 addresses), data_subject \
+             (EMPLOYEE, CANDIDATE or BULK), access_data (NAME, EMAIL_ADDRESS, PHONE_NUMBER), \
+             access_menu, access_menu_path and activity_category, and optionally its own `id` \
+             (`pal_…`; otherwise the server assigns one). Every problem of every entry is \
+             reported at once; the batch is written whole or not at all. `idempotency_key` is \
+             required: a fresh one per batch, the same one when retrying it; within 24 hours \
+             the same key and entries return the first result again without writing, other \
+             entries with the key are IDEMPOTENCY_KEY_REUSED, and while the first call runs \
+             CONFLICT. Needs the audit_logs:write scope and a token acting for an owner or an \
+             admin. Failures return the error envelope.",
+        ),
         OperationKind::GetOrganization => (
             "Get the organization",
             "Gets the caller's organization, the one the token belongs to: name, domain, a link \
@@ -78,6 +93,9 @@ fn operation(kind: OperationKind, arguments: &JsonObject) -> Operation {
             Operation::ListPrivacyAuditLogs(list_params(arguments))
         }
         OperationKind::GetJob => Operation::GetJob(job_params(arguments)),
+        OperationKind::RecordPrivacyAccesses => {
+            Operation::RecordPrivacyAccesses(record_params(arguments))
+        }
         OperationKind::GetOrganization => Operation::GetOrganization {
             problems: arguments.keys().map(|k| problems::unknown_parameter(k)).collect(),
         },
@@ -97,8 +115,9 @@ fn tool(kind: OperationKind) -> Tool {
         .with_title(title)
         .with_raw_output_schema(schema("output"))
         .with_annotations(
+            // A write is idempotent by its key: the same call again records nothing more.
             ToolAnnotations::new()
-                .read_only(true)
+                .read_only(!kind.writes())
                 .destructive(false)
                 .idempotent(true)
                 .open_world(false),
@@ -302,6 +321,29 @@ fn list_params(arguments: &Map<String, Value>) -> ListParams {
     params
 }
 
+/// `record_privacy_accesses`' arguments: the key, and the body `{"entries": …}` as REST takes
+/// it, so that the same batch is the same request through either interface.
+fn record_params(arguments: &Map<String, Value>) -> RecordParams {
+    let mut params = RecordParams {
+        idempotency_key: None,
+        key_name: "idempotency_key",
+        body: None,
+        problems: vec![],
+    };
+    let mut body = Map::new();
+    for (name, value) in arguments {
+        match name.as_str() {
+            "idempotency_key" => params.idempotency_key = text(name, value, &mut params.problems),
+            "entries" => {
+                body.insert(name.clone(), value.clone());
+            }
+            _ => params.problems.push(problems::unknown_parameter(name)),
+        }
+    }
+    params.body = Some(Value::Object(body));
+    params
+}
+
 /// `get_job`'s arguments.
 fn job_params(arguments: &Map<String, Value>) -> GetJobParams {
     let mut params = GetJobParams { job_id: String::new(), name: "job_id", problems: vec![] };
@@ -327,9 +369,9 @@ impl ServerHandler for Tools {
                 Implementation::new("recruitd", env!("CARGO_PKG_VERSION")).with_title("recruitd"),
             )
             .with_instructions(
-                "Read-only tools over a recruiting service's data, for the organization of the \
-                 access token: its privacy audit ledger (who accessed whose personal data), its \
-                 jobs, and the organization itself. Results are the JSON of the REST API; a \
+                "Tools over a recruiting service's data, for the organization of the access \
+                 token: its privacy audit ledger (who accessed whose personal data: list it, and \
+                 record accesses with an idempotency key), its jobs, and the organization itself. Results are the JSON of the REST API; a \
                  failure is a result with isError whose content is the error envelope, with a \
                  stable `error.code` to act on.",
             )

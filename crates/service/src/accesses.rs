@@ -141,6 +141,12 @@ fn entry(
     problems: &mut Vec<ErrorDetail>,
 ) -> Option<NewEntry> {
     let before = problems.len();
+    for (name, value) in fields {
+        nul_free(value, &format!("{at}.{name}"), problems);
+    }
+    if problems.len() > before {
+        return None;
+    }
     for name in fields.keys().filter(|k| !FIELDS.contains(&k.as_str())) {
         problems.push(ErrorDetail::field(format!("{at}.{name}"), "is not a field of an entry"));
     }
@@ -178,8 +184,17 @@ fn entry(
     let account_id =
         account_id.and_then(|v| parse::<AccountId>(v, &format!("{at}.account_id"), problems));
     let ips = ips.and_then(|v| ip_addresses(v, &format!("{at}.ip_addresses"), problems));
-    let subject =
-        subject.and_then(|v| parse::<DataSubject>(v, &format!("{at}.data_subject"), problems));
+    let subject = subject
+        .map(integral_count)
+        .and_then(|v| parse::<DataSubject>(&v, &format!("{at}.data_subject"), problems));
+    if let Some(DataSubject::Bulk { bulk_count: Some(n), .. }) = &subject
+        && i64::try_from(*n).is_err()
+    {
+        problems.push(ErrorDetail::field(
+            format!("{at}.data_subject.bulk_count"),
+            format!("must be at most {}", i64::MAX),
+        ));
+    }
     let data =
         data.and_then(|v| parse::<Vec<AccessData>>(v, &format!("{at}.access_data"), problems));
     if data.as_ref().is_some_and(Vec::is_empty) {
@@ -216,6 +231,42 @@ fn entry(
             activity_category: category?,
         },
     })
+}
+
+/// A data subject with its `bulk_count` as an integer when JSON wrote it as a number with a
+/// zero fraction (`9999.0`): JSON Schema's `integer` takes it, so the API does too.
+fn integral_count(subject: &Value) -> Value {
+    let mut subject = subject.clone();
+    if let Some(count) = subject.get_mut("bulk_count")
+        && let Some(f) = count.as_f64().filter(|_| !count.is_u64() && !count.is_i64())
+        && f >= 0.0
+        && f.fract() == 0.0
+        && f <= u64::MAX as f64
+    {
+        // In range and integral: the conversion is exact up to f64's precision.
+        *count = Value::from(f as u64);
+    }
+    subject
+}
+
+/// Reports every string in `value` holding the NUL character, which no store keeps as text.
+fn nul_free(value: &Value, at: &str, problems: &mut Vec<ErrorDetail>) {
+    match value {
+        Value::String(s) if s.contains('\0') => {
+            problems.push(ErrorDetail::field(at, "must not contain the NUL character"));
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                nul_free(item, &format!("{at}[{i}]"), problems);
+            }
+        }
+        Value::Object(fields) => {
+            for (name, item) in fields {
+                nul_free(item, &format!("{at}.{name}"), problems);
+            }
+        }
+        _ => {}
+    }
 }
 
 /// A value of type `T`, or a problem at `at` (and below it, for nested values).
@@ -345,6 +396,35 @@ mod tests {
                 "entries[2].access_time",
                 "entries[3].access_menu",
             ]
+        );
+    }
+
+    #[test]
+    fn a_count_written_with_a_zero_fraction_is_an_integer() {
+        let mut entry = good();
+        entry["data_subject"] = json!({"type": "BULK", "bulk_count": 9999.0,
+            "query": {"type": "SCOPE", "scope": "ALL_ORG_EMPLOYEES"}});
+        let mut problems = vec![];
+        let read = entries(&json!({"entries": [entry.clone()]}), now(), &mut problems).unwrap();
+        assert!(matches!(
+            read[0].entry.data_subject,
+            DataSubject::Bulk { bulk_count: Some(9999), .. }
+        ));
+        entry["data_subject"]["bulk_count"] = json!(9999.5);
+        assert_eq!(problems_of(json!({"entries": [entry]}))[0].0, "entries[0].data_subject");
+    }
+
+    #[test]
+    fn no_text_holds_the_nul_character() {
+        let mut bad = good();
+        bad["data_subject"] = json!({"type": "BULK", "bulk_count": null,
+            "query": {"type": "CANDIDATE_SEARCH", "values": ["ok", "a\0b"]}});
+        assert_eq!(
+            problems_of(json!({"entries": [bad]})),
+            [(
+                "entries[0].data_subject.query.values[1]".into(),
+                "must not contain the NUL character".into()
+            )]
         );
     }
 

@@ -33,6 +33,6 @@ mod service;
 pub use error::{ServiceError, guarded, log_failure};
 pub use operation::{
     Caller, Credential, Done, GetJobParams, ListParams, Operation, OperationKind, Outcome,
-    RequestContext, Via,
+    RecordParams, Recorded, RequestContext, Via,
 };
-pub use service::{Service, ServiceConfig};
+pub use service::{IdempotencyConfig, Service, ServiceConfig};

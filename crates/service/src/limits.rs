@@ -109,13 +109,15 @@ pub struct RateLimitConfig {
     pub reads: Limit,
     /// Per token: reads of the privacy audit ledger (each also writes its audit record).
     pub ledger_reads: Limit,
+    /// Per token: writes (recording accesses in the privacy audit ledger).
+    pub writes: Limit,
     /// Per client address: failed authentications (a missing, malformed, unknown, expired or
     /// revoked credential).
     pub auth_failures: Limit,
 }
 
 impl RateLimitConfig {
-    /// The defaults: 100 reads a second and 20 ledger reads a second per token; 20 failed
+    /// The defaults: 100 reads, 20 ledger reads and 20 writes a second per token; 20 failed
     /// authentications a minute per client address.
     pub const DEFAULT: Self = Self {
         reads: Limit::Per { count: NonZeroU32::new(100).unwrap(), window: Duration::from_secs(1) },
@@ -123,6 +125,7 @@ impl RateLimitConfig {
             count: NonZeroU32::new(20).unwrap(),
             window: Duration::from_secs(1),
         },
+        writes: Limit::Per { count: NonZeroU32::new(20).unwrap(), window: Duration::from_secs(1) },
         auth_failures: Limit::Per {
             count: NonZeroU32::new(20).unwrap(),
             window: Duration::from_secs(60),
@@ -133,6 +136,7 @@ impl RateLimitConfig {
     pub const UNLIMITED: Self = Self {
         reads: Limit::Unlimited,
         ledger_reads: Limit::Unlimited,
+        writes: Limit::Unlimited,
         auth_failures: Limit::Unlimited,
     };
 }
@@ -150,6 +154,8 @@ pub enum OperationClass {
     Read,
     /// Reads of the privacy audit ledger.
     LedgerRead,
+    /// Writes: recording accesses.
+    Write,
 }
 
 /// Where a client stands with one limit: what a response tells it in the `RateLimit-Policy`
@@ -250,17 +256,21 @@ impl From<IpAddr> for AddressKey {
 pub(crate) struct RateLimits {
     reads: Option<Limiter<ApiTokenId>>,
     ledger_reads: Option<Limiter<ApiTokenId>>,
+    writes: Option<Limiter<ApiTokenId>>,
     auth_failures: Option<Limiter<AddressKey>>,
     /// Addresses over their quota of failures, and until when.
     refused_addresses: Mutex<HashMap<AddressKey, Instant>>,
     /// How many addresses `refused_addresses` holds: when none, requests skip its lock.
     refused_count: AtomicUsize,
     /// Operations refused so far, per policy.
-    refusals: [AtomicU64; 3],
+    refusals: [AtomicU64; POLICIES.len()],
 }
 
 /// The names of the policies, as responses and metrics give them.
-pub const POLICIES: [&str; 3] = ["reads", "ledger_reads", "auth_failures"];
+pub const POLICIES: [&str; 4] = ["reads", "ledger_reads", "writes", "auth_failures"];
+
+/// The index of the per-address policy of failed authentications in [`POLICIES`].
+const AUTH_FAILURES: usize = 3;
 
 impl fmt::Debug for RateLimits {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -273,7 +283,8 @@ impl RateLimits {
         Self {
             reads: Limiter::new(POLICIES[0], config.reads),
             ledger_reads: Limiter::new(POLICIES[1], config.ledger_reads),
-            auth_failures: Limiter::new(POLICIES[2], config.auth_failures),
+            writes: Limiter::new(POLICIES[2], config.writes),
+            auth_failures: Limiter::new(POLICIES[AUTH_FAILURES], config.auth_failures),
             refused_addresses: Mutex::new(HashMap::new()),
             refused_count: AtomicUsize::new(0),
             refusals: Default::default(),
@@ -281,13 +292,13 @@ impl RateLimits {
     }
 
     /// Operations refused so far, per policy name.
-    pub(crate) fn refusals(&self) -> [(&'static str, u64); 3] {
+    pub(crate) fn refusals(&self) -> [(&'static str, u64); POLICIES.len()] {
         std::array::from_fn(|i| (POLICIES[i], self.refusals[i].load(Ordering::Relaxed)))
     }
 
     fn refuse(&self, index: usize, status: RateLimitStatus, wait: Duration) -> ServiceError {
         self.refusals[index].fetch_add(1, Ordering::Relaxed);
-        let message = if index == 2 {
+        let message = if index == AUTH_FAILURES {
             "Too many failed authentications from this address. Wait as long as `Retry-After` \
              says before trying again."
                 .to_owned()
@@ -317,6 +328,7 @@ impl RateLimits {
         let (index, limiter) = match class {
             OperationClass::Read => (0, &self.reads),
             OperationClass::LedgerRead => (1, &self.ledger_reads),
+            OperationClass::Write => (2, &self.writes),
         };
         let Some(limiter) = limiter else { return Ok(None) };
         limiter.check(&token).map(Some).map_err(|(status, wait)| self.refuse(index, status, wait))
@@ -349,7 +361,7 @@ impl RateLimits {
                 let wait = until.saturating_duration_since(Instant::now());
                 let mut status = limiter.status(0);
                 status.reset = wait + limiter.interval() * (limiter.count.get() - 1);
-                Err(self.refuse(2, status, wait))
+                Err(self.refuse(AUTH_FAILURES, status, wait))
             }
         }
     }
@@ -376,7 +388,7 @@ impl RateLimits {
                 refused.insert(key, now + wait);
                 self.refused_count.store(refused.len(), Ordering::Release);
                 drop(refused);
-                Err(self.refuse(2, status, wait))
+                Err(self.refuse(AUTH_FAILURES, status, wait))
             }
         }
     }
@@ -444,7 +456,7 @@ mod tests {
         let refused = limits.before_authentication(Some(ip)).unwrap_err();
         assert_eq!(refused.code, ErrorCode::RateLimited);
         assert!(refused.retry_after.unwrap() > Duration::from_secs(25));
-        assert_eq!(limits.refusals()[2], ("auth_failures", 2));
+        assert_eq!(limits.refusals()[3], ("auth_failures", 2));
         // Other addresses, and requests of unknown origin, are not affected.
         assert!(limits.before_authentication(Some("192.0.2.8".parse().unwrap())).is_ok());
         assert!(limits.before_authentication(None).is_ok());

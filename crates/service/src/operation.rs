@@ -87,6 +87,22 @@ pub struct GetJobParams {
     pub problems: Vec<ErrorDetail>,
 }
 
+/// The input of recording accesses, raw.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecordParams {
+    /// The idempotency key, out of its transport syntax (the REST header's Structured Field
+    /// string, a tool's argument); `None` when the request has none.
+    pub idempotency_key: Option<String>,
+    /// What the transport calls the key (`Idempotency-Key`, `idempotency_key`), so that error
+    /// details name what the client sent.
+    pub key_name: &'static str,
+    /// The body, `{"entries": [ … ]}`; `None` when it is not JSON (the transport says why in
+    /// `problems`).
+    pub body: Option<serde_json::Value>,
+    /// Problems the transport found itself, reported with the service's own.
+    pub problems: Vec<ErrorDetail>,
+}
+
 /// An operation of the API, with its input raw, as a transport received it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Operation {
@@ -94,6 +110,8 @@ pub enum Operation {
     ListPrivacyAuditLogs(ListParams),
     /// One job.
     GetJob(GetJobParams),
+    /// Record accesses to personal data in the privacy ledger.
+    RecordPrivacyAccesses(RecordParams),
     /// The caller's organization; it takes no input, so only the transport's problems (such
     /// as a parameter it does not have).
     GetOrganization {
@@ -109,6 +127,7 @@ impl Operation {
             Self::ListPrivacyAuditLogs(_) => OperationKind::ListPrivacyAuditLogs,
             Self::GetJob(_) => OperationKind::GetJob,
             Self::GetOrganization { .. } => OperationKind::GetOrganization,
+            Self::RecordPrivacyAccesses(_) => OperationKind::RecordPrivacyAccesses,
         }
     }
 }
@@ -140,6 +159,8 @@ operation_kinds! {
     GetJob,
     /// `getOrganization`.
     GetOrganization,
+    /// `recordPrivacyAccesses`.
+    RecordPrivacyAccesses,
 }
 
 impl OperationKind {
@@ -149,6 +170,7 @@ impl OperationKind {
             Self::ListPrivacyAuditLogs => "listPrivacyAuditLogs",
             Self::GetJob => "getJob",
             Self::GetOrganization => "getOrganization",
+            Self::RecordPrivacyAccesses => "recordPrivacyAccesses",
         }
     }
 
@@ -158,6 +180,7 @@ impl OperationKind {
             Self::ListPrivacyAuditLogs => "list_privacy_audit_logs",
             Self::GetJob => "get_job",
             Self::GetOrganization => "get_organization",
+            Self::RecordPrivacyAccesses => "record_privacy_accesses",
         }
     }
 
@@ -172,6 +195,7 @@ impl OperationKind {
             Self::ListPrivacyAuditLogs => Scope::AuditLogsRead,
             Self::GetJob => Scope::JobsRead,
             Self::GetOrganization => Scope::OrganizationRead,
+            Self::RecordPrivacyAccesses => Scope::AuditLogsWrite,
         }
     }
 
@@ -184,6 +208,11 @@ impl OperationKind {
                 "Reading the privacy audit ledger needs the READ_AUDIT_LOGS permission, which \
                  only owners of the organization hold.",
             )),
+            Self::RecordPrivacyAccesses => Some((
+                Permission::RecordAccesses,
+                "Recording accesses in the privacy audit ledger needs an owner or an admin: \
+                 create the service's token for such a user.",
+            )),
             Self::GetJob | Self::GetOrganization => None,
         }
     }
@@ -193,15 +222,24 @@ impl OperationKind {
         match self {
             Self::ListPrivacyAuditLogs => OperationClass::LedgerRead,
             Self::GetJob | Self::GetOrganization => OperationClass::Read,
+            Self::RecordPrivacyAccesses => OperationClass::Write,
         }
     }
 
     /// Whether a successful run is recorded in the audit ledgers (the API ledger, and the
-    /// tool-interface ledger for tool calls), in the same transaction as the read.
+    /// tool-interface ledger for tool calls), in the same transaction as what it does.
     pub fn recorded(self) -> bool {
         match self {
-            Self::ListPrivacyAuditLogs => true,
+            Self::ListPrivacyAuditLogs | Self::RecordPrivacyAccesses => true,
             Self::GetJob | Self::GetOrganization => false,
+        }
+    }
+
+    /// Whether it writes: a write needs an idempotency key, and its tool is not read-only.
+    pub fn writes(self) -> bool {
+        match self {
+            Self::RecordPrivacyAccesses => true,
+            Self::ListPrivacyAuditLogs | Self::GetJob | Self::GetOrganization => false,
         }
     }
 }
@@ -216,13 +254,32 @@ pub enum Outcome {
     Job(Job),
     /// The organization.
     Organization(Organization),
+    /// Accesses recorded: the response of a write, as first sent (and as replayed for a
+    /// request with the same idempotency key).
+    #[serde(skip)]
+    Recorded(Recorded),
+}
+
+/// The response of a write with an idempotency key, replayed byte for byte.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Recorded {
+    /// The HTTP status (201).
+    pub status: u16,
+    /// The body, JSON, exactly as first sent.
+    pub body: Vec<u8>,
+    /// Whether this is a replay of an earlier request's response.
+    pub replayed: bool,
 }
 
 impl Outcome {
     /// The outcome as JSON. A value that cannot be serialized is INTERNAL on every interface,
     /// never an empty success.
     pub fn to_json(&self) -> Result<serde_json::Value, ServiceError> {
-        serde_json::to_value(self).map_err(|e| ServiceError {
+        let json = match self {
+            Self::Recorded(r) => serde_json::from_slice(&r.body),
+            other => serde_json::to_value(other),
+        };
+        json.map_err(|e| ServiceError {
             cause: Some(format!("the response could not be serialized: {e}").into()),
             ..ServiceError::internal()
         })

@@ -19,18 +19,23 @@ use recruit_domain::{
     UserId, Uuid,
 };
 use recruit_ports::{
-    ApiToken, AuditEntry, Interface, PrivacyLogQuery, ReadRecord, Store, StoreError, ToolAuditEntry,
+    AccessesWrite, ApiToken, AuditEntry, Claim, Interface, KeyClaim, LedgerEntry, PrivacyLogQuery,
+    ReadRecord, Store, StoreError, StoredResponse, ToolAuditEntry,
 };
 use subtle::ConstantTimeEq;
 
+use crate::accesses;
 use crate::auth::{hash_secret, looks_like_secret};
 use crate::cursor::{self, CursorKey, Filters};
 use crate::error::{ServiceError, guarded};
 use crate::limits::{RateLimitConfig, RateLimits};
 use crate::operation::{
     Caller, Credential, Done, GetJobParams, ListParams, Operation, OperationKind, Outcome,
-    RequestContext, Via,
+    RecordParams, Recorded, RequestContext, Via,
 };
+
+/// The status of a write that created what it was asked to.
+const CREATED: u16 = 201;
 
 /// How the service is set up.
 #[derive(Clone, Debug)]
@@ -41,6 +46,26 @@ pub struct ServiceConfig {
     pub cursor_key: CursorKey,
     /// The rate limits.
     pub rate_limits: RateLimitConfig,
+    /// How idempotency keys are kept.
+    pub idempotency: IdempotencyConfig,
+}
+
+/// How idempotency keys of writes are kept.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IdempotencyConfig {
+    /// How long a key is held while its request runs: longer than any request may take, so
+    /// that a second request with the key meanwhile is told to wait. A key whose process died
+    /// is free again after it.
+    pub lease: Duration,
+    /// How long a key is kept after its first use: a request with it within this time gets
+    /// the first response, or IDEMPOTENCY_KEY_REUSED for another request. Then it is purged.
+    pub retention: Duration,
+}
+
+impl IdempotencyConfig {
+    /// The defaults: a 60-second lease, keys kept 24 hours.
+    pub const DEFAULT: Self =
+        Self { lease: Duration::from_secs(60), retention: Duration::from_secs(24 * 3600) };
 }
 
 impl ServiceConfig {
@@ -50,6 +75,7 @@ impl ServiceConfig {
             app_base_url: app_base_url.into(),
             cursor_key,
             rate_limits: RateLimitConfig::DEFAULT,
+            idempotency: IdempotencyConfig::DEFAULT,
         }
     }
 }
@@ -147,6 +173,10 @@ impl Service {
                     .await
                     .map(Outcome::PrivacyAuditLogs),
                 Operation::GetJob(params) => self.get_job(&caller, params).await.map(Outcome::Job),
+                Operation::RecordPrivacyAccesses(params) => self
+                    .record_privacy_accesses(&caller, context, params)
+                    .await
+                    .map(Outcome::Recorded),
                 Operation::GetOrganization { problems } => {
                     self.get_organization(&caller, problems).await.map(Outcome::Organization)
                 }
@@ -187,8 +217,14 @@ impl Service {
 
     /// Operations refused by a rate limit so far, per policy (`reads`, `ledger_reads`,
     /// `auth_failures`), for metrics.
-    pub fn rate_limit_refusals(&self) -> [(&'static str, u64); 3] {
+    pub fn rate_limit_refusals(&self) -> [(&'static str, u64); crate::limits::POLICIES.len()] {
         self.limits.refusals()
+    }
+
+    /// Removes the idempotency keys past their retention; returns how many. The server runs
+    /// it periodically.
+    pub async fn purge_expired_keys(&self) -> Result<usize, ServiceError> {
+        Ok(self.store.purge_idempotency_keys(Timestamp::now()).await?)
     }
 
     /// Whether the service can serve: its database answers and its schema is up to date.
@@ -315,7 +351,6 @@ impl Service {
 
     /// What the audit ledgers record of a read.
     fn record(&self, caller: &Caller, context: &RequestContext, input: &ListInput) -> ReadRecord {
-        let at = Timestamp::now();
         let filters = serde_json::json!({
             "timestamp_gte": input.window.gte(),
             "timestamp_lt": input.window.lt(),
@@ -323,39 +358,143 @@ impl Service {
             "limit": input.limit.get(),
             "cursor": input.cursor.is_some(),
         });
-        let (interface, tool) = match &context.via {
-            Via::Rest => (Interface::Rest, None),
-            Via::Tool { name, arguments } => (
-                Interface::Tool,
-                Some(ToolAuditEntry {
-                    id: Uuid::now_v7(),
-                    at,
-                    organization_id: caller.token.organization_id,
-                    token_id: caller.token.id,
-                    user_id: caller.user.id,
-                    tool_name: name.clone(),
-                    arguments: arguments.clone(),
-                    entries_returned: 0,
-                    request_id: context.request_id.clone(),
-                }),
-            ),
+        audit_record(caller, context, OperationKind::ListPrivacyAuditLogs, filters, None)
+    }
+
+    /// Records accesses in the caller's organization's privacy ledger. Needs `audit_logs:write`
+    /// and an owner or admin; an idempotency key; a body of 1 to 1 000 valid entries (every
+    /// problem reported at once). The key decides first: a request it completed before is
+    /// replayed, one running is CONFLICT, another request's key is IDEMPOTENCY_KEY_REUSED.
+    /// The entries, the audit record and the response are written together; a request that
+    /// fails releases its key.
+    async fn record_privacy_accesses(
+        &self,
+        caller: &Caller,
+        context: &RequestContext,
+        params: RecordParams,
+    ) -> Result<Recorded, ServiceError> {
+        let mut problems = params.problems;
+        let key = match params.idempotency_key {
+            Some(key) => {
+                if let Err(problem) = accesses::check_key(&key, params.key_name) {
+                    problems.push(problem);
+                }
+                Some(key)
+            }
+            // The transport found the key unusable and said so: one problem among the others.
+            None if crate::problems::reported(&problems, params.key_name) => None,
+            None => {
+                return Err(ServiceError::new(
+                    ErrorCode::IdempotencyKeyRequired,
+                    format!(
+                        "Recording accesses needs an idempotency key ({}): generate a fresh one \
+                         for this batch and send the same one when retrying it.",
+                        params.key_name
+                    ),
+                ));
+            }
         };
-        ReadRecord {
-            api: AuditEntry {
-                id: Uuid::now_v7(),
-                at,
-                organization_id: caller.token.organization_id,
-                token_id: caller.token.id,
-                user_id: caller.user.id,
-                operation: OperationKind::ListPrivacyAuditLogs.operation_id().into(),
-                request_id: context.request_id.clone(),
-                client_ip: context.client_ip.map(|ip| ip.to_string()),
-                filters,
-                entries_returned: 0,
-                interface,
-                tool_name: tool.as_ref().map(|t| t.tool_name.clone()),
-            },
-            tool,
+        let now = Timestamp::now();
+        let entries =
+            params.body.as_ref().and_then(|body| accesses::entries(body, now, &mut problems));
+        let (Some(key), Some(body), Some(entries)) = (key, params.body, entries) else {
+            return Err(ServiceError::validation(problems));
+        };
+        if !problems.is_empty() {
+            return Err(ServiceError::validation(problems));
+        }
+        let kind = OperationKind::RecordPrivacyAccesses;
+        let organization = caller.token.organization_id;
+        let add = |d: Duration| now.checked_add_duration(d).unwrap_or(Timestamp::MAX);
+        let claim = KeyClaim {
+            organization_id: organization,
+            key: key.clone(),
+            fingerprint: accesses::fingerprint(kind.operation_id(), &body),
+            now,
+            lease_until: add(self.config.idempotency.lease),
+            expires_at: add(self.config.idempotency.retention),
+        };
+        match self.store.claim_idempotency_key(&claim).await? {
+            Claim::Granted => {}
+            Claim::Completed(response) => {
+                return Ok(Recorded {
+                    status: response.status,
+                    body: response.body,
+                    replayed: true,
+                });
+            }
+            Claim::InFlight { until } => {
+                let wait = until.unix_micros().saturating_sub(now.unix_micros());
+                return Err(ServiceError {
+                    retry_after: Some(Duration::from_micros(u64::try_from(wait).unwrap_or(0))),
+                    ..ServiceError::new(
+                        ErrorCode::Conflict,
+                        "A request with this idempotency key is still running. Wait as long as \
+                         `Retry-After` says, then send it again to get its response.",
+                    )
+                });
+            }
+            Claim::OtherRequest => {
+                return Err(ServiceError::new(
+                    ErrorCode::IdempotencyKeyReused,
+                    "This idempotency key was used for a different request (other entries). Use \
+                     a fresh key for a changed request.",
+                ));
+            }
+        }
+        let entries: Vec<LedgerEntry> = entries
+            .into_iter()
+            .map(|new| {
+                let id = new.id.unwrap_or_else(PrivacyAuditLogId::new_v7);
+                LedgerEntry {
+                    organization_id: organization,
+                    entry: PrivacyAuditLog { id, ..new.entry },
+                }
+            })
+            .collect();
+        let shown: Vec<&PrivacyAuditLog> = entries.iter().map(|e| &e.entry).collect();
+        let response = serde_json::to_vec(&serde_json::json!({ "entries": shown })).map_err(|e| {
+            ServiceError {
+                cause: Some(format!("the response could not be serialized: {e}").into()),
+                ..ServiceError::internal()
+            }
+        });
+        let response = match response {
+            Ok(body) => StoredResponse { status: CREATED, body },
+            Err(e) => {
+                self.release(&claim).await;
+                return Err(e);
+            }
+        };
+        let summary = serde_json::json!({ "idempotency_key": key, "entries": entries.len() });
+        let write = AccessesWrite {
+            record: audit_record(caller, context, kind, summary.clone(), Some(summary)),
+            entries,
+            claim,
+            response,
+        };
+        match self.store.record_privacy_accesses(&write).await {
+            Ok(()) => Ok(Recorded { status: CREATED, body: write.response.body, replayed: false }),
+            Err(e) => {
+                self.release(&write.claim).await;
+                Err(match e {
+                    StoreError::Conflict(_) => ServiceError::new(
+                        ErrorCode::Conflict,
+                        "The batch conflicts with the ledger: an entry with one of its ids is \
+                         already recorded. Nothing was written; leave ids out to have the server \
+                         assign them, or read the ledger first.",
+                    ),
+                    other => other.into(),
+                })
+            }
+        }
+    }
+
+    /// Gives a key up after its request failed; best effort: a key not released stays leased
+    /// until its lease ends.
+    async fn release(&self, claim: &KeyClaim) {
+        if let Err(e) = self.store.release_idempotency_key(claim).await {
+            tracing::warn!(error = %e, "an idempotency key could not be released");
         }
     }
 
@@ -422,6 +561,53 @@ impl Service {
     ) -> Result<(ApiToken, String), StoreError> {
         let store: &dyn recruit_ports::Tokens = &*self.store;
         crate::auth::create_token(store, organization, user, name, scopes, expires_at).await
+    }
+}
+
+/// What the audit ledgers record of an operation of `kind` by `caller`: `filters` say what it
+/// asked; a tool call's arguments are recorded as given, or as `arguments` when the operation
+/// gives a summary of them (a write's entries are in the privacy ledger already).
+fn audit_record(
+    caller: &Caller,
+    context: &RequestContext,
+    kind: OperationKind,
+    filters: serde_json::Value,
+    arguments: Option<serde_json::Value>,
+) -> ReadRecord {
+    let at = Timestamp::now();
+    let (interface, tool) = match &context.via {
+        Via::Rest => (Interface::Rest, None),
+        Via::Tool { name, arguments: given } => (
+            Interface::Tool,
+            Some(ToolAuditEntry {
+                id: Uuid::now_v7(),
+                at,
+                organization_id: caller.token.organization_id,
+                token_id: caller.token.id,
+                user_id: caller.user.id,
+                tool_name: name.clone(),
+                arguments: arguments.unwrap_or_else(|| given.clone()),
+                entries_returned: 0,
+                request_id: context.request_id.clone(),
+            }),
+        ),
+    };
+    ReadRecord {
+        api: AuditEntry {
+            id: Uuid::now_v7(),
+            at,
+            organization_id: caller.token.organization_id,
+            token_id: caller.token.id,
+            user_id: caller.user.id,
+            operation: kind.operation_id().into(),
+            request_id: context.request_id.clone(),
+            client_ip: context.client_ip.map(|ip| ip.to_string()),
+            filters,
+            entries_returned: 0,
+            interface,
+            tool_name: tool.as_ref().map(|t| t.tool_name.clone()),
+        },
+        tool,
     }
 }
 

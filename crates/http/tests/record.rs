@@ -1,0 +1,199 @@
+//! Recording accesses through REST (`POST /v1/audit-logs/privacy`) on a real SQLite store:
+//! the idempotency key's every answer, validation, authorization, and concurrent duplicates.
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::{Request, StatusCode};
+use recruit_domain::model::Role;
+use recruit_domain::{OrganizationId, Scope, Timestamp, Uuid};
+use recruit_ports::testkit::ORG_A;
+use recruit_ports::{Claim, KeyClaim, Ledgers};
+use serde_json::{Value, json};
+
+mod common;
+
+use common::Fixture;
+
+const PATH: &str = "/v1/audit-logs/privacy";
+
+fn entry(menu: &str) -> Value {
+    json!({
+        "access_time": Timestamp::now().to_string(),
+        "account_id": "0B7C5D1E-6F8A-4B3C-9D2E-1F0A1B2C3D4E",
+        "ip_addresses": ["203.0.113.9"],
+        "data_subject": {"type": "EMPLOYEE", "user": "usr_0b7c5d1e6f8a4b3c9d2e1f0a1b2c3d4e"},
+        "access_data": ["NAME"],
+        "access_menu": menu,
+        "access_menu_path": "/people",
+        "activity_category": "READ"
+    })
+}
+
+fn post(token: &str, key: Option<&str>, body: &str) -> Request<Full<Bytes>> {
+    let mut request = Request::post(PATH)
+        .header("authorization", format!("Bearer {token}"))
+        .header("content-type", "application/json");
+    if let Some(key) = key {
+        request = request.header("idempotency-key", key);
+    }
+    request.body(Full::new(Bytes::from(body.to_owned()))).unwrap()
+}
+
+/// The whole body of a response, as sent.
+async fn bytes(response: hyper::Response<recruit_http::Body>) -> Bytes {
+    response.into_body().collect().await.unwrap().to_bytes()
+}
+
+/// The entries of organization A's ledger recorded in the last hour.
+async fn recent(f: &Fixture, token: &str) -> Vec<Value> {
+    let now = Timestamp::now();
+    let from = Timestamp::from_unix_micros(now.unix_micros() - 3_600_000_000).unwrap();
+    let to = Timestamp::from_unix_micros(now.unix_micros() + 600_000_000).unwrap();
+    let uri = format!("{PATH}?timestamp_gte={from}&timestamp_lt={to}&limit=100");
+    let (status, _, body) = f.get(&uri, Some(token)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    body["data"].as_array().unwrap().clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_is_recorded_once_and_its_response_replayed_byte_for_byte() {
+    let f = Fixture::with(|_| {}).await;
+    let owner = f.token(ORG_A, Role::Owner, &Scope::ALL).await;
+    let body = json!({"entries": [entry("People"), entry("Candidates")]}).to_string();
+    let (status, response, json) = f.send(post(&owner, Some("\"batch-1\""), &body)).await;
+    assert_eq!(status, StatusCode::CREATED, "{json}");
+    let first = bytes(response).await;
+    let stored = json["entries"].as_array().unwrap();
+    assert_eq!(stored.len(), 2);
+    assert!(stored.iter().all(|e| e["id"].as_str().unwrap().starts_with("pal_")));
+    assert_eq!(stored[0]["account_id"], "0b7c5d1e6f8a4b3c9d2e1f0a1b2c3d4e", "canonical form");
+    assert_eq!(recent(&f, &owner).await.len(), 2);
+
+    // The same request again, formatted otherwise and with the key as a bare token.
+    let again: Value = serde_json::from_str(&body).unwrap();
+    let (status, response, _) = f.send(post(&owner, Some("batch-1"), &format!("{again:#}"))).await;
+    assert_eq!(status, StatusCode::CREATED);
+    assert_eq!(response.headers()["idempotent-replayed"], "true");
+    assert_eq!(bytes(response).await, first, "the first response, byte for byte");
+    assert_eq!(recent(&f, &owner).await.len(), 2, "nothing written again");
+
+    // The key with other entries.
+    let other = json!({"entries": [entry("Elsewhere")]}).to_string();
+    let (status, _, json) = f.send(post(&owner, Some("batch-1"), &other)).await;
+    assert_eq!(
+        (status, json["error"]["code"].as_str()),
+        (StatusCode::UNPROCESSABLE_ENTITY, Some("IDEMPOTENCY_KEY_REUSED"))
+    );
+    assert_eq!(recent(&f, &owner).await.len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_needs_a_key_the_scope_the_role_and_valid_entries() {
+    let f = Fixture::with(|_| {}).await;
+    let owner = f.token(ORG_A, Role::Owner, &Scope::ALL).await;
+    let body = json!({"entries": [entry("People")]}).to_string();
+
+    let (status, _, json) = f.send(post(&owner, None, &body)).await;
+    assert_eq!(
+        (status, json["error"]["code"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("IDEMPOTENCY_KEY_REQUIRED"))
+    );
+
+    let reader = f.token(ORG_A, Role::Owner, &[Scope::AuditLogsRead]).await;
+    let (status, _, json) = f.send(post(&reader, Some("k"), &body)).await;
+    assert_eq!(
+        (status, json["error"]["code"].as_str()),
+        (StatusCode::FORBIDDEN, Some("INSUFFICIENT_SCOPE"))
+    );
+    let member = f.token(ORG_A, Role::Member, &Scope::ALL).await;
+    let (status, _, json) = f.send(post(&member, Some("k"), &body)).await;
+    assert_eq!(
+        (status, json["error"]["code"].as_str()),
+        (StatusCode::FORBIDDEN, Some("PERMISSION_DENIED"))
+    );
+    let admin = f.token(ORG_A, Role::Admin, &Scope::ALL).await;
+
+    // Every problem at once, the key's too; nothing written, and the key not used up.
+    let mut bad = entry("People");
+    bad["access_time"] = json!("2999-01-01T00:00:00Z");
+    bad["ip_addresses"] = json!(["nowhere"]);
+    let bad = json!({"entries": [entry("People"), bad], "extra": 1}).to_string();
+    let (status, _, json) = f.send(post(&admin, Some("\"unterminated"), &bad)).await;
+    assert_eq!(
+        (status, json["error"]["code"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("VALIDATION_FAILED"))
+    );
+    let fields: Vec<&str> = json["error"]["details"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["field"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        fields,
+        ["Idempotency-Key", "extra", "entries[1].access_time", "entries[1].ip_addresses[0]"]
+    );
+    let (status, _, json) = f.send(post(&admin, Some("k2"), &bad)).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{json}");
+    let (status, _, json) = f.send(post(&admin, Some("k2"), &body)).await;
+    assert_eq!(status, StatusCode::CREATED, "a refused request does not use its key up: {json}");
+    let (status, _, json) = f.send(post(&admin, Some("k3"), "not json")).await;
+    assert_eq!(json["error"]["details"][0]["field"], "body", "{status} {json}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_in_flight_is_a_conflict_to_retry_and_a_taken_id_writes_nothing() {
+    let f = Fixture::with(|_| {}).await;
+    let owner = f.token(ORG_A, Role::Owner, &Scope::ALL).await;
+    let body: Value = json!({"entries": [entry("People")]});
+    // Another replica holds the key while it runs.
+    let now = Timestamp::now();
+    let claim = KeyClaim {
+        organization_id: OrganizationId::from_uuid(Uuid::from_u128(ORG_A)),
+        key: "running".into(),
+        fingerprint: recruit_service::accesses::fingerprint("recordPrivacyAccesses", &body),
+        now,
+        lease_until: Timestamp::from_unix_micros(now.unix_micros() + 20_000_000).unwrap(),
+        expires_at: Timestamp::from_unix_micros(now.unix_micros() + 86_400_000_000).unwrap(),
+    };
+    assert_eq!(f.store.claim_idempotency_key(&claim).await.unwrap(), Claim::Granted);
+    let (status, response, json) = f.send(post(&owner, Some("running"), &body.to_string())).await;
+    assert_eq!((status, json["error"]["code"].as_str()), (StatusCode::CONFLICT, Some("CONFLICT")));
+    let wait: u64 = response.headers()["retry-after"].to_str().unwrap().parse().unwrap();
+    assert!((1..=20).contains(&wait), "{wait}");
+
+    // An entry whose id is in the ledger: CONFLICT, nothing of the batch written.
+    let (_, _, first) = f.send(post(&owner, Some("one"), &body.to_string())).await;
+    let taken = first["entries"][0]["id"].clone();
+    let mut again = entry("Again");
+    again["id"] = taken;
+    let batch = json!({"entries": [entry("Fresh"), again]}).to_string();
+    let (status, _, json) = f.send(post(&owner, Some("two"), &batch)).await;
+    assert_eq!((status, json["error"]["code"].as_str()), (StatusCode::CONFLICT, Some("CONFLICT")));
+    assert_eq!(recent(&f, &owner).await.len(), 1);
+}
+
+/// Sixteen requests at once with one key and one body: one batch is stored, and every answer
+/// is the batch (201) or "still running" (409); none fails.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_duplicates_store_one_batch() {
+    let f = std::sync::Arc::new(Fixture::with(|_| {}).await);
+    let owner = f.token(ORG_A, Role::Owner, &Scope::ALL).await;
+    let body = json!({"entries": [entry("People"), entry("Jobs")]}).to_string();
+    let tasks: Vec<_> = (0..16)
+        .map(|_| {
+            let (f, owner, body) = (f.clone(), owner.clone(), body.clone());
+            tokio::spawn(async move { f.send(post(&owner, Some("same"), &body)).await.0 })
+        })
+        .collect();
+    let mut statuses = vec![];
+    for task in tasks {
+        statuses.push(task.await.unwrap());
+    }
+    assert!(
+        statuses.iter().all(|s| *s == StatusCode::CREATED || *s == StatusCode::CONFLICT),
+        "{statuses:?}"
+    );
+    assert!(statuses.contains(&StatusCode::CREATED));
+    assert_eq!(recent(&f, &owner).await.len(), 2, "exactly one batch: {statuses:?}");
+}
