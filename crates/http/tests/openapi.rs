@@ -53,6 +53,38 @@ async fn send(f: &Fixture, uri: &str, token: &str, body: usize) -> Seen {
     seen("GET", uri, response).await
 }
 
+/// Records accesses: a POST of `body` with `key` as the idempotency key.
+async fn post(f: &Fixture, token: Option<&str>, key: Option<&str>, body: &str) -> Seen {
+    let mut request = Request::post(WRITE).header("content-type", "application/json");
+    if let Some(token) = token {
+        request = request.header("authorization", format!("Bearer {token}"));
+    }
+    if let Some(key) = key {
+        request = request.header("idempotency-key", key);
+    }
+    let (_, response, _) =
+        f.send(request.body(Full::new(Bytes::from(body.to_owned()))).unwrap()).await;
+    seen("POST", WRITE, response).await
+}
+
+const WRITE: &str = "/v1/audit-logs/privacy";
+
+/// A body of `n` entries to record, timed now.
+fn entries(n: usize, menu: &str) -> String {
+    let entry = json!({
+        "access_time": recruit_domain::Timestamp::now().to_string(),
+        "account_id": "0b7c5d1e6f8a4b3c9d2e1f0a1b2c3d4e",
+        "ip_addresses": ["203.0.113.9"],
+        "data_subject": {"type": "BULK", "bulk_count": 3,
+            "query": {"type": "EMPLOYEE_SEARCH", "values": ["kim"]}},
+        "access_data": ["NAME", "PHONE_NUMBER"],
+        "access_menu": menu,
+        "access_menu_path": "/people/search",
+        "activity_category": "BULK_READ"
+    });
+    json!({"entries": vec![entry; n]}).to_string()
+}
+
 async fn get(f: &Fixture, uri: &str, token: Option<&str>) -> Seen {
     let (_, response, _) = f.get(uri, token).await;
     seen("GET", uri, response).await
@@ -108,7 +140,7 @@ fn template_of<'a>(doc: &'a Value, path: &str) -> &'a str {
 /// Checks one response against the document: its status is documented for the operation, its
 /// content type is the documented one, every required header is there and matches, and the
 /// body matches the schema. Returns the operation's path template and the status.
-fn conforms(doc: &Value, seen: &Seen) -> (String, u16) {
+fn conforms(doc: &Value, seen: &Seen) -> (String, String, u16) {
     let path = seen.uri.split('?').next().unwrap();
     let template = template_of(doc, path);
     let operation = &doc["paths"][template][seen.method.to_lowercase()];
@@ -152,7 +184,7 @@ fn conforms(doc: &Value, seen: &Seen) -> (String, u16) {
         Value::String(String::from_utf8(seen.body.to_vec()).unwrap())
     };
     check_schema(doc, &content["schema"], &body, &what);
-    (template.to_owned(), status)
+    (seen.method.to_lowercase(), template.to_owned(), status)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -252,6 +284,38 @@ async fn every_response_of_every_endpoint_matches_the_document() {
     let cursor = first["pagination"]["next_cursor"].as_str().unwrap();
     seen.push(get(&f, &format!("{list}&limit=100&cursor={cursor}"), Some(&owner)).await);
 
+    // Recording accesses: created, replayed, and each refusal.
+    let batch = entries(3, "People");
+    seen.push(post(&f, Some(&owner), Some("\"k-1\""), &batch).await);
+    let replay = post(&f, Some(&owner), Some("k-1"), &batch).await;
+    assert_eq!(replay.headers["idempotent-replayed"], "true");
+    seen.push(replay);
+    seen.push(post(&f, Some(&owner), Some("k-1"), &entries(1, "Other")).await);
+    seen.push(post(&f, Some(&owner), None, &batch).await);
+    seen.push(post(&f, Some(&owner), Some("k-2"), &entries(0, "People")).await);
+    seen.push(post(&f, None, Some("k-2"), &batch).await);
+    seen.push(post(&f, Some(&audit_only), Some("k-2"), &batch).await);
+    seen.push(post(&f, Some(&member), Some("k-2"), &batch).await);
+    seen.push(post(&f, Some(&owner), Some("k-2"), &" ".repeat(1024 * 1024 + 1)).await);
+    let now = recruit_domain::Timestamp::now();
+    let body: Value = serde_json::from_str(&batch).unwrap();
+    let running = recruit_ports::KeyClaim {
+        organization_id: recruit_domain::OrganizationId::from_uuid(
+            recruit_domain::Uuid::from_u128(ORG_A),
+        ),
+        key: "in-flight".into(),
+        fingerprint: recruit_service::accesses::fingerprint("recordPrivacyAccesses", &body),
+        now,
+        lease_until: recruit_domain::Timestamp::from_unix_micros(now.unix_micros() + 30_000_000)
+            .unwrap(),
+        expires_at: recruit_domain::Timestamp::from_unix_micros(now.unix_micros() + 60_000_000)
+            .unwrap(),
+    };
+    recruit_ports::Ledgers::claim_idempotency_key(&*f.store, &running).await.unwrap();
+    let conflict = post(&f, Some(&owner), Some("in-flight"), &batch).await;
+    assert!(conflict.headers.contains_key("retry-after"));
+    seen.push(conflict);
+
     // The database's failures.
     for fault in
         [Fault::Unavailable, Fault::Timeout, Fault::Panic, Fault::Slow(Duration::from_secs(2))]
@@ -260,6 +324,8 @@ async fn every_response_of_every_endpoint_matches_the_document() {
         for uri in [list, job.as_str(), org] {
             seen.push(get(&f, uri, Some(&owner)).await);
         }
+        let key = format!("fault-{fault:?}");
+        seen.push(post(&f, Some(&owner), Some(&key), &entries(1, "Faults")).await);
         let ready = get(&f, "/readyz", None).await;
         let expected = match fault {
             Fault::Unavailable | Fault::Timeout => StatusCode::SERVICE_UNAVAILABLE,
@@ -284,10 +350,13 @@ async fn every_response_of_every_endpoint_matches_the_document() {
     for uri in [list, job.as_str(), org, list, job.as_str(), org] {
         seen.push(get(&limited, uri, Some(&token)).await);
     }
+    for key in ["q-1", "q-2"] {
+        seen.push(post(&limited, Some(&token), Some(key), &entries(1, "Quota")).await);
+    }
     for _ in 0..2 {
         seen.push(get(&limited, org, Some("rtk_not-a-real-token")).await);
     }
-    assert_eq!(seen.iter().filter(|r| r.status == StatusCode::TOO_MANY_REQUESTS).count(), 5);
+    assert_eq!(seen.iter().filter(|r| r.status == StatusCode::TOO_MANY_REQUESTS).count(), 6);
 
     let mut covered = BTreeSet::new();
     for response in &seen {
@@ -297,14 +366,20 @@ async fn every_response_of_every_endpoint_matches_the_document() {
     // specification declares for the list and this version never returns.
     let mut documented = BTreeSet::new();
     for (template, path) in doc["paths"].as_object().unwrap() {
-        for (status, response) in path["get"]["responses"].as_object().unwrap() {
-            let never = response["$ref"] == "#/components/responses/Declared";
-            if !never {
-                documented.insert((template.clone(), status.parse::<u16>().unwrap()));
+        for (method, operation) in path.as_object().unwrap() {
+            for (status, response) in operation["responses"].as_object().into_iter().flatten() {
+                let never = response["$ref"] == "#/components/responses/Declared";
+                if !never {
+                    let status = status.parse::<u16>().unwrap();
+                    documented.insert((method.clone(), template.clone(), status));
+                }
             }
         }
     }
     let untested: Vec<_> = documented.difference(&covered).collect();
     assert!(untested.is_empty(), "documented but never seen: {untested:?}");
-    assert!(covered.iter().any(|(t, s)| t == "/v1/audit-logs/privacy" && *s == 200));
+    assert!(
+        covered.iter().any(|(m, t, s)| m == "get" && t == "/v1/audit-logs/privacy" && *s == 200)
+    );
+    assert!(covered.iter().any(|(m, t, s)| m == "post" && t == WRITE && *s == 201));
 }
