@@ -112,6 +112,41 @@ impl Server {
         (status, headers, serde_json::from_str(body).unwrap_or(Value::Null))
     }
 
+    /// A POST of a JSON `body` with an `Idempotency-Key` when given; returns the status, the
+    /// headers and the body as sent.
+    fn post(
+        &self,
+        path: &str,
+        token: &str,
+        key: Option<&str>,
+        body: &str,
+    ) -> (u16, Vec<(String, String)>, String) {
+        let mut stream = TcpStream::connect(("127.0.0.1", self.port)).expect("connects");
+        stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        let key = key.map(|k| format!("Idempotency-Key: {k}\r\n")).unwrap_or_default();
+        write!(
+            stream,
+            "POST {path} HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {token}\r\n{key}\
+             Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut raw = String::new();
+        stream.read_to_string(&mut raw).expect("a response");
+        let (head, body) = raw.split_once("\r\n\r\n").expect("a head and a body");
+        let mut lines = head.lines();
+        let status = lines
+            .next()
+            .and_then(|l| l.split(' ').nth(1))
+            .and_then(|s| s.parse().ok())
+            .expect("a status");
+        let headers = lines
+            .filter_map(|l| l.split_once(':'))
+            .map(|(k, v)| (k.trim().to_lowercase(), v.trim().to_owned()))
+            .collect();
+        (status, headers, body.to_owned())
+    }
+
     fn get(&self, path: &str, token: &str) -> (u16, Value) {
         let (status, _, json) = self.request("GET", path, Some(token));
         (status, json)
@@ -273,8 +308,72 @@ fn scenario(database_url: &str, dir: &std::path::Path) {
         ],
     );
     assert!(listed.trim().is_empty(), "B's ledger was never read: {listed}");
+    recording(&server, database_url);
     let status = server.stop();
     assert!(status.success(), "the server exits cleanly on SIGTERM: {status}");
+}
+
+/// Recording accesses on the real server: sixteen requests at once with one key and one body
+/// store one batch, every answer being the batch (201) or "still running" (409); the same
+/// request later is the first response again, byte for byte; other entries with the key are
+/// refused; a request without a key is refused.
+fn recording(server: &Server, database_url: &str) {
+    let writer = token(database_url, ORG_A, Role::Admin, "audit_logs:write");
+    let reader = token(database_url, ORG_A, Role::Owner, "audit_logs:read");
+    let entry = |menu: &str| {
+        serde_json::json!({
+            "access_time": recruit_domain::Timestamp::now().to_string(),
+            "account_id": "0b7c5d1e6f8a4b3c9d2e1f0a1b2c3d4e",
+            "ip_addresses": ["192.0.2.44"],
+            "data_subject": {"type": "EMPLOYEE", "user": user_id(ORG_A, Role::Member).to_string()},
+            "access_data": ["NAME", "EMAIL_ADDRESS"],
+            "access_menu": menu,
+            "access_menu_path": "/people/profile",
+            "activity_category": "READ"
+        })
+    };
+    let body = serde_json::json!({"entries": [entry("People"), entry("People")]}).to_string();
+    let answers: Vec<(u16, String)> = std::thread::scope(|scope| {
+        let calls: Vec<_> = (0..16)
+            .map(|_| {
+                scope.spawn(|| {
+                    let (status, _, body) =
+                        server.post("/v1/audit-logs/privacy", &writer, Some("\"same\""), &body);
+                    (status, body)
+                })
+            })
+            .collect();
+        calls.into_iter().map(|c| c.join().unwrap()).collect()
+    });
+    assert!(answers.iter().all(|(s, _)| *s == 201 || *s == 409), "{answers:?}");
+    let created: Vec<&String> = answers.iter().filter(|(s, _)| *s == 201).map(|(_, b)| b).collect();
+    assert!(!created.is_empty() && created.iter().all(|b| *b == created[0]), "one response");
+    let stored: Value = serde_json::from_str(created[0]).unwrap();
+    let ids: Vec<&str> =
+        stored["entries"].as_array().unwrap().iter().map(|e| e["id"].as_str().unwrap()).collect();
+    let now = recruit_domain::Timestamp::now();
+    let from =
+        recruit_domain::Timestamp::from_unix_micros(now.unix_micros() - 3_600_000_000).unwrap();
+    let to = recruit_domain::Timestamp::from_unix_micros(now.unix_micros() + 600_000_000).unwrap();
+    let window = format!("timestamp_gte={from}&timestamp_lt={to}&limit=100");
+    let (status, page) = server.get(&format!("/v1/audit-logs/privacy?{window}"), &reader);
+    assert_eq!(status, 200, "{page}");
+    let listed: Vec<&str> =
+        page["data"].as_array().unwrap().iter().map(|e| e["id"].as_str().unwrap()).collect();
+    assert_eq!(listed.len(), 2, "exactly one batch stored: {listed:?}");
+    assert!(ids.iter().all(|id| listed.contains(id)));
+
+    let (status, headers, again) =
+        server.post("/v1/audit-logs/privacy", &writer, Some("same"), &body);
+    assert_eq!((status, again.as_str()), (201, created[0].as_str()));
+    assert!(headers.iter().any(|(k, v)| k == "idempotent-replayed" && v == "true"));
+    let other = serde_json::json!({"entries": [entry("Other")]}).to_string();
+    let (status, _, refused) = server.post("/v1/audit-logs/privacy", &writer, Some("same"), &other);
+    assert_eq!(status, 422, "{refused}");
+    assert!(refused.contains("IDEMPOTENCY_KEY_REUSED"));
+    let (status, _, refused) = server.post("/v1/audit-logs/privacy", &writer, None, &other);
+    assert_eq!(status, 400, "{refused}");
+    assert!(refused.contains("IDEMPOTENCY_KEY_REQUIRED"));
 }
 
 #[test]
