@@ -8,6 +8,7 @@
     bench/run.py import    # scenario 5: NDJSON import into PostgreSQL and SQLite
     bench/run.py soak      # mixed load for --minutes on PostgreSQL and SQLite: RSS over time, 5xx
     bench/run.py revocation  # under load: how long a revocation or a demotion takes to be seen
+    bench/run.py record    # recording accesses in 1 000-entry batches vs PostgreSQL's own COPY
 
 Each scenario starts a throwaway PostgreSQL cluster (initdb into a temporary directory, a free
 port; as the `postgres` user when run as root) unless DATABASE_URL names a database to use,
@@ -62,7 +63,7 @@ def pg_bin(name):
 class Cluster:
     """A throwaway PostgreSQL cluster, removed on exit."""
 
-    def __init__(self):
+    def __init__(self, durable=False):
         self.dir = Path(tempfile.mkdtemp(prefix="recruitd-bench-"))
         self.port = free_port()
         as_root = os.geteuid() == 0
@@ -72,8 +73,10 @@ class Cluster:
         self.run([pg_bin("initdb"), "-D", str(self.dir / "data"), "-A", "trust", "-U", "postgres",
                   "--no-sync"])
         options = (f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 "
-                   "-c shared_buffers=1GB -c max_connections=300 -c fsync=off "
-                   "-c synchronous_commit=off -c full_page_writes=off")
+                   "-c shared_buffers=1GB -c max_connections=300")
+        if not durable:
+            # Reads only: durability settings do not change what they measure.
+            options += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
         self.run([pg_bin("pg_ctl"), "-D", str(self.dir / "data"), "-o", options, "-w", "-l",
                   str(self.dir / "log"), "start"])
         self.url = f"postgres://postgres@127.0.0.1:{self.port}/bench"
@@ -297,7 +300,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("scenario", choices=["jobs", "ledger", "adapter", "ids", "import", "soak",
-                                             "revocation"])
+                                             "revocation", "record"])
     parser.add_argument("--duration", type=int, default=20)
     parser.add_argument("--connections", default="8,64",
                         type=lambda s: [int(c) for c in s.split(",")])
@@ -337,11 +340,12 @@ def main():
     cluster = None
     url = os.environ.get("DATABASE_URL")
     if not url:
-        cluster = Cluster()
+        # Anything that writes is measured at PostgreSQL's default durability.
+        cluster = Cluster(durable=args.scenario == "record")
         url = cluster.url
     try:
         scenarios = {"jobs": scenario_jobs, "ledger": scenario_ledger,
-                     "revocation": scenario_revocation}
+                     "revocation": scenario_revocation, "record": scenario_record}
         scenarios[args.scenario](url, args)
     finally:
         if cluster:
@@ -551,6 +555,94 @@ def scenario_revocation(url, args):
           "organization and a job with another token throughout; each trial commits the change "
           "through an open psql session, then one client polls with the changed credential "
           "over a keep-alive connection until it is refused)")
+
+
+RECORD_LUA = """
+local body = %s
+local token = "%s"
+local counter = 0
+local prefix = tostring(math.random(1, 1000000000))
+request = function()
+  counter = counter + 1
+  local headers = {["Authorization"] = "Bearer " .. token,
+                   ["Content-Type"] = "application/json",
+                   ["Idempotency-Key"] = prefix .. "-" .. counter}
+  return wrk.format("POST", "/v1/audit-logs/privacy", headers, body)
+end
+"""
+
+COPY_COLUMNS = ("organization_id, id, access_time, account_id, ip_addresses, subject_type, "
+                "subject_user_id, subject_candidate_id, bulk_count, query_type, query_ids, "
+                "query_values, query_scope, access_data, access_menu, access_menu_path, "
+                "activity_category")
+
+
+def scenario_record(url, args):
+    """Recording accesses: entries per second through POST /v1/audit-logs/privacy in batches
+    of 1 000 (each a transaction with its audit record and idempotency key) against
+    PostgreSQL's own COPY of the same rows, 1 000 to a transaction, with as many clients, on a
+    cluster at the default durability (fsync and synchronous_commit on)."""
+    import uuid
+    token = demo(url)
+    org = psql(url, "SELECT organization_id FROM api_tokens LIMIT 1")
+    user = psql(url, f"SELECT id FROM users WHERE organization_id = '{org}' ORDER BY id LIMIT 1")
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    entry = {"access_time": now, "account_id": uuid.uuid4().hex,
+             "ip_addresses": ["203.0.113.7", "2001:db8::1"],
+             "data_subject": {"type": "EMPLOYEE", "user": "usr_" + user.replace("-", "")},
+             "access_data": ["NAME", "EMAIL_ADDRESS"], "access_menu": "Candidates",
+             "access_menu_path": "/candidates/list", "activity_category": "READ"}
+    body = json.dumps({"entries": [entry] * 1000})
+    rows = []
+    for connections in args.connections:
+        server = Server(url)
+        script = tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False)
+        script.write(RECORD_LUA % (json.dumps(body), token))
+        script.close()
+        before = int(psql(url, "SELECT count(*) FROM privacy_audit_logs"))
+        out = subprocess.run(["wrk", "-t2", f"-c{connections}", f"-d{args.duration}s",
+                              "--timeout", "10s", "--latency", "-s", script.name, server.base],
+                             check=True, capture_output=True, text=True).stdout
+        os.unlink(script.name)
+        server.stop()
+        if "Non-2xx" in out or "Socket errors" in out:
+            sys.exit(f"recording failed under load:\n{out}")
+        written = int(psql(url, "SELECT count(*) FROM privacy_audit_logs")) - before
+        http_rate = written / args.duration
+        p99 = millis(re.search(r"99%\s+(\S+)", out).group(1))
+
+        # The reference: the same rows by COPY, 1 000 to a transaction, `connections` clients,
+        # each with as many batches as recruitd wrote per connection (at least 5).
+        batches = max(5, written // 1000 // connections)
+        work = Path(tempfile.mkdtemp(prefix="recruitd-copy-"))
+        line = "\t".join([org, "{id}", now, entry["account_id"], "{203.0.113.7,2001:db8::1}",
+                           "EMPLOYEE", user, "\\N", "\\N", "\\N", "\\N", "\\N", "\\N",
+                           "{NAME,EMAIL_ADDRESS}", "Candidates", "/candidates/list", "READ"])
+        scripts = []
+        for c in range(connections):
+            commands = []
+            for b in range(batches):
+                data = work / f"{c}-{b}.tsv"
+                data.write_text("".join(line.replace("{id}", str(uuid.uuid4())) + "\n"
+                                        for _ in range(1000)))
+                commands.append(f"\\copy privacy_audit_logs ({COPY_COLUMNS}) FROM '{data}'")
+            script_path = work / f"{c}.sql"
+            script_path.write_text("\n".join(commands) + "\n")
+            scripts.append(script_path)
+        started = time.perf_counter()
+        clients = [subprocess.Popen([pg_bin("psql"), url, "-X", "-q", "-v", "ON_ERROR_STOP=1",
+                                     "-f", str(p)], stdout=subprocess.DEVNULL)
+                   for p in scripts]
+        if any(c.wait() != 0 for c in clients):
+            sys.exit("the COPY reference failed")
+        copy_rate = connections * batches * 1000 / (time.perf_counter() - started)
+        shutil.rmtree(work, ignore_errors=True)
+        rows.append((connections, f"{http_rate:,.0f}", f"{p99:.1f}", f"{copy_rate:,.0f}",
+                     f"{http_rate / copy_rate:.2f}"))
+    table(("connections", "recruitd entries/s", "recruitd p99 ms per batch",
+           "COPY entries/s", "ratio"), rows)
+    print(f"\n(1 000-entry batches, {args.duration} s of wrk -t2 per run; PostgreSQL with fsync "
+          "and synchronous_commit on; COPY through psql, one transaction per 1 000 rows)")
 
 
 # The demo's job of the OpenAPI example: the demo data is deterministic.
