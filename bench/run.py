@@ -561,7 +561,15 @@ RECORD_LUA = """
 local body = %s
 local token = "%s"
 local counter = 0
-local prefix = tostring(math.random(1, 1000000000))
+local created = 0
+function setup(thread)
+  created = created + 1
+  thread:set("id", created)
+end
+function init(args)
+  -- One key per request: the thread's number, the run's start and a counter.
+  prefix = tostring(id) .. "-" .. tostring(os.time())
+end
 request = function()
   counter = counter + 1
   local headers = {["Authorization"] = "Bearer " .. token,
