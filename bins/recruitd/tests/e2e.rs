@@ -96,20 +96,8 @@ impl Server {
             "{method} {path} HTTP/1.1\r\nHost: localhost\r\n{auth}Connection: close\r\n\r\n"
         )
         .unwrap();
-        let mut raw = String::new();
-        stream.read_to_string(&mut raw).expect("a response");
-        let (head, body) = raw.split_once("\r\n\r\n").expect("a head and a body");
-        let mut lines = head.lines();
-        let status = lines
-            .next()
-            .and_then(|l| l.split(' ').nth(1))
-            .and_then(|s| s.parse().ok())
-            .expect("a status");
-        let headers = lines
-            .filter_map(|l| l.split_once(':'))
-            .map(|(k, v)| (k.trim().to_lowercase(), v.trim().to_owned()))
-            .collect();
-        (status, headers, serde_json::from_str(body).unwrap_or(Value::Null))
+        let (status, headers, body) = response(stream);
+        (status, headers, serde_json::from_str(&body).unwrap_or(Value::Null))
     }
 
     /// A POST of a JSON `body` with an `Idempotency-Key` when given; returns the status, the
@@ -131,20 +119,7 @@ impl Server {
             body.len()
         )
         .unwrap();
-        let mut raw = String::new();
-        stream.read_to_string(&mut raw).expect("a response");
-        let (head, body) = raw.split_once("\r\n\r\n").expect("a head and a body");
-        let mut lines = head.lines();
-        let status = lines
-            .next()
-            .and_then(|l| l.split(' ').nth(1))
-            .and_then(|s| s.parse().ok())
-            .expect("a status");
-        let headers = lines
-            .filter_map(|l| l.split_once(':'))
-            .map(|(k, v)| (k.trim().to_lowercase(), v.trim().to_owned()))
-            .collect();
-        (status, headers, body.to_owned())
+        response(stream)
     }
 
     fn get(&self, path: &str, token: &str) -> (u16, Value) {
@@ -159,6 +134,25 @@ impl Server {
         std::mem::forget(self);
         status
     }
+}
+
+/// Reads a whole HTTP/1.1 response (the server closes the connection after it): the status,
+/// the headers (lowercased names) and the body.
+fn response(mut stream: TcpStream) -> (u16, Vec<(String, String)>, String) {
+    let mut raw = String::new();
+    stream.read_to_string(&mut raw).expect("a response");
+    let (head, body) = raw.split_once("\r\n\r\n").expect("a head and a body");
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .and_then(|l| l.split(' ').nth(1))
+        .and_then(|s| s.parse().ok())
+        .expect("a status");
+    let headers = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_lowercase(), v.trim().to_owned()))
+        .collect();
+    (status, headers, body.to_owned())
 }
 
 impl Drop for Server {
