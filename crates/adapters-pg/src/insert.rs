@@ -1,19 +1,41 @@
 //! Multi-row inserts, as many rows to a statement as PostgreSQL takes.
 
-/// The most values bound to one statement: PostgreSQL takes at most 65 535.
-pub(crate) const MAX_BOUND_VALUES: usize = 60_000;
+/// From how many rows an insert goes as one JSON record set rather than bound values: one
+/// short statement and one parameter, which PostgreSQL parses far faster than thousands of
+/// bound values.
+pub(crate) const RECORDSET_FROM: usize = 64;
 
-/// The most rows of `columns` columns one INSERT carries.
-pub(crate) fn chunk_for(columns: usize) -> usize {
-    recruit_adapters_diesel::rows_per_statement(MAX_BOUND_VALUES, columns)
+/// Inserts `rows` with one statement whatever their number: `INSERT … SELECT … FROM
+/// jsonb_to_recordset($1)`.
+pub(crate) async fn insert_recordset<R: crate::rows::Copied>(
+    c: &mut diesel_async::AsyncPgConnection,
+    rows: &[R],
+) -> diesel::QueryResult<usize> {
+    use diesel_async::RunQueryDsl;
+    let json = serde_json::Value::Array(rows.iter().map(R::json_object).collect());
+    let sql = format!(
+        "INSERT INTO {table} ({columns}) SELECT {columns} FROM jsonb_to_recordset($1) AS x({set})",
+        table = R::TABLE,
+        columns = R::COLUMNS,
+        set = R::recordset(),
+    );
+    diesel::sql_query(sql).bind::<diesel::sql_types::Jsonb, _>(json).execute(c).await
 }
 
-/// Inserts neutral rows into `$table` as `$row`s, as many to a statement as PostgreSQL takes.
+/// Inserts neutral rows into `$table` as `$row`s: many at once as a JSON record set, a few
+/// as bound values.
 macro_rules! insert_rows {
     ($c:expr, $table:expr, $row:ty, $rows:expr) => {{
         let rows: Vec<$row> = $rows.into_iter().map(<$row>::from).collect();
-        for part in rows.chunks(chunk_for(<$row as Row>::WIDTH)) {
-            diesel::insert_into($table).values(part).execute($c).await?;
+        if rows.len() >= $crate::insert::RECORDSET_FROM {
+            for part in rows.chunks($crate::insert::RECORDSET_ROWS) {
+                $crate::insert::insert_recordset($c, part).await?;
+            }
+        } else if !rows.is_empty() {
+            diesel::insert_into($table).values(&rows[..]).execute($c).await?;
         }
     }};
 }
+
+/// The most rows of one JSON record set: a statement's parameter stays a few megabytes.
+pub(crate) const RECORDSET_ROWS: usize = 10_000;

@@ -15,7 +15,6 @@ use recruit_ports::{
 
 use crate::PgStore;
 use crate::error::*;
-use crate::insert::chunk_for;
 use crate::rows::*;
 use crate::schema::*;
 

@@ -42,6 +42,7 @@ macro_rules! store_contract_tests {
             pages_continue_after_a_position_without_repeats_or_gaps,
             nothing_of_another_organization_is_ever_returned,
             ledger_entries_round_trip_exactly,
+            a_large_batch_round_trips_exactly,
             every_read_is_recorded_with_its_count,
             a_read_that_cannot_be_recorded_returns_nothing_and_writes_nothing,
             a_ledger_entry_id_is_unique_within_its_organization,
@@ -546,6 +547,38 @@ pub async fn ledger_entries_round_trip_exactly(store: &dyn Store) {
     loaded(store).await;
     let page = read(store, &query(ORG_A, 100), 1).await;
     assert_eq!(page, expected_order(ORG_A));
+}
+
+/// A large batch (stores may write it otherwise than a few rows) round-trips exactly too:
+/// every data subject and query variant, every nullable column empty and filled.
+pub async fn a_large_batch_round_trips_exactly(store: &dyn Store) {
+    loaded(store).await;
+    let entries: Vec<LedgerEntry> = (100..250)
+        .map(|n| ledger_entry(ORG_B, n, t(2000 + i64::try_from(n).unwrap_or(0))))
+        .collect();
+    // With another entity, so that the document is not a ledger batch only.
+    let candidate = Candidate {
+        id: candidate_id(ORG_B, 77),
+        organization_id: org_id(ORG_B),
+        name: "Batch".into(),
+        email: "batch@mail.example".into(),
+        phone: String::new(),
+    };
+    let doc = ImportDocument {
+        candidates: vec![candidate],
+        privacy_audit_logs: entries.clone(),
+        ..Default::default()
+    };
+    store.import(&doc).await.unwrap();
+    let mut expected: Vec<PrivacyAuditLog> = entries.into_iter().map(|e| e.entry).collect();
+    expected.reverse();
+    let mut q = query(ORG_B, 100);
+    q.window = TimeWindow::new(t(2000), t(3000)).unwrap();
+    let first = read_page(store, &q, 1).await;
+    q.after = first.entries.last().map(LedgerPosition::of);
+    let second = read_page(store, &q, 2).await;
+    let read: Vec<PrivacyAuditLog> = first.entries.into_iter().chain(second.entries).collect();
+    assert_eq!(read, expected);
 }
 
 /// Every read writes one API audit entry with the number of entries returned; a read through
