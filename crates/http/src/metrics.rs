@@ -92,7 +92,7 @@ impl Metrics {
         let ledger_records = Family::<LedgerLabels, Counter>::default();
         registry.register(
             "audit_ledger_records",
-            "Audit ledger entries written, by ledger (api: every read of the privacy ledger; tool: those through the tool interface)",
+            "Audit ledger entries written, by ledger (api: every read of the privacy ledger and every recording of accesses; tool: those through the tool interface)",
             ledger_records.clone(),
         );
         let [pool_max, pool_open, pool_idle, pool_waiting] =
