@@ -1,11 +1,14 @@
-//! The directory port: organizations, users and jobs, each in one round trip.
+//! The directory port: organizations, users and jobs, each in one round trip; users' profiles
+//! read and changed with the privacy ledger entry that records it.
 
 use async_trait::async_trait;
 use diesel::prelude::*;
-use diesel_async::RunQueryDsl;
+use diesel_async::{AsyncConnection, RunQueryDsl};
 use recruit_domain::{JobId, OrganizationId, User, UserId};
 use recruit_ports::rows as neutral;
-use recruit_ports::{Directory, JobRecord, OrganizationRecord, StoreError};
+use recruit_ports::{
+    Directory, JobRecord, LedgerEntry, OrganizationRecord, ProfileUpdate, StoreError,
+};
 
 use crate::PgStore;
 use crate::error::*;
@@ -42,6 +45,78 @@ impl Directory for PgStore {
             .map_err(store_error)?
             .into_neutral()?
             .into_user()
+    }
+
+    async fn read_user(
+        &self,
+        organization: OrganizationId,
+        id: UserId,
+        entry: &LedgerEntry,
+    ) -> Result<User, StoreError> {
+        let logged = neutral::LedgerRow::new(entry)?;
+        let mut c = self.conn().await?;
+        let row = c
+            .transaction::<_, TxError, _>(async |c| {
+                let row: UserRow = users::table
+                    .find((organization.uuid(), id.uuid()))
+                    .select(UserRow::as_select())
+                    .first(c)
+                    .await?;
+                insert_rows!(c, privacy_audit_logs::table, LedgerRow, [logged]);
+                Ok(row)
+            })
+            .await
+            .map_err(StoreError::from)?;
+        row.into_neutral()?.into_user()
+    }
+
+    async fn update_user(&self, update: &ProfileUpdate) -> Result<User, StoreError> {
+        let user = UserRow::from(neutral::UserRow::new(&update.user));
+        let logged = neutral::LedgerRow::new(&update.entry)?;
+        let mut read: Vec<_> = update.read.iter().map(|(id, at)| (id.uuid(), *at)).collect();
+        read.sort_unstable();
+        read.dedup();
+        let org = user.organization_id;
+        let mut c = self.conn().await?;
+        c.transaction::<_, TxError, _>(async |c| {
+            // The users the decision read, locked in the order of their ids (so that concurrent
+            // changes wait for each other instead of deadlocking), must be as read.
+            let ids: Vec<_> = read.iter().map(|(id, _)| *id).collect();
+            let stored: Vec<(recruit_domain::Uuid, chrono::DateTime<chrono::Utc>)> = users::table
+                .filter(users::organization_id.eq(org).and(users::id.eq_any(&ids)))
+                .order(users::id)
+                .select((users::id, users::updated_at))
+                .for_update()
+                .load(c)
+                .await?;
+            let as_read = stored.len() == read.len()
+                && stored.iter().zip(&read).all(|((id, at), (read_id, read_at))| {
+                    id == read_id && *at == read_at.as_datetime()
+                });
+            if !as_read {
+                return Err(
+                    StoreError::Conflict("the user changed since it was read".into()).into()
+                );
+            }
+            let changed = diesel::update(users::table.find((org, user.id)))
+                .set((
+                    users::name.eq(&user.name),
+                    users::title.eq(&user.title),
+                    users::manager_id.eq(user.manager_id),
+                    users::linkedin_url.eq(&user.linkedin_url),
+                    users::updated_at.eq(user.updated_at),
+                ))
+                .execute(c)
+                .await?;
+            if changed != 1 {
+                return Err(StoreError::Conflict("the user is gone".into()).into());
+            }
+            insert_rows!(c, privacy_audit_logs::table, LedgerRow, [logged]);
+            Ok(())
+        })
+        .await
+        .map_err(StoreError::from)?;
+        Ok(update.user.clone())
     }
 
     async fn find_user(&self, id: UserId) -> Result<User, StoreError> {

@@ -20,6 +20,10 @@ diesel::table! {
         keywords_avoid -> Array<Text>,
         keywords_available_if_needed -> Array<Text>,
         keywords_recruiting_block -> Array<Text>,
+        name_source -> Text,
+        title_source -> Text,
+        manager_source -> Text,
+        linkedin_url_source -> Text,
     }
 }
 
@@ -40,6 +44,11 @@ diesel::table! {
         name -> Text,
         email -> Text,
         role -> Text,
+        title -> Nullable<Text>,
+        manager_id -> Nullable<Uuid>,
+        linkedin_url -> Nullable<Text>,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
     }
 }
 

@@ -31,7 +31,7 @@ use recruit_ports::{
     AccessesWrite, ApiToken, AuditEntry, AuditListQuery, Claim, Credential, Directory, ExistingIds,
     Import, ImportDocument, ImportError, ImportSummary, JobRecord, KeyClaim, LedgerEntry,
     LedgerPage, Ledgers, Maintenance, NewApiToken, OrganizationRecord, PoolStatus, PrivacyLogQuery,
-    ReadRecord, ResumedBatch, SecretHash, StoreError, Tokens, ToolAuditEntry,
+    ProfileUpdate, ReadRecord, ResumedBatch, SecretHash, StoreError, Tokens, ToolAuditEntry,
 };
 
 use recruit_ports::rows as neutral;
@@ -276,6 +276,66 @@ impl Directory for SqliteStore {
             .run(move |c| users::table.find((org, id)).select(UserRow::as_select()).first(c))
             .await?;
         row.into_neutral()?.into_user()
+    }
+
+    async fn read_user(
+        &self,
+        organization: OrganizationId,
+        id: UserId,
+        entry: &LedgerEntry,
+    ) -> Result<User, StoreError> {
+        let (org, id) = (blob(organization.uuid()), blob(id.uuid()));
+        let logged = neutral::LedgerRow::new(entry)?;
+        let row = self
+            .transaction(move |c| -> Result<UserRow, TxError> {
+                let row = users::table.find((org, id)).select(UserRow::as_select()).first(c)?;
+                insert_rows!(c, privacy_audit_logs::table, LedgerRow, [logged]);
+                Ok(row)
+            })
+            .await
+            .map_err(StoreError::from)?;
+        row.into_neutral()?.into_user()
+    }
+
+    async fn update_user(&self, update: &ProfileUpdate) -> Result<User, StoreError> {
+        let user = UserRow::from(neutral::UserRow::new(&update.user));
+        let logged = neutral::LedgerRow::new(&update.entry)?;
+        let mut read: Vec<_> =
+            update.read.iter().map(|(id, at)| (blob(id.uuid()), at.unix_micros())).collect();
+        read.sort_unstable();
+        read.dedup();
+        self.transaction(move |c| -> Result<(), TxError> {
+            // The transaction holds the write lock: what is read here stays so until it ends.
+            let ids: Vec<&Vec<u8>> = read.iter().map(|(id, _)| id).collect();
+            let stored: Vec<(Vec<u8>, i64)> = users::table
+                .filter(users::organization_id.eq(&user.organization_id))
+                .filter(users::id.eq_any(ids))
+                .order(users::id)
+                .select((users::id, users::updated_at))
+                .load(c)?;
+            if stored != read {
+                return Err(
+                    StoreError::Conflict("the user changed since it was read".into()).into()
+                );
+            }
+            let changed = diesel::update(users::table.find((&user.organization_id, &user.id)))
+                .set((
+                    users::name.eq(&user.name),
+                    users::title.eq(&user.title),
+                    users::manager_id.eq(&user.manager_id),
+                    users::linkedin_url.eq(&user.linkedin_url),
+                    users::updated_at.eq(user.updated_at),
+                ))
+                .execute(c)?;
+            if changed != 1 {
+                return Err(StoreError::Conflict("the user is gone".into()).into());
+            }
+            insert_rows!(c, privacy_audit_logs::table, LedgerRow, [logged]);
+            Ok(())
+        })
+        .await
+        .map_err(StoreError::from)?;
+        Ok(update.user.clone())
     }
 
     async fn find_user(&self, id: UserId) -> Result<User, StoreError> {

@@ -17,12 +17,22 @@ pub enum Scope {
     OrganizationRead,
     /// `audit_logs:write`: record accesses to personal data in the privacy audit ledger.
     AuditLogsWrite,
+    /// `users:read`: read users' profiles.
+    UsersRead,
+    /// `users:write`: change users' profiles.
+    UsersWrite,
 }
 
 impl Scope {
     /// Every scope.
-    pub const ALL: [Self; 4] =
-        [Self::AuditLogsRead, Self::JobsRead, Self::OrganizationRead, Self::AuditLogsWrite];
+    pub const ALL: [Self; 6] = [
+        Self::AuditLogsRead,
+        Self::JobsRead,
+        Self::OrganizationRead,
+        Self::AuditLogsWrite,
+        Self::UsersRead,
+        Self::UsersWrite,
+    ];
 
     /// The scope's name, as tokens and `WWW-Authenticate` carry it.
     pub fn as_str(self) -> &'static str {
@@ -31,6 +41,8 @@ impl Scope {
             Self::JobsRead => "jobs:read",
             Self::OrganizationRead => "organization:read",
             Self::AuditLogsWrite => "audit_logs:write",
+            Self::UsersRead => "users:read",
+            Self::UsersWrite => "users:write",
         }
     }
 }
@@ -73,6 +85,9 @@ pub enum Permission {
     /// Record accesses to personal data in the privacy audit ledger. Owners and admins (the
     /// users service tokens are made for).
     RecordAccesses,
+    /// Change the profile of any user of the organization; without it, a user changes only
+    /// their own. Owners and admins.
+    UpdateAnyProfile,
 }
 
 impl Role {
@@ -80,7 +95,9 @@ impl Role {
     pub fn holds(self, permission: Permission) -> bool {
         match permission {
             Permission::ReadAuditLogs => self == Role::Owner,
-            Permission::ReadConfidentialJobs | Permission::RecordAccesses => {
+            Permission::ReadConfidentialJobs
+            | Permission::RecordAccesses
+            | Permission::UpdateAnyProfile => {
                 matches!(self, Role::Owner | Role::Admin)
             }
         }
@@ -97,6 +114,7 @@ mod tests {
         assert_eq!(holders(Permission::ReadAuditLogs), [Role::Owner]);
         assert_eq!(holders(Permission::ReadConfidentialJobs), [Role::Owner, Role::Admin]);
         assert_eq!(holders(Permission::RecordAccesses), [Role::Owner, Role::Admin]);
+        assert_eq!(holders(Permission::UpdateAnyProfile), [Role::Owner, Role::Admin]);
     }
 
     #[test]

@@ -177,6 +177,10 @@ fn an_organization_has_the_json_of_the_spec() {
                 recruiting_block: vec!["interview block".into()],
             },
         },
+        profile_field_sources: ProfileFieldSources {
+            name: FieldSource::Scim,
+            ..ProfileFieldSources::default()
+        },
         app_url: "https://app.example.com/organization".into(),
     };
     check(
@@ -203,7 +207,43 @@ fn an_organization_has_the_json_of_the_spec() {
                     "recruiting_block": ["interview block"]
                 }
             },
+            "profile_field_sources": {
+                "name": "SCIM", "title": "API", "manager": "API", "linkedin_url": "API"
+            },
             "app_url": "https://app.example.com/organization"
+        }),
+    );
+}
+
+#[test]
+fn a_user_profile_has_the_json_of_the_api() {
+    let profile = UserProfile {
+        id: id("usr_0190c7d8e4a27cc3b1f0a2d4e6f80020"),
+        name: "Ada Park".into(),
+        email: "ada.park@northwind.example".into(),
+        role: Role::Admin,
+        title: None,
+        manager: Some(id("usr_0190c7d8e4a27cc3b1f0a2d4e6f80021")),
+        linkedin_url: Some("https://www.linkedin.com/in/ada-park".into()),
+        created_at: at("2026-01-05T09:00:00Z"),
+        updated_at: at("2026-11-20T01:30:59.656105Z"),
+        app_url: "https://app.example.com/users/usr_0190c7d8e4a27cc3b1f0a2d4e6f80020".into(),
+        etag: "\"3q2-7w\"".into(),
+    };
+    check(
+        &profile,
+        json!({
+            "id": "usr_0190c7d8e4a27cc3b1f0a2d4e6f80020",
+            "name": "Ada Park",
+            "email": "ada.park@northwind.example",
+            "role": "ADMIN",
+            "title": null,
+            "manager": "usr_0190c7d8e4a27cc3b1f0a2d4e6f80021",
+            "linkedin_url": "https://www.linkedin.com/in/ada-park",
+            "created_at": "2026-01-05T09:00:00Z",
+            "updated_at": "2026-11-20T01:30:59.656105Z",
+            "app_url": "https://app.example.com/users/usr_0190c7d8e4a27cc3b1f0a2d4e6f80020",
+            "etag": "\"3q2-7w\""
         }),
     );
 }

@@ -3,7 +3,7 @@
 
 use proptest::prelude::*;
 use recruit_domain::model::*;
-use recruit_domain::{AccountId, Id, Resource, Timestamp, Uuid};
+use recruit_domain::{AccountId, Id, Resource, Timestamp, UserId, Uuid};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
@@ -147,9 +147,13 @@ prop_compose! {
         feedback_writing_time_minutes in any::<i32>(),
         keywords in (texts(), texts(), texts(), texts()),
         app_url in text(),
+        sources in prop::array::uniform4(prop::sample::select(FieldSource::ALL.to_vec())),
     ) -> Organization {
         Organization {
             id, name, domain, app_url,
+            profile_field_sources: ProfileFieldSources {
+                name: sources[0], title: sources[1], manager: sources[2], linkedin_url: sources[3],
+            },
             settings: OrganizationSettings {
                 work_hours,
                 interviewer_load_limits: InterviewerLoadLimits { daily, weekly },
@@ -191,6 +195,37 @@ proptest! {
     #[test]
     fn organizations_round_trip(org in organization()) {
         round_trips(&org)?;
+    }
+
+    #[test]
+    fn user_profiles_round_trip(
+        id in any::<u128>(),
+        name in text(),
+        role in prop::sample::select(Role::ALL.to_vec()),
+        title in prop::option::of(text()),
+        manager in prop::option::of(any::<u128>()),
+        linkedin_url in prop::option::of(text()),
+        (created_at, updated_at) in (timestamp(), timestamp()),
+        etag in text(),
+    ) {
+        let profile = UserProfile {
+            id: UserId::from_uuid(Uuid::from_u128(id)),
+            email: format!("{name}@example.com"),
+            name,
+            role,
+            title,
+            manager: manager.map(|m| UserId::from_uuid(Uuid::from_u128(m))),
+            linkedin_url,
+            created_at,
+            updated_at,
+            app_url: "https://app.example/users/x".into(),
+            etag,
+        };
+        round_trips(&profile)?;
+        let json = serde_json::to_value(&profile).unwrap();
+        for nullable in ["title", "manager", "linkedin_url"] {
+            prop_assert!(json.get(nullable).is_some(), "{} is always present, null or not", nullable);
+        }
     }
 
     #[test]

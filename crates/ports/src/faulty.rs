@@ -9,9 +9,9 @@ use recruit_domain::{ApiTokenId, JobId, OrganizationId, Timestamp, User, UserId}
 
 use crate::{
     AccessesWrite, ApiToken, AuditEntry, AuditListQuery, Claim, Credential, Directory, Import,
-    ImportDocument, ImportError, ImportSummary, JobRecord, KeyClaim, LedgerPage, Ledgers,
-    Maintenance, NewApiToken, OrganizationRecord, PrivacyLogQuery, ReadRecord, ResumedBatch,
-    SecretHash, StoreError, Tokens, ToolAuditEntry,
+    ImportDocument, ImportError, ImportSummary, JobRecord, KeyClaim, LedgerEntry, LedgerPage,
+    Ledgers, Maintenance, NewApiToken, OrganizationRecord, PrivacyLogQuery, ProfileUpdate,
+    ReadRecord, ResumedBatch, SecretHash, StoreError, Tokens, ToolAuditEntry,
 };
 
 /// What every call does while set.
@@ -99,6 +99,19 @@ impl<S: Directory> Directory for Faulty<S> {
     async fn user(&self, o: OrganizationId, id: UserId) -> Result<User, StoreError> {
         self.check().await?;
         self.inner.user(o, id).await
+    }
+    async fn read_user(
+        &self,
+        o: OrganizationId,
+        id: UserId,
+        entry: &LedgerEntry,
+    ) -> Result<User, StoreError> {
+        self.check().await?;
+        self.inner.read_user(o, id, entry).await
+    }
+    async fn update_user(&self, update: &ProfileUpdate) -> Result<User, StoreError> {
+        self.check().await?;
+        self.inner.update_user(update).await
     }
     async fn find_user(&self, id: UserId) -> Result<User, StoreError> {
         self.check().await?;

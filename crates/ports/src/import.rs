@@ -223,6 +223,7 @@ impl ImportDocument {
         organizations.extend(self.jobs.iter().map(|j| j.organization_id));
         organizations.extend(self.privacy_audit_logs.iter().map(|e| e.organization_id));
         let mut users: Vec<UserId> = self.users.iter().map(|u| u.id).collect();
+        users.extend(self.users.iter().filter_map(|u| u.manager));
         users.extend(self.jobs.iter().flat_map(|j| j.hiring_team.iter().map(|m| m.user_id)));
         let mut task_queues: Vec<TaskQueueId> = self.task_queues.iter().map(|q| q.id).collect();
         task_queues.extend(self.jobs.iter().map(|j| j.settings.default_task_queue_id));
@@ -284,6 +285,7 @@ impl ImportDocument {
                 .map(|&i| self.task_queues[i].organization_id)
                 .or(existing.task_queues.get(id).copied())
         };
+        self.check_managers(&users, &user_org)?;
         check_new("jobs", self.jobs.iter().map(|j| j.id), |id| existing.jobs.contains(id))?;
         for (i, job) in self.jobs.iter().enumerate() {
             check_org(format!("jobs[{i}].organization_id"), &job.organization_id)?;
@@ -333,6 +335,36 @@ impl ImportDocument {
                     format!("privacy_audit_logs[{i}].data_subject.bulk_count"),
                     "must be at most 9223372036854775807",
                 ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks the users' managers: each a user of the same organization (in the document or
+    /// stored), and no chain of managers a cycle. Stored users' managers are stored users, so
+    /// a cycle can only run through the document's.
+    fn check_managers(
+        &self,
+        users: &HashMap<UserId, usize>,
+        user_org: &impl Fn(&UserId) -> Option<OrganizationId>,
+    ) -> Result<(), ImportProblem> {
+        for (i, u) in self.users.iter().enumerate() {
+            let Some(manager) = u.manager else { continue };
+            let path = format!("users[{i}].manager");
+            match user_org(&manager) {
+                None => return Err(problem(path, "no such user")),
+                Some(org) if org != u.organization_id => {
+                    return Err(problem(path, "the manager belongs to another organization"));
+                }
+                Some(_) => {}
+            }
+            let mut seen = HashSet::from([u.id]);
+            let mut next = Some(manager);
+            while let Some(m) = next {
+                if !seen.insert(m) {
+                    return Err(problem(path, "the chain of managers comes back to the user"));
+                }
+                next = users.get(&m).and_then(|&j| self.users[j].manager);
             }
         }
         Ok(())

@@ -33,6 +33,6 @@ pub use import::{
 pub use records::{
     AccessesWrite, ApiToken, AuditEntry, AuditListQuery, Credential, Interface, JobRecord,
     LedgerEntry, LedgerPage, LedgerPosition, NewApiToken, OrganizationRecord, PoolStatus,
-    PrivacyLogQuery, ReadRecord, SecretHash, ToolAuditEntry,
+    PrivacyLogQuery, ProfileUpdate, ReadRecord, SecretHash, ToolAuditEntry,
 };
 pub use traits::{Directory, Import, Ledgers, Maintenance, Store, Tokens};

@@ -5,7 +5,7 @@
 use std::fmt;
 
 use recruit_domain::model::{
-    Ats, HiringTeamMember, JobSettings, JobStatus, OrganizationSettings, User,
+    Ats, HiringTeamMember, JobSettings, JobStatus, OrganizationSettings, ProfileFieldSources, User,
 };
 use recruit_domain::resource::PrivacyAuditLog as PrivacyAuditLogResource;
 use recruit_domain::{
@@ -25,6 +25,10 @@ pub struct OrganizationRecord {
     pub domain: String,
     /// The scheduling defaults.
     pub settings: OrganizationSettings,
+    /// Where the organization keeps the truth of each profile field; in a document, fields left
+    /// out (or the whole object) are kept by the API.
+    #[serde(default)]
+    pub profile_field_sources: ProfileFieldSources,
 }
 
 impl OrganizationRecord {
@@ -35,6 +39,7 @@ impl OrganizationRecord {
             name: self.name,
             domain: self.domain,
             settings: self.settings,
+            profile_field_sources: self.profile_field_sources,
             app_url,
         }
     }
@@ -345,6 +350,21 @@ pub struct AccessesWrite {
     pub claim: crate::KeyClaim,
     /// The response to replay to a request with the same key and fingerprint.
     pub response: crate::StoredResponse,
+}
+
+/// A change of a user's profile ([`crate::Directory::update_user`]): the user as it is to be
+/// stored, what the decision to change it read, and the privacy ledger entry that records it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProfileUpdate {
+    /// The user as changed: its organization and id name the stored user; its profile fields
+    /// (`name`, `title`, `manager`, `linkedin_url`) and `updated_at` are written.
+    pub user: User,
+    /// The users of the organization the decision read, each with the `updated_at` it read
+    /// (the user itself, and the chain of managers above its new manager). The change is made
+    /// only if each of them is still stored with that time.
+    pub read: Vec<(UserId, Timestamp)>,
+    /// The privacy ledger entry that records the change.
+    pub entry: LedgerEntry,
 }
 
 /// Which audit ledger entries an operator lists: newest first.

@@ -67,6 +67,10 @@ macro_rules! stored_rows {
                 keywords_avoid: Vec<String>,
                 keywords_available_if_needed: Vec<String>,
                 keywords_recruiting_block: Vec<String>,
+                name_source: String,
+                title_source: String,
+                manager_source: String,
+                linkedin_url_source: String,
             }
             /// One day's work hours of an organization, in its list's order.
             WorkHoursRow in organization_work_hours {
@@ -76,13 +80,18 @@ macro_rules! stored_rows {
                 start_time: String,
                 end_time: String,
             }
-            /// A user of an organization.
+            /// A user of an organization and their profile.
             UserRow in users {
                 organization_id: $crate::rows::column::Uuid,
                 id: $crate::rows::column::Uuid,
                 name: String,
                 email: String,
                 role: String,
+                title: Option<String>,
+                manager_id: Option<$crate::rows::column::Uuid>,
+                linkedin_url: Option<String>,
+                created_at: $crate::rows::column::Timestamp,
+                updated_at: $crate::rows::column::Timestamp,
             }
             /// A task queue.
             TaskQueueRow in task_queues {
@@ -276,6 +285,10 @@ impl OrganizationRow {
             keywords_avoid: s.conflict_keywords.avoid.clone(),
             keywords_available_if_needed: s.conflict_keywords.available_if_needed.clone(),
             keywords_recruiting_block: s.conflict_keywords.recruiting_block.clone(),
+            name_source: o.profile_field_sources.name.as_str().into(),
+            title_source: o.profile_field_sources.title.as_str().into(),
+            manager_source: o.profile_field_sources.manager.as_str().into(),
+            linkedin_url_source: o.profile_field_sources.linkedin_url.as_str().into(),
         };
         let hours = s
             .work_hours
@@ -298,8 +311,17 @@ impl OrganizationRow {
             maximum: MaximumLoad { limit, kind: LoadLimitType::from(kind) },
             minimum: MinimumLoad { interviews, minutes },
         };
+        let source =
+            |s: &str| FieldSource::from_wire(s).ok_or_else(|| corrupt("unknown field source"));
+        let profile_field_sources = ProfileFieldSources {
+            name: source(&self.name_source)?,
+            title: source(&self.title_source)?,
+            manager: source(&self.manager_source)?,
+            linkedin_url: source(&self.linkedin_url_source)?,
+        };
         Ok(OrganizationRecord {
             id: Id::from_uuid(self.id),
+            profile_field_sources,
             name: self.name,
             domain: self.domain,
             settings: OrganizationSettings {
@@ -350,6 +372,11 @@ impl UserRow {
             name: u.name.clone(),
             email: u.email.clone(),
             role: u.role.as_str().into(),
+            title: u.title.clone(),
+            manager_id: u.manager.map(|m| m.uuid()),
+            linkedin_url: u.linkedin_url.clone(),
+            created_at: u.created_at,
+            updated_at: u.updated_at,
         }
     }
 
@@ -361,6 +388,11 @@ impl UserRow {
             name: self.name,
             email: self.email,
             role: Role::from_wire(&self.role).ok_or_else(|| corrupt("unknown role"))?,
+            title: self.title,
+            manager: self.manager_id.map(Id::from_uuid),
+            linkedin_url: self.linkedin_url,
+            created_at: self.created_at,
+            updated_at: self.updated_at,
         })
     }
 }

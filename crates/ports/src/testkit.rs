@@ -17,8 +17,8 @@ use recruit_domain::{
 use crate::{
     AccessesWrite, AuditEntry, AuditListQuery, Claim, ImportDocument, ImportError, Interface,
     KeyClaim, LedgerEntry, LedgerPosition, NewApiToken, NewHiringTeamMember, NewJob,
-    OrganizationRecord, PrivacyLogQuery, ReadRecord, ResumedBatch, SecretHash, Store, StoreError,
-    StoredResponse, ToolAuditEntry,
+    OrganizationRecord, PrivacyLogQuery, ProfileUpdate, ReadRecord, ResumedBatch, SecretHash,
+    Store, StoreError, StoredResponse, ToolAuditEntry,
 };
 
 /// Generates one `#[tokio::test]` per contract case. `$make` is an expression whose value is
@@ -34,6 +34,10 @@ macro_rules! store_contract_tests {
         $crate::store_contract_tests!(@cases $make;
             organizations_are_found_by_id,
             users_are_found_only_in_their_organization,
+            reading_a_user_records_the_access_and_only_then,
+            a_profile_is_changed_only_as_it_was_read,
+            of_concurrent_changes_made_on_one_read_one_wins,
+            import_rejects_managers_elsewhere_and_cycles,
             a_job_comes_with_its_hiring_team_names_in_order,
             a_job_of_another_organization_is_not_found,
             the_ledger_is_newest_first_with_equal_times_ordered_by_id,
@@ -147,6 +151,16 @@ fn organization(org: u128) -> OrganizationRecord {
                 available_if_needed: vec!["lunch".into()],
                 recruiting_block: vec!["interviews".into()],
             },
+        },
+        // Organization B keeps names in SCIM and titles in a directory.
+        profile_field_sources: if org == ORG_B {
+            ProfileFieldSources {
+                name: FieldSource::Scim,
+                title: FieldSource::Directory,
+                ..ProfileFieldSources::default()
+            }
+        } else {
+            ProfileFieldSources::default()
         },
     }
 }
@@ -273,19 +287,35 @@ fn world_time(n: u128) -> Timestamp {
     }
 }
 
+/// The world's user of `org` with `role`: the member reports to the admin, the admin to the
+/// owner; only the owner has a LinkedIn profile.
+pub fn world_user(org: u128, role: Role) -> User {
+    User {
+        id: user_id(org, role),
+        organization_id: org_id(org),
+        name: format!("{} of {org:X}", role.as_str()),
+        email: format!("{}@org-{org:x}.example", role.as_str().to_lowercase()),
+        role,
+        title: (role != Role::Owner).then(|| format!("{} title", role.as_str())),
+        manager: match role {
+            Role::Owner => None,
+            Role::Admin => Some(user_id(org, Role::Owner)),
+            Role::Member => Some(user_id(org, Role::Admin)),
+        },
+        linkedin_url: (role == Role::Owner)
+            .then(|| format!("https://www.linkedin.com/in/owner-{org:x}")),
+        created_at: t(1),
+        updated_at: Timestamp::from_unix_micros(t(2).unix_micros() + 656_105).expect("in range"),
+    }
+}
+
 /// The world most cases start from.
 pub fn world() -> ImportDocument {
     let mut doc = ImportDocument::default();
     for org in [ORG_A, ORG_B] {
         doc.organizations.push(organization(org));
         for role in Role::ALL {
-            doc.users.push(User {
-                id: user_id(org, role),
-                organization_id: org_id(org),
-                name: format!("{} of {org:X}", role.as_str()),
-                email: format!("{}@org-{org:x}.example", role.as_str().to_lowercase()),
-                role,
-            });
+            doc.users.push(world_user(org, role));
         }
         doc.task_queues.push(TaskQueue {
             id: queue_id(org),
@@ -417,6 +447,159 @@ pub async fn users_are_found_only_in_their_organization(store: &dyn Store) {
         assert_eq!(&store.find_user(u.id).await.unwrap(), u);
     }
     assert_not_found(store.find_user(id(0xdead)).await, "missing user anywhere");
+}
+
+/// A privacy ledger entry of `org` recording an access to the profile of `user`.
+fn profile_entry(org: u128, n: u128, user: UserId, category: ActivityCategory) -> LedgerEntry {
+    let mut entry = ledger_entry(org, n, t(3000 + i64::try_from(n).unwrap_or(0)));
+    entry.entry.data_subject = DataSubject::Employee { user };
+    entry.entry.activity_category = category;
+    entry
+}
+
+/// Whether `org`'s ledger holds `entry`, exactly.
+async fn ledger_holds(store: &dyn Store, entry: &LedgerEntry, n: u128) -> bool {
+    let org = entry.organization_id.uuid().as_u128();
+    let q = PrivacyLogQuery {
+        ids: Some(IdFilter::new(vec![entry.entry.id]).expect("one id")),
+        ..query(org, 10)
+    };
+    let found = read(store, &q, n).await;
+    assert!(found.is_empty() || found == [entry.entry.clone()], "{found:?}");
+    !found.is_empty()
+}
+
+/// Reading a user appends its entry to the privacy ledger, in the same transaction; a user of
+/// another organization, or none, is `NotFound` and nothing is written.
+pub async fn reading_a_user_records_the_access_and_only_then(store: &dyn Store) {
+    loaded(store).await;
+    let member = world_user(ORG_A, Role::Member);
+    let entry = profile_entry(ORG_A, 60, member.id, ActivityCategory::Read);
+    assert_eq!(store.read_user(org_id(ORG_A), member.id, &entry).await.unwrap(), member);
+    assert!(ledger_holds(store, &entry, 1).await);
+    let missed = profile_entry(ORG_A, 61, member.id, ActivityCategory::Read);
+    assert_not_found(store.read_user(org_id(ORG_B), member.id, &missed).await, "other org");
+    assert_not_found(store.read_user(org_id(ORG_A), id(0xdead), &missed).await, "missing user");
+    assert!(!ledger_holds(store, &missed, 2).await, "a failed read is not recorded");
+    // An entry that cannot be written fails the read.
+    let result = store.read_user(org_id(ORG_A), member.id, &entry).await;
+    assert!(matches!(result, Err(StoreError::Conflict(_))), "{result:?}");
+}
+
+/// A change is written, with its entry, only while every user it read is stored as read.
+pub async fn a_profile_is_changed_only_as_it_was_read(store: &dyn Store) {
+    loaded(store).await;
+    let (org, owner, admin) =
+        (org_id(ORG_A), world_user(ORG_A, Role::Owner), world_user(ORG_A, Role::Admin));
+    let member = world_user(ORG_A, Role::Member);
+    let changed = User {
+        name: "Renamed Member".into(),
+        title: None,
+        manager: Some(owner.id),
+        linkedin_url: Some("https://www.linkedin.com/in/renamed".into()),
+        updated_at: t(4000),
+        ..member.clone()
+    };
+    let read = vec![(member.id, member.updated_at), (owner.id, owner.updated_at)];
+    // Read at another time, or a user of another organization: nothing is written.
+    for (read, n) in [
+        vec![(member.id, t(5)), (owner.id, owner.updated_at)],
+        vec![(member.id, member.updated_at), (owner.id, t(5))],
+        vec![(member.id, member.updated_at), (user_id(ORG_B, Role::Owner), t(1))],
+    ]
+    .into_iter()
+    .zip(30..)
+    {
+        let entry = profile_entry(ORG_A, 62, member.id, ActivityCategory::Update);
+        let update = ProfileUpdate { user: changed.clone(), read, entry: entry.clone() };
+        let result = store.update_user(&update).await;
+        assert!(matches!(result, Err(StoreError::Conflict(_))), "{result:?}");
+        assert!(!ledger_holds(store, &entry, n).await);
+        assert_eq!(store.user(org, member.id).await.unwrap(), member);
+    }
+    let entry = profile_entry(ORG_A, 63, member.id, ActivityCategory::Update);
+    let update = ProfileUpdate { user: changed.clone(), read: read.clone(), entry: entry.clone() };
+    assert_eq!(store.update_user(&update).await.unwrap(), changed);
+    assert_eq!(store.user(org, member.id).await.unwrap(), changed);
+    assert!(ledger_holds(store, &entry, 4).await);
+    // What was read is stale now.
+    let again = ProfileUpdate {
+        entry: profile_entry(ORG_A, 64, member.id, ActivityCategory::Update),
+        ..update
+    };
+    assert!(matches!(store.update_user(&again).await, Err(StoreError::Conflict(_))));
+    // The others are untouched.
+    assert_eq!(store.user(org, admin.id).await.unwrap(), admin);
+    assert_eq!(store.user(org, owner.id).await.unwrap(), owner);
+}
+
+/// Of concurrent changes decided on the same read, exactly one is made.
+pub async fn of_concurrent_changes_made_on_one_read_one_wins(store: &dyn Store) {
+    loaded(store).await;
+    let member = world_user(ORG_A, Role::Member);
+    let updates: Vec<ProfileUpdate> = (0..8)
+        .map(|n| ProfileUpdate {
+            user: User { name: format!("Name {n}"), updated_at: t(4000), ..member.clone() },
+            read: vec![(member.id, member.updated_at)],
+            entry: profile_entry(ORG_A, 70 + n, member.id, ActivityCategory::Update),
+        })
+        .collect();
+    let results = futures_join_all(updates.iter().map(|u| store.update_user(u))).await;
+    let won: Vec<_> = results.iter().filter_map(|r| r.as_ref().ok()).collect();
+    assert_eq!(won.len(), 1, "{results:?}");
+    assert!(results.iter().all(|r| matches!(r, Ok(_) | Err(StoreError::Conflict(_)))));
+    assert_eq!(&store.user(org_id(ORG_A), member.id).await.unwrap(), won[0]);
+    let mut recorded = 0;
+    for (n, u) in updates.iter().enumerate() {
+        recorded += usize::from(ledger_holds(store, &u.entry, 10 + n as u128).await);
+    }
+    assert_eq!(recorded, 1, "only the change made is recorded");
+}
+
+/// A manager of another organization, a missing one, or a chain of managers that comes back
+/// to the user, is refused with its path.
+pub async fn import_rejects_managers_elsewhere_and_cycles(store: &dyn Store) {
+    let mut doc = world();
+    doc.users[2].manager = Some(user_id(ORG_B, Role::Owner));
+    assert_invalid(
+        store.import(&doc).await,
+        "users[2].manager",
+        "the manager belongs to another organization",
+    );
+    let mut doc = world();
+    doc.users[2].manager = Some(id(0xdead));
+    assert_invalid(store.import(&doc).await, "users[2].manager", "no such user");
+    let mut doc = world();
+    doc.users[0].manager = Some(user_id(ORG_A, Role::Member));
+    assert_invalid(
+        store.import(&doc).await,
+        "users[0].manager",
+        "the chain of managers comes back to the user",
+    );
+    let mut doc = world();
+    doc.users[0].manager = Some(user_id(ORG_A, Role::Owner));
+    assert_invalid(
+        store.import(&doc).await,
+        "users[0].manager",
+        "the chain of managers comes back to the user",
+    );
+    assert_nothing_written(store).await;
+    // A manager stored already is found.
+    let mut doc = world();
+    let (users, rest): (Vec<_>, Vec<_>) = doc.users.drain(..).partition(|u| u.role == Role::Owner);
+    store
+        .import(&ImportDocument {
+            organizations: doc.organizations.clone(),
+            users,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    doc.organizations.clear();
+    doc.users = rest;
+    store.import(&doc).await.unwrap();
+    let member = world_user(ORG_B, Role::Member);
+    assert_eq!(store.user(org_id(ORG_B), member.id).await.unwrap(), member);
 }
 
 /// A job is returned with every field, its hiring team's names resolved, in stored order.
@@ -844,7 +1027,8 @@ pub async fn import_writes_every_entity(store: &dyn Store) {
         organization_id: org_id(ORG_A),
         name: "Late joiner".into(),
         email: "late@org-a.example".into(),
-        role: Role::Member,
+        manager: Some(user_id(ORG_A, Role::Admin)),
+        ..world_user(ORG_A, Role::Member)
     });
     let member = NewHiringTeamMember { role: HiringTeamRole::HiringManager, user_id: id(0xABC) };
     more.jobs.push(job(ORG_A, 7, false, vec![member]));

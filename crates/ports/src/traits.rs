@@ -14,8 +14,9 @@ use recruit_domain::{ApiTokenId, JobId, OrganizationId, Timestamp, User, UserId}
 
 use crate::{
     AccessesWrite, ApiToken, AuditEntry, AuditListQuery, Claim, Credential, ImportDocument,
-    ImportError, ImportSummary, JobRecord, KeyClaim, LedgerPage, NewApiToken, OrganizationRecord,
-    PrivacyLogQuery, ReadRecord, ResumedBatch, SecretHash, StoreError, ToolAuditEntry,
+    ImportError, ImportSummary, JobRecord, KeyClaim, LedgerEntry, LedgerPage, NewApiToken,
+    OrganizationRecord, PrivacyLogQuery, ProfileUpdate, ReadRecord, ResumedBatch, SecretHash,
+    StoreError, ToolAuditEntry,
 };
 
 /// Organizations, their people, queues and jobs.
@@ -27,6 +28,25 @@ pub trait Directory: Send + Sync + 'static {
     /// A user of the organization. `NotFound` when there is none, or it belongs to another
     /// organization.
     async fn user(&self, organization: OrganizationId, id: UserId) -> Result<User, StoreError>;
+
+    /// A user of the organization, read as a processing of their personal data: in one
+    /// transaction, reads the user and appends `entry` to the privacy ledger. `NotFound` (and
+    /// nothing written) when there is no such user in the organization; when the entry cannot
+    /// be written, the error and no user: no read of a profile is returned unrecorded.
+    async fn read_user(
+        &self,
+        organization: OrganizationId,
+        id: UserId,
+        entry: &LedgerEntry,
+    ) -> Result<User, StoreError>;
+
+    /// Changes a user's profile and records the change, in one transaction: when every user of
+    /// `update.read` is stored in the organization with the `updated_at` read, writes the
+    /// profile fields and `updated_at` of `update.user`, appends `update.entry` to the privacy
+    /// ledger, and returns the user as stored. `Conflict` (nothing written) when any of them
+    /// changed or is gone since it was read, so that a decision made on what was read holds
+    /// for what is written; `Conflict` too when the entry's id is taken.
+    async fn update_user(&self, update: &ProfileUpdate) -> Result<User, StoreError>;
 
     /// The user with this id in whichever organization, for operators' tools that are given
     /// only the user. `NotFound` when there is none.

@@ -82,6 +82,15 @@ const MENUS: &[(&str, &str)] = &[
     ("REPORTS", "Analytics > Reports"),
     ("EXPORT", "Candidates > Export"),
 ];
+const TITLES: &[&str] = &[
+    "Head of People",
+    "Talent Partner",
+    "Recruiting Coordinator",
+    "Engineering Manager",
+    "Staff Engineer",
+    "Product Designer",
+    "Sourcer",
+];
 const SEARCHES: &[&str] = &["rust", "berlin", "senior", "design", "python", "remote", "manager"];
 
 fn pick<T: Copy>(rng: &mut ChaCha8Rng, items: &[T]) -> T {
@@ -112,7 +121,19 @@ fn build(config: &DemoConfig) -> (ImportDocument, Vec<People>) {
             None => (format!("Organization {}", o + 1), format!("org{}.example", o + 1)),
         };
         let org: OrganizationId = new_id(&mut rng);
-        doc.organizations.push(organization(&mut rng, org, name, domain.clone()));
+        let mut record = organization(&mut rng, org, name, domain.clone());
+        // The first organization keeps every profile field here; the second has names from
+        // SCIM and titles from a directory; the others managers from a directory.
+        record.profile_field_sources = match o {
+            0 => ProfileFieldSources::default(),
+            1 => ProfileFieldSources {
+                name: FieldSource::Scim,
+                title: FieldSource::Directory,
+                ..ProfileFieldSources::default()
+            },
+            _ => ProfileFieldSources { manager: FieldSource::Directory, ..Default::default() },
+        };
+        doc.organizations.push(record);
 
         let mut users = vec![];
         for u in 0..config.users_per_organization.max(3) {
@@ -126,12 +147,31 @@ fn build(config: &DemoConfig) -> (ImportDocument, Vec<People>) {
             let (first, last) = (pick(&mut rng, FIRST), pick(&mut rng, LAST));
             let id: UserId = new_id(&mut rng);
             users.push(id);
+            // Profiles come from the user's place, not from the random sequence, so that the
+            // rest of the data stays what it was before profiles existed.
+            let created = Timestamp::from_unix_micros(year_ago + (u as i64) * 86_400_000_000)
+                .unwrap_or(config.now);
             doc.users.push(User {
                 id,
                 organization_id: org,
                 name: format!("{first} {last}"),
                 email: format!("{}.{}{u}@{domain}", first.to_lowercase(), last.to_lowercase()),
                 role,
+                title: Some(TITLES[u % TITLES.len()].into()),
+                manager: match role {
+                    Role::Owner => None,
+                    Role::Admin => Some(users[0]),
+                    Role::Member => Some(users[1]),
+                },
+                linkedin_url: u.is_multiple_of(2).then(|| {
+                    format!(
+                        "https://www.linkedin.com/in/{}-{}-{u}",
+                        first.to_lowercase(),
+                        last.to_lowercase()
+                    )
+                }),
+                created_at: created,
+                updated_at: created,
             });
         }
         let queues: Vec<TaskQueueId> = (0..2).map(|_| new_id(&mut rng)).collect();
@@ -223,6 +263,7 @@ fn organization(
                 recruiting_block: vec!["Interview block".into()],
             },
         },
+        profile_field_sources: ProfileFieldSources::default(),
     }
 }
 

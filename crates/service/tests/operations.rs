@@ -424,6 +424,8 @@ async fn jobs_are_read_in_their_organization_and_confidential_ones_by_few() {
         name: "Outsider".into(),
         email: "outsider@org-a.example".into(),
         role: Role::Member,
+        manager: None,
+        ..recruit_ports::testkit::world_user(ORG_A, Role::Member)
     });
     w.store.import(&doc).await.unwrap();
     let (_, secret) = w

@@ -10,6 +10,7 @@ mod organization;
 mod page;
 mod people;
 mod privacy;
+mod profile;
 
 pub use job::{
     Ats, AtsType, HiringTeamMember, HiringTeamRole, InterviewNameSetting, InterviewerInfoSetting,
@@ -25,3 +26,4 @@ pub use people::{Candidate, Role, TaskQueue, User};
 pub use privacy::{
     AccessData, ActivityCategory, BulkQuery, BulkScope, DataSubject, PrivacyAuditLog,
 };
+pub use profile::{FieldSource, ProfileField, ProfileFieldSources, UserProfile};

@@ -1,12 +1,14 @@
-//! The people and queues of an organization: users with their role, candidates, task queues.
-//! The API does not show them whole, but jobs, tokens and the import format refer to them.
+//! The people and queues of an organization: users with their role and profile, candidates,
+//! task queues. The API shows users as [`UserProfile`](crate::model::UserProfile)s; jobs,
+//! tokens and the import format refer to all of them.
 
 #[cfg(feature = "serde")]
 use serde::{Deserialize, Serialize};
 
-use crate::{CandidateId, OrganizationId, TaskQueueId, UserId};
+use crate::{CandidateId, OrganizationId, TaskQueueId, Timestamp, UserId};
 
-/// A user of an organization.
+/// A user of an organization. In a document, `title`, `manager` and `linkedin_url` may be left
+/// out (none), and `created_at` and `updated_at` too (the time the document is read).
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
 pub struct User {
@@ -20,6 +22,40 @@ pub struct User {
     pub email: String,
     /// What the user may do in the organization.
     pub role: Role,
+    /// The user's job title, if any.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub title: Option<String>,
+    /// The user's manager, a user of the same organization, if any.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub manager: Option<UserId>,
+    /// The user's LinkedIn profile, an `https` URL, if any.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub linkedin_url: Option<String>,
+    /// When the user was created.
+    #[cfg_attr(feature = "serde", serde(default = "Timestamp::now"))]
+    pub created_at: Timestamp,
+    /// When the profile last changed.
+    #[cfg_attr(feature = "serde", serde(default = "Timestamp::now"))]
+    pub updated_at: Timestamp,
+}
+
+impl User {
+    /// The profile as the API shows it, with the link and the entity tag the service made.
+    pub fn into_profile(self, app_url: String, etag: String) -> crate::model::UserProfile {
+        crate::model::UserProfile {
+            id: self.id,
+            name: self.name,
+            email: self.email,
+            role: self.role,
+            title: self.title,
+            manager: self.manager,
+            linkedin_url: self.linkedin_url,
+            created_at: self.created_at,
+            updated_at: self.updated_at,
+            app_url,
+            etag,
+        }
+    }
 }
 
 /// What a user may do in their organization: a closed set of values.

@@ -1,0 +1,9 @@
+ALTER TABLE organizations DROP COLUMN name_source;
+ALTER TABLE organizations DROP COLUMN title_source;
+ALTER TABLE organizations DROP COLUMN manager_source;
+ALTER TABLE organizations DROP COLUMN linkedin_url_source;
+ALTER TABLE users DROP COLUMN updated_at;
+ALTER TABLE users DROP COLUMN created_at;
+ALTER TABLE users DROP COLUMN linkedin_url;
+ALTER TABLE users DROP COLUMN manager_id;
+ALTER TABLE users DROP COLUMN title;
