@@ -32,6 +32,13 @@ fn main() {
         let mut properties = Map::new();
         let mut required = vec![];
         for parameter in operation["parameters"].as_array().into_iter().flatten() {
+            let parameter = match parameter["$ref"].as_str() {
+                Some(r) => {
+                    let name = r.strip_prefix(PARAMETERS).expect("a parameter reference");
+                    &doc["components"]["parameters"][name]
+                }
+                None => parameter,
+            };
             let name = parameter["name"].as_str().expect("a parameter has a name");
             // A header's name is kebab case (`Idempotency-Key` → `idempotency_key`), and a tool
             // argument takes the value without the header's syntax (`x-tool-schema`).
@@ -107,6 +114,8 @@ fn snake_case(name: &str) -> String {
 }
 
 const COMPONENTS: &str = "#/components/schemas/";
+
+const PARAMETERS: &str = "#/components/parameters/";
 
 /// `schema` with its references to the document's component schemas pointed at `$defs`, and
 /// those schemas (and the ones they use) added there.

@@ -510,6 +510,10 @@ async fn demo(service: &Service, public: &str) -> Result<(), Failure> {
     ));
     print("Try:");
     print(&format!("  curl -H 'Authorization: Bearer {owner_token}' {public}/v1/organization"));
+    print(&format!(
+        "  curl -H 'Authorization: Bearer {owner_token}' {public}/v1/users/{}",
+        member.id
+    ));
     if let Some(job) = job {
         print(&format!("  curl -H 'Authorization: Bearer {owner_token}' {public}/v1/jobs/{job}"));
     }

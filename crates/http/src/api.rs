@@ -385,9 +385,9 @@ impl Api {
             .get(header::CONTENT_LENGTH)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.parse::<u64>().ok());
-        let writes = matches!(&routing, Routing::Api(op) if op.kind().writes());
+        let batch = matches!(&routing, Routing::Api(op) if op.kind().takes_batch());
         let limit =
-            if writes { self.config.max_write_body_bytes } else { self.config.max_body_bytes };
+            if batch { self.config.max_write_body_bytes } else { self.config.max_body_bytes };
         if declared.is_some_and(|n| n > limit as u64) {
             return Err(self.too_large(limit));
         }
@@ -441,8 +441,14 @@ impl Api {
                 .inspect_err(|e| log_failure(request_id, e))?;
             return Ok(render::json(&serde_json::json!({"status": "ready"})));
         };
-        if let Operation::RecordPrivacyAccesses(params) = &mut operation {
-            crate::write::read_write(params, &parts.headers, &body);
+        match &mut operation {
+            Operation::RecordPrivacyAccesses(params) => {
+                crate::write::read_write(params, &parts.headers, &body);
+            }
+            Operation::UpdateUser(params) => {
+                crate::write::read_patch(params, &parts.headers, &body)
+            }
+            _ => {}
         }
         let context =
             RequestContext { request_id: request_id.to_owned(), client_ip, via: Via::Rest };
@@ -452,6 +458,7 @@ impl Api {
             .await?;
         let mut response = match &done.outcome {
             Outcome::Recorded(recorded) => render::recorded(recorded),
+            Outcome::User(profile) => render::with_etag(render::json(profile), &profile.etag),
             outcome => {
                 render::json(&outcome.to_json().inspect_err(|e| log_failure(request_id, e))?)
             }

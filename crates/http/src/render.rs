@@ -30,6 +30,14 @@ pub(crate) fn recorded(recorded: &recruit_service::Recorded) -> Response<Body> {
     response
 }
 
+/// `response` with the `ETag` of what it carries.
+pub(crate) fn with_etag(mut response: Response<Body>, etag: &str) -> Response<Body> {
+    if let Ok(value) = HeaderValue::from_str(etag) {
+        response.headers_mut().insert(header::ETAG, value);
+    }
+    response
+}
+
 fn with_json(status: StatusCode, bytes: Vec<u8>) -> Response<Body> {
     respond(status, bytes, "application/json")
 }

@@ -6,7 +6,9 @@ use std::borrow::Cow;
 
 use hyper::Method;
 use recruit_domain::ErrorDetail;
-use recruit_service::{GetJobParams, ListParams, Operation, RecordParams, problems};
+use recruit_service::{
+    GetJobParams, GetUserParams, ListParams, Operation, RecordParams, UpdateUserParams, problems,
+};
 
 /// The path template of an operation, as logs and metrics name it.
 pub(crate) fn template(operation: &Operation) -> &'static str {
@@ -15,6 +17,7 @@ pub(crate) fn template(operation: &Operation) -> &'static str {
         Operation::GetJob(_) => "/v1/jobs/{jobId}",
         Operation::GetOrganization { .. } => "/v1/organization",
         Operation::RecordPrivacyAccesses(_) => "/v1/audit-logs/privacy",
+        Operation::GetUser(_) | Operation::UpdateUser(_) => "/v1/users/{userId}",
     }
 }
 
@@ -83,22 +86,23 @@ pub(crate) fn route(method: &Method, path: &str, query: Option<&str>) -> Routing
     }
     let segments: Vec<&str> = path.strip_prefix('/').unwrap_or(path).split('/').collect();
     // Each path's operations by method, and the `Allow` value of the path.
-    let (template, get, post, allow): (&'static str, Option<Build>, Option<Build>, &str) =
-        match segments.as_slice() {
-            ["v1", "audit-logs", "privacy"] => {
-                ("/v1/audit-logs/privacy", Some(list), Some(record), "GET, POST")
-            }
-            ["v1", "jobs", id] if !id.is_empty() => ("/v1/jobs/{jobId}", Some(job), None, "GET"),
-            ["v1", "organization"] => ("/v1/organization", Some(organization), None, "GET"),
-            _ => return Routing::NotFound,
-        };
-    let build = match *method {
-        Method::GET => get,
-        Method::POST => post,
-        _ => None,
+    let (template, operations, allow): (&'static str, &[(Method, Build)], &str) = match segments
+        .as_slice()
+    {
+        ["v1", "audit-logs", "privacy"] => {
+            ("/v1/audit-logs/privacy", &[(Method::GET, list), (Method::POST, record)], "GET, POST")
+        }
+        ["v1", "jobs", id] if !id.is_empty() => ("/v1/jobs/{jobId}", &[(Method::GET, job)], "GET"),
+        ["v1", "organization"] => ("/v1/organization", &[(Method::GET, organization)], "GET"),
+        ["v1", "users", id] if !id.is_empty() => (
+            "/v1/users/{userId}",
+            &[(Method::GET, get_user), (Method::PATCH, update_user)],
+            "GET, PATCH",
+        ),
+        _ => return Routing::NotFound,
     };
-    match build {
-        Some(build) => Routing::Api(build(Query::parse(query), segments.get(2).copied())),
+    match operations.iter().find(|(m, _)| m == method) {
+        Some((_, build)) => Routing::Api(build(Query::parse(query), segments.get(2).copied())),
         None => Routing::MethodNotAllowed(template, allow),
     }
 }
@@ -172,15 +176,38 @@ fn list(query: Query, _: Option<&str>) -> Operation {
     })
 }
 
-fn job(query: Query, id: Option<&str>) -> Operation {
-    let ([], problems) = query.take([]);
-    let raw = id.unwrap_or_default();
-    let job_id = match percent_encoding::percent_decode_str(raw).decode_utf8() {
+/// A path segment, percent-decoded (kept as sent when it does not decode to UTF-8).
+fn segment(raw: Option<&str>) -> String {
+    let raw = raw.unwrap_or_default();
+    match percent_encoding::percent_decode_str(raw).decode_utf8() {
         Ok(Cow::Borrowed(s)) => s.to_owned(),
         Ok(Cow::Owned(s)) => s,
         Err(_) => raw.to_owned(),
-    };
-    Operation::GetJob(GetJobParams { job_id, name: "jobId", problems })
+    }
+}
+
+fn job(query: Query, id: Option<&str>) -> Operation {
+    let ([], problems) = query.take([]);
+    Operation::GetJob(GetJobParams { job_id: segment(id), name: "jobId", problems })
+}
+
+fn get_user(query: Query, id: Option<&str>) -> Operation {
+    let ([], problems) = query.take([]);
+    Operation::GetUser(GetUserParams { user_id: segment(id), name: "userId", problems })
+}
+
+/// `PATCH /v1/users/{userId}`: the precondition and the patch come from the request's header
+/// and body, which the HTTP layer reads after authentication.
+fn update_user(query: Query, id: Option<&str>) -> Operation {
+    let ([], problems) = query.take([]);
+    Operation::UpdateUser(UpdateUserParams {
+        user_id: segment(id),
+        name: "userId",
+        if_match: None,
+        if_match_name: "If-Match",
+        patch: None,
+        problems,
+    })
 }
 
 fn organization(query: Query, _: Option<&str>) -> Operation {
@@ -227,6 +254,18 @@ mod tests {
             route(&Method::DELETE, "/v1/jobs/x", None),
             Routing::MethodNotAllowed("/v1/jobs/{jobId}", "GET")
         );
+        assert!(
+            matches!(get("/v1/users/usr%5F1", None), Routing::Api(Operation::GetUser(p)) if p.user_id == "usr_1")
+        );
+        assert!(matches!(
+            route(&Method::PATCH, "/v1/users/usr_1", Some("x=1")),
+            Routing::Api(Operation::UpdateUser(p)) if p.user_id == "usr_1" && p.problems.len() == 1
+        ));
+        assert_eq!(
+            route(&Method::PUT, "/v1/users/usr_1", None),
+            Routing::MethodNotAllowed("/v1/users/{userId}", "GET, PATCH")
+        );
+        assert_eq!(get("/v1/users/", None), Routing::NotFound);
         assert_eq!(route(&Method::POST, "/mcp", None), Routing::Mcp);
         assert_eq!(route(&Method::GET, "/mcp", None), Routing::MethodNotAllowed("/mcp", "POST"));
         for path in

@@ -1,12 +1,12 @@
 //! What a write takes from HTTP: its idempotency key out of the `Idempotency-Key` header (a
 //! Structured Field string, draft-ietf-httpapi-idempotency-key-header; an unquoted token is
-//! accepted too) and its JSON body. Problems of syntax are handed to the service, which
+//! accepted too), a profile change's `If-Match` fields, and the JSON body. Problems of syntax are handed to the service, which
 //! reports them with its own after authorization.
 
 use hyper::HeaderMap;
-use hyper::header::CONTENT_TYPE;
+use hyper::header::{CONTENT_TYPE, IF_MATCH};
 use recruit_domain::ErrorDetail;
-use recruit_service::RecordParams;
+use recruit_service::{RecordParams, UpdateUserParams};
 
 use crate::route::IDEMPOTENCY_KEY;
 
@@ -23,23 +23,59 @@ pub(crate) fn read_write(params: &mut RecordParams, headers: &HeaderMap, body: &
             Err(reason) => params.problems.push(ErrorDetail::field(IDEMPOTENCY_KEY, reason)),
         },
     }
-    let json = headers.get(CONTENT_TYPE).is_none_or(|v| {
-        let essence = v.to_str().unwrap_or("").split(';').next().unwrap_or("").trim();
+    let json = |essence: &str| {
         essence.eq_ignore_ascii_case("application/json")
             || essence.to_ascii_lowercase().ends_with("+json")
-    });
-    if !json {
-        params.problems.push(ErrorDetail::field("Content-Type", "must be application/json"));
-        return;
+    };
+    params.body = json_body(headers, body, json, "application/json", &mut params.problems);
+}
+
+/// Fills `params` of a profile change from the request's `If-Match` fields and its body, a
+/// JSON Merge Patch (`application/merge-patch+json`, or `application/json`).
+pub(crate) fn read_patch(params: &mut UpdateUserParams, headers: &HeaderMap, body: &[u8]) {
+    let values: Result<Vec<&str>, _> =
+        headers.get_all(IF_MATCH).iter().map(|v| v.to_str()).collect();
+    match values {
+        Ok(values) if values.is_empty() => {}
+        // Several fields of a list are one list (RFC 9110 §5.3).
+        Ok(values) => params.if_match = Some(values.join(", ")),
+        Err(_) => params
+            .problems
+            .push(ErrorDetail::field(params.if_match_name, "must be ASCII entity tags")),
+    }
+    let merge_patch = |essence: &str| {
+        essence.eq_ignore_ascii_case("application/merge-patch+json")
+            || essence.eq_ignore_ascii_case("application/json")
+    };
+    let expected = "application/merge-patch+json (or application/json)";
+    params.patch = json_body(headers, body, merge_patch, expected, &mut params.problems);
+}
+
+/// The JSON document of a body whose `Content-Type` (when given) is `accepted`; a problem
+/// otherwise, saying that it must be `expected`.
+fn json_body(
+    headers: &HeaderMap,
+    body: &[u8],
+    accepted: impl Fn(&str) -> bool,
+    expected: &str,
+    problems: &mut Vec<ErrorDetail>,
+) -> Option<serde_json::Value> {
+    let ok = headers
+        .get(CONTENT_TYPE)
+        .is_none_or(|v| accepted(v.to_str().unwrap_or("").split(';').next().unwrap_or("").trim()));
+    if !ok {
+        problems.push(ErrorDetail::field("Content-Type", format!("must be {expected}")));
+        return None;
     }
     if body.iter().all(u8::is_ascii_whitespace) {
-        params.problems.push(ErrorDetail::field("body", "is required: {\"entries\": [ … ]}"));
-        return;
+        problems.push(ErrorDetail::field("body", "is required: a JSON document"));
+        return None;
     }
     match serde_json::from_slice(body) {
-        Ok(value) => params.body = Some(value),
+        Ok(value) => Some(value),
         Err(e) => {
-            params.problems.push(ErrorDetail::field("body", format!("is not valid JSON: {e}")))
+            problems.push(ErrorDetail::field("body", format!("is not valid JSON: {e}")));
+            None
         }
     }
 }

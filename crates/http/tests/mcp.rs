@@ -106,20 +106,36 @@ async fn clients_of_both_revisions_find_the_server_and_its_tools() {
         let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
         assert_eq!(
             names,
-            ["list_privacy_audit_logs", "get_job", "get_organization", "record_privacy_accesses"]
+            [
+                "list_privacy_audit_logs",
+                "get_job",
+                "get_organization",
+                "record_privacy_accesses",
+                "get_user",
+                "update_user"
+            ]
         );
         for tool in tools {
             assert!(tool["description"].as_str().unwrap().len() > 200, "{}", tool["name"]);
             assert_eq!(tool["inputSchema"]["type"], "object");
             assert_eq!(tool["inputSchema"]["additionalProperties"], false);
             assert_eq!(tool["outputSchema"]["type"], "object");
-            let writes = tool["name"] == "record_privacy_accesses";
+            let writes = ["record_privacy_accesses", "update_user"]
+                .contains(&tool["name"].as_str().unwrap());
             assert_eq!(tool["annotations"]["readOnlyHint"], !writes);
+            assert_eq!(tool["annotations"]["destructiveHint"], tool["name"] == "update_user");
         }
         // A write's arguments: its key and its body's fields.
         let record = &tools[3]["inputSchema"];
         assert_eq!(record["required"], json!(["idempotency_key", "entries"]));
         assert_eq!(record["properties"]["entries"]["maxItems"], 1000);
+        // A profile change's arguments: the user, the precondition, the patch's fields.
+        let update = &tools[5]["inputSchema"];
+        let mut arguments: Vec<&String> =
+            update["properties"].as_object().unwrap().keys().collect();
+        arguments.sort();
+        assert_eq!(arguments, ["if_match", "linkedin_url", "manager", "name", "title", "user_id"]);
+        assert_eq!(update["required"], json!(["user_id"]));
         // The arguments are the REST parameters.
         let list = &tools[0]["inputSchema"];
         let mut arguments: Vec<&String> = list["properties"].as_object().unwrap().keys().collect();
@@ -409,7 +425,14 @@ async fn http_refuses_missing_tokens_foreign_origins_large_bodies_and_other_meth
     assert_eq!(metadata["resource"], "http://127.0.0.1:8080/mcp");
     assert_eq!(
         metadata["scopes_supported"],
-        json!(["audit_logs:read", "jobs:read", "organization:read", "audit_logs:write"])
+        json!([
+            "audit_logs:read",
+            "jobs:read",
+            "organization:read",
+            "audit_logs:write",
+            "users:read",
+            "users:write"
+        ])
     );
     assert_eq!(metadata["bearer_methods_supported"], json!(["header"]));
 

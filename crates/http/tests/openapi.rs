@@ -13,7 +13,7 @@ use recruit_domain::model::Role;
 use recruit_domain::{ErrorCode, Scope};
 use recruit_http::Body;
 use recruit_ports::faulty::Fault;
-use recruit_ports::testkit::{ORG_A, ORG_B, job_id};
+use recruit_ports::testkit::{ORG_A, ORG_B, job_id, user_id};
 use recruit_service::demo::{self, DemoConfig};
 use serde_json::{Value, json};
 
@@ -83,6 +83,26 @@ fn entries(n: usize, menu: &str) -> String {
         "activity_category": "BULK_READ"
     });
     json!({"entries": vec![entry; n]}).to_string()
+}
+
+/// Changes a profile: a PATCH of `body` to `uri`, with `If-Match` when given.
+async fn patch(
+    f: &Fixture,
+    uri: &str,
+    token: Option<&str>,
+    if_match: Option<&str>,
+    body: &str,
+) -> Seen {
+    let mut request = Request::patch(uri).header("content-type", "application/merge-patch+json");
+    if let Some(token) = token {
+        request = request.header("authorization", format!("Bearer {token}"));
+    }
+    if let Some(tag) = if_match {
+        request = request.header("if-match", tag);
+    }
+    let (_, response, _) =
+        f.send(request.body(Full::new(Bytes::from(body.to_owned()))).unwrap()).await;
+    seen("PATCH", uri, response).await
 }
 
 async fn get(f: &Fixture, uri: &str, token: Option<&str>) -> Seen {
@@ -237,6 +257,20 @@ fn the_job_example_is_a_job_of_the_demo_owners_organization() {
     assert!(!job.confidential, "the owner and the member can both read the example");
 }
 
+#[test]
+fn the_user_example_is_a_member_of_the_demo_owners_organization_whose_fields_the_api_keeps() {
+    let doc = document();
+    let example = doc["components"]["parameters"]["UserId"]["example"].clone();
+    let config = DemoConfig::quick_start(recruit_domain::Timestamp::now());
+    let directory = demo::directory(&config);
+    let user = directory.users.iter().find(|u| json!(u.id.to_string()) == example);
+    let user = user.unwrap_or_else(|| panic!("{example} is not a user of the demo"));
+    assert_eq!(user.organization_id, directory.organizations[0].id);
+    assert_eq!(user.role, Role::Member, "the owner may change the example, and the member too");
+    let sources = directory.organizations[0].profile_field_sources;
+    assert_eq!(sources, Default::default(), "every field of the example can be changed");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_response_of_every_endpoint_matches_the_document() {
     let doc = document();
@@ -250,6 +284,10 @@ async fn every_response_of_every_endpoint_matches_the_document() {
     let job = format!("/v1/jobs/{}", job_id(ORG_A, 1));
     let confidential = format!("/v1/jobs/{}", job_id(ORG_A, 2));
     let org = "/v1/organization";
+    let users_only = f.token(ORG_A, Role::Owner, &[Scope::UsersRead]).await;
+    let member_user = format!("/v1/users/{}", user_id(ORG_A, Role::Member));
+    let admin_user = format!("/v1/users/{}", user_id(ORG_A, Role::Admin));
+    let b_member = format!("/v1/users/{}", user_id(ORG_B, Role::Member));
 
     let mut seen = vec![
         // Successes; the list in pages, so that a cursor is followed too.
@@ -279,6 +317,23 @@ async fn every_response_of_every_endpoint_matches_the_document() {
         send(&f, list, &owner, 4096).await,
         send(&f, &job, &owner, 4096).await,
         send(&f, org, &owner, 4096).await,
+        // Profiles: read, changed, and each refusal.
+        get(&f, &member_user, Some(&owner)).await,
+        get(&f, "/v1/users/job_0190b3c1d2e37f4a8b9c0d1e2f3a4b5c", Some(&owner)).await,
+        get(&f, &member_user, None).await,
+        get(&f, &member_user, Some(&jobs_only)).await,
+        get(&f, &b_member, Some(&owner)).await,
+        send(&f, &member_user, &owner, 4096).await,
+        patch(&f, &member_user, Some(&owner), None, r#"{"title": "Lead", "linkedin_url": null}"#)
+            .await,
+        patch(&f, &member_user, Some(&owner), None, r#"{"email": "x@example.com"}"#).await,
+        patch(&f, &member_user, None, None, "{}").await,
+        patch(&f, &member_user, Some(&users_only), None, "{}").await,
+        patch(&f, &admin_user, Some(&member), None, r#"{"title": "Boss"}"#).await,
+        patch(&f, &b_member, Some(&owner), None, "{}").await,
+        patch(&f, &member_user, Some(&owner), Some("\"stale\""), "{}").await,
+        patch(&f, &b_member, Some(&b_owner), None, r#"{"name": "N", "title": null}"#).await,
+        patch(&f, &member_user, Some(&owner), None, &" ".repeat(64 * 1024 + 1)).await,
     ];
     let first: Value = serde_json::from_slice(&seen[0].body).unwrap();
     let cursor = first["pagination"]["next_cursor"].as_str().unwrap();
@@ -324,6 +379,8 @@ async fn every_response_of_every_endpoint_matches_the_document() {
         for uri in [list, job.as_str(), org] {
             seen.push(get(&f, uri, Some(&owner)).await);
         }
+        seen.push(get(&f, &member_user, Some(&owner)).await);
+        seen.push(patch(&f, &member_user, Some(&owner), None, "{}").await);
         let key = format!("fault-{fault:?}");
         seen.push(post(&f, Some(&owner), Some(&key), &entries(1, "Faults")).await);
         let ready = get(&f, "/readyz", None).await;
@@ -353,10 +410,12 @@ async fn every_response_of_every_endpoint_matches_the_document() {
     for key in ["q-1", "q-2"] {
         seen.push(post(&limited, Some(&token), Some(key), &entries(1, "Quota")).await);
     }
+    seen.push(get(&limited, &member_user, Some(&token)).await);
+    seen.push(patch(&limited, &member_user, Some(&token), None, "{}").await);
     for _ in 0..2 {
         seen.push(get(&limited, org, Some("rtk_not-a-real-token")).await);
     }
-    assert_eq!(seen.iter().filter(|r| r.status == StatusCode::TOO_MANY_REQUESTS).count(), 6);
+    assert_eq!(seen.iter().filter(|r| r.status == StatusCode::TOO_MANY_REQUESTS).count(), 8);
 
     let mut covered = BTreeSet::new();
     for response in &seen {

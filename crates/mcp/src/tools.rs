@@ -7,8 +7,8 @@ use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
 use recruit_service::{
-    Caller, GetJobParams, ListParams, Operation, OperationKind, RecordParams, RequestContext,
-    Service, ServiceError, Via, problems,
+    Caller, Effect, GetJobParams, GetUserParams, ListParams, Operation, OperationKind,
+    RecordParams, RequestContext, Service, ServiceError, UpdateUserParams, Via, problems,
 };
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, JsonObject,
@@ -74,13 +74,38 @@ fn describe(kind: OperationKind) -> (&'static str, &'static str) {
              CONFLICT. Needs the audit_logs:write scope and a token acting for an owner or an \
              admin. Failures return the error envelope.",
         ),
+        OperationKind::GetUser => (
+            "Get a user's profile",
+            "Gets the profile of one user of the caller's organization by `user_id` (`usr_…` or \
+             a UUID): name, email, role (OWNER, ADMIN, MEMBER), title, manager (a user ID), \
+             linkedin_url, creation and update times, a link to the web app, and `etag`, to \
+             pass as `if_match` to update_user. A user of another organization is NOT_FOUND, \
+             like one that does not exist. Reading a profile is recorded in the privacy audit \
+             ledger. Needs the users:read scope. Failures return the error envelope.",
+        ),
+        OperationKind::UpdateUser => (
+            "Update a user's profile",
+            "Changes fields of one user's profile (`user_id`), as a JSON Merge Patch: give only \
+             the fields to change among name, title, manager (a `usr_…` ID of the same \
+             organization) and linkedin_url (an https URL); null removes title, manager or \
+             linkedin_url. Fields the organization keeps in a directory or SCIM sync (see \
+             get_organization's profile_field_sources) are refused with \
+             CANNOT_UPDATE_SYNC_MANAGED_FIELDS, listing each, even when the value is unchanged: \
+             leave them out. Pass the `etag` of the profile you read as `if_match` to change \
+             only that version (otherwise CONFLICT: read it again). A manager that is the user \
+             or reports to them is CONFLICT. Owners and admins change anyone; members only \
+             themselves (PERMISSION_DENIED). Returns the profile as changed; every change is \
+             recorded in the privacy audit ledger. Needs the users:write scope. Failures \
+             return the error envelope.",
+        ),
         OperationKind::GetOrganization => (
             "Get the organization",
             "Gets the caller's organization, the one the token belongs to: name, domain, a link \
              to the web app, and its scheduling defaults (work hours per weekday, interviewer \
              load limits, buffers around interviews, feedback writing time, calendar conflict \
-             keywords). Takes no arguments. Needs the organization:read scope. Failures return \
-             the error envelope.",
+             keywords), and where each user profile field is kept (profile_field_sources: API, \
+             DIRECTORY or SCIM). Takes no arguments. Needs the organization:read scope. Failures \
+             return the error envelope.",
         ),
     }
 }
@@ -99,6 +124,11 @@ fn operation(kind: OperationKind, arguments: &JsonObject) -> Operation {
         OperationKind::GetOrganization => Operation::GetOrganization {
             problems: arguments.keys().map(|k| problems::unknown_parameter(k)).collect(),
         },
+        OperationKind::GetUser => {
+            let (user_id, problems) = id_argument("user_id", arguments, |_| false);
+            Operation::GetUser(GetUserParams { user_id, name: "user_id", problems })
+        }
+        OperationKind::UpdateUser => Operation::UpdateUser(update_params(arguments)),
     }
 }
 
@@ -115,10 +145,11 @@ fn tool(kind: OperationKind) -> Tool {
         .with_title(title)
         .with_raw_output_schema(schema("output"))
         .with_annotations(
-            // A write is idempotent by its key: the same call again records nothing more.
+            // A write is idempotent by its key (the same call again records nothing more), and
+            // a merge patch by its nature (the same patch again changes nothing more).
             ToolAnnotations::new()
-                .read_only(!kind.writes())
-                .destructive(false)
+                .read_only(kind.effect() == Effect::Read)
+                .destructive(kind.effect() == Effect::Change)
                 .idempotent(true)
                 .open_world(false),
         )
@@ -344,22 +375,60 @@ fn record_params(arguments: &Map<String, Value>) -> RecordParams {
     params
 }
 
-/// `get_job`'s arguments.
-fn job_params(arguments: &Map<String, Value>) -> GetJobParams {
-    let mut params = GetJobParams { job_id: String::new(), name: "job_id", problems: vec![] };
-    let mut given = false;
-    for (name, value) in arguments {
-        if name == "job_id" {
-            given = true;
-            params.job_id = text(name, value, &mut params.problems).unwrap_or_default();
-        } else {
-            params.problems.push(problems::unknown_parameter(name));
+/// The identifier argument `id` of a tool's arguments, and the problems of all of them: a
+/// missing identifier, and arguments that are neither it nor `other` ones.
+fn id_argument(
+    id: &str,
+    arguments: &Map<String, Value>,
+    other: impl Fn(&str) -> bool,
+) -> (String, Vec<recruit_domain::ErrorDetail>) {
+    let mut problems = vec![];
+    let mut value = None;
+    for (name, given) in arguments {
+        if name == id {
+            value = Some(text(name, given, &mut problems).unwrap_or_default());
+        } else if !other(name) {
+            problems.push(problems::unknown_parameter(name));
         }
     }
-    if !given {
-        params.problems.push(problems::missing("job_id"));
+    if value.is_none() {
+        problems.push(problems::missing(id));
     }
-    params
+    (value.unwrap_or_default(), problems)
+}
+
+/// `get_job`'s arguments.
+fn job_params(arguments: &Map<String, Value>) -> GetJobParams {
+    let (job_id, problems) = id_argument("job_id", arguments, |_| false);
+    GetJobParams { job_id, name: "job_id", problems }
+}
+
+/// `update_user`'s arguments: the user, the precondition, and every other argument a field
+/// of the merge patch, as the REST body takes it (so that the service reports unknown fields
+/// alike through either interface).
+fn update_params(arguments: &Map<String, Value>) -> UpdateUserParams {
+    let (user_id, mut problems) = id_argument("user_id", arguments, |_| true);
+    let mut if_match = None;
+    let mut patch = Map::new();
+    for (name, value) in arguments {
+        match name.as_str() {
+            "user_id" => {}
+            // A null precondition is none, as a null cursor is.
+            "if_match" if value.is_null() => {}
+            "if_match" => if_match = text(name, value, &mut problems),
+            _ => {
+                patch.insert(name.clone(), value.clone());
+            }
+        }
+    }
+    UpdateUserParams {
+        user_id,
+        name: "user_id",
+        if_match,
+        if_match_name: "if_match",
+        patch: Some(Value::Object(patch)),
+        problems,
+    }
 }
 
 impl ServerHandler for Tools {
@@ -371,7 +440,9 @@ impl ServerHandler for Tools {
             .with_instructions(
                 "Tools over a recruiting service's data, for the organization of the access \
                  token: its privacy audit ledger (who accessed whose personal data: list it, and \
-                 record accesses with an idempotency key), its jobs, and the organization itself. Results are the JSON of the REST API; a \
+                 record accesses with an idempotency key), its jobs, its users' profiles (read \
+                 and update them), and the organization itself. Results are the JSON of the \
+                 REST API; a \
                  failure is a result with isError whose content is the error envelope, with a \
                  stable `error.code` to act on.",
             )

@@ -28,11 +28,12 @@ pub mod import;
 pub mod limits;
 mod operation;
 pub mod problems;
+pub mod profiles;
 mod service;
 
 pub use error::{ServiceError, guarded, log_failure};
 pub use operation::{
-    Caller, Credential, Done, GetJobParams, ListParams, Operation, OperationKind, Outcome,
-    RecordParams, Recorded, RequestContext, Via,
+    Caller, Credential, Done, Effect, GetJobParams, GetUserParams, ListParams, Operation,
+    OperationKind, Outcome, RecordParams, Recorded, RequestContext, UpdateUserParams, Via,
 };
 pub use service::{IdempotencyConfig, Service, ServiceConfig};

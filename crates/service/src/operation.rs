@@ -5,6 +5,7 @@
 
 use std::net::IpAddr;
 
+use recruit_domain::model::UserProfile;
 use recruit_domain::{
     ErrorDetail, Job, Organization, OrganizationId, Page, Permission, PrivacyAuditLog, Scope, User,
 };
@@ -87,6 +88,36 @@ pub struct GetJobParams {
     pub problems: Vec<ErrorDetail>,
 }
 
+/// The parameters of reading a user, raw.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GetUserParams {
+    /// The user's identifier, in any accepted spelling.
+    pub user_id: String,
+    /// What the transport calls the identifier (`userId`, `user_id`).
+    pub name: &'static str,
+    /// Problems the transport found itself, reported with the service's own.
+    pub problems: Vec<ErrorDetail>,
+}
+
+/// The input of changing a user's profile, raw.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UpdateUserParams {
+    /// The user's identifier, in any accepted spelling.
+    pub user_id: String,
+    /// What the transport calls the identifier (`userId`, `user_id`).
+    pub name: &'static str,
+    /// The precondition: `*` or a list of entity tags, as the `If-Match` header carries it (the
+    /// values of several fields joined with commas); `None` when the request has none.
+    pub if_match: Option<String>,
+    /// What the transport calls the precondition (`If-Match`, `if_match`).
+    pub if_match_name: &'static str,
+    /// The JSON Merge Patch (RFC 7396); `None` when the body is not JSON (the transport says
+    /// why in `problems`).
+    pub patch: Option<serde_json::Value>,
+    /// Problems the transport found itself, reported with the service's own.
+    pub problems: Vec<ErrorDetail>,
+}
+
 /// The input of recording accesses, raw.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RecordParams {
@@ -112,6 +143,10 @@ pub enum Operation {
     GetJob(GetJobParams),
     /// Record accesses to personal data in the privacy ledger.
     RecordPrivacyAccesses(RecordParams),
+    /// A user's profile.
+    GetUser(GetUserParams),
+    /// Change a user's profile.
+    UpdateUser(UpdateUserParams),
     /// The caller's organization; it takes no input, so only the transport's problems (such
     /// as a parameter it does not have).
     GetOrganization {
@@ -128,6 +163,8 @@ impl Operation {
             Self::GetJob(_) => OperationKind::GetJob,
             Self::GetOrganization { .. } => OperationKind::GetOrganization,
             Self::RecordPrivacyAccesses(_) => OperationKind::RecordPrivacyAccesses,
+            Self::GetUser(_) => OperationKind::GetUser,
+            Self::UpdateUser(_) => OperationKind::UpdateUser,
         }
     }
 }
@@ -161,6 +198,21 @@ operation_kinds! {
     GetOrganization,
     /// `recordPrivacyAccesses`.
     RecordPrivacyAccesses,
+    /// `getUser`.
+    GetUser,
+    /// `updateUser`.
+    UpdateUser,
+}
+
+/// What an operation does to stored data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Effect {
+    /// Nothing (beyond recording the read).
+    Read,
+    /// Adds records; calling it again with the same idempotency key adds nothing more.
+    Append,
+    /// Changes what is stored.
+    Change,
 }
 
 impl OperationKind {
@@ -171,6 +223,8 @@ impl OperationKind {
             Self::GetJob => "getJob",
             Self::GetOrganization => "getOrganization",
             Self::RecordPrivacyAccesses => "recordPrivacyAccesses",
+            Self::GetUser => "getUser",
+            Self::UpdateUser => "updateUser",
         }
     }
 
@@ -181,6 +235,8 @@ impl OperationKind {
             Self::GetJob => "get_job",
             Self::GetOrganization => "get_organization",
             Self::RecordPrivacyAccesses => "record_privacy_accesses",
+            Self::GetUser => "get_user",
+            Self::UpdateUser => "update_user",
         }
     }
 
@@ -196,11 +252,14 @@ impl OperationKind {
             Self::GetJob => Scope::JobsRead,
             Self::GetOrganization => Scope::OrganizationRead,
             Self::RecordPrivacyAccesses => Scope::AuditLogsWrite,
+            Self::GetUser => Scope::UsersRead,
+            Self::UpdateUser => Scope::UsersWrite,
         }
     }
 
     /// The permission the acting user needs, and what a caller without it is told. Access to
-    /// one object (a confidential job) is checked by the operation itself, once it has it.
+    /// one object (a confidential job, another user's profile) is checked by the operation
+    /// itself, once it has it.
     pub fn permission(self) -> Option<(Permission, &'static str)> {
         match self {
             Self::ListPrivacyAuditLogs => Some((
@@ -213,7 +272,7 @@ impl OperationKind {
                 "Recording accesses in the privacy audit ledger needs an owner or an admin: \
                  create the service's token for such a user.",
             )),
-            Self::GetJob | Self::GetOrganization => None,
+            Self::GetJob | Self::GetOrganization | Self::GetUser | Self::UpdateUser => None,
         }
     }
 
@@ -221,25 +280,42 @@ impl OperationKind {
     pub fn class(self) -> OperationClass {
         match self {
             Self::ListPrivacyAuditLogs => OperationClass::LedgerRead,
-            Self::GetJob | Self::GetOrganization => OperationClass::Read,
-            Self::RecordPrivacyAccesses => OperationClass::Write,
+            Self::GetJob | Self::GetOrganization | Self::GetUser => OperationClass::Read,
+            Self::RecordPrivacyAccesses | Self::UpdateUser => OperationClass::Write,
         }
     }
 
     /// Whether a successful run is recorded in the audit ledgers (the API ledger, and the
-    /// tool-interface ledger for tool calls), in the same transaction as what it does.
+    /// tool-interface ledger for tool calls), in the same transaction as what it does. (Reads
+    /// and changes of profiles are recorded in the privacy ledger instead.)
     pub fn recorded(self) -> bool {
         match self {
             Self::ListPrivacyAuditLogs | Self::RecordPrivacyAccesses => true,
-            Self::GetJob | Self::GetOrganization => false,
+            Self::GetJob | Self::GetOrganization | Self::GetUser | Self::UpdateUser => false,
         }
     }
 
-    /// Whether it writes: a write needs an idempotency key, and its tool is not read-only.
-    pub fn writes(self) -> bool {
+    /// What it does to stored data: its tool is read-only only for [`Effect::Read`].
+    pub fn effect(self) -> Effect {
+        match self {
+            Self::ListPrivacyAuditLogs | Self::GetJob | Self::GetOrganization | Self::GetUser => {
+                Effect::Read
+            }
+            Self::RecordPrivacyAccesses => Effect::Append,
+            Self::UpdateUser => Effect::Change,
+        }
+    }
+
+    /// Whether its request body is a batch (up to 1 000 entries), taking the larger body
+    /// limit.
+    pub fn takes_batch(self) -> bool {
         match self {
             Self::RecordPrivacyAccesses => true,
-            Self::ListPrivacyAuditLogs | Self::GetJob | Self::GetOrganization => false,
+            Self::ListPrivacyAuditLogs
+            | Self::GetJob
+            | Self::GetOrganization
+            | Self::GetUser
+            | Self::UpdateUser => false,
         }
     }
 }
@@ -254,6 +330,8 @@ pub enum Outcome {
     Job(Job),
     /// The organization.
     Organization(Organization),
+    /// A user's profile, as read or as changed.
+    User(UserProfile),
     /// Accesses recorded: the response of a write, as first sent (and as replayed for a
     /// request with the same idempotency key).
     #[serde(skip)]

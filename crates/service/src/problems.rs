@@ -31,7 +31,7 @@ pub(crate) fn reported(problems: &[ErrorDetail], name: &str) -> bool {
 }
 
 /// A client-chosen name, cut to a length fit for an error message.
-fn shorten(name: &str) -> String {
+pub(crate) fn shorten(name: &str) -> String {
     match name.char_indices().nth(64) {
         Some((end, _)) => format!("{}…", &name[..end]),
         None => name.to_owned(),
