@@ -122,6 +122,30 @@ impl Server {
         response(stream)
     }
 
+    /// A PATCH of a merge patch `body`, with `If-Match` when given; returns the status, the
+    /// headers and the JSON.
+    fn patch(
+        &self,
+        path: &str,
+        token: &str,
+        if_match: Option<&str>,
+        body: &str,
+    ) -> (u16, Vec<(String, String)>, Value) {
+        let mut stream = TcpStream::connect(("127.0.0.1", self.port)).expect("connects");
+        stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        let if_match = if_match.map(|t| format!("If-Match: {t}\r\n")).unwrap_or_default();
+        write!(
+            stream,
+            "PATCH {path} HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {token}\r\n\
+             {if_match}Content-Type: application/merge-patch+json\r\nContent-Length: {}\r\n\
+             Connection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let (status, headers, body) = response(stream);
+        (status, headers, serde_json::from_str(&body).unwrap_or(Value::Null))
+    }
+
     fn get(&self, path: &str, token: &str) -> (u16, Value) {
         let (status, _, json) = self.request("GET", path, Some(token));
         (status, json)
@@ -303,6 +327,7 @@ fn scenario(database_url: &str, dir: &std::path::Path) {
     );
     assert!(listed.trim().is_empty(), "B's ledger was never read: {listed}");
     recording(&server, database_url);
+    profiles(&server, database_url);
     let status = server.stop();
     assert!(status.success(), "the server exits cleanly on SIGTERM: {status}");
 }
@@ -368,6 +393,152 @@ fn recording(server: &Server, database_url: &str) {
     let (status, _, refused) = server.post("/v1/audit-logs/privacy", &writer, None, &other);
     assert_eq!(status, 400, "{refused}");
     assert!(refused.contains("IDEMPOTENCY_KEY_REQUIRED"));
+}
+
+/// The value of the header `name`.
+fn header<'a>(headers: &'a [(String, String)], name: &str) -> &'a str {
+    headers.iter().find(|(k, _)| k == name).map_or("", |(_, v)| v.as_str())
+}
+
+/// Profiles on the real server: read with its entity tag; every refusal (another
+/// organization's user, a missing scope, a member changing someone else, a stale `If-Match`,
+/// a manager that is the user, below them or elsewhere, an unknown field, fields kept by a
+/// sync); eight changes sent at once with one `If-Match`, of which exactly one is made; and
+/// the privacy ledger holding one entry for every read and change that succeeded, none for
+/// the others.
+fn profiles(server: &Server, database_url: &str) {
+    let owner = token(database_url, ORG_A, Role::Owner, "users:read,users:write,audit_logs:read");
+    let member = token(database_url, ORG_A, Role::Member, "users:read,users:write");
+    let no_scope = token(database_url, ORG_A, Role::Owner, "jobs:read");
+    let b_owner = token(database_url, ORG_B, Role::Owner, "users:write");
+    let path = |org, role| format!("/v1/users/{}", user_id(org, role));
+    let (member_path, admin_path) = (path(ORG_A, Role::Member), path(ORG_A, Role::Admin));
+    let started = recruit_domain::Timestamp::now();
+
+    let (status, headers, read) = server.request("GET", &member_path, Some(&owner));
+    assert_eq!(status, 200, "{read}");
+    assert_eq!(read["manager"], user_id(ORG_A, Role::Admin).to_string());
+    let etag = header(&headers, "etag").to_owned();
+    assert_eq!(read["etag"], etag.as_str());
+    let (status, _, refused) = server.request("GET", &path(ORG_B, Role::Member), Some(&owner));
+    assert_eq!((status, code(&refused)), (404, "NOT_FOUND"));
+    let (status, _, refused) = server.request("GET", &member_path, Some(&no_scope));
+    assert_eq!((status, code(&refused)), (403, "INSUFFICIENT_SCOPE"));
+
+    let refusals = [
+        (&member, &admin_path, None, r#"{"title": "Boss"}"#, 403, "PERMISSION_DENIED"),
+        (&owner, &member_path, Some("\"stale\""), r#"{"title": "T"}"#, 409, "CONFLICT"),
+        (
+            &owner,
+            &admin_path,
+            None,
+            r#"{"manager": null, "nickname": "x"}"#,
+            400,
+            "VALIDATION_FAILED",
+        ),
+        (
+            &owner,
+            &member_path,
+            None,
+            &format!(r#"{{"manager": "{}"}}"#, user_id(ORG_B, Role::Owner)),
+            400,
+            "VALIDATION_FAILED",
+        ),
+        (
+            &owner,
+            &member_path,
+            None,
+            &format!(r#"{{"manager": "{}"}}"#, user_id(ORG_A, Role::Member)),
+            409,
+            "CONFLICT",
+        ),
+        (
+            &owner,
+            &path(ORG_A, Role::Owner),
+            None,
+            &format!(r#"{{"manager": "{}"}}"#, user_id(ORG_A, Role::Member)),
+            409,
+            "CONFLICT",
+        ),
+        (
+            &b_owner,
+            &path(ORG_B, Role::Member),
+            None,
+            r#"{"name": "Same", "title": null, "linkedin_url": null}"#,
+            409,
+            "CANNOT_UPDATE_SYNC_MANAGED_FIELDS",
+        ),
+    ];
+    for (token, target, if_match, body, status, expected) in refusals {
+        let (got, _, refused) = server.patch(target, token, if_match, body);
+        assert_eq!((got, code(&refused)), (status, expected), "{body}: {refused}");
+        if expected == "CANNOT_UPDATE_SYNC_MANAGED_FIELDS" {
+            assert_eq!(
+                refused["error"]["details"],
+                serde_json::json!([{"field": "name", "source": "SCIM"}, {"field": "title", "source": "DIRECTORY"}])
+            );
+        }
+    }
+    let (status, _, after) = server.request("GET", &member_path, Some(&owner));
+    assert_eq!((status, &after["etag"]), (200, &read["etag"]), "nothing was written");
+
+    // A member changes their own profile.
+    let (status, headers, own) = server.patch(
+        &member_path,
+        &member,
+        None,
+        r#"{"linkedin_url": "https://www.linkedin.com/in/member-a"}"#,
+    );
+    assert_eq!(status, 200, "{own}");
+    assert_ne!(header(&headers, "etag"), etag);
+    let etag = header(&headers, "etag").to_owned();
+
+    // Eight changes decided on one version: one is made, the others are stale.
+    let answers: Vec<(u16, Value)> = std::thread::scope(|scope| {
+        let calls: Vec<_> = (0..8)
+            .map(|n| {
+                let (owner, member_path, etag) = (&owner, &member_path, &etag);
+                scope.spawn(move || {
+                    let body = format!(r#"{{"title": "Title {n}"}}"#);
+                    let (status, _, json) = server.patch(member_path, owner, Some(etag), &body);
+                    (status, json)
+                })
+            })
+            .collect();
+        calls.into_iter().map(|c| c.join().unwrap()).collect()
+    });
+    let made: Vec<&Value> = answers.iter().filter(|(s, _)| *s == 200).map(|(_, j)| j).collect();
+    assert_eq!(made.len(), 1, "{answers:?}");
+    assert!(answers.iter().all(|(s, j)| *s == 200 || (*s == 409 && code(j) == "CONFLICT")));
+    let (_, _, stored) = server.request("GET", &member_path, Some(&owner));
+    assert_eq!(stored["title"], made[0]["title"]);
+
+    // The ledger: a READ for each of the three reads, an UPDATE for each of the two changes.
+    let to = recruit_domain::Timestamp::from_unix_micros(
+        recruit_domain::Timestamp::now().unix_micros() + 1,
+    )
+    .unwrap();
+    let list =
+        format!("/v1/audit-logs/privacy?timestamp_gte={started}&timestamp_lt={to}&limit=100");
+    let (status, page) = server.get(&list, &owner);
+    assert_eq!(status, 200, "{page}");
+    let profile_entries: Vec<(&str, &str)> = page["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["access_menu"] == "API")
+        .map(|e| {
+            (e["activity_category"].as_str().unwrap(), e["access_menu_path"].as_str().unwrap())
+        })
+        .collect();
+    let count = |what| profile_entries.iter().filter(|e| **e == what).count();
+    assert_eq!(
+        (count(("READ", "getUser")), count(("UPDATE", "updateUser"))),
+        (3, 2),
+        "{profile_entries:?}"
+    );
+    assert!(page["data"].as_array().unwrap().iter().all(|e| e["access_menu"] != "API"
+        || e["data_subject"] == serde_json::json!({"type": "EMPLOYEE", "user": user_id(ORG_A, Role::Member).to_string()})));
 }
 
 #[test]

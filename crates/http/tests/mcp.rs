@@ -581,3 +581,69 @@ async fn the_write_tool_takes_its_key_as_an_argument_and_replays() {
     assert_eq!(tools[0].arguments, json!({"idempotency_key": "tool-1", "entries": 1}));
     assert_eq!(tools[0].entries_returned, 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_profile_tools_read_and_change_with_the_rules_of_rest() {
+    let f = Fixture::with(|_| {}).await;
+    let owner = f.token(ORG_A, Role::Owner, &Scope::ALL).await;
+    let b_owner = f.token(ORG_B, Role::Owner, &Scope::ALL).await;
+    let member = recruit_ports::testkit::user_id(ORG_A, Role::Member).to_string();
+    let read = call(&f, CURRENT, &owner, "get_user", json!({"user_id": member})).await;
+    assert_eq!(read["isError"], false, "{read}");
+    let (status, response, rest) = f.get(&format!("/v1/users/{member}"), Some(&owner)).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(read["structuredContent"], rest, "the REST body, field for field");
+    assert_eq!(response.headers()["etag"], rest["etag"].as_str().unwrap());
+    let etag = rest["etag"].clone();
+
+    let stale = json!({"user_id": member, "if_match": "\"0\"", "title": "T"});
+    let result = call(&f, CURRENT, &owner, "update_user", stale).await;
+    assert_eq!(result["structuredContent"]["error"]["code"], "CONFLICT", "{result}");
+    let change = json!({"user_id": member, "if_match": etag, "title": null, "name": "Renamed"});
+    let changed = call(&f, PREVIOUS, &owner, "update_user", change).await;
+    assert_eq!(changed["isError"], false, "{changed}");
+    assert_eq!(changed["structuredContent"]["title"], Value::Null);
+    assert_eq!(changed["structuredContent"]["name"], "Renamed");
+    assert_ne!(changed["structuredContent"]["etag"], etag);
+    let unknown = json!({"user_id": member, "email": "x@example.com"});
+    let result = call(&f, CURRENT, &owner, "update_user", unknown).await;
+    assert_eq!(result["structuredContent"]["error"]["details"][0]["field"], "email");
+
+    let b_member = recruit_ports::testkit::user_id(ORG_B, Role::Member).to_string();
+    let synced = json!({"user_id": b_member, "title": "Same"});
+    let result = call(&f, CURRENT, &b_owner, "update_user", synced).await;
+    assert_eq!(result["structuredContent"]["error"]["code"], "CANNOT_UPDATE_SYNC_MANAGED_FIELDS");
+    assert_eq!(
+        result["structuredContent"]["error"]["details"],
+        json!([{"field": "title", "source": "DIRECTORY"}])
+    );
+
+    // Each read and change through the tools is in the privacy ledger, named by its tool.
+    let now = recruit_domain::Timestamp::now().unix_micros();
+    let window = recruit_domain::TimeWindow::new(
+        recruit_domain::Timestamp::from_unix_micros(now - 3_600_000_000).unwrap(),
+        recruit_domain::Timestamp::from_unix_micros(now + 3_600_000_000).unwrap(),
+    );
+    let query = recruit_ports::PrivacyLogQuery {
+        organization_id: recruit_domain::OrganizationId::from_uuid(
+            recruit_domain::Uuid::from_u128(ORG_A),
+        ),
+        window: window.unwrap(),
+        ids: None,
+        after: None,
+        limit: 100,
+    };
+    let page = f
+        .store
+        .inner()
+        .read_privacy_audit_logs(&query, &recruit_ports::testkit::record(ORG_A, 99))
+        .await
+        .unwrap();
+    let paths: Vec<&str> = page
+        .entries
+        .iter()
+        .filter(|e| e.access_menu == "API")
+        .map(|e| e.access_menu_path.as_str())
+        .collect();
+    assert_eq!(paths, ["update_user", "getUser", "get_user"], "newest first");
+}

@@ -502,3 +502,130 @@ async fn problems_found_by_the_transport_are_reported_after_authorization() {
         details(w.service.get_job(&c, params).await).into_iter().map(|(f, _)| f).collect();
     assert_eq!(fields, ["expand", "jobId"]);
 }
+
+/// Runs a profile change as `caller`.
+async fn update(
+    w: &World,
+    caller: &Caller,
+    user: impl ToString,
+    if_match: Option<&str>,
+    patch: serde_json::Value,
+) -> Result<recruit_domain::model::UserProfile, ServiceError> {
+    let operation = Operation::UpdateUser(recruit_service::UpdateUserParams {
+        user_id: user.to_string(),
+        name: "userId",
+        if_match: if_match.map(str::to_owned),
+        if_match_name: "If-Match",
+        patch: Some(patch),
+        problems: vec![],
+    });
+    let credential = Credential::Authenticated(Box::new(caller.clone()));
+    match w.service.execute(credential, &rest(), operation).await? {
+        recruit_service::Done { outcome: Outcome::User(profile), .. } => Ok(profile),
+        other => panic!("a profile change returned {other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_profile_change_is_checked_in_the_documented_order() {
+    let w = world_service().await;
+    let all = [Scope::UsersRead, Scope::UsersWrite];
+    let owner_b = caller(&w, ORG_B, Role::Owner, &all).await;
+    let member_b = caller(&w, ORG_B, Role::Member, &all).await;
+    let owner_a = caller(&w, ORG_A, Role::Owner, &all).await;
+    let reader = caller(&w, ORG_B, Role::Owner, &[Scope::UsersRead]).await;
+    let (admin, member) = (user_id(ORG_B, Role::Admin), user_id(ORG_B, Role::Member));
+    let missing = recruit_domain::UserId::from_uuid(Uuid::from_u128(0xdead));
+    let synced = serde_json::json!({"name": "N", "nickname": 1});
+    // The scope before anything else.
+    assert_eq!(
+        code(update(&w, &reader, missing, None, synced.clone()).await),
+        ErrorCode::InsufficientScope
+    );
+    // The input before existence: every problem at once.
+    let problems = details(update(&w, &owner_b, missing, Some("nope"), synced.clone()).await);
+    let fields: Vec<&str> = problems.iter().map(|(f, _)| f.as_str()).collect();
+    assert_eq!(fields, ["If-Match", "nickname"]);
+    // Existence before access: another organization's user is not found.
+    assert_eq!(
+        code(update(&w, &member_b, missing, None, serde_json::json!({})).await),
+        ErrorCode::NotFound
+    );
+    assert_eq!(
+        code(update(&w, &owner_a, member, None, serde_json::json!({})).await),
+        ErrorCode::NotFound
+    );
+    // Access before the sync's fields: a member changes only themselves.
+    let name = serde_json::json!({"name": "N"});
+    assert_eq!(
+        code(update(&w, &member_b, admin, None, name.clone()).await),
+        ErrorCode::PermissionDenied
+    );
+    // The sync's fields before the precondition, each listed even when unchanged.
+    let stored = world().users.into_iter().find(|u| u.id == member).unwrap();
+    let same = serde_json::json!({"title": stored.title, "manager": null, "name": stored.name});
+    let e = update(&w, &member_b, member, Some("\"stale\""), same).await.unwrap_err();
+    assert_eq!(e.code, ErrorCode::CannotUpdateSyncManagedFields);
+    let listed: Vec<_> = e.details.iter().map(|d| (d.get("field"), d.get("source"))).collect();
+    assert_eq!(listed, [(Some("name"), Some("SCIM")), (Some("title"), Some("DIRECTORY"))]);
+    // The precondition before the manager.
+    let cycle = serde_json::json!({"manager": member.to_string()});
+    assert_eq!(
+        code(update(&w, &owner_b, admin, Some("\"stale\""), cycle.clone()).await),
+        ErrorCode::Conflict
+    );
+    let e = update(&w, &owner_b, admin, Some("*"), cycle).await.unwrap_err();
+    assert!(e.code == ErrorCode::Conflict && e.message.contains("cycle"), "{e:?}");
+
+    // A patch that changes nothing keeps the version, and is still recorded.
+    let before = update(&w, &member_b, member, None, serde_json::json!({})).await.unwrap();
+    assert_eq!((before.updated_at, &before.etag), (stored.updated_at, &before.etag));
+    let again = update(
+        &w,
+        &member_b,
+        member,
+        Some(&before.etag),
+        serde_json::json!({"linkedin_url": null}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(again.etag, before.etag, "the LinkedIn URL was null already");
+    let changed =
+        update(&w, &owner_b, member, Some(&before.etag), serde_json::json!({"manager": null}))
+            .await
+            .unwrap();
+    assert!(changed.updated_at > before.updated_at && changed.etag != before.etag);
+    assert_eq!(changed.manager, None);
+    assert_eq!(changed.app_url, format!("https://app.example.com/users/{member}"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_profile_is_not_returned_when_its_read_cannot_be_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(&SqliteConfig::new(dir.path().join("db"))).await.unwrap();
+    store.migrate().await.unwrap();
+    store.import(&world()).await.unwrap();
+    let faulty = Arc::new(recruit_ports::faulty::Faulty::new(store));
+    let config = ServiceConfig::new("https://app.example.com/", CursorKey::new(&[9; 32]).unwrap());
+    let service = Service::new(faulty.clone(), config);
+    let (_, secret) = service
+        .create_token(
+            org(ORG_A),
+            user_id(ORG_A, Role::Owner),
+            "t".into(),
+            vec![Scope::UsersRead],
+            None,
+        )
+        .await
+        .unwrap();
+    let caller = service.authenticate(Some(&secret), None).await.unwrap();
+    faulty.set_after_authentication(recruit_ports::faulty::Fault::Unavailable);
+    let operation = Operation::GetUser(recruit_service::GetUserParams {
+        user_id: user_id(ORG_A, Role::Member).to_string(),
+        name: "userId",
+        problems: vec![],
+    });
+    let result =
+        service.execute(Credential::Authenticated(Box::new(caller)), &rest(), operation).await;
+    assert_eq!(code(result), ErrorCode::Unavailable);
+}
