@@ -25,7 +25,10 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import Implementation
 
 BASE, OWNER, MEMBER, RECRUITD, DATABASE_URL = sys.argv[1:6]
-TOOLS = {"list_privacy_audit_logs", "get_job", "get_organization", "record_privacy_accesses"}
+TOOLS = {"list_privacy_audit_logs", "get_job", "get_organization", "record_privacy_accesses",
+         "get_user", "update_user"}
+# The demo's member, whose profile the owner may change (the OpenAPI document's example).
+USER = "usr_5616645275f24ead8b29525ba5e380ae"
 CLIENT = Implementation(name="recruitd-ci", version="1")
 
 now = datetime.now(timezone.utc).replace(microsecond=0)
@@ -50,6 +53,13 @@ def rest(path, token, params=None):
         BASE + path, params=params, headers={"Authorization": f"Bearer {token}"}, timeout=30
     )
     return response.json()
+
+
+def rest_patch(path, token, body, if_match=None):
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/merge-patch+json"}
+    if if_match is not None:
+        headers["If-Match"] = if_match
+    return httpx2.patch(BASE + path, content=json.dumps(body), headers=headers, timeout=30).json()
 
 
 def rest_list(token, **query):
@@ -146,6 +156,25 @@ async def exercise(client, label, token):
     listed = rest_list(token, ids=[recorded[0]["id"]])
     check(listed["data"] == recorded, f"{label}: the recorded entry, as REST lists it")
 
+    # Profiles: a read is the REST body with its etag; a change with that etag is made and
+    # reads back as REST shows it; a stale etag is CONFLICT; the same refusals as REST.
+    profile = rest(f"/v1/users/{USER}", token)
+    await same(client, "get_user", {"user_id": USER}, profile, f"{label}: get_user")
+    title = f"Checked over {label}"
+    changed = await client.call_tool("update_user",
+                                     {"user_id": USER, "if_match": profile["etag"], "title": title})
+    check(not changed.is_error, f"{label}: update_user: {changed.structured_content}")
+    check(changed.structured_content["title"] == title, f"{label}: the title changed")
+    check(changed.structured_content == rest(f"/v1/users/{USER}", token),
+          f"{label}: the change, as REST reads it")
+    stale = await client.call_tool("update_user",
+                                   {"user_id": USER, "if_match": profile["etag"], "title": "x"})
+    check(stale.is_error and stale.structured_content["error"]["code"] == "CONFLICT",
+          f"{label}: a stale etag: {stale.structured_content}")
+    await same(client, "update_user", {"user_id": USER, "email": "x@example.com", "title": ""},
+               rest_patch(f"/v1/users/{USER}", token, {"email": "x@example.com", "title": ""}),
+               f"{label}: fields that cannot be changed", error=True)
+
     # A protocol failure: a JSON-RPC error, not a tool result.
     try:
         await client.call_tool("delete_everything", {})
@@ -203,7 +232,8 @@ def without_a_token():
     metadata = httpx2.get(metadata_url).json()
     check(metadata["resource"] == BASE + "/mcp", f"metadata names the resource: {metadata}")
     check(set(metadata["scopes_supported"])
-          == {"audit_logs:read", "jobs:read", "organization:read", "audit_logs:write"},
+          == {"audit_logs:read", "jobs:read", "organization:read", "audit_logs:write",
+              "users:read", "users:write"},
           f"metadata names the scopes: {metadata}")
 
 

@@ -198,7 +198,8 @@ enum TokenCommand {
         /// The user the token acts as (its organization is the user's).
         #[arg(long)]
         user: UserId,
-        /// Comma-separated scopes: audit_logs:read, jobs:read, organization:read.
+        /// Comma-separated scopes: audit_logs:read, jobs:read, organization:read, audit_logs:write,
+        /// users:read, users:write.
         #[arg(long, value_delimiter = ',', required = true)]
         scopes: Vec<Scope>,
         /// A name for people.

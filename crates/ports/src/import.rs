@@ -370,3 +370,24 @@ impl ImportDocument {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use recruit_domain::model::FieldSource;
+
+    use super::*;
+
+    #[test]
+    fn the_example_of_the_import_format_imports() {
+        let doc = include_str!("../../../docs/import-format.md");
+        let start = doc.find("An example with one of each:").expect("the example");
+        let block = &doc[start..];
+        let json = &block[block.find("```json\n").expect("a JSON block") + 8..];
+        let json = &json[..json.find("```").expect("the block's end")];
+        let example: ImportDocument = serde_json::from_str(json).expect("the example parses");
+        assert_eq!(example.check(&ExistingIds::default()), Ok(()));
+        let sources = example.organizations[0].profile_field_sources;
+        assert_eq!((sources.name, sources.title), (FieldSource::Scim, FieldSource::Api));
+        assert_eq!(example.users[0].title.as_deref(), Some("Head of Talent"));
+    }
+}
