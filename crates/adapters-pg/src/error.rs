@@ -34,6 +34,31 @@ pub(crate) fn copy_error(e: tokio_postgres::Error) -> StoreError {
     }
 }
 
+/// Translates an error of a write on a `COPY` connection: as [`copy_error`], and a unique
+/// violation is a conflict, a foreign-key violation a missing reference.
+pub(crate) fn write_error(e: tokio_postgres::Error) -> StoreError {
+    use tokio_postgres::error::SqlState;
+    match e.code() {
+        Some(c) if *c == SqlState::UNIQUE_VIOLATION => StoreError::Conflict(e.to_string()),
+        Some(c) if *c == SqlState::FOREIGN_KEY_VIOLATION => StoreError::NotFound,
+        _ => copy_error(e),
+    }
+}
+
+/// Translates a failure to get a connection of the `COPY` pool, as [`pool_error`] does.
+pub(crate) fn writer_pool_error(e: PoolError<tokio_postgres::Error>) -> StoreError {
+    match e {
+        PoolError::Timeout(TimeoutType::Wait) => {
+            StoreError::Unavailable("no database connection was free in time".into())
+        }
+        PoolError::Timeout(_) => {
+            StoreError::Unavailable("connecting to the database took too long".into())
+        }
+        PoolError::Backend(e) => copy_error(e),
+        other => StoreError::Unavailable(other.to_string()),
+    }
+}
+
 /// Translates a diesel error at the seam.
 pub(crate) fn store_error(e: DieselError) -> StoreError {
     let e = match recruit_adapters_diesel::common_error(e) {

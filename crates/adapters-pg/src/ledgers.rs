@@ -148,32 +148,31 @@ impl Ledgers for PgStore {
         .map_err(store_error)
     }
 
+    /// On a connection of the `COPY` pool: the key completed, then the entries and the audit
+    /// rows by binary `COPY`, in one transaction.
     async fn record_privacy_accesses(&self, write: &AccessesWrite) -> Result<(), StoreError> {
-        use crate::schema::idempotency_keys as keys;
         let rows = neutral::AccessRows::new(write)?;
+        let entries: Vec<LedgerRow> =
+            rows.privacy_audit_logs.into_iter().map(LedgerRow::from).collect();
+        let audit = [AuditRow::from(rows.api)];
+        let tool: Vec<ToolAuditRow> = rows.tool.into_iter().map(ToolAuditRow::from).collect();
         let done =
             IdempotencyRow::from(neutral::IdempotencyRow::completed(&write.claim, &write.response));
-        let claim = &write.claim;
-        let mut c = self.conn().await?;
-        c.transaction::<_, TxError, _>(async |c| {
-            let held = keys::table
-                .find((claim.organization_id.uuid(), claim.key.as_str()))
-                .filter(keys::fingerprint.eq(claim.fingerprint.as_slice()))
-                .filter(keys::response.is_null());
-            let completed = diesel::update(held)
-                .set((
-                    keys::locked_until.eq(done.locked_until),
-                    keys::status.eq(done.status),
-                    keys::response.eq(&done.response),
-                ))
-                .execute(c)
-                .await?;
-            claim.completed(completed)?;
-            recruit_ports::insert_access_rows!(insert_rows!(c), rows);
-            Ok(())
-        })
+        let mut client = self.writers.get().await.map_err(writer_pool_error)?;
+        let tx = client.transaction().await.map_err(write_error)?;
+        let completed = tokio_postgres::Transaction::execute(
+            &tx,
+            "UPDATE idempotency_keys SET locked_until = NULL, status = $1, response = $2 \
+             WHERE organization_id = $3 AND key = $4 AND fingerprint = $5 AND response IS NULL",
+            &[&done.status, &done.response, &done.organization_id, &done.key, &done.fingerprint],
+        )
         .await
-        .map_err(StoreError::from)
+        .map_err(write_error)?;
+        write.claim.completed(usize::try_from(completed).unwrap_or(usize::MAX))?;
+        crate::copy::copy_rows(&tx, &entries).await.map_err(write_error)?;
+        crate::copy::copy_rows(&tx, &audit).await.map_err(write_error)?;
+        crate::copy::copy_rows(&tx, &tool).await.map_err(write_error)?;
+        tx.commit().await.map_err(write_error)
     }
 
     async fn purge_idempotency_keys(&self, now: Timestamp) -> Result<usize, StoreError> {

@@ -89,6 +89,8 @@ impl PgConfig {
 pub struct PgStore {
     pool: Pool<AsyncPgConnection>,
     copy: Arc<CopySettings>,
+    /// Connections that record accesses by `COPY`, beside the pool's.
+    writers: copy::CopyPool,
     credentials: Option<Arc<credentials::CredentialCache>>,
 }
 
@@ -142,7 +144,15 @@ impl PgStore {
             .filter(|age| !age.is_zero())
             .map(|max_age| credentials::CredentialCache::start(direct.clone(), max_age));
         let copy = Arc::new(CopySettings { config: direct, setup: Arc::clone(&setup) });
-        Ok(Self { pool, copy, credentials })
+        let writers = deadpool::managed::Pool::builder(copy::CopyManager(Arc::clone(&copy)))
+            .max_size(config.pool_size.max(1))
+            .wait_timeout(Some(config.wait_timeout))
+            .create_timeout(Some(config.connect_timeout))
+            .recycle_timeout(Some(config.connect_timeout))
+            .runtime(deadpool::Runtime::Tokio1)
+            .build()
+            .map_err(|e| StoreError::other(format!("cannot build the PostgreSQL pool: {e}")))?;
+        Ok(Self { pool, copy, writers, credentials })
     }
 
     /// Applies the migrations not applied yet; returns how many ran. Idempotent, and safe to

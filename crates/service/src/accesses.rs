@@ -72,9 +72,25 @@ pub fn fingerprint(operation: &str, body: &Value) -> [u8; 32] {
     let mut hash = Sha256::new();
     hash.update(operation.as_bytes());
     hash.update(b"\n");
-    // serde_json's map is ordered by key, so this is the normalised form.
-    hash.update(body.to_string().as_bytes());
+    // serde_json's map is ordered by key, so this is the normalised form; it is written
+    // straight into the hash.
+    let mut writer = HashWriter(&mut hash);
+    // Writing into a hash does not fail, nor does serializing a JSON value.
+    let _ = serde_json::to_writer(&mut writer, body);
     hash.finalize().into()
+}
+
+/// A hash as an `io::Write`.
+struct HashWriter<'a>(&'a mut Sha256);
+
+impl std::io::Write for HashWriter<'_> {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.update(bytes);
+        Ok(bytes.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// The entries of a request body `{"entries": [ … ]}`, each checked field by field; every
@@ -115,9 +131,9 @@ pub fn entries(
     let mut out = Vec::with_capacity(list.len());
     let mut seen = std::collections::HashMap::new();
     for (i, value) in list.iter().enumerate() {
-        let at = format!("entries[{i}]");
+        let at = At::Entry(i);
         let Some(fields) = value.as_object() else {
-            problems.push(ErrorDetail::field(&at, "must be an object"));
+            problems.push(ErrorDetail::field(at.to_string(), "must be an object"));
             continue;
         };
         if let Some(entry) = entry(fields, &at, latest, problems) {
@@ -133,16 +149,38 @@ pub fn entries(
     (problems.len() == before).then_some(out)
 }
 
+/// Where a value is in the request, written out only for a problem: a request of 1 000 valid
+/// entries builds no path at all.
+#[derive(Clone, Copy)]
+enum At<'a> {
+    /// `entries[i]`.
+    Entry(usize),
+    /// `{parent}.{name}`.
+    Field(&'a At<'a>, &'a str),
+    /// `{parent}[i]`.
+    Item(&'a At<'a>, usize),
+}
+
+impl std::fmt::Display for At<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Entry(i) => write!(f, "entries[{i}]"),
+            Self::Field(parent, name) => write!(f, "{parent}.{name}"),
+            Self::Item(parent, i) => write!(f, "{parent}[{i}]"),
+        }
+    }
+}
+
 /// One entry's fields, each parsed on its own so that every problem is found.
 fn entry(
     fields: &Map<String, Value>,
-    at: &str,
+    at: &At<'_>,
     latest: Timestamp,
     problems: &mut Vec<ErrorDetail>,
 ) -> Option<NewEntry> {
     let before = problems.len();
     for (name, value) in fields {
-        nul_free(value, &format!("{at}.{name}"), problems);
+        nul_free(value, &At::Field(at, name), problems);
     }
     if problems.len() > before {
         return None;
@@ -168,12 +206,12 @@ fn entry(
         field("access_menu_path"),
         field("activity_category"),
     );
-    let id = id.and_then(|v| parse::<PrivacyAuditLogId>(v, &format!("{at}.id"), problems));
-    let access_time =
-        access_time.and_then(|v| parse::<Timestamp>(v, &format!("{at}.access_time"), problems));
+    let id = id.and_then(|v| parse::<PrivacyAuditLogId>(v, &At::Field(at, "id"), problems));
+    let time_at = At::Field(at, "access_time");
+    let access_time = access_time.and_then(|v| parse::<Timestamp>(v, &time_at, problems));
     if let Some(t) = access_time.filter(|t| *t > latest) {
         problems.push(ErrorDetail::field(
-            format!("{at}.access_time"),
+            time_at.to_string(),
             format!(
                 "is more than {} minutes in the future ({t}); an access is recorded when it \
                  happens",
@@ -182,11 +220,11 @@ fn entry(
         ));
     }
     let account_id =
-        account_id.and_then(|v| parse::<AccountId>(v, &format!("{at}.account_id"), problems));
-    let ips = ips.and_then(|v| ip_addresses(v, &format!("{at}.ip_addresses"), problems));
-    let subject = subject
-        .map(integral_count)
-        .and_then(|v| parse::<DataSubject>(&v, &format!("{at}.data_subject"), problems));
+        account_id.and_then(|v| parse::<AccountId>(v, &At::Field(at, "account_id"), problems));
+    let ips = ips.and_then(|v| ip_addresses(v, &At::Field(at, "ip_addresses"), problems));
+    let subject = subject.and_then(|v| {
+        parse::<DataSubject>(&integral_count(v), &At::Field(at, "data_subject"), problems)
+    });
     if let Some(DataSubject::Bulk { bulk_count: Some(n), .. }) = &subject
         && i64::try_from(*n).is_err()
     {
@@ -195,21 +233,18 @@ fn entry(
             format!("must be at most {}", i64::MAX),
         ));
     }
-    let data =
-        data.and_then(|v| parse::<Vec<AccessData>>(v, &format!("{at}.access_data"), problems));
+    let data_at = At::Field(at, "access_data");
+    let data = data.and_then(|v| parse::<Vec<AccessData>>(v, &data_at, problems));
     if data.as_ref().is_some_and(Vec::is_empty) {
-        problems.push(ErrorDetail::field(
-            format!("{at}.access_data"),
-            "must name at least one category",
-        ));
+        problems.push(ErrorDetail::field(data_at.to_string(), "must name at least one category"));
     }
-    let menu = menu.and_then(|v| text(v, &format!("{at}.access_menu"), problems));
-    let path = path.and_then(|v| text(v, &format!("{at}.access_menu_path"), problems));
+    let menu = menu.and_then(|v| text(v, &At::Field(at, "access_menu"), problems));
+    let path = path.and_then(|v| text(v, &At::Field(at, "access_menu_path"), problems));
     let category = category.and_then(|v| {
-        let name = format!("{at}.activity_category");
+        let name = At::Field(at, "activity_category");
         let category = parse::<ActivityCategory>(v, &name, problems)?;
         if category.as_str().is_empty() {
-            problems.push(ErrorDetail::field(name, "must not be empty"));
+            problems.push(ErrorDetail::field(name.to_string(), "must not be empty"));
             return None;
         }
         Some(category)
@@ -234,52 +269,59 @@ fn entry(
 }
 
 /// A data subject with its `bulk_count` as an integer when JSON wrote it as a number with a
-/// zero fraction (`9999.0`): JSON Schema's `integer` takes it, so the API does too.
-fn integral_count(subject: &Value) -> Value {
+/// zero fraction (`9999.0`): JSON Schema's `integer` takes it, so the API does too. Borrowed
+/// unless there is such a count to rewrite.
+fn integral_count(subject: &Value) -> std::borrow::Cow<'_, Value> {
+    let integral = subject
+        .get("bulk_count")
+        .and_then(|count| count.as_f64().filter(|_| !count.is_u64() && !count.is_i64()))
+        .filter(|f| *f >= 0.0 && f.fract() == 0.0 && *f <= u64::MAX as f64);
+    let Some(f) = integral else {
+        return std::borrow::Cow::Borrowed(subject);
+    };
     let mut subject = subject.clone();
-    if let Some(count) = subject.get_mut("bulk_count")
-        && let Some(f) = count.as_f64().filter(|_| !count.is_u64() && !count.is_i64())
-        && f >= 0.0
-        && f.fract() == 0.0
-        && f <= u64::MAX as f64
-    {
+    if let Some(count) = subject.get_mut("bulk_count") {
         // In range and integral: the conversion is exact up to f64's precision.
         *count = Value::from(f as u64);
     }
-    subject
+    std::borrow::Cow::Owned(subject)
 }
 
 /// Reports every string in `value` holding the NUL character, which no store keeps as text.
-fn nul_free(value: &Value, at: &str, problems: &mut Vec<ErrorDetail>) {
+fn nul_free(value: &Value, at: &At<'_>, problems: &mut Vec<ErrorDetail>) {
     match value {
         Value::String(s) if s.contains('\0') => {
-            problems.push(ErrorDetail::field(at, "must not contain the NUL character"));
+            problems.push(ErrorDetail::field(at.to_string(), "must not contain the NUL character"));
         }
         Value::Array(items) => {
             for (i, item) in items.iter().enumerate() {
-                nul_free(item, &format!("{at}[{i}]"), problems);
+                nul_free(item, &At::Item(at, i), problems);
             }
         }
         Value::Object(fields) => {
             for (name, item) in fields {
-                nul_free(item, &format!("{at}.{name}"), problems);
+                nul_free(item, &At::Field(at, name), problems);
             }
         }
         _ => {}
     }
 }
 
-/// A value of type `T`, or a problem at `at` (and below it, for nested values).
+/// A value of type `T`, or a problem at `at` (and below it, for nested values). Deserialized
+/// directly; only a value that fails is deserialized again to find where, inside it, it fails.
 fn parse<T: serde::de::DeserializeOwned>(
     value: &Value,
-    at: &str,
+    at: &At<'_>,
     problems: &mut Vec<ErrorDetail>,
 ) -> Option<T> {
+    if let Ok(v) = T::deserialize(value) {
+        return Some(v);
+    }
     match serde_path_to_error::deserialize::<_, T>(value) {
         Ok(v) => Some(v),
         Err(e) => {
             let path = e.path().to_string();
-            let at = if path == "." { at.to_owned() } else { format!("{at}.{path}") };
+            let at = if path == "." { at.to_string() } else { format!("{at}.{path}") };
             let reason = e.inner().to_string();
             problems.push(ErrorDetail::field(at, reason));
             None
@@ -288,12 +330,16 @@ fn parse<T: serde::de::DeserializeOwned>(
 }
 
 /// 1 to [`MAX_IP_ADDRESSES`] IP addresses, each in canonical text form.
-fn ip_addresses(value: &Value, at: &str, problems: &mut Vec<ErrorDetail>) -> Option<Vec<String>> {
+fn ip_addresses(
+    value: &Value,
+    at: &At<'_>,
+    problems: &mut Vec<ErrorDetail>,
+) -> Option<Vec<String>> {
     let list: Vec<String> = parse(value, at, problems)?;
     if list.is_empty() || list.len() > MAX_IP_ADDRESSES {
         let n = list.len();
         problems.push(ErrorDetail::field(
-            at,
+            at.to_string(),
             format!("must hold 1 to {MAX_IP_ADDRESSES} addresses; it holds {n}"),
         ));
         return None;
@@ -302,20 +348,22 @@ fn ip_addresses(value: &Value, at: &str, problems: &mut Vec<ErrorDetail>) -> Opt
     for (i, text) in list.iter().enumerate() {
         match text.parse::<IpAddr>() {
             Ok(ip) => out.push(ip.to_string()),
-            Err(_) => problems
-                .push(ErrorDetail::field(format!("{at}[{i}]"), "is not an IPv4 or IPv6 address")),
+            Err(_) => problems.push(ErrorDetail::field(
+                At::Item(at, i).to_string(),
+                "is not an IPv4 or IPv6 address",
+            )),
         }
     }
     (out.len() == list.len()).then_some(out)
 }
 
 /// Text of 1 to [`MAX_MENU_LEN`] characters.
-fn text(value: &Value, at: &str, problems: &mut Vec<ErrorDetail>) -> Option<String> {
+fn text(value: &Value, at: &At<'_>, problems: &mut Vec<ErrorDetail>) -> Option<String> {
     let text: String = parse(value, at, problems)?;
     let len = text.chars().count();
     if len == 0 || len > MAX_MENU_LEN {
         problems.push(ErrorDetail::field(
-            at,
+            at.to_string(),
             format!("must be 1 to {MAX_MENU_LEN} characters; it has {len}"),
         ));
         return None;

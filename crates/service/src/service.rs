@@ -459,12 +459,15 @@ impl Service {
                 }
             })
             .collect();
-        let shown: Vec<&PrivacyAuditLog> = entries.iter().map(|e| &e.entry).collect();
-        let response = serde_json::to_vec(&serde_json::json!({ "entries": shown })).map_err(|e| {
-            ServiceError {
-                cause: Some(format!("the response could not be serialized: {e}").into()),
-                ..ServiceError::internal()
-            }
+        /// The response's shape, serialized as it is.
+        #[derive(serde::Serialize)]
+        struct Shown<'a> {
+            entries: Vec<&'a PrivacyAuditLog>,
+        }
+        let shown = Shown { entries: entries.iter().map(|e| &e.entry).collect() };
+        let response = serde_json::to_vec(&shown).map_err(|e| ServiceError {
+            cause: Some(format!("the response could not be serialized: {e}").into()),
+            ..ServiceError::internal()
         });
         let response = match response {
             Ok(body) => StoredResponse { status: CREATED, body },
