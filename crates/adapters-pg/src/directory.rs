@@ -4,7 +4,8 @@
 use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
-use recruit_domain::{JobId, OrganizationId, User, UserId};
+use recruit_adapters_diesel::Column;
+use recruit_domain::{JobId, OrganizationId, Timestamp, User, UserId};
 use recruit_ports::rows as neutral;
 use recruit_ports::{
     Directory, JobRecord, LedgerEntry, OrganizationRecord, ProfileUpdate, StoreError,
@@ -73,15 +74,11 @@ impl Directory for PgStore {
     async fn update_user(&self, update: &ProfileUpdate) -> Result<User, StoreError> {
         let user = UserRow::from(neutral::UserRow::new(&update.user));
         let logged = neutral::LedgerRow::new(&update.entry)?;
-        let mut read: Vec<_> = update.read.iter().map(|(id, at)| (id.uuid(), *at)).collect();
-        read.sort_unstable();
-        read.dedup();
+        let ids = update.read_ids();
         let org = user.organization_id;
         let mut c = self.conn().await?;
         c.transaction::<_, TxError, _>(async |c| {
-            // The users the decision read, locked in the order of their ids (so that concurrent
-            // changes wait for each other instead of deadlocking), must be as read.
-            let ids: Vec<_> = read.iter().map(|(id, _)| *id).collect();
+            // The users the decision read, locked in the order of their ids, must be as read.
             let stored: Vec<(recruit_domain::Uuid, chrono::DateTime<chrono::Utc>)> = users::table
                 .filter(users::organization_id.eq(org).and(users::id.eq_any(&ids)))
                 .order(users::id)
@@ -89,15 +86,11 @@ impl Directory for PgStore {
                 .for_update()
                 .load(c)
                 .await?;
-            let as_read = stored.len() == read.len()
-                && stored.iter().zip(&read).all(|((id, at), (read_id, read_at))| {
-                    id == read_id && *at == read_at.as_datetime()
-                });
-            if !as_read {
-                return Err(
-                    StoreError::Conflict("the user changed since it was read".into()).into()
-                );
-            }
+            let stored = stored
+                .into_iter()
+                .map(|(id, at)| Ok((id, <Timestamp as Column<Postgres>>::load(at)?)))
+                .collect::<Result<_, StoreError>>()?;
+            update.check_read(stored)?;
             let changed = diesel::update(users::table.find((org, user.id)))
                 .set((
                     users::name.eq(&user.name),

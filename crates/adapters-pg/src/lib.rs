@@ -103,6 +103,21 @@ impl std::fmt::Debug for PgStore {
     }
 }
 
+/// A pool of `manager`'s connections with the configured size and timeouts.
+fn build_pool<M: deadpool::managed::Manager>(
+    manager: M,
+    config: &PgConfig,
+) -> Result<deadpool::managed::Pool<M>, StoreError> {
+    deadpool::managed::Pool::builder(manager)
+        .max_size(config.pool_size.max(1))
+        .wait_timeout(Some(config.wait_timeout))
+        .create_timeout(Some(config.connect_timeout))
+        .recycle_timeout(Some(config.connect_timeout))
+        .runtime(deadpool::Runtime::Tokio1)
+        .build()
+        .map_err(|e| StoreError::other(format!("cannot build the PostgreSQL pool: {e}")))
+}
+
 type Conn = deadpool::managed::Object<AsyncDieselConnectionManager<AsyncPgConnection>>;
 
 impl PgStore {
@@ -125,14 +140,7 @@ impl PgStore {
             &config.url,
             manager,
         );
-        let pool = Pool::builder(manager)
-            .max_size(config.pool_size.max(1))
-            .wait_timeout(Some(config.wait_timeout))
-            .create_timeout(Some(config.connect_timeout))
-            .recycle_timeout(Some(config.connect_timeout))
-            .runtime(deadpool::Runtime::Tokio1)
-            .build()
-            .map_err(|e| StoreError::other(format!("cannot build the PostgreSQL pool: {e}")))?;
+        let pool = build_pool(manager, config)?;
         // Connections outside the pool (COPY, listening for credential changes).
         let mut direct: tokio_postgres::Config = config
             .url
@@ -144,14 +152,7 @@ impl PgStore {
             .filter(|age| !age.is_zero())
             .map(|max_age| credentials::CredentialCache::start(direct.clone(), max_age));
         let copy = Arc::new(CopySettings { config: direct, setup: Arc::clone(&setup) });
-        let writers = deadpool::managed::Pool::builder(copy::CopyManager(Arc::clone(&copy)))
-            .max_size(config.pool_size.max(1))
-            .wait_timeout(Some(config.wait_timeout))
-            .create_timeout(Some(config.connect_timeout))
-            .recycle_timeout(Some(config.connect_timeout))
-            .runtime(deadpool::Runtime::Tokio1)
-            .build()
-            .map_err(|e| StoreError::other(format!("cannot build the PostgreSQL pool: {e}")))?;
+        let writers = build_pool(copy::CopyManager(Arc::clone(&copy)), config)?;
         Ok(Self { pool, copy, writers, credentials })
     }
 

@@ -300,24 +300,25 @@ impl Directory for SqliteStore {
     async fn update_user(&self, update: &ProfileUpdate) -> Result<User, StoreError> {
         let user = UserRow::from(neutral::UserRow::new(&update.user));
         let logged = neutral::LedgerRow::new(&update.entry)?;
-        let mut read: Vec<_> =
-            update.read.iter().map(|(id, at)| (blob(id.uuid()), at.unix_micros())).collect();
-        read.sort_unstable();
-        read.dedup();
+        let ids: Vec<Vec<u8>> = update.read_ids().into_iter().map(blob).collect();
+        let decision = update.clone();
         self.transaction(move |c| -> Result<(), TxError> {
             // The transaction holds the write lock: what is read here stays so until it ends.
-            let ids: Vec<&Vec<u8>> = read.iter().map(|(id, _)| id).collect();
             let stored: Vec<(Vec<u8>, i64)> = users::table
                 .filter(users::organization_id.eq(&user.organization_id))
-                .filter(users::id.eq_any(ids))
-                .order(users::id)
+                .filter(users::id.eq_any(&ids))
                 .select((users::id, users::updated_at))
                 .load(c)?;
-            if stored != read {
-                return Err(
-                    StoreError::Conflict("the user changed since it was read".into()).into()
-                );
-            }
+            let stored = stored
+                .into_iter()
+                .map(|(id, at)| {
+                    Ok((
+                        uuid(&id)?,
+                        <Timestamp as recruit_adapters_diesel::Column<Sqlite3>>::load(at)?,
+                    ))
+                })
+                .collect::<Result<_, StoreError>>()?;
+            decision.check_read(stored)?;
             let changed = diesel::update(users::table.find((&user.organization_id, &user.id)))
                 .set((
                     users::name.eq(&user.name),

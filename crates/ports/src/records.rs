@@ -367,6 +367,33 @@ pub struct ProfileUpdate {
     pub entry: LedgerEntry,
 }
 
+impl ProfileUpdate {
+    /// The users the decision read, each once, in ascending order: the order a store locks
+    /// them in, so that concurrent changes wait for each other rather than deadlock.
+    pub fn read_ids(&self) -> Vec<Uuid> {
+        let mut ids: Vec<Uuid> = self.read.iter().map(|(id, _)| id.uuid()).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids
+    }
+
+    /// Whether the users of [`ProfileUpdate::read_ids`] are stored as the decision read them:
+    /// `stored` is what the store holds of them (id and `updated_at`, in any order; a user not
+    /// stored is left out). `Conflict` otherwise.
+    pub fn check_read(&self, mut stored: Vec<(Uuid, Timestamp)>) -> Result<(), crate::StoreError> {
+        let mut read: Vec<(Uuid, Timestamp)> =
+            self.read.iter().map(|(id, at)| (id.uuid(), *at)).collect();
+        read.sort_unstable();
+        read.dedup();
+        stored.sort_unstable();
+        if stored == read {
+            Ok(())
+        } else {
+            Err(crate::StoreError::Conflict("a user changed since it was read".into()))
+        }
+    }
+}
+
 /// Which audit ledger entries an operator lists: newest first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AuditListQuery {
