@@ -710,7 +710,7 @@ fn demo_mode_prints_what_works() {
             url.split_once(&format!("127.0.0.1:{port}")).unwrap().1.to_owned()
         })
         .collect();
-    assert_eq!(paths.len(), 3, "{printed}");
+    assert_eq!(paths.len(), 4, "{printed}");
     for path in &paths {
         let (status, json) = server.get(path, &owner);
         assert_eq!(status, 200, "{path}: {json}");
@@ -722,6 +722,10 @@ fn demo_mode_prints_what_works() {
     let job = paths.iter().find(|p| p.contains("/v1/jobs/")).unwrap();
     let (status, json) = server.get(job, &member);
     assert_eq!((status, code(&json)), (403, "PERMISSION_DENIED"));
+    // The profile shown is the member's own.
+    let profile = paths.iter().find(|p| p.contains("/v1/users/")).unwrap();
+    let (status, json) = server.get(profile, &member);
+    assert_eq!((status, json["role"].as_str()), (200, Some("MEMBER")), "{json}");
     assert!(server.stop().success());
 
     // Again, on the same database: nothing changes.
