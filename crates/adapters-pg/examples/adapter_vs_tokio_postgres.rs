@@ -1,5 +1,5 @@
 //! Scenario 3 of the benchmarks: the job read through this adapter (diesel-async, its pool, the
-//! mapping into a `JobRecord`) against the same two queries through bare `tokio-postgres` with
+//! mapping into a `JobRecord`) against the same three queries through bare `tokio-postgres` with
 //! prepared statements, pipelined the same way, decoded into owned values, at the same
 //! concurrency, in one process. Prints queries (job reads) per second of each and the ratio.
 //!
@@ -20,12 +20,15 @@ use tokio_postgres::types::Type;
 
 const JOB: &str = "SELECT j.organization_id, j.id, j.name, j.status, j.confidential, j.locations, \
     j.ats_type, j.ats_id, j.created_at, j.updated_at, j.default_task_queue_id, j.remote_ats_id, \
-    j.remote_name, j.remote_status, j.locale, s.* FROM jobs j JOIN job_settings s \
+    j.remote_name, j.remote_status, j.locale, s.*, d.* FROM jobs j JOIN job_settings s \
     ON s.organization_id = j.organization_id AND s.job_id = j.id \
+    JOIN organization_scheduling_defaults d ON d.organization_id = j.organization_id \
     WHERE j.organization_id = $1 AND j.id = $2";
 const TEAM: &str = "SELECT t.role, t.user_id, u.name FROM job_hiring_team t JOIN users u \
     ON u.organization_id = t.organization_id AND u.id = t.user_id \
     WHERE t.organization_id = $1 AND t.job_id = $2 ORDER BY t.position";
+const STAGES: &str = "SELECT organization_id, job_id, position, id, name FROM job_stages \
+    WHERE organization_id = $1 AND job_id = $2 ORDER BY position";
 
 /// Decodes every column of `row` into an owned value, as a hand-written mapping would.
 fn decode(row: &tokio_postgres::Row) -> usize {
@@ -68,18 +71,24 @@ async fn bare(url: &str, concurrency: usize, seconds: u64) -> f64 {
         tokio::spawn(connection);
         let job = client.prepare(JOB).await.expect("prepares");
         let team = client.prepare(TEAM).await.expect("prepares");
-        clients.push(Arc::new((client, job, team)));
+        let stages = client.prepare(STAGES).await.expect("prepares");
+        clients.push(Arc::new((client, job, team, stages)));
     }
     let org = Uuid::from_u128(ORG_A);
     run(concurrency, seconds, move |task| {
         let client = Arc::clone(&clients[task % clients.len()]);
         async move {
-            let (client, job, team) = &*client;
+            let (client, job, team, stages) = &*client;
             let id = job_id(ORG_A, 1 + (task % 2) as u128).uuid();
             let params: [&(dyn tokio_postgres::types::ToSql + Sync); 2] = [&org, &id];
-            let (row, members) =
-                tokio::join!(client.query_one(job, &params), client.query(team, &params));
-            decode(&row.expect("reads")) + members.expect("reads").iter().map(decode).sum::<usize>()
+            let (row, members, stages) = tokio::join!(
+                client.query_one(job, &params),
+                client.query(team, &params),
+                client.query(stages, &params)
+            );
+            decode(&row.expect("reads"))
+                + members.expect("reads").iter().map(decode).sum::<usize>()
+                + stages.expect("reads").iter().map(decode).sum::<usize>()
         }
     })
     .await

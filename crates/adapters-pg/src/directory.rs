@@ -23,8 +23,12 @@ impl Directory for PgStore {
         // Both queries go out together, pipelined on the connection: one round trip.
         let (mut first, mut second) = (&*c, &*c);
         let row = organizations::table
-            .find(id.uuid())
-            .select(OrganizationRow::as_select())
+            .inner_join(
+                organization_scheduling_defaults::table
+                    .on(organization_scheduling_defaults::organization_id.eq(organizations::id)),
+            )
+            .filter(organizations::id.eq(id.uuid()))
+            .select((OrganizationRow::as_select(), SchedulingDefaultsRow::as_select()))
             .first(&mut first);
         let hours = organization_work_hours::table
             .filter(organization_work_hours::organization_id.eq(id.uuid()))
@@ -33,7 +37,8 @@ impl Directory for PgStore {
             .load(&mut second);
         let (row, hours) = tokio::join!(row, hours);
         let hours = hours.map_err(store_error)?.into_iter().map(Row::into_neutral);
-        row.map_err(store_error)?.into_neutral()?.into_record(hours.collect::<Result<_, _>>()?)
+        let (row, defaults) = row.map_err(store_error)?;
+        row.into_neutral()?.into_record(hours.collect::<Result<_, _>>()?, defaults.into_neutral()?)
     }
 
     async fn user(&self, organization: OrganizationId, id: UserId) -> Result<User, StoreError> {
@@ -127,17 +132,25 @@ impl Directory for PgStore {
     async fn job(&self, organization: OrganizationId, id: JobId) -> Result<JobRecord, StoreError> {
         let (org, job) = (organization.uuid(), id.uuid());
         let c = self.conn().await?;
-        // Both queries go out together, pipelined on the connection: one round trip.
-        let (mut one, mut two) = (&*c, &*c);
-        let first = jobs::table
-            .inner_join(
-                job_settings::table.on(job_settings::organization_id
-                    .eq(jobs::organization_id)
-                    .and(job_settings::job_id.eq(jobs::id))),
-            )
-            .filter(jobs::organization_id.eq(org).and(jobs::id.eq(job)))
-            .select((JobRow::as_select(), JobSettingsRow::as_select()))
-            .first(&mut one);
+        // The three queries go out together, pipelined on the connection: one round trip.
+        let (mut one, mut two, mut three) = (&*c, &*c, &*c);
+        let first =
+            jobs::table
+                .inner_join(
+                    job_settings::table.on(job_settings::organization_id
+                        .eq(jobs::organization_id)
+                        .and(job_settings::job_id.eq(jobs::id))),
+                )
+                .inner_join(organization_scheduling_defaults::table.on(
+                    organization_scheduling_defaults::organization_id.eq(jobs::organization_id),
+                ))
+                .filter(jobs::organization_id.eq(org).and(jobs::id.eq(job)))
+                .select((
+                    JobRow::as_select(),
+                    JobSettingsRow::as_select(),
+                    SchedulingDefaultsRow::as_select(),
+                ))
+                .first(&mut one);
         let team = job_hiring_team::table
             .inner_join(
                 users::table.on(users::organization_id
@@ -148,12 +161,20 @@ impl Directory for PgStore {
             .order(job_hiring_team::position)
             .select((job_hiring_team::role, job_hiring_team::user_id, users::name))
             .load::<(String, recruit_domain::Uuid, String)>(&mut two);
-        let (first, team) = tokio::join!(first, team);
-        let (row, settings) = first.map_err(store_error)?;
+        let stages = job_stages::table
+            .filter(job_stages::organization_id.eq(org).and(job_stages::job_id.eq(job)))
+            .order(job_stages::position)
+            .select(JobStageRow::as_select())
+            .load(&mut three);
+        let (first, team, stages) = tokio::join!(first, team, stages);
+        let (row, settings, defaults) = first.map_err(store_error)?;
+        let stages = stages.map_err(store_error)?.into_iter().map(Row::into_neutral);
         neutral::job_record(
             row.into_neutral()?,
             settings.into_neutral()?,
+            defaults.into_neutral()?,
             team.map_err(store_error)?,
+            stages.collect::<Result<_, _>>()?,
         )
     }
 }

@@ -71,6 +71,15 @@ pub(crate) async fn look_up(
     {
         existing.jobs.insert(id.into());
     }
+    let stages_wanted = uuids(&mut l.job_stages.iter().map(|x| x.uuid()));
+    for id in job_stages::table
+        .filter(job_stages::id.eq_any(&stages_wanted))
+        .select(job_stages::id)
+        .load::<recruit_domain::Uuid>(c)
+        .await?
+    {
+        existing.job_stages.insert(id.into());
+    }
     let wanted: HashSet<_> = l.privacy_audit_logs.iter().copied().collect();
     let entry_ids = uuids(&mut l.privacy_audit_logs.iter().map(|(_, id)| id.uuid()));
     for part in entry_ids.chunks(LOOKUP_CHUNK) {

@@ -96,8 +96,6 @@ diesel::table! {
         job_id -> Uuid,
         name_is_custom -> Bool,
         name_show_interview_name -> Bool,
-        name_is_locked -> Bool,
-        name_level -> Text,
         info_is_custom -> Bool,
         info_can_show_info -> Bool,
         info_can_show_full_name -> Bool,
@@ -107,8 +105,6 @@ diesel::table! {
         info_can_show_profile_picture -> Bool,
         info_can_show_pronouns -> Bool,
         info_can_show_bio -> Bool,
-        info_is_locked -> Bool,
-        info_level -> Text,
         contact_is_custom -> Bool,
         contact_show_recruiter -> Bool,
         contact_show_coordinator -> Bool,
@@ -118,8 +114,6 @@ diesel::table! {
         contact_can_show_pronouns -> Bool,
         contact_can_show_bio -> Bool,
         contact_can_show_phone -> Bool,
-        contact_is_locked -> Bool,
-        contact_level -> Text,
     }
 }
 
@@ -222,6 +216,42 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    organization_scheduling_defaults (organization_id) {
+        organization_id -> Uuid,
+        name_show_interview_name -> Bool,
+        name_is_locked -> Bool,
+        info_can_show_info -> Bool,
+        info_can_show_full_name -> Bool,
+        info_can_show_job_title -> Bool,
+        info_can_show_linkedin -> Bool,
+        info_can_show_email -> Bool,
+        info_can_show_profile_picture -> Bool,
+        info_can_show_pronouns -> Bool,
+        info_can_show_bio -> Bool,
+        info_is_locked -> Bool,
+        contact_show_recruiter -> Bool,
+        contact_show_coordinator -> Bool,
+        contact_can_show_job_title -> Bool,
+        contact_can_show_linkedin -> Bool,
+        contact_can_show_profile_picture -> Bool,
+        contact_can_show_pronouns -> Bool,
+        contact_can_show_bio -> Bool,
+        contact_can_show_phone -> Bool,
+        contact_is_locked -> Bool,
+    }
+}
+
+diesel::table! {
+    job_stages (organization_id, job_id, position) {
+        organization_id -> Uuid,
+        job_id -> Uuid,
+        position -> Int4,
+        id -> Uuid,
+        name -> Text,
+    }
+}
+
 diesel::allow_tables_to_appear_in_same_query!(
     organizations,
     organization_work_hours,
@@ -237,4 +267,6 @@ diesel::allow_tables_to_appear_in_same_query!(
     tool_audit_log,
     server_secrets,
     idempotency_keys,
+    organization_scheduling_defaults,
+    job_stages,
 );

@@ -245,14 +245,21 @@ macro_rules! insert_rows {
 }
 
 fn load_organization(c: &mut SqliteConnection, org: &[u8]) -> Result<OrganizationRecord, TxError> {
-    let row = organizations::table.find(org).select(OrganizationRow::as_select()).first(c)?;
+    let (row, defaults) = organizations::table
+        .inner_join(
+            organization_scheduling_defaults::table
+                .on(organization_scheduling_defaults::organization_id.eq(organizations::id)),
+        )
+        .filter(organizations::id.eq(org))
+        .select((OrganizationRow::as_select(), SchedulingDefaultsRow::as_select()))
+        .first(c)?;
     let hours = organization_work_hours::table
         .filter(organization_work_hours::organization_id.eq(org))
         .order(organization_work_hours::position)
         .select(WorkHoursRow::as_select())
         .load(c)?;
     let hours = hours.into_iter().map(Row::into_neutral).collect::<Result<_, _>>()?;
-    Ok(row.into_neutral()?.into_record(hours)?)
+    Ok(row.into_neutral()?.into_record(hours, defaults.into_neutral()?)?)
 }
 
 fn load_token(c: &mut SqliteConnection, token: &[u8]) -> Result<ApiToken, TxError> {
@@ -351,16 +358,23 @@ impl Directory for SqliteStore {
 
     async fn job(&self, organization: OrganizationId, id: JobId) -> Result<JobRecord, StoreError> {
         let (org, job) = (blob(organization.uuid()), blob(id.uuid()));
-        let (row, settings, team) = self
+        let (row, settings, defaults, team, stages) = self
             .run(move |c| {
-                let (row, settings) = jobs::table
+                let (row, settings, defaults) = jobs::table
                     .inner_join(
                         job_settings::table.on(job_settings::organization_id
                             .eq(jobs::organization_id)
                             .and(job_settings::job_id.eq(jobs::id))),
                     )
+                    .inner_join(organization_scheduling_defaults::table.on(
+                        organization_scheduling_defaults::organization_id.eq(jobs::organization_id),
+                    ))
                     .filter(jobs::organization_id.eq(&org).and(jobs::id.eq(&job)))
-                    .select((JobRow::as_select(), JobSettingsRow::as_select()))
+                    .select((
+                        JobRow::as_select(),
+                        JobSettingsRow::as_select(),
+                        SchedulingDefaultsRow::as_select(),
+                    ))
                     .first(c)?;
                 let team = job_hiring_team::table
                     .inner_join(
@@ -376,14 +390,26 @@ impl Directory for SqliteStore {
                     .order(job_hiring_team::position)
                     .select((job_hiring_team::role, job_hiring_team::user_id, users::name))
                     .load::<(String, Vec<u8>, String)>(c)?;
-                Ok((row, settings, team))
+                let stages = job_stages::table
+                    .filter(job_stages::organization_id.eq(&org).and(job_stages::job_id.eq(&job)))
+                    .order(job_stages::position)
+                    .select(JobStageRow::as_select())
+                    .load(c)?;
+                Ok((row, settings, defaults, team, stages))
             })
             .await?;
         let team = team
             .into_iter()
             .map(|(role, user, name)| Ok((role, uuid(&user)?, name)))
             .collect::<Result<_, StoreError>>()?;
-        neutral::job_record(row.into_neutral()?, settings.into_neutral()?, team)
+        let stages = stages.into_iter().map(Row::into_neutral).collect::<Result<_, _>>()?;
+        neutral::job_record(
+            row.into_neutral()?,
+            settings.into_neutral()?,
+            defaults.into_neutral()?,
+            team,
+            stages,
+        )
     }
 }
 
@@ -703,6 +729,20 @@ fn look_up(c: &mut SqliteConnection, doc: &ImportDocument) -> Result<ExistingIds
         },
         |id, _| {
             existing.jobs.insert(rows::id(&id)?);
+            Ok(())
+        },
+    )?;
+    existing_pairs(
+        c,
+        blobs(lookups.job_stages.iter().map(|x| x.uuid()).collect()),
+        |c, part| {
+            job_stages::table
+                .filter(job_stages::id.eq_any(part))
+                .select((job_stages::id, job_stages::organization_id))
+                .load(c)
+        },
+        |id, _| {
+            existing.job_stages.insert(rows::id(&id)?);
             Ok(())
         },
     )?;

@@ -3,7 +3,7 @@
 
 use proptest::prelude::*;
 use recruit_domain::resource::{
-    ApiToken, Candidate, Job, Organization, PrivacyAuditLog, TaskQueue, User,
+    ApiToken, Candidate, Job, JobStage, Organization, PrivacyAuditLog, TaskQueue, User,
 };
 use recruit_domain::{AccountId, Id, JobId, ParseIdErrorKind, Resource, Uuid};
 use regex::{Regex, RegexBuilder};
@@ -209,6 +209,7 @@ macro_rules! for_every_type {
         $check::<Candidate>($($arg),*)?;
         $check::<PrivacyAuditLog>($($arg),*)?;
         $check::<TaskQueue>($($arg),*)?;
+        $check::<JobStage>($($arg),*)?;
         $check::<ApiToken>($($arg),*)?;
     }};
 }

@@ -75,7 +75,7 @@ fn job() -> Job {
                 can_show_pronouns: true,
                 can_show_bio: false,
                 is_locked: false,
-                level: SettingLevel::from("JOB"),
+                level: SettingLevel::Job,
             },
             recruiting_team_contact_info_setting: RecruitingTeamContactInfoSetting {
                 is_custom: false,
@@ -98,6 +98,18 @@ fn job() -> Job {
             },
             locale: "en-US".into(),
         },
+        job_stages: vec![
+            JobStage {
+                id: id("jst_0190c7d8e4a27cc3b1f0a2d4e6f80040"),
+                name: "Phone screen".into(),
+                position: 0,
+            },
+            JobStage {
+                id: id("jst_0190c7d8e4a27cc3b1f0a2d4e6f80041"),
+                name: "Onsite".into(),
+                position: 1,
+            },
+        ],
     }
 }
 
@@ -138,7 +150,11 @@ fn a_job_has_the_json_of_the_spec() {
                 "default_task_queue_id": "que_0190c7d8e4a27cc3b1f0a2d4e6f80004",
                 "remote_ats_hiring_process": {"ats_id": "hp-77", "name": "Engineering default", "status": "NOT_SET"},
                 "locale": "en-US"
-            }
+            },
+            "job_stages": [
+                {"id": "jst_0190c7d8e4a27cc3b1f0a2d4e6f80040", "name": "Phone screen", "position": 0},
+                {"id": "jst_0190c7d8e4a27cc3b1f0a2d4e6f80041", "name": "Onsite", "position": 1}
+            ]
         }),
     );
 }
@@ -177,6 +193,13 @@ fn an_organization_has_the_json_of_the_spec() {
                 recruiting_block: vec!["interview block".into()],
             },
         },
+        scheduling_defaults: SchedulingDefaults {
+            interview_name_setting: OrgDefault {
+                values: InterviewNameValues { show_interview_name: true },
+                is_locked: false,
+            },
+            ..SchedulingDefaults::BUILT_IN
+        },
         profile_field_sources: ProfileFieldSources {
             name: FieldSource::Scim,
             ..ProfileFieldSources::default()
@@ -205,6 +228,21 @@ fn an_organization_has_the_json_of_the_spec() {
                     "avoid": ["focus"],
                     "available_if_needed": [],
                     "recruiting_block": ["interview block"]
+                }
+            },
+            "scheduling_defaults": {
+                "interview_name_setting": {"show_interview_name": true, "is_locked": false},
+                "interviewer_info_setting": {
+                    "can_show_info": true, "can_show_full_name": true, "can_show_job_title": true,
+                    "can_show_linkedin": false, "can_show_email": false,
+                    "can_show_profile_picture": true, "can_show_pronouns": true, "can_show_bio": false,
+                    "is_locked": false
+                },
+                "recruiting_team_contact_info_setting": {
+                    "show_recruiter": true, "show_coordinator": true, "can_show_job_title": true,
+                    "can_show_linkedin": false, "can_show_profile_picture": false,
+                    "can_show_pronouns": true, "can_show_bio": false, "can_show_phone": false,
+                    "is_locked": false
                 }
             },
             "profile_field_sources": {

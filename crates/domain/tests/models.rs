@@ -97,6 +97,7 @@ prop_compose! {
         default_task_queue_id in id(),
         process in (text(), text(), open::<RemoteProcessStatus>(RemoteProcessStatus::KNOWN)),
         locale in text(),
+        stages in prop::collection::vec((id(), text()), 0..5),
     ) -> Job {
         let [l0, l1, l2] = levels;
         let f = flags;
@@ -120,6 +121,7 @@ prop_compose! {
                 remote_ats_hiring_process: RemoteAtsHiringProcess { ats_id: process.0, name: process.1, status: process.2 },
                 locale,
             },
+            job_stages: stages.into_iter().zip(0..).map(|((id, name), position)| JobStage { id, name, position }).collect(),
         }
     }
 }
@@ -148,9 +150,10 @@ prop_compose! {
         keywords in (texts(), texts(), texts(), texts()),
         app_url in text(),
         sources in prop::array::uniform4(prop::sample::select(FieldSource::ALL.to_vec())),
+        scheduling_defaults in scheduling_defaults(),
     ) -> Organization {
         Organization {
-            id, name, domain, app_url,
+            id, name, domain, app_url, scheduling_defaults,
             profile_field_sources: ProfileFieldSources {
                 name: sources[0], title: sources[1], manager: sources[2], linkedin_url: sources[3],
             },
@@ -166,6 +169,50 @@ prop_compose! {
             },
         }
     }
+}
+
+fn scheduling_defaults() -> impl Strategy<Value = SchedulingDefaults> {
+    (any::<[bool; 20]>()).prop_map(|f| SchedulingDefaults {
+        interview_name_setting: OrgDefault {
+            values: InterviewNameValues { show_interview_name: f[0] },
+            is_locked: f[1],
+        },
+        interviewer_info_setting: OrgDefault {
+            values: InterviewerInfoValues {
+                can_show_info: f[2],
+                can_show_full_name: f[3],
+                can_show_job_title: f[4],
+                can_show_linkedin: f[5],
+                can_show_email: f[6],
+                can_show_profile_picture: f[7],
+                can_show_pronouns: f[8],
+                can_show_bio: f[9],
+            },
+            is_locked: f[10],
+        },
+        recruiting_team_contact_info_setting: OrgDefault {
+            values: ContactInfoValues {
+                show_recruiter: f[11],
+                show_coordinator: f[12],
+                can_show_job_title: f[13],
+                can_show_linkedin: f[14],
+                can_show_profile_picture: f[15],
+                can_show_pronouns: f[16],
+                can_show_bio: f[17],
+                can_show_phone: f[18],
+            },
+            is_locked: f[19],
+        },
+    })
+}
+
+fn overrides() -> impl Strategy<Value = SchedulingOverrides> {
+    (scheduling_defaults(), any::<[bool; 3]>()).prop_map(|(d, some)| SchedulingOverrides {
+        interview_name_setting: some[0].then_some(d.interview_name_setting.values),
+        interviewer_info_setting: some[1].then_some(d.interviewer_info_setting.values),
+        recruiting_team_contact_info_setting: some[2]
+            .then_some(d.recruiting_team_contact_info_setting.values),
+    })
 }
 
 fn round_trips<T>(value: &T) -> Result<(), TestCaseError>
@@ -195,6 +242,50 @@ proptest! {
     #[test]
     fn organizations_round_trip(org in organization()) {
         round_trips(&org)?;
+    }
+
+    /// The resolution rule, setting by setting: a locked default is never overridden; an
+    /// unlocked one always yields to an override; `is_custom`, `level` and `is_locked` always
+    /// say where the values came from.
+    #[test]
+    fn a_locked_default_holds_an_override_wins_otherwise_and_the_setting_says_which(
+        defaults in scheduling_defaults(),
+        job in overrides(),
+    ) {
+        let (name, info, contact) = defaults.resolve(&job);
+        fn check<V: PartialEq + std::fmt::Debug + Copy>(
+            default: OrgDefault<V>,
+            job: Option<V>,
+            (values, is_custom, is_locked, level): (V, bool, bool, SettingLevel),
+        ) -> Result<(), TestCaseError> {
+            prop_assert_eq!(is_locked, default.is_locked, "is_locked is the default's lock");
+            match job {
+                Some(own) if !default.is_locked => {
+                    prop_assert_eq!(values, own, "an unlocked default yields to the override");
+                    prop_assert!(is_custom && level == SettingLevel::Job);
+                }
+                _ => {
+                    prop_assert_eq!(values, default.values, "a locked or not overridden default holds");
+                    prop_assert!(!is_custom && level == SettingLevel::Org);
+                }
+            }
+            Ok(())
+        }
+        check(defaults.interview_name_setting, job.interview_name_setting,
+              (name.values(), name.is_custom, name.is_locked, name.level.clone()))?;
+        check(defaults.interviewer_info_setting, job.interviewer_info_setting,
+              (info.values(), info.is_custom, info.is_locked, info.level.clone()))?;
+        check(defaults.recruiting_team_contact_info_setting, job.recruiting_team_contact_info_setting,
+              (contact.values(), contact.is_custom, contact.is_locked, contact.level.clone()))?;
+    }
+
+    /// A job that overrides nothing has exactly its organization's defaults.
+    #[test]
+    fn a_job_without_overrides_has_the_defaults(defaults in scheduling_defaults()) {
+        let (name, info, contact) = defaults.resolve(&SchedulingOverrides::default());
+        prop_assert_eq!(name.values(), defaults.interview_name_setting.values);
+        prop_assert_eq!(info.values(), defaults.interviewer_info_setting.values);
+        prop_assert_eq!(contact.values(), defaults.recruiting_team_contact_info_setting.values);
     }
 
     #[test]

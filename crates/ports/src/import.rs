@@ -8,8 +8,8 @@ use std::hash::Hash;
 
 use recruit_domain::model::{Ats, DataSubject, HiringTeamRole, JobSettings, JobStatus};
 use recruit_domain::{
-    Candidate, CandidateId, JobId, OrganizationId, PrivacyAuditLogId, TaskQueue, TaskQueueId,
-    Timestamp, User, UserId,
+    Candidate, CandidateId, JobId, JobStageId, OrganizationId, PrivacyAuditLogId, TaskQueue,
+    TaskQueueId, Timestamp, User, UserId,
 };
 use serde::{Deserialize, Serialize};
 
@@ -63,8 +63,23 @@ pub struct NewJob {
     pub created_at: Timestamp,
     /// When the job last changed.
     pub updated_at: Timestamp,
-    /// The resolved scheduling settings.
+    /// The scheduling settings: a setting with `is_custom: true` is the job's override of its
+    /// organization's default; one with `is_custom: false` takes the default. `is_locked` and
+    /// `level` are derived when the job is read; what a document says of them is not kept.
     pub settings: JobSettings,
+    /// The stages of the job's hiring process, in order (positions 0, 1, …).
+    #[serde(default)]
+    pub job_stages: Vec<NewJobStage>,
+}
+
+/// A stage of a job to import; its position is its place in the job's list.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewJobStage {
+    /// The stage's identifier.
+    pub id: JobStageId,
+    /// The stage's name.
+    pub name: String,
 }
 
 /// A member of a hiring team to import.
@@ -116,6 +131,8 @@ pub struct Lookups {
     pub candidates: Vec<CandidateId>,
     /// Jobs defined.
     pub jobs: Vec<JobId>,
+    /// Job stages defined.
+    pub job_stages: Vec<JobStageId>,
     /// Ledger entries defined, with their organization.
     pub privacy_audit_logs: Vec<(OrganizationId, PrivacyAuditLogId)>,
 }
@@ -134,6 +151,8 @@ pub struct ExistingIds {
     pub candidates: HashSet<CandidateId>,
     /// Stored jobs.
     pub jobs: HashSet<JobId>,
+    /// Stored job stages.
+    pub job_stages: HashSet<JobStageId>,
     /// Stored ledger entries.
     pub privacy_audit_logs: HashSet<(OrganizationId, PrivacyAuditLogId)>,
 }
@@ -233,6 +252,7 @@ impl ImportDocument {
             task_queues: sorted_unique(task_queues),
             candidates: self.candidates.iter().map(|c| c.id).collect(),
             jobs: self.jobs.iter().map(|j| j.id).collect(),
+            job_stages: self.jobs.iter().flat_map(|j| j.job_stages.iter().map(|s| s.id)).collect(),
             privacy_audit_logs: self
                 .privacy_audit_logs
                 .iter()
@@ -287,6 +307,18 @@ impl ImportDocument {
         };
         self.check_managers(&users, &user_org)?;
         check_new("jobs", self.jobs.iter().map(|j| j.id), |id| existing.jobs.contains(id))?;
+        let mut stages = HashMap::new();
+        for (i, job) in self.jobs.iter().enumerate() {
+            for (s, stage) in job.job_stages.iter().enumerate() {
+                let path = format!("jobs[{i}].job_stages[{s}].id");
+                if let Some(first) = stages.insert(stage.id, format!("jobs[{i}].job_stages[{s}]")) {
+                    return Err(problem(path, format!("duplicates {first}.id")));
+                }
+                if existing.job_stages.contains(&stage.id) {
+                    return Err(problem(path, "already exists"));
+                }
+            }
+        }
         for (i, job) in self.jobs.iter().enumerate() {
             check_org(format!("jobs[{i}].organization_id"), &job.organization_id)?;
             let queue = job.settings.default_task_queue_id;
@@ -389,5 +421,9 @@ mod tests {
         let sources = example.organizations[0].profile_field_sources;
         assert_eq!((sources.name, sources.title), (FieldSource::Scim, FieldSource::Api));
         assert_eq!(example.users[0].title.as_deref(), Some("Head of Talent"));
+        assert!(example.organizations[0].scheduling_defaults.interviewer_info_setting.is_locked);
+        let stages: Vec<&str> =
+            example.jobs[0].job_stages.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(stages, ["Phone screen", "Onsite"]);
     }
 }

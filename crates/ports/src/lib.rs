@@ -28,7 +28,8 @@ pub mod testkit;
 pub use error::{ImportError, ImportProblem, StoreError};
 pub use idempotency::{Claim, KeyClaim, StoredKey, StoredResponse};
 pub use import::{
-    ExistingIds, ImportDocument, ImportSummary, Lookups, NewHiringTeamMember, NewJob, ResumedBatch,
+    ExistingIds, ImportDocument, ImportSummary, Lookups, NewHiringTeamMember, NewJob, NewJobStage,
+    ResumedBatch,
 };
 pub use records::{
     AccessesWrite, ApiToken, AuditEntry, AuditListQuery, Credential, Interface, JobRecord,

@@ -5,7 +5,8 @@
 use std::fmt;
 
 use recruit_domain::model::{
-    Ats, HiringTeamMember, JobSettings, JobStatus, OrganizationSettings, ProfileFieldSources, User,
+    Ats, HiringTeamMember, JobSettings, JobStage, JobStatus, OrganizationSettings,
+    ProfileFieldSources, SchedulingDefaults, User,
 };
 use recruit_domain::resource::PrivacyAuditLog as PrivacyAuditLogResource;
 use recruit_domain::{
@@ -25,6 +26,10 @@ pub struct OrganizationRecord {
     pub domain: String,
     /// The scheduling defaults.
     pub settings: OrganizationSettings,
+    /// The defaults of the scheduling settings its jobs inherit; in a document, the built-in
+    /// ones ([`SchedulingDefaults::BUILT_IN`]) when left out.
+    #[serde(default)]
+    pub scheduling_defaults: SchedulingDefaults,
     /// Where the organization keeps the truth of each profile field; in a document, fields left
     /// out (or the whole object) are kept by the API.
     #[serde(default)]
@@ -39,6 +44,7 @@ impl OrganizationRecord {
             name: self.name,
             domain: self.domain,
             settings: self.settings,
+            scheduling_defaults: self.scheduling_defaults,
             profile_field_sources: self.profile_field_sources,
             app_url,
         }
@@ -68,8 +74,11 @@ pub struct JobRecord {
     pub created_at: Timestamp,
     /// When the job last changed.
     pub updated_at: Timestamp,
-    /// The resolved scheduling settings.
+    /// The scheduling settings, resolved from the organization's defaults and the job's
+    /// overrides.
     pub settings: JobSettings,
+    /// The stages of the job's hiring process, in order.
+    pub job_stages: Vec<JobStage>,
 }
 
 impl JobRecord {
@@ -87,6 +96,7 @@ impl JobRecord {
             updated_at: self.updated_at,
             app_url,
             settings: self.settings,
+            job_stages: self.job_stages,
         }
     }
 }

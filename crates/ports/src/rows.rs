@@ -72,6 +72,30 @@ macro_rules! stored_rows {
                 manager_source: String,
                 linkedin_url_source: String,
             }
+            /// An organization's defaults of the scheduling settings its jobs inherit.
+            SchedulingDefaultsRow in organization_scheduling_defaults {
+                organization_id: $crate::rows::column::Uuid,
+                name_show_interview_name: bool,
+                name_is_locked: bool,
+                info_can_show_info: bool,
+                info_can_show_full_name: bool,
+                info_can_show_job_title: bool,
+                info_can_show_linkedin: bool,
+                info_can_show_email: bool,
+                info_can_show_profile_picture: bool,
+                info_can_show_pronouns: bool,
+                info_can_show_bio: bool,
+                info_is_locked: bool,
+                contact_show_recruiter: bool,
+                contact_show_coordinator: bool,
+                contact_can_show_job_title: bool,
+                contact_can_show_linkedin: bool,
+                contact_can_show_profile_picture: bool,
+                contact_can_show_pronouns: bool,
+                contact_can_show_bio: bool,
+                contact_can_show_phone: bool,
+                contact_is_locked: bool,
+            }
             /// One day's work hours of an organization, in its list's order.
             WorkHoursRow in organization_work_hours {
                 organization_id: $crate::rows::column::Uuid,
@@ -125,14 +149,13 @@ macro_rules! stored_rows {
                 remote_status: String,
                 locale: String,
             }
-            /// A job's three interview scheduling settings.
+            /// A job's overrides of its organization's three scheduling settings: a setting's
+            /// values count only when its `*_is_custom` says the job overrides it.
             JobSettingsRow in job_settings {
                 organization_id: $crate::rows::column::Uuid,
                 job_id: $crate::rows::column::Uuid,
                 name_is_custom: bool,
                 name_show_interview_name: bool,
-                name_is_locked: bool,
-                name_level: String,
                 info_is_custom: bool,
                 info_can_show_info: bool,
                 info_can_show_full_name: bool,
@@ -142,8 +165,6 @@ macro_rules! stored_rows {
                 info_can_show_profile_picture: bool,
                 info_can_show_pronouns: bool,
                 info_can_show_bio: bool,
-                info_is_locked: bool,
-                info_level: String,
                 contact_is_custom: bool,
                 contact_show_recruiter: bool,
                 contact_show_coordinator: bool,
@@ -153,8 +174,14 @@ macro_rules! stored_rows {
                 contact_can_show_pronouns: bool,
                 contact_can_show_bio: bool,
                 contact_can_show_phone: bool,
-                contact_is_locked: bool,
-                contact_level: String,
+            }
+            /// A stage of a job's hiring process, in the process's order.
+            JobStageRow in job_stages {
+                organization_id: $crate::rows::column::Uuid,
+                job_id: $crate::rows::column::Uuid,
+                position: i32,
+                id: $crate::rows::column::Uuid,
+                name: String,
             }
             /// A member of a job's hiring team, in the team's order.
             HiringTeamRow in job_hiring_team {
@@ -306,7 +333,11 @@ impl OrganizationRow {
     }
 
     /// The organization, with its work hours in order.
-    pub fn into_record(self, hours: Vec<WorkHoursRow>) -> Result<OrganizationRecord, StoreError> {
+    pub fn into_record(
+        self,
+        hours: Vec<WorkHoursRow>,
+        defaults: SchedulingDefaultsRow,
+    ) -> Result<OrganizationRecord, StoreError> {
         let limit = |limit, kind: &str, interviews, minutes| LoadLimit {
             maximum: MaximumLoad { limit, kind: LoadLimitType::from(kind) },
             minimum: MinimumLoad { interviews, minutes },
@@ -322,6 +353,7 @@ impl OrganizationRow {
         Ok(OrganizationRecord {
             id: Id::from_uuid(self.id),
             profile_field_sources,
+            scheduling_defaults: defaults.into_defaults(),
             name: self.name,
             domain: self.domain,
             settings: OrganizationSettings {
@@ -360,6 +392,77 @@ impl OrganizationRow {
                 },
             },
         })
+    }
+}
+
+impl SchedulingDefaultsRow {
+    /// The row of an organization's scheduling defaults.
+    pub fn new(o: &OrganizationRecord) -> Self {
+        let d = &o.scheduling_defaults;
+        let (n, i, c) = (
+            &d.interview_name_setting,
+            &d.interviewer_info_setting,
+            &d.recruiting_team_contact_info_setting,
+        );
+        Self {
+            organization_id: o.id.uuid(),
+            name_show_interview_name: n.values.show_interview_name,
+            name_is_locked: n.is_locked,
+            info_can_show_info: i.values.can_show_info,
+            info_can_show_full_name: i.values.can_show_full_name,
+            info_can_show_job_title: i.values.can_show_job_title,
+            info_can_show_linkedin: i.values.can_show_linkedin,
+            info_can_show_email: i.values.can_show_email,
+            info_can_show_profile_picture: i.values.can_show_profile_picture,
+            info_can_show_pronouns: i.values.can_show_pronouns,
+            info_can_show_bio: i.values.can_show_bio,
+            info_is_locked: i.is_locked,
+            contact_show_recruiter: c.values.show_recruiter,
+            contact_show_coordinator: c.values.show_coordinator,
+            contact_can_show_job_title: c.values.can_show_job_title,
+            contact_can_show_linkedin: c.values.can_show_linkedin,
+            contact_can_show_profile_picture: c.values.can_show_profile_picture,
+            contact_can_show_pronouns: c.values.can_show_pronouns,
+            contact_can_show_bio: c.values.can_show_bio,
+            contact_can_show_phone: c.values.can_show_phone,
+            contact_is_locked: c.is_locked,
+        }
+    }
+
+    /// The defaults.
+    pub fn into_defaults(self) -> SchedulingDefaults {
+        SchedulingDefaults {
+            interview_name_setting: OrgDefault {
+                values: InterviewNameValues { show_interview_name: self.name_show_interview_name },
+                is_locked: self.name_is_locked,
+            },
+            interviewer_info_setting: OrgDefault {
+                values: InterviewerInfoValues {
+                    can_show_info: self.info_can_show_info,
+                    can_show_full_name: self.info_can_show_full_name,
+                    can_show_job_title: self.info_can_show_job_title,
+                    can_show_linkedin: self.info_can_show_linkedin,
+                    can_show_email: self.info_can_show_email,
+                    can_show_profile_picture: self.info_can_show_profile_picture,
+                    can_show_pronouns: self.info_can_show_pronouns,
+                    can_show_bio: self.info_can_show_bio,
+                },
+                is_locked: self.info_is_locked,
+            },
+            recruiting_team_contact_info_setting: OrgDefault {
+                values: ContactInfoValues {
+                    show_recruiter: self.contact_show_recruiter,
+                    show_coordinator: self.contact_show_coordinator,
+                    can_show_job_title: self.contact_can_show_job_title,
+                    can_show_linkedin: self.contact_can_show_linkedin,
+                    can_show_profile_picture: self.contact_can_show_profile_picture,
+                    can_show_pronouns: self.contact_can_show_pronouns,
+                    can_show_bio: self.contact_can_show_bio,
+                    can_show_phone: self.contact_can_show_phone,
+                },
+                is_locked: self.contact_is_locked,
+            },
+        }
     }
 }
 
@@ -418,7 +521,10 @@ impl CandidateRow {
 }
 
 /// The rows of a job to import: its own, its settings' and its hiring team's.
-pub fn job_rows(j: &NewJob) -> (JobRow, JobSettingsRow, Vec<HiringTeamRow>) {
+/// The rows of a job: its own, its settings' overrides (a setting with `is_custom` is the job's
+/// override; the others take the organization's default, and their `is_locked` and `level`
+/// are derived on read, never stored), its hiring team's and its stages'.
+pub fn job_rows(j: &NewJob) -> (JobRow, JobSettingsRow, Vec<HiringTeamRow>, Vec<JobStageRow>) {
     let (org, job) = (j.organization_id.uuid(), j.id.uuid());
     let s = &j.settings;
     let (n, i, c) = (
@@ -448,8 +554,6 @@ pub fn job_rows(j: &NewJob) -> (JobRow, JobSettingsRow, Vec<HiringTeamRow>) {
         job_id: job,
         name_is_custom: n.is_custom,
         name_show_interview_name: n.show_interview_name,
-        name_is_locked: n.is_locked,
-        name_level: n.level.as_str().into(),
         info_is_custom: i.is_custom,
         info_can_show_info: i.can_show_info,
         info_can_show_full_name: i.can_show_full_name,
@@ -459,8 +563,6 @@ pub fn job_rows(j: &NewJob) -> (JobRow, JobSettingsRow, Vec<HiringTeamRow>) {
         info_can_show_profile_picture: i.can_show_profile_picture,
         info_can_show_pronouns: i.can_show_pronouns,
         info_can_show_bio: i.can_show_bio,
-        info_is_locked: i.is_locked,
-        info_level: i.level.as_str().into(),
         contact_is_custom: c.is_custom,
         contact_show_recruiter: c.show_recruiter,
         contact_show_coordinator: c.show_coordinator,
@@ -470,9 +572,19 @@ pub fn job_rows(j: &NewJob) -> (JobRow, JobSettingsRow, Vec<HiringTeamRow>) {
         contact_can_show_pronouns: c.can_show_pronouns,
         contact_can_show_bio: c.can_show_bio,
         contact_can_show_phone: c.can_show_phone,
-        contact_is_locked: c.is_locked,
-        contact_level: c.level.as_str().into(),
     };
+    let stages = j
+        .job_stages
+        .iter()
+        .zip(0..)
+        .map(|(stage, position)| JobStageRow {
+            organization_id: org,
+            job_id: job,
+            position,
+            id: stage.id.uuid(),
+            name: stage.name.clone(),
+        })
+        .collect();
     let team = j
         .hiring_team
         .iter()
@@ -485,7 +597,7 @@ pub fn job_rows(j: &NewJob) -> (JobRow, JobSettingsRow, Vec<HiringTeamRow>) {
             user_id: m.user_id.uuid(),
         })
         .collect();
-    (row, settings, team)
+    (row, settings, team, stages)
 }
 
 /// A member of a stored job's hiring team, as read with the user's name: role, user id, name.
@@ -495,8 +607,37 @@ pub type TeamMemberColumns = (String, column::Uuid, String);
 pub fn job_record(
     j: JobRow,
     s: JobSettingsRow,
+    defaults: SchedulingDefaultsRow,
     team: Vec<TeamMemberColumns>,
+    stages: Vec<JobStageRow>,
 ) -> Result<JobRecord, StoreError> {
+    let overrides = SchedulingOverrides {
+        interview_name_setting: s
+            .name_is_custom
+            .then_some(InterviewNameValues { show_interview_name: s.name_show_interview_name }),
+        interviewer_info_setting: s.info_is_custom.then_some(InterviewerInfoValues {
+            can_show_info: s.info_can_show_info,
+            can_show_full_name: s.info_can_show_full_name,
+            can_show_job_title: s.info_can_show_job_title,
+            can_show_linkedin: s.info_can_show_linkedin,
+            can_show_email: s.info_can_show_email,
+            can_show_profile_picture: s.info_can_show_profile_picture,
+            can_show_pronouns: s.info_can_show_pronouns,
+            can_show_bio: s.info_can_show_bio,
+        }),
+        recruiting_team_contact_info_setting: s.contact_is_custom.then_some(ContactInfoValues {
+            show_recruiter: s.contact_show_recruiter,
+            show_coordinator: s.contact_show_coordinator,
+            can_show_job_title: s.contact_can_show_job_title,
+            can_show_linkedin: s.contact_can_show_linkedin,
+            can_show_profile_picture: s.contact_can_show_profile_picture,
+            can_show_pronouns: s.contact_can_show_pronouns,
+            can_show_bio: s.contact_can_show_bio,
+            can_show_phone: s.contact_can_show_phone,
+        }),
+    };
+    let (interview_name_setting, interviewer_info_setting, recruiting_team_contact_info_setting) =
+        defaults.into_defaults().resolve(&overrides);
     Ok(JobRecord {
         organization_id: Id::from_uuid(j.organization_id),
         id: Id::from_uuid(j.id),
@@ -515,38 +656,9 @@ pub fn job_record(
         created_at: j.created_at,
         updated_at: j.updated_at,
         settings: JobSettings {
-            interview_name_setting: InterviewNameSetting {
-                is_custom: s.name_is_custom,
-                show_interview_name: s.name_show_interview_name,
-                is_locked: s.name_is_locked,
-                level: SettingLevel::from(s.name_level.as_str()),
-            },
-            interviewer_info_setting: InterviewerInfoSetting {
-                is_custom: s.info_is_custom,
-                can_show_info: s.info_can_show_info,
-                can_show_full_name: s.info_can_show_full_name,
-                can_show_job_title: s.info_can_show_job_title,
-                can_show_linkedin: s.info_can_show_linkedin,
-                can_show_email: s.info_can_show_email,
-                can_show_profile_picture: s.info_can_show_profile_picture,
-                can_show_pronouns: s.info_can_show_pronouns,
-                can_show_bio: s.info_can_show_bio,
-                is_locked: s.info_is_locked,
-                level: SettingLevel::from(s.info_level.as_str()),
-            },
-            recruiting_team_contact_info_setting: RecruitingTeamContactInfoSetting {
-                is_custom: s.contact_is_custom,
-                show_recruiter: s.contact_show_recruiter,
-                show_coordinator: s.contact_show_coordinator,
-                can_show_job_title: s.contact_can_show_job_title,
-                can_show_linkedin: s.contact_can_show_linkedin,
-                can_show_profile_picture: s.contact_can_show_profile_picture,
-                can_show_pronouns: s.contact_can_show_pronouns,
-                can_show_bio: s.contact_can_show_bio,
-                can_show_phone: s.contact_can_show_phone,
-                is_locked: s.contact_is_locked,
-                level: SettingLevel::from(s.contact_level.as_str()),
-            },
+            interview_name_setting,
+            interviewer_info_setting,
+            recruiting_team_contact_info_setting,
             default_task_queue_id: Id::from_uuid(j.default_task_queue_id),
             remote_ats_hiring_process: RemoteAtsHiringProcess {
                 ats_id: j.remote_ats_id,
@@ -555,6 +667,17 @@ pub fn job_record(
             },
             locale: j.locale,
         },
+        job_stages: stages
+            .into_iter()
+            .map(|stage| {
+                Ok(JobStage {
+                    id: Id::from_uuid(stage.id),
+                    name: stage.name,
+                    position: u32::try_from(stage.position)
+                        .map_err(|_| corrupt("a negative stage position"))?,
+                })
+            })
+            .collect::<Result<_, StoreError>>()?,
     })
 }
 
@@ -879,6 +1002,8 @@ impl ToolAuditRow {
 pub struct DocumentRows {
     /// `organizations`.
     pub organizations: Vec<OrganizationRow>,
+    /// `organization_scheduling_defaults`.
+    pub scheduling_defaults: Vec<SchedulingDefaultsRow>,
     /// `organization_work_hours`.
     pub work_hours: Vec<WorkHoursRow>,
     /// `users`.
@@ -893,6 +1018,8 @@ pub struct DocumentRows {
     pub job_settings: Vec<JobSettingsRow>,
     /// `job_hiring_team`.
     pub hiring_team: Vec<HiringTeamRow>,
+    /// `job_stages`.
+    pub job_stages: Vec<JobStageRow>,
     /// `privacy_audit_logs`.
     pub privacy_audit_logs: Vec<LedgerRow>,
 }
@@ -910,6 +1037,12 @@ macro_rules! insert_document_rows {
     ($insert:ident!($($args:tt)*), $rows:expr) => {{
         let rows: $crate::rows::DocumentRows = $rows;
         $insert!($($args)*, organizations::table, OrganizationRow, rows.organizations);
+        $insert!(
+            $($args)*,
+            organization_scheduling_defaults::table,
+            SchedulingDefaultsRow,
+            rows.scheduling_defaults
+        );
         $insert!($($args)*, organization_work_hours::table, WorkHoursRow, rows.work_hours);
         $insert!($($args)*, users::table, UserRow, rows.users);
         $insert!($($args)*, task_queues::table, TaskQueueRow, rows.task_queues);
@@ -917,6 +1050,7 @@ macro_rules! insert_document_rows {
         $insert!($($args)*, jobs::table, JobRow, rows.jobs);
         $insert!($($args)*, job_settings::table, JobSettingsRow, rows.job_settings);
         $insert!($($args)*, job_hiring_team::table, HiringTeamRow, rows.hiring_team);
+        $insert!($($args)*, job_stages::table, JobStageRow, rows.job_stages);
         $insert!($($args)*, privacy_audit_logs::table, LedgerRow, rows.privacy_audit_logs);
     }};
 }
@@ -928,16 +1062,18 @@ impl DocumentRows {
         for o in &doc.organizations {
             let (row, hours) = OrganizationRow::new(o);
             rows.organizations.push(row);
+            rows.scheduling_defaults.push(SchedulingDefaultsRow::new(o));
             rows.work_hours.extend(hours);
         }
         rows.users = doc.users.iter().map(UserRow::new).collect();
         rows.task_queues = doc.task_queues.iter().map(TaskQueueRow::new).collect();
         rows.candidates = doc.candidates.iter().map(CandidateRow::new).collect();
         for j in &doc.jobs {
-            let (row, settings, team) = job_rows(j);
+            let (row, settings, team, stages) = job_rows(j);
             rows.jobs.push(row);
             rows.job_settings.push(settings);
             rows.hiring_team.extend(team);
+            rows.job_stages.extend(stages);
         }
         rows.privacy_audit_logs =
             doc.privacy_audit_logs.iter().map(LedgerRow::new).collect::<Result<_, _>>()?;

@@ -9,14 +9,14 @@
 
 use recruit_domain::model::*;
 use recruit_domain::{
-    AccountId, ApiTokenId, Candidate, CandidateId, Id, IdFilter, JobId, OrganizationId,
+    AccountId, ApiTokenId, Candidate, CandidateId, Id, IdFilter, JobId, JobStageId, OrganizationId,
     PrivacyAuditLog, PrivacyAuditLogId, Resource, Scope, TaskQueue, TaskQueueId, TimeWindow,
     Timestamp, User, UserId, Uuid,
 };
 
 use crate::{
     AccessesWrite, AuditEntry, AuditListQuery, Claim, ImportDocument, ImportError, Interface,
-    KeyClaim, LedgerEntry, LedgerPosition, NewApiToken, NewHiringTeamMember, NewJob,
+    KeyClaim, LedgerEntry, LedgerPosition, NewApiToken, NewHiringTeamMember, NewJob, NewJobStage,
     OrganizationRecord, PrivacyLogQuery, ProfileUpdate, ReadRecord, ResumedBatch, SecretHash,
     Store, StoreError, StoredResponse, ToolAuditEntry,
 };
@@ -40,6 +40,8 @@ macro_rules! store_contract_tests {
             import_rejects_managers_elsewhere_and_cycles,
             a_job_comes_with_its_hiring_team_names_in_order,
             a_job_of_another_organization_is_not_found,
+            a_locked_default_is_the_jobs_setting_whatever_it_overrides,
+            job_stage_ids_are_defined_once,
             the_ledger_is_newest_first_with_equal_times_ordered_by_id,
             the_window_includes_gte_and_excludes_lt,
             the_id_filter_returns_only_those_entries,
@@ -152,6 +154,9 @@ fn organization(org: u128) -> OrganizationRecord {
                 recruiting_block: vec!["interviews".into()],
             },
         },
+        // Organization B shows no interview names by default and holds every job to its
+        // interviewer information; A has the built-in defaults.
+        scheduling_defaults: if org == ORG_B { b_defaults() } else { SchedulingDefaults::BUILT_IN },
         // Organization B keeps names in SCIM and titles in a directory.
         profile_field_sources: if org == ORG_B {
             ProfileFieldSources {
@@ -163,6 +168,22 @@ fn organization(org: u128) -> OrganizationRecord {
             ProfileFieldSources::default()
         },
     }
+}
+
+/// Organization B's scheduling defaults.
+fn b_defaults() -> SchedulingDefaults {
+    let mut defaults = SchedulingDefaults::BUILT_IN;
+    defaults.interview_name_setting.values.show_interview_name = false;
+    defaults.interviewer_info_setting = OrgDefault {
+        values: InterviewerInfoValues { can_show_email: true, ..InterviewerInfoValues::default() },
+        is_locked: true,
+    };
+    defaults
+}
+
+/// Stage `s` of job `n` of `org`.
+fn stage_id(org: u128, n: u128, s: u128) -> JobStageId {
+    id(org << 64 | 0xA00 | n << 4 | s)
 }
 
 fn job(org: u128, n: u128, confidential: bool, team: Vec<NewHiringTeamMember>) -> NewJob {
@@ -219,6 +240,11 @@ fn job(org: u128, n: u128, confidential: bool, team: Vec<NewHiringTeamMember>) -
             },
             locale: "en-US".into(),
         },
+        job_stages: ["Application review", "Phone screen", "Onsite"]
+            .into_iter()
+            .zip(0..)
+            .map(|(name, s)| NewJobStage { id: stage_id(org, n, s), name: name.into() })
+            .collect(),
     }
 }
 
@@ -625,7 +651,87 @@ pub async fn a_job_comes_with_its_hiring_team_names_in_order(store: &dyn Store) 
         (new.id, &new.name, new.status, new.confidential, &new.locations, &new.ats)
     );
     assert_eq!((job.created_at, job.updated_at), (new.created_at, new.updated_at));
-    assert_eq!(job.settings, new.settings);
+    let stages: Vec<(JobStageId, &str, u32)> =
+        job.job_stages.iter().map(|s| (s.id, s.name.as_str(), s.position)).collect();
+    assert_eq!(
+        stages,
+        [
+            (stage_id(ORG_A, 2, 0), "Application review", 0),
+            (stage_id(ORG_A, 2, 1), "Phone screen", 1),
+            (stage_id(ORG_A, 2, 2), "Onsite", 2),
+        ]
+    );
+    let s = &job.settings;
+    assert_eq!(
+        (s.default_task_queue_id, &s.remote_ats_hiring_process, &s.locale),
+        (
+            new.settings.default_task_queue_id,
+            &new.settings.remote_ats_hiring_process,
+            &new.settings.locale
+        )
+    );
+    // A's defaults are the built-in ones, unlocked. Job 2 overrides the interview name (not
+    // shown) and nothing else, whatever its document said of levels and locks.
+    assert_eq!(
+        s.interview_name_setting,
+        InterviewNameSetting {
+            is_custom: true,
+            show_interview_name: false,
+            is_locked: false,
+            level: SettingLevel::Job
+        }
+    );
+    let built_in = SchedulingDefaults::BUILT_IN;
+    assert_eq!(
+        (s.interviewer_info_setting.values(), s.interviewer_info_setting.is_custom),
+        (built_in.interviewer_info_setting.values, false)
+    );
+    assert_eq!(
+        (s.interviewer_info_setting.is_locked, &s.interviewer_info_setting.level),
+        (false, &SettingLevel::Org)
+    );
+    assert_eq!(
+        s.recruiting_team_contact_info_setting.values(),
+        built_in.recruiting_team_contact_info_setting.values
+    );
+}
+
+/// A setting its organization locks is the organization's, whatever the job overrides; an
+/// unlocked one the job does not override is the organization's too.
+pub async fn a_locked_default_is_the_jobs_setting_whatever_it_overrides(store: &dyn Store) {
+    loaded(store).await;
+    // B's job 1 overrides its interviewer information, which B locks, and takes B's interview
+    // name setting.
+    let job = store.job(org_id(ORG_B), job_id(ORG_B, 1)).await.unwrap();
+    let new = world().jobs.into_iter().find(|j| j.id == job_id(ORG_B, 1)).unwrap();
+    assert!(new.settings.interviewer_info_setting.is_custom, "the document overrides it");
+    let info = &job.settings.interviewer_info_setting;
+    assert_eq!((info.is_custom, info.is_locked, &info.level), (false, true, &SettingLevel::Org));
+    assert_eq!(info.values(), b_defaults().interviewer_info_setting.values);
+    let name = &job.settings.interview_name_setting;
+    assert_eq!(
+        (name.is_custom, name.show_interview_name, &name.level),
+        (false, false, &SettingLevel::Org)
+    );
+    assert_eq!(store.organization(org_id(ORG_B)).await.unwrap().scheduling_defaults, b_defaults());
+}
+
+/// A stage's identifier is defined once, in the document and in the store.
+pub async fn job_stage_ids_are_defined_once(store: &dyn Store) {
+    let mut doc = world();
+    doc.jobs[1].job_stages[2].id = stage_id(ORG_A, 1, 0);
+    assert_invalid(
+        store.import(&doc).await,
+        "jobs[1].job_stages[2].id",
+        "duplicates jobs[0].job_stages[0].id",
+    );
+    assert_nothing_written(store).await;
+    loaded(store).await;
+    let mut more = ImportDocument::default();
+    let mut job = job(ORG_A, 9, false, vec![]);
+    job.job_stages[1].id = stage_id(ORG_A, 2, 1);
+    more.jobs.push(job);
+    assert_invalid(store.import(&more).await, "jobs[0].job_stages[1].id", "already exists");
 }
 
 /// A job of another organization is reported exactly like a missing one.

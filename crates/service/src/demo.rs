@@ -13,7 +13,9 @@ use recruit_domain::{
     AccountId, Candidate, CandidateId, Id, JobId, OrganizationId, PrivacyAuditLog, Resource,
     TaskQueue, TaskQueueId, Timestamp, User, UserId,
 };
-use recruit_ports::{ImportDocument, LedgerEntry, NewHiringTeamMember, NewJob, OrganizationRecord};
+use recruit_ports::{
+    ImportDocument, LedgerEntry, NewHiringTeamMember, NewJob, NewJobStage, OrganizationRecord,
+};
 
 /// What to generate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -82,6 +84,8 @@ const MENUS: &[(&str, &str)] = &[
     ("REPORTS", "Analytics > Reports"),
     ("EXPORT", "Candidates > Export"),
 ];
+const STAGES: &[&str] =
+    &["Application review", "Recruiter screen", "Technical interview", "Onsite", "Offer"];
 const TITLES: &[&str] = &[
     "Head of People",
     "Talent Partner",
@@ -124,6 +128,18 @@ fn build(config: &DemoConfig) -> (ImportDocument, Vec<People>) {
         let mut record = organization(&mut rng, org, name, domain.clone());
         // The first organization keeps every profile field here; the second has names from
         // SCIM and titles from a directory; the others managers from a directory.
+        // The second organization holds every job to its interviewer information, showing only
+        // interviewers' names.
+        if o == 1 {
+            record.scheduling_defaults.interviewer_info_setting = OrgDefault {
+                values: InterviewerInfoValues {
+                    can_show_info: true,
+                    can_show_full_name: true,
+                    ..InterviewerInfoValues::default()
+                },
+                is_locked: true,
+            };
+        }
         record.profile_field_sources = match o {
             0 => ProfileFieldSources::default(),
             1 => ProfileFieldSources {
@@ -263,6 +279,7 @@ fn organization(
                 recruiting_block: vec!["Interview block".into()],
             },
         },
+        scheduling_defaults: SchedulingDefaults::BUILT_IN,
         profile_field_sources: ProfileFieldSources::default(),
     }
 }
@@ -279,15 +296,17 @@ fn job(
     updated_at: Timestamp,
 ) -> NewJob {
     let mut flag = || rng.random_bool(0.5);
+    // Some jobs override the interview name and the interviewer information settings; the
+    // others (and every contact information setting) take the organization's defaults.
     let settings = JobSettings {
         interview_name_setting: InterviewNameSetting {
-            is_custom: false,
+            is_custom: index % 3 == 1,
             show_interview_name: flag(),
             is_locked: false,
             level: SettingLevel::Org,
         },
         interviewer_info_setting: InterviewerInfoSetting {
-            is_custom: false,
+            is_custom: index % 4 == 2,
             can_show_info: true,
             can_show_full_name: flag(),
             can_show_job_title: true,
@@ -340,6 +359,16 @@ fn job(
         created_at,
         updated_at,
         settings,
+        // Stage ids come from the job's, not from the random sequence, so that the rest of the
+        // data stays what it was before stages existed.
+        job_stages: STAGES[..3 + index % 3]
+            .iter()
+            .zip(1u128..)
+            .map(|(name, s)| NewJobStage {
+                id: Id::from_uuid(uuid::Uuid::from_u128(id.uuid().as_u128() ^ (s << 64))),
+                name: (*name).into(),
+            })
+            .collect(),
     }
 }
 

@@ -263,6 +263,8 @@ pub mod resource {
         PrivacyAuditLog = "pal", "a privacy audit log ID";
         /// A scheduling task queue: `que_`.
         TaskQueue = "que", "a task queue ID";
+        /// A stage of a job's hiring process: `jst_`.
+        JobStage = "jst", "a job stage ID";
         /// An API token (not a resource of the API specification): `tok_`.
         ApiToken = "tok", "an API token ID";
     }
@@ -280,6 +282,8 @@ pub type CandidateId = Id<resource::Candidate>;
 pub type PrivacyAuditLogId = Id<resource::PrivacyAuditLog>;
 /// The identifier of a task queue, `que_…`.
 pub type TaskQueueId = Id<resource::TaskQueue>;
+/// The identifier of a job stage, `jst_…`.
+pub type JobStageId = Id<resource::JobStage>;
 /// The identifier of an API token, `tok_…`.
 pub type ApiTokenId = Id<resource::ApiToken>;
 

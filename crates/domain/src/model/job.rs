@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::open_enum::open_enum;
-use crate::{JobId, TaskQueueId, Timestamp, UserId};
+use crate::{JobId, JobStageId, TaskQueueId, Timestamp, UserId};
 
 /// A job with its resolved scheduling settings.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -32,6 +32,20 @@ pub struct Job {
     pub app_url: String,
     /// The resolved scheduling settings.
     pub settings: JobSettings,
+    /// The stages of the job's hiring process, in order.
+    pub job_stages: Vec<JobStage>,
+}
+
+/// A stage of a job's hiring process, such as a phone screen or an onsite interview.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
+pub struct JobStage {
+    /// The stage's identifier.
+    pub id: JobStageId,
+    /// The stage's name.
+    pub name: String,
+    /// The stage's place in the process: 0 for the first, one more for each next.
+    pub position: u32,
 }
 
 /// The status of a job: a closed set of values.
@@ -203,6 +217,8 @@ open_enum! {
     pub enum SettingLevel {
         /// The organization's default.
         Org = "ORG",
+        /// The job's own value, overriding the organization's default.
+        Job = "JOB",
     }
 }
 

@@ -11,11 +11,12 @@ mod page;
 mod people;
 mod privacy;
 mod profile;
+mod scheduling;
 
 pub use job::{
     Ats, AtsType, HiringTeamMember, HiringTeamRole, InterviewNameSetting, InterviewerInfoSetting,
-    Job, JobSettings, JobStatus, RecruitingTeamContactInfoSetting, RemoteAtsHiringProcess,
-    RemoteProcessStatus, SettingLevel, UserRef,
+    Job, JobSettings, JobStage, JobStatus, RecruitingTeamContactInfoSetting,
+    RemoteAtsHiringProcess, RemoteProcessStatus, SettingLevel, UserRef,
 };
 pub use organization::{
     ConflictKeywords, InterviewBuffer, InterviewerLoadLimits, LoadLimit, LoadLimitType,
@@ -27,3 +28,7 @@ pub use privacy::{
     AccessData, ActivityCategory, BulkQuery, BulkScope, DataSubject, PrivacyAuditLog,
 };
 pub use profile::{FieldSource, ProfileField, ProfileFieldSources, UserProfile};
+pub use scheduling::{
+    ContactInfoValues, InterviewNameValues, InterviewerInfoValues, OrgDefault, Resolved,
+    SchedulingDefaults, SchedulingOverrides, resolve,
+};

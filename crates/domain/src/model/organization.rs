@@ -18,6 +18,8 @@ pub struct Organization {
     pub domain: String,
     /// The scheduling defaults.
     pub settings: OrganizationSettings,
+    /// The defaults of the scheduling settings its jobs inherit.
+    pub scheduling_defaults: crate::model::SchedulingDefaults,
     /// Where the organization keeps the truth of each profile field of its users.
     pub profile_field_sources: crate::model::ProfileFieldSources,
     /// A link that opens the organization in the web app.
