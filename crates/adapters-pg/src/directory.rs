@@ -2,10 +2,12 @@
 //! read and changed with the privacy ledger entry that records it.
 
 use async_trait::async_trait;
+use diesel::pg::sql_types::Record;
 use diesel::prelude::*;
+use diesel::sql_types::{Array, Integer, Text, Uuid as SqlUuid};
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use recruit_adapters_diesel::Column;
-use recruit_domain::{JobId, OrganizationId, Timestamp, User, UserId};
+use recruit_domain::{JobId, OrganizationId, Timestamp, User, UserId, Uuid};
 use recruit_ports::rows as neutral;
 use recruit_ports::{
     Directory, JobRecord, LedgerEntry, OrganizationRecord, ProfileUpdate, StoreError,
@@ -16,29 +18,80 @@ use crate::error::*;
 use crate::rows::*;
 use crate::schema::*;
 
+/// SQL expressions of a fixed text: safe to keep prepared (unlike `diesel::dsl::sql`, whose
+/// queries diesel prepares anew each time), each a type of its own.
+macro_rules! fixed_sql {
+    ($($(#[$doc:meta])* $name:ident: $ty:ty = $sql:expr;)*) => {$(
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, diesel::query_builder::QueryId)]
+        struct $name;
+
+        impl diesel::Expression for $name {
+            type SqlType = $ty;
+        }
+
+        impl diesel::query_builder::QueryFragment<diesel::pg::Pg> for $name {
+            fn walk_ast<'b>(
+                &'b self,
+                mut out: diesel::query_builder::AstPass<'_, 'b, diesel::pg::Pg>,
+            ) -> QueryResult<()> {
+                out.push_sql($sql);
+                Ok(())
+            }
+        }
+
+        impl<QS> diesel::SelectableExpression<QS> for $name {}
+        impl<QS> diesel::AppearsOnTable<QS> for $name {}
+        impl diesel::expression::ValidGrouping<()> for $name {
+            type IsAggregate = diesel::expression::is_aggregate::No;
+        }
+    )*};
+}
+
+fixed_sql! {
+    /// A job's hiring team in order, as an array of (role, user id, user name) in the job's
+    /// row.
+    Team: Array<Record<(Text, SqlUuid, Text)>> = "ARRAY(SELECT ROW(t.role, t.user_id, u.name) \
+        FROM job_hiring_team t \
+        JOIN users u ON u.organization_id = t.organization_id AND u.id = t.user_id \
+        WHERE t.organization_id = jobs.organization_id AND t.job_id = jobs.id \
+        ORDER BY t.position)";
+    /// A job's stages in order, as an array of (position, id, name) in the job's row.
+    Stages: Array<Record<(Integer, SqlUuid, Text)>> = "ARRAY(SELECT ROW(s.position, s.id, \
+        s.name) FROM job_stages s \
+        WHERE s.organization_id = jobs.organization_id AND s.job_id = jobs.id \
+        ORDER BY s.position)";
+    /// An organization's work hours in order, as an array of (position, day, start, end) in
+    /// the organization's row.
+    WorkHours: Array<Record<(Integer, Text, Text, Text)>> = "ARRAY(SELECT ROW(w.position, \
+        w.day, w.start_time, w.end_time) FROM organization_work_hours w \
+        WHERE w.organization_id = organizations.id ORDER BY w.position)";
+}
+
 #[async_trait]
 impl Directory for PgStore {
     async fn organization(&self, id: OrganizationId) -> Result<OrganizationRecord, StoreError> {
-        let c = self.conn().await?;
-        // Both queries go out together, pipelined on the connection: one round trip.
-        let (mut first, mut second) = (&*c, &*c);
-        let row = organizations::table
+        let mut c = self.conn().await?;
+        // One statement: the organization, its defaults joined, its work hours as an array of
+        // records in the same row.
+        let (row, defaults, hours) = organizations::table
             .inner_join(
                 organization_scheduling_defaults::table
                     .on(organization_scheduling_defaults::organization_id.eq(organizations::id)),
             )
             .filter(organizations::id.eq(id.uuid()))
-            .select((OrganizationRow::as_select(), SchedulingDefaultsRow::as_select()))
-            .first(&mut first);
-        let hours = organization_work_hours::table
-            .filter(organization_work_hours::organization_id.eq(id.uuid()))
-            .order(organization_work_hours::position)
-            .select(WorkHoursRow::as_select())
-            .load(&mut second);
-        let (row, hours) = tokio::join!(row, hours);
-        let hours = hours.map_err(store_error)?.into_iter().map(Row::into_neutral);
-        let (row, defaults) = row.map_err(store_error)?;
-        row.into_neutral()?.into_record(hours.collect::<Result<_, _>>()?, defaults.into_neutral()?)
+            .select((
+                OrganizationRow::as_select(),
+                SchedulingDefaultsRow::as_select(),
+                WorkHours,
+            ))
+            .get_result::<(_, _, Vec<(i32, String, String, String)>)>(&mut c)
+            .await
+            .map_err(store_error)?;
+        let hours = hours.into_iter().map(|(position, day, start_time, end_time)| {
+            neutral::WorkHoursRow { organization_id: id.uuid(), position, day, start_time, end_time }
+        });
+        row.into_neutral()?.into_record(hours.collect(), defaults.into_neutral()?)
     }
 
     async fn user(&self, organization: OrganizationId, id: UserId) -> Result<User, StoreError> {
@@ -130,51 +183,46 @@ impl Directory for PgStore {
     }
 
     async fn job(&self, organization: OrganizationId, id: JobId) -> Result<JobRecord, StoreError> {
-        let (org, job) = (organization.uuid(), id.uuid());
-        let c = self.conn().await?;
-        // The three queries go out together, pipelined on the connection: one round trip.
-        let (mut one, mut two, mut three) = (&*c, &*c, &*c);
-        let first =
-            jobs::table
-                .inner_join(
-                    job_settings::table.on(job_settings::organization_id
-                        .eq(jobs::organization_id)
-                        .and(job_settings::job_id.eq(jobs::id))),
-                )
-                .inner_join(organization_scheduling_defaults::table.on(
-                    organization_scheduling_defaults::organization_id.eq(jobs::organization_id),
-                ))
-                .filter(jobs::organization_id.eq(org).and(jobs::id.eq(job)))
-                .select((
-                    JobRow::as_select(),
-                    JobSettingsRow::as_select(),
-                    SchedulingDefaultsRow::as_select(),
-                ))
-                .first(&mut one);
-        let team = job_hiring_team::table
+        let mut c = self.conn().await?;
+        // One statement: the job, its overrides and its organization's defaults joined, its
+        // hiring team and its stages as arrays of records in the same row.
+        let (row, settings, defaults, team, stages) = jobs::table
             .inner_join(
-                users::table.on(users::organization_id
-                    .eq(job_hiring_team::organization_id)
-                    .and(users::id.eq(job_hiring_team::user_id))),
+                job_settings::table.on(job_settings::organization_id
+                    .eq(jobs::organization_id)
+                    .and(job_settings::job_id.eq(jobs::id))),
             )
-            .filter(job_hiring_team::organization_id.eq(org).and(job_hiring_team::job_id.eq(job)))
-            .order(job_hiring_team::position)
-            .select((job_hiring_team::role, job_hiring_team::user_id, users::name))
-            .load::<(String, recruit_domain::Uuid, String)>(&mut two);
-        let stages = job_stages::table
-            .filter(job_stages::organization_id.eq(org).and(job_stages::job_id.eq(job)))
-            .order(job_stages::position)
-            .select(JobStageRow::as_select())
-            .load(&mut three);
-        let (first, team, stages) = tokio::join!(first, team, stages);
-        let (row, settings, defaults) = first.map_err(store_error)?;
-        let stages = stages.map_err(store_error)?.into_iter().map(Row::into_neutral);
+            .inner_join(
+                organization_scheduling_defaults::table
+                    .on(organization_scheduling_defaults::organization_id
+                        .eq(jobs::organization_id)),
+            )
+            .filter(jobs::organization_id.eq(organization.uuid()).and(jobs::id.eq(id.uuid())))
+            .select((
+                JobRow::as_select(),
+                JobSettingsRow::as_select(),
+                SchedulingDefaultsRow::as_select(),
+                Team,
+                Stages,
+            ))
+            .get_result::<(_, _, _, Vec<neutral::TeamMemberColumns>, Vec<(i32, Uuid, String)>)>(
+                &mut c,
+            )
+            .await
+            .map_err(store_error)?;
+        let stages = stages.into_iter().map(|(position, stage, name)| neutral::JobStageRow {
+            organization_id: organization.uuid(),
+            job_id: id.uuid(),
+            position,
+            id: stage,
+            name,
+        });
         neutral::job_record(
             row.into_neutral()?,
             settings.into_neutral()?,
             defaults.into_neutral()?,
-            team.map_err(store_error)?,
-            stages.collect::<Result<_, _>>()?,
+            team,
+            stages.collect(),
         )
     }
 }
