@@ -247,6 +247,38 @@ enum AuditCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Recompute the hash chain of every ledger (or one) of every organization (or one) and
+    /// report every entry modified, deleted, inserted or reordered, and any truncated tail, by
+    /// position and id. Exits non-zero when anything is found.
+    Verify {
+        /// Only this ledger: `privacy`, `api` or `tool`.
+        #[arg(long, value_enum)]
+        ledger: Option<ChainedLedger>,
+        /// Only this organization's chains.
+        #[arg(long)]
+        org: Option<OrganizationId>,
+        /// One JSON object per chain and line (NDJSON), with its findings.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// A ledger with a hash chain.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum ChainedLedger {
+    Privacy,
+    Api,
+    Tool,
+}
+
+impl From<ChainedLedger> for recruit_domain::chain::Ledger {
+    fn from(l: ChainedLedger) -> Self {
+        match l {
+            ChainedLedger::Privacy => Self::Privacy,
+            ChainedLedger::Api => Self::Api,
+            ChainedLedger::Tool => Self::Tool,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -366,6 +398,9 @@ async fn run(
         Command::Token(command) => token(store, command).await,
         Command::Audit(AuditCommand::List { ledger, org, limit, json }) => {
             audit_list(store.as_ref(), ledger, org, limit, json).await
+        }
+        Command::Audit(AuditCommand::Verify { ledger, org, json }) => {
+            audit_verify(store.as_ref(), ledger, org, json).await
         }
     }
 }
@@ -746,6 +781,56 @@ async fn audit_list(
     };
     for (as_json, human) in lines {
         print(if json { &as_json } else { &human });
+    }
+    Ok(())
+}
+
+async fn audit_verify(
+    store: &dyn Store,
+    ledger: Option<ChainedLedger>,
+    org: Option<OrganizationId>,
+    json: bool,
+) -> Result<(), Failure> {
+    use recruit_domain::chain::Ledger;
+    let ledgers = ledger.map_or(Ledger::ALL.to_vec(), |l| vec![l.into()]);
+    let reports = recruit_service::verify::verify(store, &ledgers, org).await?;
+    let mut found = 0;
+    for report in &reports {
+        found += report.findings.len();
+        if json {
+            print(&serde_json::to_string(report).unwrap_or_default());
+            continue;
+        }
+        let state = if report.is_intact() { "intact" } else { "TAMPERED" };
+        print(&format!(
+            "{}  {}  {} entries, head at {} ({}): {state}",
+            report.ledger,
+            report.organization_id,
+            report.entries,
+            report.head_position,
+            report.head_hash
+        ));
+        for f in &report.findings {
+            let at = f.position.map_or("no position".to_owned(), |p| format!("position {p}"));
+            let id = f.id.as_ref().map(|id| format!(" id {id}")).unwrap_or_default();
+            let expected = match (f.kind, f.expected_position) {
+                (recruit_service::verify::FindingKind::Reordered, Some(p)) => {
+                    format!(" (recorded at position {p})")
+                }
+                (recruit_service::verify::FindingKind::Truncated, Some(p)) => {
+                    format!(" to {p}")
+                }
+                _ => String::new(),
+            };
+            let kind = format!("{:?}", f.kind).to_uppercase();
+            print(&format!("  {kind} {at}{expected}{id}"));
+        }
+    }
+    if found > 0 {
+        return Err(Failure(format!("{found} findings in the ledgers' chains")));
+    }
+    if !json {
+        print(&format!("{} chains verified, nothing found.", reports.len()));
     }
     Ok(())
 }

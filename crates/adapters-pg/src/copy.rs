@@ -96,27 +96,29 @@ impl PgStore {
         doc: &ImportDocument,
     ) -> Result<Option<ImportSummary>, StoreError> {
         use tokio_postgres::error::SqlState;
-        let Ok(rows) = doc
+        let Ok(mut rows) = doc
             .privacy_audit_logs
             .iter()
-            .map(|e| neutral::LedgerRow::new(e).map(LedgerRow::from))
+            .map(neutral::LedgerRow::new)
             .collect::<Result<Vec<_>, _>>()
         else {
             return Ok(None);
         };
+        let count = rows.len();
         let mut client = self.copy.connect().await.map_err(copy_error)?;
+        let tx = client.transaction().await.map_err(copy_error)?;
+        crate::chain::chain_copy(&tx, &mut rows).await?;
+        let rows: Vec<LedgerRow> = rows.into_iter().map(LedgerRow::from).collect();
         let copied = async {
-            let tx = client.transaction().await?;
             copy_rows(&tx, &rows).await?;
             tx.commit().await
         }
         .await;
         drop(client);
         match copied {
-            Ok(_) => Ok(Some(ImportSummary {
-                privacy_audit_logs: rows.len(),
-                ..ImportSummary::default()
-            })),
+            Ok(_) => {
+                Ok(Some(ImportSummary { privacy_audit_logs: count, ..ImportSummary::default() }))
+            }
             Err(e)
                 if e.code() == Some(&SqlState::UNIQUE_VIOLATION)
                     || e.code() == Some(&SqlState::FOREIGN_KEY_VIOLATION) =>

@@ -80,17 +80,18 @@ impl Directory for PgStore {
                     .on(organization_scheduling_defaults::organization_id.eq(organizations::id)),
             )
             .filter(organizations::id.eq(id.uuid()))
-            .select((
-                OrganizationRow::as_select(),
-                SchedulingDefaultsRow::as_select(),
-                WorkHours,
-            ))
+            .select((OrganizationRow::as_select(), SchedulingDefaultsRow::as_select(), WorkHours))
             .get_result::<(_, _, Vec<(i32, String, String, String)>)>(&mut c)
             .await
             .map_err(store_error)?;
-        let hours = hours.into_iter().map(|(position, day, start_time, end_time)| {
-            neutral::WorkHoursRow { organization_id: id.uuid(), position, day, start_time, end_time }
-        });
+        let hours =
+            hours.into_iter().map(|(position, day, start_time, end_time)| neutral::WorkHoursRow {
+                organization_id: id.uuid(),
+                position,
+                day,
+                start_time,
+                end_time,
+            });
         row.into_neutral()?.into_record(hours.collect(), defaults.into_neutral()?)
     }
 
@@ -112,7 +113,7 @@ impl Directory for PgStore {
         id: UserId,
         entry: &LedgerEntry,
     ) -> Result<User, StoreError> {
-        let logged = neutral::LedgerRow::new(entry)?;
+        let mut logged = vec![neutral::LedgerRow::new(entry)?];
         let mut c = self.conn().await?;
         let row = c
             .transaction::<_, TxError, _>(async |c| {
@@ -121,7 +122,8 @@ impl Directory for PgStore {
                     .select(UserRow::as_select())
                     .first(c)
                     .await?;
-                insert_rows!(c, privacy_audit_logs::table, LedgerRow, [logged]);
+                crate::chain::chain(c, &mut logged).await?;
+                insert_rows!(c, privacy_audit_logs::table, LedgerRow, logged);
                 Ok(row)
             })
             .await
@@ -131,7 +133,7 @@ impl Directory for PgStore {
 
     async fn update_user(&self, update: &ProfileUpdate) -> Result<User, StoreError> {
         let user = UserRow::from(neutral::UserRow::new(&update.user));
-        let logged = neutral::LedgerRow::new(&update.entry)?;
+        let mut logged = vec![neutral::LedgerRow::new(&update.entry)?];
         let ids = update.read_ids();
         let org = user.organization_id;
         let mut c = self.conn().await?;
@@ -162,7 +164,8 @@ impl Directory for PgStore {
             if changed != 1 {
                 return Err(StoreError::Conflict("the user is gone".into()).into());
             }
-            insert_rows!(c, privacy_audit_logs::table, LedgerRow, [logged]);
+            crate::chain::chain(c, &mut logged).await?;
+            insert_rows!(c, privacy_audit_logs::table, LedgerRow, logged);
             Ok(())
         })
         .await
@@ -186,30 +189,29 @@ impl Directory for PgStore {
         let mut c = self.conn().await?;
         // One statement: the job, its overrides and its organization's defaults joined, its
         // hiring team and its stages as arrays of records in the same row.
-        let (row, settings, defaults, team, stages) = jobs::table
-            .inner_join(
-                job_settings::table.on(job_settings::organization_id
-                    .eq(jobs::organization_id)
-                    .and(job_settings::job_id.eq(jobs::id))),
-            )
-            .inner_join(
-                organization_scheduling_defaults::table
-                    .on(organization_scheduling_defaults::organization_id
-                        .eq(jobs::organization_id)),
-            )
-            .filter(jobs::organization_id.eq(organization.uuid()).and(jobs::id.eq(id.uuid())))
-            .select((
-                JobRow::as_select(),
-                JobSettingsRow::as_select(),
-                SchedulingDefaultsRow::as_select(),
-                Team,
-                Stages,
-            ))
-            .get_result::<(_, _, _, Vec<neutral::TeamMemberColumns>, Vec<(i32, Uuid, String)>)>(
-                &mut c,
-            )
-            .await
-            .map_err(store_error)?;
+        let (row, settings, defaults, team, stages) =
+            jobs::table
+                .inner_join(
+                    job_settings::table.on(job_settings::organization_id
+                        .eq(jobs::organization_id)
+                        .and(job_settings::job_id.eq(jobs::id))),
+                )
+                .inner_join(organization_scheduling_defaults::table.on(
+                    organization_scheduling_defaults::organization_id.eq(jobs::organization_id),
+                ))
+                .filter(jobs::organization_id.eq(organization.uuid()).and(jobs::id.eq(id.uuid())))
+                .select((
+                    JobRow::as_select(),
+                    JobSettingsRow::as_select(),
+                    SchedulingDefaultsRow::as_select(),
+                    Team,
+                    Stages,
+                ))
+                .get_result::<(_, _, _, Vec<neutral::TeamMemberColumns>, Vec<(i32, Uuid, String)>)>(
+                    &mut c,
+                )
+                .await
+                .map_err(store_error)?;
         let stages = stages.into_iter().map(|(position, stage, name)| neutral::JobStageRow {
             organization_id: organization.uuid(),
             job_id: id.uuid(),

@@ -137,7 +137,8 @@ pub(crate) async fn insert_document(
 ) -> Result<ImportSummary, TxError> {
     let existing = look_up(c, doc).await?;
     doc.check(&existing).map_err(TxError::Invalid)?;
-    let rows = neutral::DocumentRows::new(doc)?;
+    let mut rows = neutral::DocumentRows::new(doc)?;
+    crate::chain::chain(c, &mut rows).await?;
     let summary = rows.summary();
     recruit_ports::insert_document_rows!(insert_rows!(c), rows);
     Ok(summary)

@@ -7,6 +7,8 @@ use diesel::sql_types;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use recruit_domain::Id;
 use recruit_domain::Timestamp;
+use recruit_domain::chain::Ledger;
+use recruit_ports::chain::ChainEntry;
 use recruit_ports::rows as neutral;
 use recruit_ports::{
     AccessesWrite, AuditEntry, AuditListQuery, Claim, KeyClaim, LedgerPage, Ledgers,
@@ -29,8 +31,8 @@ pub(crate) fn page_query(
     let mut sql = format!(
         "{prefix}SELECT organization_id, id, access_time, account_id, ip_addresses, subject_type, \
          subject_user_id, subject_candidate_id, bulk_count, query_type, query_ids, query_values, \
-         query_scope, access_data, access_menu, access_menu_path, activity_category \
-         FROM privacy_audit_logs \
+         query_scope, access_data, access_menu, access_menu_path, activity_category, position, \
+         prev_hash, hash FROM privacy_audit_logs \
          WHERE organization_id = $1 AND access_time >= $2 AND access_time < $3"
     );
     let mut n = 3;
@@ -95,7 +97,9 @@ impl Ledgers for PgStore {
         let (rows, more) = c
             .transaction::<_, TxError, _>(async |c| {
                 let rows: Vec<LedgerRow> = page_query("", query).load(c).await?;
-                recruit_ports::record_read!(insert_rows!(c), record.page(rows, limit))
+                let mut page = record.page(rows, limit);
+                crate::chain::chain(c, &mut page).await?;
+                recruit_ports::record_read!(insert_rows!(c), page)
             })
             .await
             .map_err(StoreError::from)?;
@@ -151,11 +155,7 @@ impl Ledgers for PgStore {
     /// On a connection of the `COPY` pool: the key completed, then the entries and the audit
     /// rows by binary `COPY`, in one transaction.
     async fn record_privacy_accesses(&self, write: &AccessesWrite) -> Result<(), StoreError> {
-        let rows = neutral::AccessRows::new(write)?;
-        let entries: Vec<LedgerRow> =
-            rows.privacy_audit_logs.into_iter().map(LedgerRow::from).collect();
-        let audit = [AuditRow::from(rows.api)];
-        let tool: Vec<ToolAuditRow> = rows.tool.into_iter().map(ToolAuditRow::from).collect();
+        let mut rows = neutral::AccessRows::new(write)?;
         let done =
             IdempotencyRow::from(neutral::IdempotencyRow::completed(&write.claim, &write.response));
         let mut client = self.writers.get().await.map_err(writer_pool_error)?;
@@ -169,6 +169,11 @@ impl Ledgers for PgStore {
         .await
         .map_err(write_error)?;
         write.claim.completed(usize::try_from(completed).unwrap_or(usize::MAX))?;
+        crate::chain::chain_copy(&tx, &mut rows).await?;
+        let entries: Vec<LedgerRow> =
+            rows.privacy_audit_logs.into_iter().map(LedgerRow::from).collect();
+        let audit = [AuditRow::from(rows.api)];
+        let tool: Vec<ToolAuditRow> = rows.tool.into_iter().map(ToolAuditRow::from).collect();
         crate::copy::copy_rows(&tx, &entries).await.map_err(write_error)?;
         crate::copy::copy_rows(&tx, &audit).await.map_err(write_error)?;
         crate::copy::copy_rows(&tx, &tool).await.map_err(write_error)?;
@@ -200,6 +205,33 @@ impl Ledgers for PgStore {
             .await
             .map_err(store_error)?;
         rows.into_iter().map(|r| r.into_neutral()?.into_entry()).collect()
+    }
+
+    async fn chain_heads(&self) -> Result<Vec<neutral::LedgerHeadRow>, StoreError> {
+        let mut c = self.conn().await?;
+        let rows: Vec<LedgerHeadRow> = ledger_heads::table
+            .order((ledger_heads::organization_id, ledger_heads::ledger))
+            .select(LedgerHeadRow::as_select())
+            .load(&mut c)
+            .await
+            .map_err(store_error)?;
+        rows.into_iter().map(Row::into_neutral).collect()
+    }
+
+    async fn chain_entries(
+        &self,
+        ledger: Ledger,
+        organization: recruit_domain::OrganizationId,
+        after: Option<i64>,
+        limit: u32,
+    ) -> Result<Vec<ChainEntry>, StoreError> {
+        let mut c = self.conn().await?;
+        let org = organization.uuid();
+        match ledger {
+            Ledger::Privacy => crate::chain::entries::<LedgerRow>(&mut c, org, after, limit).await,
+            Ledger::Api => crate::chain::entries::<AuditRow>(&mut c, org, after, limit).await,
+            Ledger::Tool => crate::chain::entries::<ToolAuditRow>(&mut c, org, after, limit).await,
+        }
     }
 
     async fn tool_audit_entries(

@@ -14,6 +14,7 @@
 #[macro_use]
 mod insert;
 
+mod chain;
 mod copy;
 mod credentials;
 mod directory;
@@ -172,9 +173,15 @@ impl PgStore {
             .map(|v| v.len())
             .map_err(|e| StoreError::other(format!("migration failed: {e}")));
         let mut conn = harness.into_inner();
+        // Entries stored before the ledgers were chained are linked once, under the same lock.
+        let linked = match applied {
+            Ok(_) => chain::backfill(&mut conn).await,
+            Err(_) => Ok(()),
+        };
         // Closing the connection releases the lock and the session settings with it.
         let _ = conn.batch_execute(&format!("SELECT pg_advisory_unlock({MIGRATION_LOCK});")).await;
         drop(deadpool::managed::Object::take(conn));
+        linked?;
         applied
     }
 

@@ -34,6 +34,7 @@ use recruit_ports::{
     ProfileUpdate, ReadRecord, ResumedBatch, SecretHash, StoreError, Tokens, ToolAuditEntry,
 };
 
+use recruit_ports::chain::{ChainedRows, Heads};
 use recruit_ports::rows as neutral;
 
 use recruit_adapters_diesel::rows_per_statement;
@@ -138,7 +139,10 @@ impl SqliteStore {
                     .map_err(|e| e.to_string()))
             })
             .await?;
-        applied.map_err(|e| StoreError::other(format!("migration failed: {e}")))
+        let applied = applied.map_err(|e| StoreError::other(format!("migration failed: {e}")))?;
+        // Entries stored before the ledgers were chained are linked once.
+        self.run(|c| Ok(backfill(c))).await?.map_err(StoreError::from)?;
+        Ok(applied)
     }
 
     /// Numbers about the connection pool.
@@ -244,6 +248,135 @@ macro_rules! insert_rows {
     }};
 }
 
+/// Links the ledger rows of a write in the caller's transaction, which holds the database's
+/// write lock (an immediate transaction) until it ends: reads the heads of their chains
+/// (starting a missing one), links the rows, saves the heads.
+fn chain(c: &mut SqliteConnection, rows: &mut impl ChainedRows) -> Result<(), TxError> {
+    let keys = rows.chain_keys();
+    if keys.is_empty() {
+        return Ok(());
+    }
+    let start: Vec<LedgerHeadRow> = keys.genesis().into_iter().map(LedgerHeadRow::from).collect();
+    diesel::insert_or_ignore_into(ledger_heads::table).values(&start).execute(c)?;
+    let mut found = Vec::with_capacity(start.len());
+    for head in &start {
+        let row: LedgerHeadRow = ledger_heads::table
+            .find((&head.organization_id, &head.ledger))
+            .select(LedgerHeadRow::as_select())
+            .first(c)?;
+        found.push(row.into_neutral()?);
+    }
+    let mut heads = Heads::new(found)?;
+    rows.link(&mut heads)?;
+    for head in heads.moved().into_iter().map(LedgerHeadRow::from) {
+        diesel::update(ledger_heads::table.find((&head.organization_id, &head.ledger)))
+            .set((ledger_heads::position.eq(head.position), ledger_heads::hash.eq(&head.hash)))
+            .execute(c)?;
+    }
+    Ok(())
+}
+
+/// A ledger's table, for reading and linking its entries whatever the ledger.
+trait LedgerTable:
+    diesel::QueryableByName<diesel::sqlite::Sqlite>
+    + Row<Neutral: recruit_ports::chain::Chained + Send>
+    + Send
+    + 'static
+{
+    const TABLE: &'static str;
+    const TIME: &'static str;
+}
+
+impl LedgerTable for LedgerRow {
+    const TABLE: &'static str = "privacy_audit_logs";
+    const TIME: &'static str = "access_time";
+}
+impl LedgerTable for AuditRow {
+    const TABLE: &'static str = "api_audit_log";
+    const TIME: &'static str = "at";
+}
+impl LedgerTable for ToolAuditRow {
+    const TABLE: &'static str = "tool_audit_log";
+    const TIME: &'static str = "at";
+}
+
+/// Links, once, the entries stored before the ledgers were chained: in one transaction, while
+/// the migration's `ledger_chain_backfill` row exists (and removes it). Each organization's
+/// entries are linked in the order of their time, then id, after whatever its chain holds.
+fn backfill(c: &mut SqliteConnection) -> Result<(), TxError> {
+    c.immediate_transaction(|c| {
+        let pending: i64 = ledger_chain_backfill::table.count().get_result(c)?;
+        if pending == 0 {
+            return Ok(());
+        }
+        backfill_ledger::<LedgerRow>(c)?;
+        backfill_ledger::<AuditRow>(c)?;
+        backfill_ledger::<ToolAuditRow>(c)?;
+        diesel::delete(ledger_chain_backfill::table).execute(c)?;
+        Ok(())
+    })
+}
+
+fn backfill_ledger<R: LedgerTable>(c: &mut SqliteConnection) -> Result<(), TxError> {
+    use diesel::sql_types::{BigInt, Binary, Nullable};
+    use recruit_ports::chain::Chained;
+    let mut rows: Vec<R::Neutral> = diesel::sql_query(format!(
+        "SELECT * FROM {table} WHERE position IS NULL ORDER BY organization_id, {time}, id",
+        table = R::TABLE,
+        time = R::TIME,
+    ))
+    .load::<R>(c)?
+    .into_iter()
+    .map(Row::into_neutral)
+    .collect::<Result<_, _>>()?;
+    chain(c, &mut rows)?;
+    let update = format!(
+        "UPDATE {} SET position = ?, prev_hash = ?, hash = ? WHERE organization_id = ? AND id = ?",
+        R::TABLE
+    );
+    for row in &rows {
+        let (position, prev, hash) = row.link();
+        diesel::sql_query(&update)
+            .bind::<Nullable<BigInt>, _>(position)
+            .bind::<Nullable<Binary>, _>(prev)
+            .bind::<Nullable<Binary>, _>(hash)
+            .bind::<Binary, _>(blob(row.organization()))
+            .bind::<Binary, _>(blob(row.time_and_id().1))
+            .execute(c)?;
+    }
+    Ok(())
+}
+
+/// Up to `limit` entries of a ledger's chain: see `Ledgers::chain_entries`.
+fn chain_entries<R: LedgerTable>(
+    c: &mut SqliteConnection,
+    organization: Vec<u8>,
+    after: Option<i64>,
+    limit: u32,
+) -> Result<Vec<recruit_ports::chain::ChainEntry>, TxError> {
+    use diesel::sql_types::{BigInt, Binary};
+    let query = match after {
+        Some(_) => format!(
+            "SELECT * FROM {} WHERE organization_id = ? AND position > ? ORDER BY position LIMIT ?",
+            R::TABLE
+        ),
+        None => format!(
+            "SELECT * FROM {} WHERE organization_id = ? AND position IS NULL AND ? IS NOT NULL \
+             ORDER BY id LIMIT ?",
+            R::TABLE
+        ),
+    };
+    let rows: Vec<R> = diesel::sql_query(query)
+        .bind::<Binary, _>(organization)
+        .bind::<BigInt, _>(after.unwrap_or(0))
+        .bind::<BigInt, _>(i64::from(limit))
+        .load(c)?;
+    Ok(rows
+        .into_iter()
+        .map(|r| recruit_ports::chain::ChainEntry::of(&r.into_neutral()?))
+        .collect::<Result<_, _>>()?)
+}
+
 fn load_organization(c: &mut SqliteConnection, org: &[u8]) -> Result<OrganizationRecord, TxError> {
     let (row, defaults) = organizations::table
         .inner_join(
@@ -292,11 +425,12 @@ impl Directory for SqliteStore {
         entry: &LedgerEntry,
     ) -> Result<User, StoreError> {
         let (org, id) = (blob(organization.uuid()), blob(id.uuid()));
-        let logged = neutral::LedgerRow::new(entry)?;
+        let mut logged = vec![neutral::LedgerRow::new(entry)?];
         let row = self
             .transaction(move |c| -> Result<UserRow, TxError> {
                 let row = users::table.find((org, id)).select(UserRow::as_select()).first(c)?;
-                insert_rows!(c, privacy_audit_logs::table, LedgerRow, [logged]);
+                chain(c, &mut logged)?;
+                insert_rows!(c, privacy_audit_logs::table, LedgerRow, logged);
                 Ok(row)
             })
             .await
@@ -306,7 +440,7 @@ impl Directory for SqliteStore {
 
     async fn update_user(&self, update: &ProfileUpdate) -> Result<User, StoreError> {
         let user = UserRow::from(neutral::UserRow::new(&update.user));
-        let logged = neutral::LedgerRow::new(&update.entry)?;
+        let mut logged = vec![neutral::LedgerRow::new(&update.entry)?];
         let ids: Vec<Vec<u8>> = update.read_ids().into_iter().map(blob).collect();
         let decision = update.clone();
         self.transaction(move |c| -> Result<(), TxError> {
@@ -338,7 +472,8 @@ impl Directory for SqliteStore {
             if changed != 1 {
                 return Err(StoreError::Conflict("the user is gone".into()).into());
             }
-            insert_rows!(c, privacy_audit_logs::table, LedgerRow, [logged]);
+            chain(c, &mut logged)?;
+            insert_rows!(c, privacy_audit_logs::table, LedgerRow, logged);
             Ok(())
         })
         .await
@@ -542,7 +677,7 @@ impl Ledgers for SqliteStore {
 
     async fn record_privacy_accesses(&self, write: &AccessesWrite) -> Result<(), StoreError> {
         use crate::schema::idempotency_keys as keys;
-        let rows = neutral::AccessRows::new(write)?;
+        let mut rows = neutral::AccessRows::new(write)?;
         let done =
             IdempotencyRow::from(neutral::IdempotencyRow::completed(&write.claim, &write.response));
         let claim = write.claim.clone();
@@ -557,10 +692,43 @@ impl Ledgers for SqliteStore {
                 ))
                 .execute(c)?;
             claim.completed(completed)?;
+            chain(c, &mut rows)?;
             recruit_ports::insert_access_rows!(insert_rows!(c), rows);
             Ok(())
         })
         .await
+        .map_err(StoreError::from)
+    }
+
+    async fn chain_heads(&self) -> Result<Vec<neutral::LedgerHeadRow>, StoreError> {
+        let rows: Vec<LedgerHeadRow> = self
+            .run(|c| {
+                ledger_heads::table
+                    .order((ledger_heads::organization_id, ledger_heads::ledger))
+                    .select(LedgerHeadRow::as_select())
+                    .load(c)
+            })
+            .await?;
+        rows.into_iter().map(Row::into_neutral).collect()
+    }
+
+    async fn chain_entries(
+        &self,
+        ledger: recruit_domain::chain::Ledger,
+        organization: OrganizationId,
+        after: Option<i64>,
+        limit: u32,
+    ) -> Result<Vec<recruit_ports::chain::ChainEntry>, StoreError> {
+        use recruit_domain::chain::Ledger;
+        let org = blob(organization.uuid());
+        self.run(move |c| {
+            Ok(match ledger {
+                Ledger::Privacy => chain_entries::<LedgerRow>(c, org, after, limit),
+                Ledger::Api => chain_entries::<AuditRow>(c, org, after, limit),
+                Ledger::Tool => chain_entries::<ToolAuditRow>(c, org, after, limit),
+            })
+        })
+        .await?
         .map_err(StoreError::from)
     }
 
@@ -635,7 +803,9 @@ impl Ledgers for SqliteStore {
                     .order((pal::access_time.desc(), pal::id.desc()))
                     .limit(i64::try_from(limit).unwrap_or(i64::MAX - 1) + 1)
                     .load(c)?;
-                recruit_ports::record_read!(insert_rows!(c), record.page(rows, limit))
+                let mut page = record.page(rows, limit);
+                chain(c, &mut page)?;
+                recruit_ports::record_read!(insert_rows!(c), page)
             })
             .await
             .map_err(StoreError::from)?;
@@ -798,7 +968,8 @@ fn insert_document(
 ) -> Result<ImportSummary, TxError> {
     let existing = look_up(c, doc)?;
     doc.check(&existing).map_err(|p| TxError::Import(ImportError::Invalid(p)))?;
-    let rows = neutral::DocumentRows::new(doc)?;
+    let mut rows = neutral::DocumentRows::new(doc)?;
+    chain(c, &mut rows)?;
     let summary = rows.summary();
     recruit_ports::insert_document_rows!(insert_rows!(c), rows);
     Ok(summary)

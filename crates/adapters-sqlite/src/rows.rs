@@ -99,7 +99,7 @@ impl Column<Sqlite3> for Json {
 macro_rules! sqlite_rows {
     ($($(#[$doc:meta])* $row:ident in $table:ident { $($field:ident: $ty:ty),* $(,)? })*) => {$(
         $(#[$doc])*
-        #[derive(Queryable, Selectable, Insertable)]
+        #[derive(Queryable, QueryableByName, Selectable, Insertable)]
         #[diesel(table_name = $table, check_for_backend(Sqlite))]
         #[diesel(treat_none_as_default_value = false)]
         pub(crate) struct $row {

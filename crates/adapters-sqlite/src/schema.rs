@@ -161,6 +161,9 @@ diesel::table! {
         access_menu -> Text,
         access_menu_path -> Text,
         activity_category -> Text,
+        position -> Nullable<BigInt>,
+        prev_hash -> Nullable<Binary>,
+        hash -> Nullable<Binary>,
     }
 }
 
@@ -178,6 +181,9 @@ diesel::table! {
         entries_returned -> Integer,
         interface -> Text,
         tool_name -> Nullable<Text>,
+        position -> Nullable<BigInt>,
+        prev_hash -> Nullable<Binary>,
+        hash -> Nullable<Binary>,
     }
 }
 
@@ -192,6 +198,24 @@ diesel::table! {
         arguments -> Text,
         entries_returned -> Integer,
         request_id -> Text,
+        position -> Nullable<BigInt>,
+        prev_hash -> Nullable<Binary>,
+        hash -> Nullable<Binary>,
+    }
+}
+
+diesel::table! {
+    ledger_heads (organization_id, ledger) {
+        organization_id -> Binary,
+        ledger -> Text,
+        position -> BigInt,
+        hash -> Binary,
+    }
+}
+
+diesel::table! {
+    ledger_chain_backfill (pending) {
+        pending -> Bool,
     }
 }
 
@@ -253,6 +277,8 @@ diesel::table! {
 }
 
 diesel::allow_tables_to_appear_in_same_query!(
+    ledger_heads,
+    ledger_chain_backfill,
     organizations,
     organization_work_hours,
     users,

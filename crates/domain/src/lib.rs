@@ -3,6 +3,8 @@
 #![doc = include_str!("../README.md")]
 
 mod auth;
+#[cfg(feature = "chain")]
+pub mod chain;
 mod error;
 mod id;
 mod input;

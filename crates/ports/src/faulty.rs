@@ -184,6 +184,20 @@ impl<S: Ledgers> Ledgers for Faulty<S> {
         self.check().await?;
         self.inner.purge_idempotency_keys(now).await
     }
+    async fn chain_heads(&self) -> Result<Vec<crate::rows::LedgerHeadRow>, StoreError> {
+        self.check().await?;
+        self.inner.chain_heads().await
+    }
+    async fn chain_entries(
+        &self,
+        ledger: recruit_domain::chain::Ledger,
+        organization: OrganizationId,
+        after: Option<i64>,
+        limit: u32,
+    ) -> Result<Vec<crate::chain::ChainEntry>, StoreError> {
+        self.check().await?;
+        self.inner.chain_entries(ledger, organization, after, limit).await
+    }
 }
 
 #[async_trait]

@@ -2,7 +2,8 @@
 //! and the service layer calls.
 //!
 //! No database type appears here; adapters translate their driver's errors into [`StoreError`]
-//! at the seam. This crate depends only on `recruit-domain` (and serde for the import format);
+//! at the seam. This crate depends only on `recruit-domain` (with its `chain` feature) and serde (for the
+//! import format);
 //! it must never depend on an adapter, a driver, an HTTP stack or the service.
 //!
 //! Reading the privacy audit ledger and recording that read are one method,
@@ -12,6 +13,7 @@
 //! With the `testkit` feature, the `testkit` module holds the contract suite every adapter
 //! must pass, word for word the same, through the `store_contract_tests!` macro.
 
+pub mod chain;
 mod columns;
 mod error;
 mod idempotency;

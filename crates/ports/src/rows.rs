@@ -223,6 +223,9 @@ macro_rules! stored_rows {
                 access_menu: String,
                 access_menu_path: String,
                 activity_category: String,
+                position: Option<i64>,
+                prev_hash: Option<Vec<u8>>,
+                hash: Option<Vec<u8>>,
             }
             /// An entry of the API audit ledger: one read of the privacy ledger.
             AuditRow in api_audit_log {
@@ -238,6 +241,9 @@ macro_rules! stored_rows {
                 entries_returned: i32,
                 interface: String,
                 tool_name: Option<String>,
+                position: Option<i64>,
+                prev_hash: Option<Vec<u8>>,
+                hash: Option<Vec<u8>>,
             }
             /// An idempotency key of a create operation.
             IdempotencyRow in idempotency_keys {
@@ -262,6 +268,17 @@ macro_rules! stored_rows {
                 arguments: $crate::rows::column::Json,
                 entries_returned: i32,
                 request_id: String,
+                position: Option<i64>,
+                prev_hash: Option<Vec<u8>>,
+                hash: Option<Vec<u8>>,
+            }
+            /// The head of an organization's chain of one ledger: the position and hash of
+            /// its last entry (0 and zeros before the first).
+            LedgerHeadRow in ledger_heads {
+                organization_id: $crate::rows::column::Uuid,
+                ledger: String,
+                position: i64,
+                hash: Vec<u8>,
             }
         }
     };
@@ -753,6 +770,9 @@ impl LedgerRow {
             access_menu: l.access_menu.clone(),
             access_menu_path: l.access_menu_path.clone(),
             activity_category: l.activity_category.as_str().into(),
+            position: None,
+            prev_hash: None,
+            hash: None,
         })
     }
 
@@ -941,6 +961,9 @@ impl AuditRow {
             entries_returned: stored_count(entries_returned),
             interface: e.interface.as_str().into(),
             tool_name: e.tool_name.clone(),
+            position: None,
+            prev_hash: None,
+            hash: None,
         }
     }
 
@@ -977,6 +1000,9 @@ impl ToolAuditRow {
             arguments: e.arguments.clone(),
             entries_returned: stored_count(entries_returned),
             request_id: e.request_id.clone(),
+            position: None,
+            prev_hash: None,
+            hash: None,
         }
     }
 

@@ -10,8 +10,11 @@
 //! deadline) or [`StoreError::Other`].
 
 use async_trait::async_trait;
+use recruit_domain::chain::Ledger;
 use recruit_domain::{ApiTokenId, JobId, OrganizationId, Timestamp, User, UserId};
 
+use crate::chain::ChainEntry;
+use crate::rows::LedgerHeadRow;
 use crate::{
     AccessesWrite, ApiToken, AuditEntry, AuditListQuery, Claim, Credential, ImportDocument,
     ImportError, ImportSummary, JobRecord, KeyClaim, LedgerEntry, LedgerPage, NewApiToken,
@@ -139,6 +142,21 @@ pub trait Ledgers: Send + Sync + 'static {
         &self,
         query: &AuditListQuery,
     ) -> Result<Vec<ToolAuditEntry>, StoreError>;
+
+    /// The head of every chain: each organization's last position and hash in each ledger it
+    /// has written to, ordered by organization and ledger.
+    async fn chain_heads(&self) -> Result<Vec<LedgerHeadRow>, StoreError>;
+
+    /// Up to `limit` entries of `ledger` of `organization`: with `after`, those with a
+    /// position above it, in the order of their positions; without, those stored without a
+    /// position (which a store never writes once its entries are linked), in id order.
+    async fn chain_entries(
+        &self,
+        ledger: Ledger,
+        organization: OrganizationId,
+        after: Option<i64>,
+        limit: u32,
+    ) -> Result<Vec<ChainEntry>, StoreError>;
 }
 
 /// Loading whole documents.

@@ -14,7 +14,8 @@
 //! logged once, here, whichever interface it came through; transports only render them.
 //!
 //! Besides the API: importing ([`import`]: JSON documents and NDJSON ledgers, errors naming
-//! their path or line) and the deterministic demo data ([`demo`]).
+//! their path or line), the deterministic demo data ([`demo`]) and the verification of the
+//! ledgers' chains ([`verify`]).
 //!
 //! It depends on `recruit-domain` and `recruit-ports` only: never on a storage adapter, an
 //! HTTP stack or a protocol library.
@@ -30,6 +31,7 @@ mod operation;
 pub mod problems;
 pub mod profiles;
 mod service;
+pub mod verify;
 
 pub use error::{ServiceError, guarded, log_failure};
 pub use operation::{

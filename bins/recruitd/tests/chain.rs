@@ -1,0 +1,256 @@
+//! The ledgers' hash chains, end to end on both stores: `recruitd audit verify` finds nothing
+//! on ledgers written by the server, and names every kind of tampering done behind its back
+//! with raw SQL (triggers off): a changed field, a deleted entry, a forged one, two swapped,
+//! and a truncated tail.
+
+use std::io::Write;
+use std::process::Command;
+
+use recruit_ports::testkit::{ORG_A, ledger_entry, t, world};
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_recruitd");
+
+/// How many entries the test appends to organization A's privacy ledger.
+const APPENDED: i64 = 12;
+
+/// `recruitd audit verify --json` on the database: whether it succeeded, and its reports.
+fn verify(url: &str) -> (bool, Vec<Value>) {
+    let out = Command::new(BIN)
+        .args(["--database-url", url, "audit", "verify", "--json"])
+        .output()
+        .expect("runs");
+    let reports = String::from_utf8(out.stdout)
+        .expect("UTF-8")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON object a line"))
+        .collect();
+    (out.status.success(), reports)
+}
+
+fn run(url: &str, args: &[&str]) {
+    let out = Command::new(BIN).args(["--database-url", url]).args(args).output().expect("runs");
+    assert!(out.status.success(), "recruitd {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// Imports the test world, then twelve more entries of organization A one batch at a time;
+/// returns the ids of those twelve, in the order recorded.
+fn write_ledgers(url: &str, dir: &std::path::Path) -> Vec<recruit_domain::Uuid> {
+    let document = dir.join("world.json");
+    std::fs::write(&document, serde_json::to_string(&world()).unwrap()).unwrap();
+    run(url, &["import", document.to_str().unwrap()]);
+    let ledger = dir.join("more.ndjson");
+    let mut file = std::fs::File::create(&ledger).unwrap();
+    let mut ids = vec![];
+    for n in 0..APPENDED {
+        let mut entry = ledger_entry(ORG_A, 1, t(1_000 + n));
+        let id =
+            recruit_domain::Uuid::from_u128(0xC4A1_0000_0000_0000_0000_0000_0000_0000 | n as u128);
+        entry.entry.id = recruit_domain::PrivacyAuditLogId::from_uuid(id);
+        ids.push(id);
+        writeln!(file, "{}", serde_json::to_string(&entry).unwrap()).unwrap();
+    }
+    drop(file);
+    run(url, &["import", "--batch-size", "5", ledger.to_str().unwrap()]);
+    ids
+}
+
+/// The report of organization A's privacy chain.
+fn privacy_of_a(reports: &[Value]) -> &Value {
+    let org = recruit_domain::OrganizationId::from_uuid(recruit_domain::Uuid::from_u128(ORG_A));
+    reports
+        .iter()
+        .find(|r| r["ledger"] == "privacy" && r["organization_id"] == org.to_string())
+        .expect("organization A's privacy chain is verified")
+}
+
+/// Tampers with organization A's privacy ledger, whose head is at `head`, through `sql` (raw
+/// statements, triggers off), `org` being A's id and `id` a fresh id as SQL literals of the
+/// store; then checks that verify names each change.
+fn tamper_and_verify(url: &str, head: i64, org: &str, id: &str, sql: impl Fn(&str)) {
+    let at = |k: i64| head - APPENDED + k;
+    let columns = "organization_id, id, access_time, account_id, ip_addresses, subject_type, \
+                   subject_user_id, subject_candidate_id, bulk_count, query_type, query_ids, \
+                   query_values, query_scope, access_data, access_menu, access_menu_path, \
+                   activity_category, position, prev_hash, hash";
+    let forged = columns.replacen("organization_id, id,", &format!("organization_id, {id},"), 1);
+    let forged = forged.replace(", position,", &format!(", {},", head + 5));
+    sql(&format!(
+        "UPDATE privacy_audit_logs SET access_menu = 'forged' \
+         WHERE organization_id = {org} AND position = {modified};
+         DELETE FROM privacy_audit_logs WHERE organization_id = {org} AND position = {deleted};
+         INSERT INTO privacy_audit_logs ({columns}) SELECT {forged} FROM privacy_audit_logs \
+         WHERE organization_id = {org} AND position = {copied};
+         UPDATE privacy_audit_logs SET position = -1 WHERE organization_id = {org} AND position = {first};
+         UPDATE privacy_audit_logs SET position = {first} WHERE organization_id = {org} AND position = {second};
+         UPDATE privacy_audit_logs SET position = {second} WHERE organization_id = {org} AND position = -1;
+         DELETE FROM privacy_audit_logs WHERE organization_id = {org} AND position > {kept} AND position <= {head};",
+        modified = at(3),
+        deleted = at(5),
+        copied = at(2),
+        first = at(8),
+        second = at(9),
+        kept = at(10),
+    ));
+    let (ok, reports) = verify(url);
+    assert!(!ok, "verify fails when it finds anything");
+    let findings: Vec<(String, Option<i64>, Option<i64>)> = privacy_of_a(&reports)["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["kind"].as_str().unwrap().to_owned(),
+                f["position"].as_i64(),
+                f["expected_position"].as_i64(),
+            )
+        })
+        .collect();
+    let expected: Vec<(String, Option<i64>, Option<i64>)> = vec![
+        ("MODIFIED".into(), Some(at(3)), None),
+        ("DELETED".into(), Some(at(5)), None),
+        ("REORDERED".into(), Some(at(8)), Some(at(9))),
+        ("REORDERED".into(), Some(at(9)), Some(at(8))),
+        ("TRUNCATED".into(), Some(at(11)), Some(head)),
+        ("INSERTED".into(), Some(head + 5), None),
+    ];
+    assert_eq!(findings, expected, "{reports:#?}");
+    for other in reports.iter().filter(|r| !std::ptr::eq(*r, privacy_of_a(&reports))) {
+        assert_eq!(other["findings"], serde_json::json!([]), "{other}");
+    }
+}
+
+fn untouched_ledgers_verify(url: &str) -> i64 {
+    let (ok, reports) = verify(url);
+    assert!(ok, "{reports:#?}");
+    for ledger in ["privacy", "api", "tool"] {
+        assert!(reports.iter().any(|r| r["ledger"] == ledger) || ledger != "privacy");
+    }
+    for report in &reports {
+        assert_eq!(report["findings"], serde_json::json!([]), "{report}");
+        assert_eq!(report["entries"], report["head_position"], "{report}");
+    }
+    privacy_of_a(&reports)["head_position"].as_i64().unwrap()
+}
+
+#[test]
+fn verify_names_every_kind_of_tampering_on_sqlite() {
+    use diesel::Connection;
+    use diesel::connection::SimpleConnection;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("recruitd.db");
+    let url = format!("sqlite://{}", path.display());
+    write_ledgers(&url, dir.path());
+    let head = untouched_ledgers_verify(&url);
+    let org = format!("X'{:032x}'", ORG_A);
+    let id = format!("X'{:032x}'", 0xF0F0_u128);
+    tamper_and_verify(&url, head, &org, &id, |sql| {
+        let mut c = diesel::SqliteConnection::establish(&path.to_string_lossy()).unwrap();
+        c.batch_execute(
+            "DROP TRIGGER privacy_audit_logs_no_update; DROP TRIGGER privacy_audit_logs_no_delete;",
+        )
+        .unwrap();
+        c.batch_execute(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+    });
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn verify_names_every_kind_of_tampering_on_postgresql() {
+    let db = recruit_adapters_pg::testkit::TestDatabase::fresh().await;
+    let url = db.url().to_owned();
+    let dir = tempfile::tempdir().unwrap();
+    let head = tokio::task::block_in_place(|| {
+        write_ledgers(&url, dir.path());
+        untouched_ledgers_verify(&url)
+    });
+    let org = format!("'{}'::uuid", recruit_domain::Uuid::from_u128(ORG_A));
+    let id = format!("'{}'::uuid", recruit_domain::Uuid::from_u128(0xF0F0));
+    let handle = tokio::runtime::Handle::current();
+    tokio::task::block_in_place(|| {
+        tamper_and_verify(&url, head, &org, &id, |sql| {
+            handle.block_on(db.batch_execute(&format!(
+                "ALTER TABLE privacy_audit_logs DISABLE TRIGGER USER; {sql}"
+            )));
+        });
+    });
+}
+
+/// Makes every stored entry look as stored before ledgers were chained: no position, no
+/// hashes, no heads, and the migration's marker back.
+const UNCHAIN: &str =
+    "UPDATE privacy_audit_logs SET position = NULL, prev_hash = NULL, hash = NULL;
+     UPDATE api_audit_log SET position = NULL, prev_hash = NULL, hash = NULL;
+     UPDATE tool_audit_log SET position = NULL, prev_hash = NULL, hash = NULL;
+     DELETE FROM ledger_heads;
+     INSERT INTO ledger_chain_backfill VALUES (true);";
+
+/// After [`UNCHAIN`], the next command's migration links every entry once: verify finds every
+/// chain whole, each entry counted.
+fn entries_are_linked_by_the_next_migration(url: &str, before: &[Value]) {
+    let (ok, after) = verify(url);
+    assert!(ok, "{after:#?}");
+    let counts = |reports: &[Value]| {
+        let mut c: Vec<(String, String, i64)> = reports
+            .iter()
+            .map(|r| {
+                (
+                    r["ledger"].as_str().unwrap().to_owned(),
+                    r["organization_id"].as_str().unwrap().to_owned(),
+                    r["entries"].as_i64().unwrap(),
+                )
+            })
+            .collect();
+        c.sort();
+        c
+    };
+    assert_eq!(counts(&after), counts(before));
+}
+
+#[test]
+fn entries_stored_before_chaining_are_linked_once_on_sqlite() {
+    use diesel::Connection;
+    use diesel::connection::SimpleConnection;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("recruitd.db");
+    let url = format!("sqlite://{}", path.display());
+    write_ledgers(&url, dir.path());
+    let (_, before) = verify(&url);
+    let mut c = diesel::SqliteConnection::establish(&path.to_string_lossy()).unwrap();
+    // SQLite cannot turn triggers off: they are dropped, and the one checked below put back
+    // as the migrations define it.
+    c.batch_execute(&format!(
+        "DROP TRIGGER privacy_audit_logs_no_update; DROP TRIGGER api_audit_log_no_update;
+         DROP TRIGGER tool_audit_log_no_update; {UNCHAIN}
+         CREATE TRIGGER privacy_audit_logs_no_update BEFORE UPDATE ON privacy_audit_logs
+         WHEN NOT (OLD.position IS NULL AND NEW.position IS NOT NULL
+                   AND EXISTS (SELECT 1 FROM ledger_chain_backfill))
+         BEGIN SELECT RAISE(ABORT, 'the privacy_audit_logs ledger is append-only'); END;"
+    ))
+    .unwrap();
+    entries_are_linked_by_the_next_migration(&url, &before);
+    // Once linked, the ledgers refuse updates again.
+    let refused = c.batch_execute("UPDATE privacy_audit_logs SET position = NULL");
+    assert!(refused.unwrap_err().to_string().contains("append-only"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn entries_stored_before_chaining_are_linked_once_on_postgresql() {
+    let db = recruit_adapters_pg::testkit::TestDatabase::fresh().await;
+    let url = db.url().to_owned();
+    let dir = tempfile::tempdir().unwrap();
+    let before = tokio::task::block_in_place(|| {
+        write_ledgers(&url, dir.path());
+        verify(&url).1
+    });
+    db.batch_execute(&format!(
+        "ALTER TABLE privacy_audit_logs DISABLE TRIGGER USER;
+         ALTER TABLE api_audit_log DISABLE TRIGGER USER;
+         ALTER TABLE tool_audit_log DISABLE TRIGGER USER;
+         {UNCHAIN}
+         ALTER TABLE privacy_audit_logs ENABLE TRIGGER USER;
+         ALTER TABLE api_audit_log ENABLE TRIGGER USER;
+         ALTER TABLE tool_audit_log ENABLE TRIGGER USER;"
+    ))
+    .await;
+    tokio::task::block_in_place(|| entries_are_linked_by_the_next_migration(&url, &before));
+}

@@ -1,0 +1,249 @@
+//! The ledgers' chains (`recruit_ports::chain`) on PostgreSQL: heads locked by an upsert that
+//! changes nothing (one statement, a missing head created at the start), saved by an upsert;
+//! entries stored before chaining linked once by [`PgStore::migrate`].
+
+use diesel::prelude::*;
+use diesel::upsert::excluded;
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use recruit_ports::StoreError;
+use recruit_ports::chain::{ChainKeys, ChainedRows, Heads};
+use recruit_ports::rows as neutral;
+
+use crate::error::*;
+use crate::rows::*;
+use crate::schema::*;
+
+/// Links the ledger rows of a write in the caller's transaction: locks the heads of their
+/// chains until the commit, links the rows, saves the heads.
+pub(crate) async fn chain(
+    c: &mut AsyncPgConnection,
+    rows: &mut impl ChainedRows,
+) -> Result<(), TxError> {
+    let keys = rows.chain_keys();
+    if keys.is_empty() {
+        return Ok(());
+    }
+    let mut heads = lock_heads(c, &keys).await?;
+    rows.link(&mut heads)?;
+    save_heads(c, &heads).await
+}
+
+async fn lock_heads(c: &mut AsyncPgConnection, keys: &ChainKeys) -> Result<Heads, TxError> {
+    let start: Vec<LedgerHeadRow> = keys.genesis().into_iter().map(LedgerHeadRow::from).collect();
+    let locked: Vec<LedgerHeadRow> = diesel::insert_into(ledger_heads::table)
+        .values(&start)
+        .on_conflict((ledger_heads::organization_id, ledger_heads::ledger))
+        .do_update()
+        .set(ledger_heads::position.eq(ledger_heads::position))
+        .returning(LedgerHeadRow::as_returning())
+        .get_results(c)
+        .await?;
+    let locked = locked.into_iter().map(Row::into_neutral).collect::<Result<Vec<_>, _>>()?;
+    Ok(Heads::new(locked)?)
+}
+
+async fn save_heads(c: &mut AsyncPgConnection, heads: &Heads) -> Result<(), TxError> {
+    let moved: Vec<LedgerHeadRow> = heads.moved().into_iter().map(LedgerHeadRow::from).collect();
+    diesel::insert_into(ledger_heads::table)
+        .values(&moved)
+        .on_conflict((ledger_heads::organization_id, ledger_heads::ledger))
+        .do_update()
+        .set((
+            ledger_heads::position.eq(excluded(ledger_heads::position)),
+            ledger_heads::hash.eq(excluded(ledger_heads::hash)),
+        ))
+        .execute(c)
+        .await?;
+    Ok(())
+}
+
+/// [`chain`] on a `tokio-postgres` transaction (the `COPY` connections).
+pub(crate) async fn chain_copy(
+    tx: &tokio_postgres::Transaction<'_>,
+    rows: &mut impl ChainedRows,
+) -> Result<(), StoreError> {
+    let keys = rows.chain_keys();
+    if keys.is_empty() {
+        return Ok(());
+    }
+    let start = keys.genesis();
+    let (orgs, ledgers): (Vec<_>, Vec<_>) =
+        start.iter().map(|h| (h.organization_id, h.ledger.as_str())).unzip();
+    let locked = tx
+        .query(
+            "INSERT INTO ledger_heads (organization_id, ledger, position, hash) \
+             SELECT o, l, 0, $3 FROM unnest($1::uuid[], $2::text[]) AS k (o, l) ORDER BY o, l \
+             ON CONFLICT (organization_id, ledger) DO UPDATE SET position = ledger_heads.position \
+             RETURNING organization_id, ledger, position, hash",
+            &[&orgs, &ledgers, &recruit_domain::chain::GENESIS.as_slice()],
+        )
+        .await
+        .map_err(write_error)?;
+    let mut heads = Heads::new(locked.iter().map(|r| neutral::LedgerHeadRow {
+        organization_id: r.get(0),
+        ledger: r.get(1),
+        position: r.get(2),
+        hash: r.get(3),
+    }))?;
+    rows.link(&mut heads)?;
+    let moved = heads.moved();
+    let orgs: Vec<_> = moved.iter().map(|h| h.organization_id).collect();
+    let ledgers: Vec<_> = moved.iter().map(|h| h.ledger.as_str()).collect();
+    let positions: Vec<_> = moved.iter().map(|h| h.position).collect();
+    let hashes: Vec<_> = moved.iter().map(|h| h.hash.as_slice()).collect();
+    tx.execute(
+        "UPDATE ledger_heads SET position = k.p, hash = k.h \
+         FROM unnest($1::uuid[], $2::text[], $3::bigint[], $4::bytea[]) AS k (o, l, p, h) \
+         WHERE organization_id = k.o AND ledger = k.l",
+        &[&orgs, &ledgers, &positions, &hashes],
+    )
+    .await
+    .map_err(write_error)?;
+    Ok(())
+}
+
+/// How many stored entries one step of the backfill links.
+const BACKFILL_CHUNK: i64 = 10_000;
+
+/// A ledger's table, for reading and linking its entries whatever the ledger.
+pub(crate) trait LedgerTable:
+    QueryableByName<diesel::pg::Pg>
+    + Row<Neutral: recruit_ports::chain::Chained + Send>
+    + Send
+    + 'static
+{
+    const TABLE: &'static str;
+    const TIME: &'static str;
+}
+
+impl LedgerTable for LedgerRow {
+    const TABLE: &'static str = "privacy_audit_logs";
+    const TIME: &'static str = "access_time";
+}
+impl LedgerTable for AuditRow {
+    const TABLE: &'static str = "api_audit_log";
+    const TIME: &'static str = "at";
+}
+impl LedgerTable for ToolAuditRow {
+    const TABLE: &'static str = "tool_audit_log";
+    const TIME: &'static str = "at";
+}
+
+/// Links, once, the entries stored before the ledgers were chained: in one transaction, while
+/// the migration's `ledger_chain_backfill` row exists (and removes it). Each organization's
+/// entries are linked in the order of their time, then id, after whatever its chain holds.
+pub(crate) async fn backfill(c: &mut AsyncPgConnection) -> Result<(), StoreError> {
+    c.transaction::<_, TxError, _>(async |c| {
+        let pending: Vec<bool> = ledger_chain_backfill::table
+            .select(ledger_chain_backfill::pending)
+            .for_update()
+            .load(c)
+            .await?;
+        if pending.is_empty() {
+            return Ok(());
+        }
+        backfill_ledger::<LedgerRow>(c).await?;
+        backfill_ledger::<AuditRow>(c).await?;
+        backfill_ledger::<ToolAuditRow>(c).await?;
+        diesel::delete(ledger_chain_backfill::table).execute(c).await?;
+        Ok(())
+    })
+    .await
+    .map_err(StoreError::from)
+}
+
+async fn backfill_ledger<R: LedgerTable>(c: &mut AsyncPgConnection) -> Result<(), TxError> {
+    use diesel::sql_types::{Array, BigInt, Bytea, Nullable, Timestamptz, Uuid};
+    #[derive(QueryableByName)]
+    struct Org {
+        #[diesel(sql_type = Uuid)]
+        organization_id: recruit_domain::Uuid,
+    }
+    let orgs: Vec<Org> = diesel::sql_query(format!(
+        "SELECT DISTINCT organization_id FROM {} WHERE position IS NULL ORDER BY 1",
+        R::TABLE
+    ))
+    .load(c)
+    .await?;
+    for Org { organization_id: org } in orgs {
+        let mut after: Option<(chrono::DateTime<chrono::Utc>, recruit_domain::Uuid)> = None;
+        loop {
+            let rows: Vec<R> = diesel::sql_query(format!(
+                "SELECT * FROM {table} WHERE organization_id = $1 AND position IS NULL \
+                 AND ($2::timestamptz IS NULL OR ({time}, id) > ($2, $3)) \
+                 ORDER BY {time}, id LIMIT $4",
+                table = R::TABLE,
+                time = R::TIME,
+            ))
+            .bind::<Uuid, _>(org)
+            .bind::<Nullable<Timestamptz>, _>(after.map(|a| a.0))
+            .bind::<Nullable<Uuid>, _>(after.map(|a| a.1))
+            .bind::<BigInt, _>(BACKFILL_CHUNK)
+            .load(c)
+            .await?;
+            if rows.is_empty() {
+                break;
+            }
+            let mut rows =
+                rows.into_iter().map(Row::into_neutral).collect::<Result<Vec<_>, _>>()?;
+            chain(c, &mut rows).await?;
+            let last = rows.last().map(recruit_ports::chain::Chained::time_and_id);
+            if let Some((time, id)) = last {
+                after = Some((time.as_datetime(), id));
+            }
+            let mut ids = vec![];
+            let (mut positions, mut prevs, mut hashes) = (vec![], vec![], vec![]);
+            for row in &rows {
+                let (position, prev, hash) = recruit_ports::chain::Chained::link(row);
+                ids.push(recruit_ports::chain::Chained::time_and_id(row).1);
+                positions.push(position);
+                prevs.push(prev.map(<[u8]>::to_vec));
+                hashes.push(hash.map(<[u8]>::to_vec));
+            }
+            diesel::sql_query(format!(
+                "UPDATE {} AS t SET position = k.p, prev_hash = k.ph, hash = k.h \
+                 FROM unnest($1::uuid[], $2::bigint[], $3::bytea[], $4::bytea[]) AS k (id, p, ph, h) \
+                 WHERE t.organization_id = $5 AND t.id = k.id",
+                R::TABLE
+            ))
+            .bind::<Array<Uuid>, _>(ids)
+            .bind::<Array<Nullable<BigInt>>, _>(positions)
+            .bind::<Array<Nullable<Bytea>>, _>(prevs)
+            .bind::<Array<Nullable<Bytea>>, _>(hashes)
+            .bind::<Uuid, _>(org)
+            .execute(c)
+            .await?;
+        }
+    }
+    Ok(())
+}
+
+/// Up to `limit` entries of a ledger's chain: see `Ledgers::chain_entries`.
+pub(crate) async fn entries<R: LedgerTable>(
+    c: &mut AsyncPgConnection,
+    organization: recruit_domain::Uuid,
+    after: Option<i64>,
+    limit: u32,
+) -> Result<Vec<recruit_ports::chain::ChainEntry>, StoreError> {
+    use diesel::sql_types::{BigInt, Uuid};
+    let query = match after {
+        Some(_) => format!(
+            "SELECT * FROM {} WHERE organization_id = $1 AND position > $2 \
+             ORDER BY position LIMIT $3",
+            R::TABLE
+        ),
+        None => format!(
+            "SELECT * FROM {} WHERE organization_id = $1 AND position IS NULL \
+             AND $2 IS NOT NULL ORDER BY id LIMIT $3",
+            R::TABLE
+        ),
+    };
+    let rows: Vec<R> = diesel::sql_query(query)
+        .bind::<Uuid, _>(organization)
+        .bind::<BigInt, _>(after.unwrap_or(0))
+        .bind::<BigInt, _>(i64::from(limit))
+        .load(c)
+        .await
+        .map_err(store_error)?;
+    rows.into_iter().map(|r| recruit_ports::chain::ChainEntry::of(&r.into_neutral()?)).collect()
+}

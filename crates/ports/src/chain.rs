@@ -1,0 +1,242 @@
+//! Chaining ledger rows as they are written: each row of an organization's ledger gets the next
+//! position, the hash of the row before and its own hash ([`recruit_domain::chain`]).
+//!
+//! A store writing ledger rows, in the transaction that writes them: names the chains they
+//! extend ([`ChainKeys`]), locks those chains' heads in one statement (creating a missing head
+//! at the start), links the rows ([`Heads::link`]), writes them, and saves the heads that moved
+//! ([`Heads::moved`]). Holding the heads locked until the commit gives every chain one order,
+//! whatever runs concurrently.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use recruit_domain::chain::{Digest, GENESIS, Ledger, canonical_json, entry_hash};
+use recruit_domain::{Id, Uuid};
+
+use crate::StoreError;
+use crate::rows::{AuditRow, LedgerHeadRow, LedgerRow, ToolAuditRow, corrupt};
+
+/// A row of one of the three ledgers.
+pub trait Chained {
+    /// Its ledger.
+    const LEDGER: Ledger;
+    /// The organization whose chain it belongs to.
+    fn organization(&self) -> Uuid;
+    /// The entry's canonical JSON: what its hash covers besides its place in the chain.
+    fn canonical(&self) -> Result<Vec<u8>, StoreError>;
+    /// Its position, the hash before it and its hash, as stored (none for a row stored before
+    /// ledgers were chained and not yet linked).
+    fn link(&self) -> (Option<i64>, Option<&[u8]>, Option<&[u8]>);
+    /// Sets its position, the hash before it and its hash.
+    fn set_link(&mut self, position: i64, prev: Digest, hash: Digest);
+    /// Its time (`access_time` or `at`) and id: the order in which entries stored before
+    /// ledgers were chained are linked.
+    fn time_and_id(&self) -> (recruit_domain::Timestamp, Uuid);
+}
+
+macro_rules! chained {
+    ($row:ty, $ledger:expr, $time:ident, |$r:ident| $entry:expr) => {
+        impl Chained for $row {
+            const LEDGER: Ledger = $ledger;
+            fn organization(&self) -> Uuid {
+                self.organization_id
+            }
+            fn canonical(&self) -> Result<Vec<u8>, StoreError> {
+                let $r = self.clone();
+                canonical_json(&$entry).map_err(|e| corrupt(format!("an entry's JSON: {e}")))
+            }
+            fn link(&self) -> (Option<i64>, Option<&[u8]>, Option<&[u8]>) {
+                (self.position, self.prev_hash.as_deref(), self.hash.as_deref())
+            }
+            fn set_link(&mut self, position: i64, prev: Digest, hash: Digest) {
+                self.position = Some(position);
+                self.prev_hash = Some(prev.to_vec());
+                self.hash = Some(hash.to_vec());
+            }
+            fn time_and_id(&self) -> (recruit_domain::Timestamp, Uuid) {
+                (self.$time, self.id)
+            }
+        }
+    };
+}
+
+chained!(LedgerRow, Ledger::Privacy, access_time, |r| r.into_ledger_entry()?);
+chained!(AuditRow, Ledger::Api, at, |r| r.into_entry()?);
+chained!(ToolAuditRow, Ledger::Tool, at, |r| r.into_entry()?);
+
+/// The chains a write extends: (organization, ledger), in the order their heads are locked.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ChainKeys(BTreeSet<(Uuid, Ledger)>);
+
+impl ChainKeys {
+    /// Adds the chains of `rows`.
+    pub fn add<R: Chained>(&mut self, rows: &[R]) -> &mut Self {
+        self.0.extend(rows.iter().map(|r| (r.organization(), R::LEDGER)));
+        self
+    }
+
+    /// The chains of `rows`.
+    pub fn of<R: Chained>(rows: &[R]) -> Self {
+        let mut keys = Self::default();
+        keys.add(rows);
+        keys
+    }
+
+    /// Whether no chain is named.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// A head at the start of each chain, in locking order (organization, then ledger name):
+    /// what a store inserts for a chain that has no head yet.
+    pub fn genesis(&self) -> Vec<LedgerHeadRow> {
+        let mut rows: Vec<_> = self
+            .0
+            .iter()
+            .map(|(org, ledger)| LedgerHeadRow {
+                organization_id: *org,
+                ledger: ledger.as_str().to_owned(),
+                position: 0,
+                hash: GENESIS.to_vec(),
+            })
+            .collect();
+        rows.sort_by(|a, b| (a.organization_id, &a.ledger).cmp(&(b.organization_id, &b.ledger)));
+        rows
+    }
+}
+
+/// The heads of the chains a write extends, as locked, and where the write moves them.
+#[derive(Clone, Debug, Default)]
+pub struct Heads {
+    heads: BTreeMap<(Uuid, Ledger), (i64, Digest)>,
+    moved: BTreeSet<(Uuid, Ledger)>,
+}
+
+impl Heads {
+    /// The heads a store read (locked).
+    pub fn new(rows: impl IntoIterator<Item = LedgerHeadRow>) -> Result<Self, StoreError> {
+        let mut heads = BTreeMap::new();
+        for row in rows {
+            let ledger =
+                Ledger::from_name(&row.ledger).ok_or_else(|| corrupt("an unknown ledger"))?;
+            let hash: Digest =
+                row.hash.as_slice().try_into().map_err(|_| corrupt("a chain's head hash"))?;
+            heads.insert((row.organization_id, ledger), (row.position, hash));
+        }
+        Ok(Self { heads, moved: BTreeSet::new() })
+    }
+
+    /// Gives each of `rows`, in order, the next position of its chain and its hashes.
+    pub fn link<R: Chained>(&mut self, rows: &mut [R]) -> Result<(), StoreError> {
+        for row in rows {
+            let key = (row.organization(), R::LEDGER);
+            let (position, prev) = self
+                .heads
+                .get(&key)
+                .copied()
+                .ok_or_else(|| StoreError::other("a ledger row's chain head was not locked"))?;
+            let next = position + 1;
+            let at = u64::try_from(next).map_err(|_| corrupt("a negative chain position"))?;
+            let hash = entry_hash(R::LEDGER, Id::from_uuid(key.0), at, &prev, &row.canonical()?);
+            row.set_link(next, prev, hash);
+            self.heads.insert(key, (next, hash));
+            self.moved.insert(key);
+        }
+        Ok(())
+    }
+
+    /// The heads the links moved, to save.
+    pub fn moved(&self) -> Vec<LedgerHeadRow> {
+        self.moved
+            .iter()
+            .map(|key| {
+                let (position, hash) = self.heads[key];
+                LedgerHeadRow {
+                    organization_id: key.0,
+                    ledger: key.1.as_str().to_owned(),
+                    position,
+                    hash: hash.to_vec(),
+                }
+            })
+            .collect()
+    }
+}
+
+/// The ledger rows of one write, linked together.
+pub trait ChainedRows {
+    /// The chains the rows extend.
+    fn chain_keys(&self) -> ChainKeys;
+    /// Links every ledger row of the write, in the order they are written.
+    fn link(&mut self, heads: &mut Heads) -> Result<(), StoreError>;
+}
+
+impl<R: Chained> ChainedRows for Vec<R> {
+    fn chain_keys(&self) -> ChainKeys {
+        ChainKeys::of(self)
+    }
+    fn link(&mut self, heads: &mut Heads) -> Result<(), StoreError> {
+        heads.link(self)
+    }
+}
+
+impl<T> ChainedRows for crate::rows::RecordedPage<T> {
+    fn chain_keys(&self) -> ChainKeys {
+        let mut keys = ChainKeys::of(std::slice::from_ref(&self.api));
+        keys.add(self.tool.as_slice());
+        keys
+    }
+    fn link(&mut self, heads: &mut Heads) -> Result<(), StoreError> {
+        heads.link(std::slice::from_mut(&mut self.api))?;
+        heads.link(self.tool.as_mut_slice())
+    }
+}
+
+impl ChainedRows for crate::rows::AccessRows {
+    fn chain_keys(&self) -> ChainKeys {
+        let mut keys = ChainKeys::of(&self.privacy_audit_logs);
+        keys.add(std::slice::from_ref(&self.api)).add(self.tool.as_slice());
+        keys
+    }
+    fn link(&mut self, heads: &mut Heads) -> Result<(), StoreError> {
+        heads.link(&mut self.privacy_audit_logs)?;
+        heads.link(std::slice::from_mut(&mut self.api))?;
+        heads.link(self.tool.as_mut_slice())
+    }
+}
+
+impl ChainedRows for crate::rows::DocumentRows {
+    fn chain_keys(&self) -> ChainKeys {
+        ChainKeys::of(&self.privacy_audit_logs)
+    }
+    fn link(&mut self, heads: &mut Heads) -> Result<(), StoreError> {
+        heads.link(&mut self.privacy_audit_logs)
+    }
+}
+
+/// A stored entry as its chain shows it: what verification needs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChainEntry {
+    /// The entry's id.
+    pub id: Uuid,
+    /// Its position; none for an entry stored unlinked.
+    pub position: Option<i64>,
+    /// The hash before it, as stored.
+    pub prev_hash: Option<Vec<u8>>,
+    /// Its hash, as stored.
+    pub hash: Option<Vec<u8>>,
+    /// Its canonical JSON, computed from what is stored.
+    pub canonical: Vec<u8>,
+}
+
+impl ChainEntry {
+    /// The chain's view of a stored row.
+    pub fn of<R: Chained>(row: &R) -> Result<Self, StoreError> {
+        let (position, prev, hash) = row.link();
+        Ok(Self {
+            id: row.time_and_id().1,
+            position,
+            prev_hash: prev.map(<[u8]>::to_vec),
+            hash: hash.map(<[u8]>::to_vec),
+            canonical: row.canonical()?,
+        })
+    }
+}
