@@ -23,8 +23,10 @@ pub(crate) async fn chain(
     if keys.is_empty() {
         return Ok(());
     }
+    // Before the heads are locked: the lock is held for the hashing only.
+    let contents = rows.contents()?;
     let mut heads = lock_heads(c, &keys).await?;
-    rows.link(&mut heads)?;
+    rows.link(&mut heads, contents)?;
     save_heads(c, &heads).await
 }
 
@@ -66,6 +68,8 @@ pub(crate) async fn chain_copy(
     if keys.is_empty() {
         return Ok(());
     }
+    // Before the heads are locked: the lock is held for the hashing only.
+    let contents = rows.contents()?;
     let start = keys.genesis();
     let (orgs, ledgers): (Vec<_>, Vec<_>) =
         start.iter().map(|h| (h.organization_id, h.ledger.as_str())).unzip();
@@ -85,7 +89,7 @@ pub(crate) async fn chain_copy(
         position: r.get(2),
         hash: r.get(3),
     }))?;
-    rows.link(&mut heads)?;
+    rows.link(&mut heads, contents)?;
     let moved = heads.moved();
     let orgs: Vec<_> = moved.iter().map(|h| h.organization_id).collect();
     let ledgers: Vec<_> = moved.iter().map(|h| h.ledger.as_str()).collect();

@@ -256,6 +256,8 @@ fn chain(c: &mut SqliteConnection, rows: &mut impl ChainedRows) -> Result<(), Tx
     if keys.is_empty() {
         return Ok(());
     }
+    // Before the heads are locked: the lock is held for the hashing only.
+    let contents = rows.contents()?;
     let start: Vec<LedgerHeadRow> = keys.genesis().into_iter().map(LedgerHeadRow::from).collect();
     diesel::insert_or_ignore_into(ledger_heads::table).values(&start).execute(c)?;
     let mut found = Vec::with_capacity(start.len());
@@ -267,7 +269,7 @@ fn chain(c: &mut SqliteConnection, rows: &mut impl ChainedRows) -> Result<(), Tx
         found.push(row.into_neutral()?);
     }
     let mut heads = Heads::new(found)?;
-    rows.link(&mut heads)?;
+    rows.link(&mut heads, contents)?;
     for head in heads.moved().into_iter().map(LedgerHeadRow::from) {
         diesel::update(ledger_heads::table.find((&head.organization_id, &head.ledger)))
             .set((ledger_heads::position.eq(head.position), ledger_heads::hash.eq(&head.hash)))

@@ -125,8 +125,14 @@ impl Heads {
         Ok(Self { heads, moved: BTreeSet::new() })
     }
 
-    /// Gives each of `rows`, in order, the next position of its chain and its hashes.
-    pub fn link<R: Chained>(&mut self, rows: &mut [R]) -> Result<(), StoreError> {
+    /// Gives each of `rows`, in order, the next position of its chain and its hashes, taking
+    /// each row's canonical JSON from `contents` ([`ChainedRows::contents`], computed before
+    /// the heads were locked, so that the lock is held for the hashing only).
+    pub fn link<R: Chained>(
+        &mut self,
+        rows: &mut [R],
+        contents: &mut impl Iterator<Item = Vec<u8>>,
+    ) -> Result<(), StoreError> {
         for row in rows {
             let key = (row.organization(), R::LEDGER);
             let (position, prev) = self
@@ -134,9 +140,12 @@ impl Heads {
                 .get(&key)
                 .copied()
                 .ok_or_else(|| StoreError::other("a ledger row's chain head was not locked"))?;
+            let content = contents
+                .next()
+                .ok_or_else(|| StoreError::other("a ledger row's JSON was not computed"))?;
             let next = position + 1;
             let at = u64::try_from(next).map_err(|_| corrupt("a negative chain position"))?;
-            let hash = entry_hash(R::LEDGER, Id::from_uuid(key.0), at, &prev, &row.canonical()?);
+            let hash = entry_hash(R::LEDGER, Id::from_uuid(key.0), at, &prev, &content);
             row.set_link(next, prev, hash);
             self.heads.insert(key, (next, hash));
             self.moved.insert(key);
@@ -165,52 +174,72 @@ impl Heads {
 pub trait ChainedRows {
     /// The chains the rows extend.
     fn chain_keys(&self) -> ChainKeys;
-    /// Links every ledger row of the write, in the order they are written.
-    fn link(&mut self, heads: &mut Heads) -> Result<(), StoreError>;
+    /// Every ledger row's canonical JSON, in the order they are linked.
+    fn contents(&self) -> Result<Vec<Vec<u8>>, StoreError>;
+    /// Links every ledger row of the write, in the order they are written, with their
+    /// [`ChainedRows::contents`].
+    fn link(&mut self, heads: &mut Heads, contents: Vec<Vec<u8>>) -> Result<(), StoreError>;
+}
+
+fn contents_of<R: Chained>(rows: &[R], out: &mut Vec<Vec<u8>>) -> Result<(), StoreError> {
+    for row in rows {
+        out.push(row.canonical()?);
+    }
+    Ok(())
+}
+
+/// Implements [`ChainedRows`] for a write made of the listed parts, each a slice of rows
+/// (`|w| expr` giving `&[R]`, `|w| expr` giving `&mut [R]`), linked in the order listed.
+macro_rules! chained_rows {
+    ($ty:ty $(, $T:ident)?; $(|$w:ident| $part:expr, |$m:ident| $part_mut:expr);+ $(;)?) => {
+        impl$(<$T>)? ChainedRows for $ty {
+            fn chain_keys(&self) -> ChainKeys {
+                let mut keys = ChainKeys::default();
+                $({ let $w = self; keys.add($part); })+
+                keys
+            }
+            fn contents(&self) -> Result<Vec<Vec<u8>>, StoreError> {
+                let mut out = vec![];
+                $({ let $w = self; contents_of($part, &mut out)?; })+
+                Ok(out)
+            }
+            fn link(&mut self, heads: &mut Heads, contents: Vec<Vec<u8>>) -> Result<(), StoreError> {
+                let mut contents = contents.into_iter();
+                $({ let $m = &mut *self; heads.link($part_mut, &mut contents)?; })+
+                Ok(())
+            }
+        }
+    };
 }
 
 impl<R: Chained> ChainedRows for Vec<R> {
     fn chain_keys(&self) -> ChainKeys {
         ChainKeys::of(self)
     }
-    fn link(&mut self, heads: &mut Heads) -> Result<(), StoreError> {
-        heads.link(self)
+    fn contents(&self) -> Result<Vec<Vec<u8>>, StoreError> {
+        let mut out = Vec::with_capacity(self.len());
+        contents_of(self, &mut out)?;
+        Ok(out)
+    }
+    fn link(&mut self, heads: &mut Heads, contents: Vec<Vec<u8>>) -> Result<(), StoreError> {
+        heads.link(self, &mut contents.into_iter())
     }
 }
 
-impl<T> ChainedRows for crate::rows::RecordedPage<T> {
-    fn chain_keys(&self) -> ChainKeys {
-        let mut keys = ChainKeys::of(std::slice::from_ref(&self.api));
-        keys.add(self.tool.as_slice());
-        keys
-    }
-    fn link(&mut self, heads: &mut Heads) -> Result<(), StoreError> {
-        heads.link(std::slice::from_mut(&mut self.api))?;
-        heads.link(self.tool.as_mut_slice())
-    }
-}
+chained_rows!(crate::rows::RecordedPage<T>, T;
+    |w| std::slice::from_ref(&w.api), |m| std::slice::from_mut(&mut m.api);
+    |w| w.tool.as_slice(), |m| m.tool.as_mut_slice();
+);
 
-impl ChainedRows for crate::rows::AccessRows {
-    fn chain_keys(&self) -> ChainKeys {
-        let mut keys = ChainKeys::of(&self.privacy_audit_logs);
-        keys.add(std::slice::from_ref(&self.api)).add(self.tool.as_slice());
-        keys
-    }
-    fn link(&mut self, heads: &mut Heads) -> Result<(), StoreError> {
-        heads.link(&mut self.privacy_audit_logs)?;
-        heads.link(std::slice::from_mut(&mut self.api))?;
-        heads.link(self.tool.as_mut_slice())
-    }
-}
+chained_rows!(crate::rows::AccessRows;
+    |w| &w.privacy_audit_logs, |m| &mut m.privacy_audit_logs;
+    |w| std::slice::from_ref(&w.api), |m| std::slice::from_mut(&mut m.api);
+    |w| w.tool.as_slice(), |m| m.tool.as_mut_slice();
+);
 
-impl ChainedRows for crate::rows::DocumentRows {
-    fn chain_keys(&self) -> ChainKeys {
-        ChainKeys::of(&self.privacy_audit_logs)
-    }
-    fn link(&mut self, heads: &mut Heads) -> Result<(), StoreError> {
-        heads.link(&mut self.privacy_audit_logs)
-    }
-}
+chained_rows!(crate::rows::DocumentRows;
+    |w| &w.privacy_audit_logs, |m| &mut m.privacy_audit_logs;
+);
 
 /// A stored entry as its chain shows it: what verification needs.
 #[derive(Clone, Debug, PartialEq, Eq)]
