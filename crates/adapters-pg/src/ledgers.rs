@@ -92,17 +92,15 @@ impl Ledgers for PgStore {
         query: &PrivacyLogQuery,
         record: &ReadRecord,
     ) -> Result<LedgerPage, StoreError> {
-        let mut c = self.conn().await?;
         let limit = usize::try_from(query.limit).unwrap_or(usize::MAX);
-        let (rows, more) = c
-            .transaction::<_, TxError, _>(async |c| {
-                let rows: Vec<LedgerRow> = page_query("", query).load(c).await?;
-                let mut page = record.page(rows, limit);
-                crate::chain::chain(c, &mut page).await?;
-                recruit_ports::record_read!(insert_rows!(c), page)
-            })
-            .await
-            .map_err(StoreError::from)?;
+        let rows: Vec<LedgerRow> = {
+            let mut c = self.conn().await?;
+            page_query("", query).load(&mut c).await.map_err(store_error)?
+        };
+        let page = record.page(rows, limit);
+        // Committed, with the records of the reads made meanwhile, before the page returns.
+        self.recorder.record(&self.pool, page.api, page.tool).await?;
+        let (rows, more) = (page.rows, page.more);
         recruit_adapters_diesel::ledger_page(rows, more)
     }
 

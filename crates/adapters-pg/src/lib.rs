@@ -22,6 +22,7 @@ mod error;
 mod import;
 mod ledgers;
 mod maintenance;
+mod recorder;
 mod rows;
 mod schema;
 #[cfg(feature = "testkit")]
@@ -93,6 +94,8 @@ pub struct PgStore {
     /// Connections that record accesses by `COPY`, beside the pool's.
     writers: copy::CopyPool,
     credentials: Option<Arc<credentials::CredentialCache>>,
+    /// Commits the records of concurrent ledger reads together.
+    recorder: Arc<recorder::Recorder>,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -154,7 +157,7 @@ impl PgStore {
             .map(|max_age| credentials::CredentialCache::start(direct.clone(), max_age));
         let copy = Arc::new(CopySettings { config: direct, setup: Arc::clone(&setup) });
         let writers = build_pool(copy::CopyManager(Arc::clone(&copy)), config)?;
-        Ok(Self { pool, copy, writers, credentials })
+        Ok(Self { pool, copy, writers, credentials, recorder: Arc::default() })
     }
 
     /// Applies the migrations not applied yet; returns how many ran. Idempotent, and safe to

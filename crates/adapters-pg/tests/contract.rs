@@ -269,3 +269,82 @@ async fn an_exhausted_pool_is_unavailable_after_the_wait_timeout() {
     assert_eq!(holder.await.unwrap().unwrap().entries.len(), 5);
     assert!(store.organization(org).await.is_ok());
 }
+
+/// Reads of the privacy ledger are recorded in groups: while one group waits, the reads made
+/// meanwhile form the next, which commits as one. When that shared commit fails, every read of
+/// the group gets the error, none returns entries, and none of their records is stored; the
+/// read before them is unaffected.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failed_group_commit_fails_every_read_of_the_group_and_records_none() {
+    use recruit_ports::Ledgers;
+    use recruit_ports::testkit::record;
+    let db = TestDatabase::fresh().await;
+    db.import(&world()).await.unwrap();
+    // The shared commit fails when the group holds the record of request `req-13`.
+    db.batch_execute(
+        "CREATE FUNCTION refuse_group() RETURNS trigger LANGUAGE plpgsql AS $$
+         BEGIN RAISE EXCEPTION 'injected failure of the shared commit'; END; $$;
+         CREATE CONSTRAINT TRIGGER refuse_group AFTER INSERT ON api_audit_log
+         DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (NEW.request_id = 'req-13')
+         EXECUTE FUNCTION refuse_group();",
+    )
+    .await;
+    let query = PrivacyLogQuery {
+        organization_id: recruit_domain::Id::from_uuid(Uuid::from_u128(ORG_A)),
+        window: TimeWindow::new(recruit_ports::testkit::t(0), recruit_ports::testkit::t(100_000))
+            .unwrap(),
+        ids: None,
+        after: None,
+        limit: 5,
+    };
+    let store = db.store().clone();
+    // Another session holds the head of the organization's API ledger chain: the first read's
+    // group waits on it.
+    let mut holder = raw(&db).await;
+    holder.batch_execute("BEGIN").await.unwrap();
+    holder
+        .batch_execute(&format!(
+            "INSERT INTO ledger_heads VALUES ('{}', 'api', 0, '\\x{}') ON CONFLICT DO NOTHING;
+             SELECT 1 FROM ledger_heads WHERE organization_id = '{0}' AND ledger = 'api' FOR UPDATE",
+            Uuid::from_u128(ORG_A),
+            "00".repeat(32)
+        ))
+        .await
+        .unwrap();
+    let first = {
+        let (store, query) = (store.clone(), query.clone());
+        tokio::spawn(async move { store.read_privacy_audit_logs(&query, &record(ORG_A, 1)).await })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let group: Vec<_> = (10..20)
+        .map(|n| {
+            let (store, query) = (store.clone(), query.clone());
+            tokio::spawn(
+                async move { store.read_privacy_audit_logs(&query, &record(ORG_A, n)).await },
+            )
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    holder.batch_execute("COMMIT").await.unwrap();
+
+    let first = first.await.unwrap().expect("the read before the group is recorded");
+    assert_eq!(first.entries.len(), 5);
+    for read in group {
+        let err = read.await.unwrap().expect_err("every read of the failed group fails");
+        assert!(err.to_string().contains("injected failure"), "{err}");
+    }
+    let stored: Vec<String> = diesel::sql_query("SELECT request_id FROM api_audit_log")
+        .load::<RequestId>(&mut raw(&db).await)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| r.request_id)
+        .collect();
+    assert_eq!(stored, ["req-1"], "only the first read is recorded");
+}
+
+#[derive(diesel::QueryableByName)]
+struct RequestId {
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    request_id: String,
+}

@@ -26,6 +26,18 @@ impl StoreError {
     pub fn other(message: impl Into<String>) -> Self {
         Self::Other(message.into().into())
     }
+
+    /// The same error again, for each of several callers that share one failure (an
+    /// unexpected error keeps its message).
+    pub fn for_each_caller(&self) -> Self {
+        match self {
+            Self::NotFound => Self::NotFound,
+            Self::Conflict(m) => Self::Conflict(m.clone()),
+            Self::Unavailable(m) => Self::Unavailable(m.clone()),
+            Self::Timeout => Self::Timeout,
+            Self::Other(e) => Self::other(e.to_string()),
+        }
+    }
 }
 
 /// One problem with an import document: where, and what.

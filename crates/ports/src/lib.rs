@@ -8,7 +8,7 @@
 //!
 //! Reading the privacy audit ledger and recording that read are one method,
 //! [`Ledgers::read_privacy_audit_logs`]: there is no way to read the ledger through a port
-//! without recording the read in the same transaction.
+//! without the read's record committed first.
 //!
 //! With the `testkit` feature, the `testkit` module holds the contract suite every adapter
 //! must pass, word for word the same, through the `store_contract_tests!` macro.

@@ -96,16 +96,17 @@ pub trait Tokens: Send + Sync + 'static {
 #[async_trait]
 pub trait Ledgers: Send + Sync + 'static {
     /// One page of the privacy ledger, newest first (`access_time` descending, then `id`
-    /// descending), and the record of that read, in one transaction.
+    /// descending), returned only once the record of that read is committed.
     ///
     /// Returns at most `query.limit` entries of `query.organization_id` with
     /// `window.gte <= access_time < window.lt`, in `query.ids` when given, strictly after
     /// `query.after` in the ledger's order when given, and whether more entries match after
-    /// them. In the same transaction it appends `record.api` to the API audit ledger and
-    /// `record.tool` (when given) to the tool-interface audit ledger, with `entries_returned`
-    /// set to the number of entries returned. If the record cannot be written, it returns the error and no entries: no
-    /// read of the ledger is ever returned unrecorded. `Conflict` when an audit entry's id is
-    /// taken.
+    /// them. It appends `record.api` to the API audit ledger and `record.tool` (when given) to
+    /// the tool-interface audit ledger, with `entries_returned` set to the number of entries
+    /// returned, and commits them (in the read's transaction, or together with the records of
+    /// concurrent reads) before it returns. If the record cannot be written, it returns the
+    /// error and no entries: no read of the ledger is ever returned unrecorded. `Conflict` when
+    /// an audit entry's id is taken.
     async fn read_privacy_audit_logs(
         &self,
         query: &PrivacyLogQuery,

@@ -9,7 +9,7 @@
 //! refused), applies the rate limits ([`limits`]: per token and class of operation, and per
 //! client address for failed authentications), and runs the operation with the order of checks
 //! of design.md §3, the signed cursor of the privacy ledger ([`cursor`]), and the recording of
-//! every read of that ledger in the same transaction as the read. Errors are [`ServiceError`]s
+//! every read of that ledger, committed before the read returns anything. Errors are [`ServiceError`]s
 //! carrying their API error code and rate-limit status; a failure on the server's side is
 //! logged once, here, whichever interface it came through; transports only render them.
 //!
