@@ -9,6 +9,7 @@
     bench/run.py soak      # mixed load for --minutes on PostgreSQL and SQLite: RSS over time, 5xx
     bench/run.py revocation  # under load: how long a revocation or a demotion takes to be seen
     bench/run.py record    # recording accesses in 1 000-entry batches vs PostgreSQL's own COPY
+    bench/run.py verify    # `recruitd audit verify` of --entries entries vs reading them with COPY
 
 Each scenario starts a throwaway PostgreSQL cluster (initdb into a temporary directory, a free
 port; as the `postgres` user when run as root) unless DATABASE_URL names a database to use,
@@ -300,7 +301,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("scenario", choices=["jobs", "ledger", "adapter", "ids", "import", "soak",
-                                             "revocation", "record"])
+                                             "revocation", "record", "verify"])
     parser.add_argument("--duration", type=int, default=20)
     parser.add_argument("--connections", default="8,64",
                         type=lambda s: [int(c) for c in s.split(",")])
@@ -333,7 +334,7 @@ def main():
                 cluster.stop()
         sys.exit(code)
     ensure_wrk()
-    build(*(["bench_data"] if args.scenario == "ledger" else []))
+    build(*(["bench_data"] if args.scenario in ("ledger", "verify") else []))
     if args.scenario == "soak":
         scenario_soak(args)
         return
@@ -341,11 +342,12 @@ def main():
     url = os.environ.get("DATABASE_URL")
     if not url:
         # Anything that writes is measured at PostgreSQL's default durability.
-        cluster = Cluster(durable=args.scenario == "record")
+        cluster = Cluster(durable=args.scenario in ("record", "verify"))
         url = cluster.url
     try:
         scenarios = {"jobs": scenario_jobs, "ledger": scenario_ledger,
-                     "revocation": scenario_revocation, "record": scenario_record}
+                     "revocation": scenario_revocation, "record": scenario_record,
+                     "verify": scenario_verify}
         scenarios[args.scenario](url, args)
     finally:
         if cluster:
@@ -363,6 +365,49 @@ FROM privacy_audit_logs
 WHERE organization_id = '{org}' AND access_time >= '{gte}' AND access_time < '{lt}'
 ORDER BY access_time DESC, id DESC {tail};
 """
+
+
+def scenario_verify(url, args):
+    """`recruitd audit verify --ledger privacy` over the privacy ledger the demo generator
+    writes (--entries over --organizations, imported, hence chained), against PostgreSQL reading
+    the same rows in the same order (`COPY (SELECT …) TO STDOUT`, discarded): entries per
+    second and their ratio. Peak memory of verify too."""
+    work = Path(tempfile.mkdtemp(prefix="recruitd-bench-data-"))
+    try:
+        subprocess.run([str(EXAMPLE), "generate", str(work), "--organizations",
+                        str(args.organizations), "--entries", str(args.entries)], check=True,
+                       stdout=subprocess.DEVNULL)
+        started = time.monotonic()
+        subprocess.run([str(BIN), "--database-url", url, "import", str(work / "directory.json"),
+                        str(work / "ledger.ndjson")], check=True, stdout=subprocess.DEVNULL,
+                       env={**os.environ, "RUST_LOG": "warn"})
+        imported = time.monotonic() - started
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    psql(url, "VACUUM ANALYZE privacy_audit_logs")
+    entries = int(psql(url, "SELECT count(*) FROM privacy_audit_logs"))
+    rows = []
+    for run in range(2):
+        started = time.monotonic()
+        child = subprocess.Popen([str(BIN), "--database-url", url, "audit", "verify",
+                                  "--ledger", "privacy", "--json"], stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.PIPE, env={**os.environ, "RUST_LOG": "warn"})
+        _, status, usage = os.wait4(child.pid, 0)
+        verify = time.monotonic() - started
+        if os.waitstatus_to_exitcode(status) != 0:
+            sys.exit(f"verify found something or failed: {child.stderr.read()[-2000:]}")
+        peak = usage.ru_maxrss / 1024
+        started = time.monotonic()
+        subprocess.run([pg_bin("psql"), url, "-X", "-q", "-c",
+                        "COPY (SELECT * FROM privacy_audit_logs ORDER BY organization_id, position) "
+                        "TO STDOUT"], check=True, stdout=subprocess.DEVNULL)
+        read = time.monotonic() - started
+        rows.append((run + 1, f"{entries:,}", f"{entries / verify:,.0f}", f"{entries / read:,.0f}",
+                     f"{read / verify:.2f}", f"{peak:.1f}"))
+    table(("run", "entries", "verify entries/s", "COPY read entries/s", "ratio",
+           "verify peak RSS MiB"), rows)
+    print(f"\n(import of the generated data, chained: {imported:.0f} s; --organizations "
+          f"{args.organizations})")
 
 
 def scenario_ledger(url, args):
