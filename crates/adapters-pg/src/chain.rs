@@ -109,28 +109,22 @@ pub(crate) async fn chain_copy(
 /// How many stored entries one step of the backfill links.
 const BACKFILL_CHUNK: i64 = 10_000;
 
-/// A ledger's table, for reading and linking its entries whatever the ledger.
+/// A ledger's row, for reading and linking its entries whatever the ledger (its table and
+/// time column are its neutral row's, `Chained::TABLE` and `Chained::TIME`).
 pub(crate) trait LedgerTable:
-    QueryableByName<diesel::pg::Pg>
+    diesel::QueryableByName<diesel::pg::Pg>
     + Row<Neutral: recruit_ports::chain::Chained + Send>
     + Send
     + 'static
 {
-    const TABLE: &'static str;
-    const TIME: &'static str;
 }
 
-impl LedgerTable for LedgerRow {
-    const TABLE: &'static str = "privacy_audit_logs";
-    const TIME: &'static str = "access_time";
-}
-impl LedgerTable for AuditRow {
-    const TABLE: &'static str = "api_audit_log";
-    const TIME: &'static str = "at";
-}
-impl LedgerTable for ToolAuditRow {
-    const TABLE: &'static str = "tool_audit_log";
-    const TIME: &'static str = "at";
+impl<R> LedgerTable for R where
+    R: diesel::QueryableByName<diesel::pg::Pg>
+        + Row<Neutral: recruit_ports::chain::Chained + Send>
+        + Send
+        + 'static
+{
 }
 
 /// Links, once, the entries stored before the ledgers were chained: in one transaction, while
@@ -165,7 +159,7 @@ async fn backfill_ledger<R: LedgerTable>(c: &mut AsyncPgConnection) -> Result<()
     }
     let orgs: Vec<Org> = diesel::sql_query(format!(
         "SELECT DISTINCT organization_id FROM {} WHERE position IS NULL ORDER BY 1",
-        R::TABLE
+        <R::Neutral as recruit_ports::chain::Chained>::TABLE
     ))
     .load(c)
     .await?;
@@ -176,8 +170,8 @@ async fn backfill_ledger<R: LedgerTable>(c: &mut AsyncPgConnection) -> Result<()
                 "SELECT * FROM {table} WHERE organization_id = $1 AND position IS NULL \
                  AND ($2::timestamptz IS NULL OR ({time}, id) > ($2, $3)) \
                  ORDER BY {time}, id LIMIT $4",
-                table = R::TABLE,
-                time = R::TIME,
+                table = <R::Neutral as recruit_ports::chain::Chained>::TABLE,
+                time = <R::Neutral as recruit_ports::chain::Chained>::TIME,
             ))
             .bind::<Uuid, _>(org)
             .bind::<Nullable<Timestamptz>, _>(after.map(|a| a.0))
@@ -208,7 +202,7 @@ async fn backfill_ledger<R: LedgerTable>(c: &mut AsyncPgConnection) -> Result<()
                 "UPDATE {} AS t SET position = k.p, prev_hash = k.ph, hash = k.h \
                  FROM unnest($1::uuid[], $2::bigint[], $3::bytea[], $4::bytea[]) AS k (id, p, ph, h) \
                  WHERE t.organization_id = $5 AND t.id = k.id",
-                R::TABLE
+                <R::Neutral as recruit_ports::chain::Chained>::TABLE
             ))
             .bind::<Array<Uuid>, _>(ids)
             .bind::<Array<Nullable<BigInt>>, _>(positions)
@@ -234,12 +228,12 @@ pub(crate) async fn entries<R: LedgerTable>(
         Some(_) => format!(
             "SELECT * FROM {} WHERE organization_id = $1 AND position > $2 \
              ORDER BY position LIMIT $3",
-            R::TABLE
+            <R::Neutral as recruit_ports::chain::Chained>::TABLE
         ),
         None => format!(
             "SELECT * FROM {} WHERE organization_id = $1 AND position IS NULL \
              AND $2 IS NOT NULL ORDER BY id LIMIT $3",
-            R::TABLE
+            <R::Neutral as recruit_ports::chain::Chained>::TABLE
         ),
     };
     let rows: Vec<R> = diesel::sql_query(query)

@@ -278,28 +278,22 @@ fn chain(c: &mut SqliteConnection, rows: &mut impl ChainedRows) -> Result<(), Tx
     Ok(())
 }
 
-/// A ledger's table, for reading and linking its entries whatever the ledger.
+/// A ledger's row, for reading and linking its entries whatever the ledger (its table and
+/// time column are its neutral row's, `Chained::TABLE` and `Chained::TIME`).
 trait LedgerTable:
     diesel::QueryableByName<diesel::sqlite::Sqlite>
     + Row<Neutral: recruit_ports::chain::Chained + Send>
     + Send
     + 'static
 {
-    const TABLE: &'static str;
-    const TIME: &'static str;
 }
 
-impl LedgerTable for LedgerRow {
-    const TABLE: &'static str = "privacy_audit_logs";
-    const TIME: &'static str = "access_time";
-}
-impl LedgerTable for AuditRow {
-    const TABLE: &'static str = "api_audit_log";
-    const TIME: &'static str = "at";
-}
-impl LedgerTable for ToolAuditRow {
-    const TABLE: &'static str = "tool_audit_log";
-    const TIME: &'static str = "at";
+impl<R> LedgerTable for R where
+    R: diesel::QueryableByName<diesel::sqlite::Sqlite>
+        + Row<Neutral: recruit_ports::chain::Chained + Send>
+        + Send
+        + 'static
+{
 }
 
 /// Links, once, the entries stored before the ledgers were chained: in one transaction, while
@@ -324,8 +318,8 @@ fn backfill_ledger<R: LedgerTable>(c: &mut SqliteConnection) -> Result<(), TxErr
     use recruit_ports::chain::Chained;
     let mut rows: Vec<R::Neutral> = diesel::sql_query(format!(
         "SELECT * FROM {table} WHERE position IS NULL ORDER BY organization_id, {time}, id",
-        table = R::TABLE,
-        time = R::TIME,
+        table = <R::Neutral as recruit_ports::chain::Chained>::TABLE,
+        time = <R::Neutral as recruit_ports::chain::Chained>::TIME,
     ))
     .load::<R>(c)?
     .into_iter()
@@ -334,7 +328,7 @@ fn backfill_ledger<R: LedgerTable>(c: &mut SqliteConnection) -> Result<(), TxErr
     chain(c, &mut rows)?;
     let update = format!(
         "UPDATE {} SET position = ?, prev_hash = ?, hash = ? WHERE organization_id = ? AND id = ?",
-        R::TABLE
+        <R::Neutral as recruit_ports::chain::Chained>::TABLE
     );
     for row in &rows {
         let (position, prev, hash) = row.link();
@@ -360,12 +354,12 @@ fn chain_entries<R: LedgerTable>(
     let query = match after {
         Some(_) => format!(
             "SELECT * FROM {} WHERE organization_id = ? AND position > ? ORDER BY position LIMIT ?",
-            R::TABLE
+            <R::Neutral as recruit_ports::chain::Chained>::TABLE
         ),
         None => format!(
             "SELECT * FROM {} WHERE organization_id = ? AND position IS NULL AND ? IS NOT NULL \
              ORDER BY id LIMIT ?",
-            R::TABLE
+            <R::Neutral as recruit_ports::chain::Chained>::TABLE
         ),
     };
     let rows: Vec<R> = diesel::sql_query(query)

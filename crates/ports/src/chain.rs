@@ -19,6 +19,11 @@ use crate::rows::{AuditRow, LedgerHeadRow, LedgerRow, ToolAuditRow, corrupt};
 pub trait Chained {
     /// Its ledger.
     const LEDGER: Ledger;
+    /// The ledger's table.
+    const TABLE: &'static str;
+    /// The column of its time (the order in which entries stored before ledgers were chained
+    /// are linked, with the id).
+    const TIME: &'static str;
     /// The organization whose chain it belongs to.
     fn organization(&self) -> Uuid;
     /// The entry's canonical JSON: what its hash covers besides its place in the chain.
@@ -34,9 +39,11 @@ pub trait Chained {
 }
 
 macro_rules! chained {
-    ($row:ty, $ledger:expr, $time:ident, |$r:ident| $entry:expr) => {
+    ($row:ty, $ledger:expr, $table:literal, $time:ident, |$r:ident| $entry:expr) => {
         impl Chained for $row {
             const LEDGER: Ledger = $ledger;
+            const TABLE: &'static str = $table;
+            const TIME: &'static str = stringify!($time);
             fn organization(&self) -> Uuid {
                 self.organization_id
             }
@@ -59,9 +66,10 @@ macro_rules! chained {
     };
 }
 
-chained!(LedgerRow, Ledger::Privacy, access_time, |r| r.into_ledger_entry()?);
-chained!(AuditRow, Ledger::Api, at, |r| r.into_entry()?);
-chained!(ToolAuditRow, Ledger::Tool, at, |r| r.into_entry()?);
+chained!(LedgerRow, Ledger::Privacy, "privacy_audit_logs", access_time, |r| r
+    .into_ledger_entry()?);
+chained!(AuditRow, Ledger::Api, "api_audit_log", at, |r| r.into_entry()?);
+chained!(ToolAuditRow, Ledger::Tool, "tool_audit_log", at, |r| r.into_entry()?);
 
 /// The chains a write extends: (organization, ledger), in the order their heads are locked.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
