@@ -65,21 +65,33 @@ fn privacy_of_a(reports: &[Value]) -> &Value {
 }
 
 /// Tampers with organization A's privacy ledger, whose head is at `head`, through `sql` (raw
-/// statements, triggers off), `org` being A's id and `id` a fresh id as SQL literals of the
+/// statements, triggers off), `org` being A's id and `id(n)` a fresh id as SQL literals of the
 /// store; then checks that verify names each change.
-fn tamper_and_verify(url: &str, head: i64, org: &str, id: &str, sql: impl Fn(&str)) {
+fn tamper_and_verify(
+    url: &str,
+    head: i64,
+    org: &str,
+    id: impl Fn(u128) -> String,
+    sql: impl Fn(&str),
+) {
     let at = |k: i64| head - APPENDED + k;
     let columns = "organization_id, id, access_time, account_id, ip_addresses, subject_type, \
                    subject_user_id, subject_candidate_id, bulk_count, query_type, query_ids, \
                    query_values, query_scope, access_data, access_menu, access_menu_path, \
                    activity_category, position, prev_hash, hash";
-    let forged = columns.replacen("organization_id, id,", &format!("organization_id, {id},"), 1);
-    let forged = forged.replace(", position,", &format!(", {},", head + 5));
+    let forged = |id: &str, position: i64| {
+        columns
+            .replacen("organization_id, id,", &format!("organization_id, {id},"), 1)
+            .replace(", position,", &format!(", {position},"))
+    };
+    let (beyond, before) = (forged(&id(1), head + 5), forged(&id(2), 0));
     sql(&format!(
         "UPDATE privacy_audit_logs SET access_menu = 'forged' \
          WHERE organization_id = {org} AND position = {modified};
          DELETE FROM privacy_audit_logs WHERE organization_id = {org} AND position = {deleted};
-         INSERT INTO privacy_audit_logs ({columns}) SELECT {forged} FROM privacy_audit_logs \
+         INSERT INTO privacy_audit_logs ({columns}) SELECT {beyond} FROM privacy_audit_logs \
+         WHERE organization_id = {org} AND position = {copied};
+         INSERT INTO privacy_audit_logs ({columns}) SELECT {before} FROM privacy_audit_logs \
          WHERE organization_id = {org} AND position = {copied};
          UPDATE privacy_audit_logs SET position = -1 WHERE organization_id = {org} AND position = {first};
          UPDATE privacy_audit_logs SET position = {first} WHERE organization_id = {org} AND position = {second};
@@ -107,6 +119,7 @@ fn tamper_and_verify(url: &str, head: i64, org: &str, id: &str, sql: impl Fn(&st
         })
         .collect();
     let expected: Vec<(String, Option<i64>, Option<i64>)> = vec![
+        ("INSERTED".into(), Some(0), None),
         ("MODIFIED".into(), Some(at(3)), None),
         ("DELETED".into(), Some(at(5)), None),
         ("REORDERED".into(), Some(at(8)), Some(at(9))),
@@ -143,8 +156,8 @@ fn verify_names_every_kind_of_tampering_on_sqlite() {
     write_ledgers(&url, dir.path());
     let head = untouched_ledgers_verify(&url);
     let org = format!("X'{:032x}'", ORG_A);
-    let id = format!("X'{:032x}'", 0xF0F0_u128);
-    tamper_and_verify(&url, head, &org, &id, |sql| {
+    let id = |n: u128| format!("X'{:032x}'", 0xF0F0_u128 + n);
+    tamper_and_verify(&url, head, &org, id, |sql| {
         let mut c = diesel::SqliteConnection::establish(&path.to_string_lossy()).unwrap();
         c.batch_execute(
             "DROP TRIGGER privacy_audit_logs_no_update; DROP TRIGGER privacy_audit_logs_no_delete;",
@@ -164,10 +177,10 @@ async fn verify_names_every_kind_of_tampering_on_postgresql() {
         untouched_ledgers_verify(&url)
     });
     let org = format!("'{}'::uuid", recruit_domain::Uuid::from_u128(ORG_A));
-    let id = format!("'{}'::uuid", recruit_domain::Uuid::from_u128(0xF0F0));
+    let id = |n: u128| format!("'{}'::uuid", recruit_domain::Uuid::from_u128(0xF0F0 + n));
     let handle = tokio::runtime::Handle::current();
     tokio::task::block_in_place(|| {
-        tamper_and_verify(&url, head, &org, &id, |sql| {
+        tamper_and_verify(&url, head, &org, id, |sql| {
             handle.block_on(db.batch_execute(&format!(
                 "ALTER TABLE privacy_audit_logs DISABLE TRIGGER USER; {sql}"
             )));

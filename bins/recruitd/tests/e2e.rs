@@ -608,6 +608,9 @@ fn the_readme_tour_works_as_written() {
     );
     let audit = cli(&url, &["audit", "list", "--ledger", "api"]);
     assert_eq!(audit.lines().count(), 1, "{audit}");
+    assert!(readme.contains("recruitd audit verify"));
+    let verified = cli(&url, &["audit", "verify"]);
+    assert!(verified.contains("2 chains verified, nothing found."), "{verified}");
     assert!(server.stop().success());
 }
 

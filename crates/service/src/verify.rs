@@ -13,7 +13,8 @@
 //! - a removed tail: the chain's head names a position no entry holds any more
 //!   ([`FindingKind::Truncated`]);
 //! - an entry replaced by another with a correct hash of its own: the next entry names a
-//!   different hash before it ([`FindingKind::Modified`] of the replaced one).
+//!   different hash before it, or, for the last entry, the chain's head does
+//!   ([`FindingKind::Modified`] of the replaced one).
 
 use recruit_domain::chain::{Digest, GENESIS, Ledger, entry_hash, hex};
 use recruit_domain::{OrganizationId, PrivacyAuditLogId, Uuid};
@@ -100,7 +101,8 @@ pub async fn verify(
         }
         let head_hash: Digest = head.hash.as_slice().try_into().unwrap_or(GENESIS);
         let mut chain = Chain::new(ledger, org, head.position, head_hash);
-        let mut after = 0;
+        // From the lowest position there can be: a forged entry may carry any.
+        let mut after = i64::MIN;
         loop {
             let page = store.chain_entries(ledger, org, Some(after), PAGE).await?;
             let Some(last) = page.last().and_then(|e| e.position) else { break };
@@ -205,6 +207,14 @@ impl Chain {
 
     fn finish(mut self) -> ChainReport {
         let last = self.previous.as_ref().map_or(0, |p| p.0);
+        // The last entry, intact itself, is not the one the head was moved to.
+        if let Some((p, hash, false)) = &self.previous
+            && *p == self.head.0
+            && hash.as_slice() != self.head.1.as_slice()
+        {
+            let position = *p;
+            self.finding(FindingKind::Modified, Some(position), None);
+        }
         if last < self.head.0 {
             self.findings.push(Finding {
                 ledger: self.ledger,
@@ -252,5 +262,67 @@ impl Chain {
             head_hash: hex(&self.head.1),
             findings: self.findings,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn org() -> OrganizationId {
+        OrganizationId::from_uuid(Uuid::from_u128(0xA))
+    }
+
+    /// A chain of `n` entries as a store writes it, and its head.
+    fn chain(n: i64) -> (Vec<ChainEntry>, (i64, Digest)) {
+        let mut prev = GENESIS;
+        let mut entries = vec![];
+        for p in 1..=n {
+            let canonical = format!("{{\"n\":{p}}}").into_bytes();
+            let hash = entry_hash(Ledger::Api, org(), p as u64, &prev, &canonical);
+            entries.push(ChainEntry {
+                id: Uuid::from_u128(p as u128),
+                position: Some(p),
+                prev_hash: Some(prev.to_vec()),
+                hash: Some(hash.to_vec()),
+                canonical,
+            });
+            prev = hash;
+        }
+        (entries, (n, prev))
+    }
+
+    fn findings(entries: Vec<ChainEntry>, head: (i64, Digest)) -> Vec<(FindingKind, Option<i64>)> {
+        let mut chain = Chain::new(Ledger::Api, org(), head.0, head.1);
+        for e in entries {
+            chain.push(e);
+        }
+        chain.finish().findings.into_iter().map(|f| (f.kind, f.position)).collect()
+    }
+
+    #[test]
+    fn an_untouched_chain_has_no_findings() {
+        let (entries, head) = chain(5);
+        assert_eq!(findings(entries, head), []);
+    }
+
+    #[test]
+    fn a_last_entry_replaced_with_a_consistent_forgery_shows_at_the_head() {
+        let (mut entries, head) = chain(5);
+        let last = entries.last_mut().unwrap();
+        last.canonical = b"{\"n\":\"forged\"}".to_vec();
+        let prev: Digest = last.prev_hash.as_deref().unwrap().try_into().unwrap();
+        last.hash = Some(entry_hash(Ledger::Api, org(), 5, &prev, &last.canonical).to_vec());
+        assert_eq!(findings(entries, head), [(FindingKind::Modified, Some(5))]);
+    }
+
+    #[test]
+    fn an_entry_replaced_with_a_consistent_forgery_shows_at_the_next() {
+        let (mut entries, head) = chain(5);
+        let third = &mut entries[2];
+        third.canonical = b"{\"n\":\"forged\"}".to_vec();
+        let prev: Digest = third.prev_hash.as_deref().unwrap().try_into().unwrap();
+        third.hash = Some(entry_hash(Ledger::Api, org(), 3, &prev, &third.canonical).to_vec());
+        assert_eq!(findings(entries, head), [(FindingKind::Modified, Some(3))]);
     }
 }
