@@ -224,24 +224,24 @@ pub(crate) async fn entries<R: LedgerTable>(
     limit: u32,
 ) -> Result<Vec<recruit_ports::chain::ChainEntry>, StoreError> {
     use diesel::sql_types::{BigInt, Uuid};
-    let query = match after {
+    let table = <R::Neutral as recruit_ports::chain::Chained>::TABLE;
+    let query = diesel::sql_query(match after {
         Some(_) => format!(
-            "SELECT * FROM {} WHERE organization_id = $1 AND position > $2 \
-             ORDER BY position LIMIT $3",
-            <R::Neutral as recruit_ports::chain::Chained>::TABLE
+            "SELECT * FROM {table} WHERE organization_id = $1 AND position > $2 \
+             ORDER BY position LIMIT $3"
         ),
         None => format!(
-            "SELECT * FROM {} WHERE organization_id = $1 AND position IS NULL \
-             AND $2 IS NOT NULL ORDER BY id LIMIT $3",
-            <R::Neutral as recruit_ports::chain::Chained>::TABLE
+            "SELECT * FROM {table} WHERE organization_id = $1 AND position IS NULL \
+             ORDER BY id LIMIT $2"
         ),
+    })
+    .into_boxed()
+    .bind::<Uuid, _>(organization);
+    let query = match after {
+        Some(after) => query.bind::<BigInt, _>(after),
+        None => query,
     };
-    let rows: Vec<R> = diesel::sql_query(query)
-        .bind::<Uuid, _>(organization)
-        .bind::<BigInt, _>(after.unwrap_or(0))
-        .bind::<BigInt, _>(i64::from(limit))
-        .load(c)
-        .await
-        .map_err(store_error)?;
+    let rows: Vec<R> =
+        query.bind::<BigInt, _>(i64::from(limit)).load(c).await.map_err(store_error)?;
     rows.into_iter().map(|r| recruit_ports::chain::ChainEntry::of(&r.into_neutral()?)).collect()
 }

@@ -9,7 +9,6 @@ use std::sync::OnceLock;
 use diesel_async::pooled_connection::deadpool::Pool;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use recruit_ports::StoreError;
-use recruit_ports::chain::{ChainKeys, ChainedRows, Heads};
 use recruit_ports::rows::{self as neutral};
 use tokio::sync::{mpsc, oneshot};
 
@@ -32,27 +31,6 @@ struct Record {
 struct Job {
     record: Record,
     done: oneshot::Sender<Result<(), StoreError>>,
-}
-
-/// The records of one group, as one write of the ledgers.
-struct Group(Vec<neutral::AuditRow>, Vec<neutral::ToolAuditRow>);
-
-impl ChainedRows for Group {
-    fn chain_keys(&self) -> ChainKeys {
-        let mut keys = ChainKeys::of(&self.0);
-        keys.add(&self.1);
-        keys
-    }
-    fn contents(&self) -> Result<Vec<Vec<u8>>, StoreError> {
-        let mut out = self.0.contents()?;
-        out.extend(self.1.contents()?);
-        Ok(out)
-    }
-    fn link(&mut self, heads: &mut Heads, contents: Vec<Vec<u8>>) -> Result<(), StoreError> {
-        let mut contents = contents.into_iter();
-        heads.link(&mut self.0, &mut contents)?;
-        heads.link(&mut self.1, &mut contents)
-    }
 }
 
 /// The task that commits records in groups, started at the first read.
@@ -83,14 +61,16 @@ impl Recorder {
 async fn run(pool: Pool<AsyncPgConnection>, mut receiver: mpsc::Receiver<Job>) {
     let mut jobs = Vec::with_capacity(GROUP);
     while receiver.recv_many(&mut jobs, GROUP).await > 0 {
-        let mut group = Group(Vec::with_capacity(jobs.len()), vec![]);
-        for job in &jobs {
-            group.0.push(job.record.api.clone());
-            group.1.extend(job.record.tool.clone());
+        let mut group = neutral::ReadRecords::default();
+        let mut waiting = Vec::with_capacity(jobs.len());
+        for Job { record, done } in jobs.drain(..) {
+            group.api.push(record.api);
+            group.tool.extend(record.tool);
+            waiting.push(done);
         }
         let written = write(&pool, group).await;
-        for job in jobs.drain(..) {
-            let _ = job.done.send(match &written {
+        for done in waiting {
+            let _ = done.send(match &written {
                 Ok(()) => Ok(()),
                 Err(e) => Err(e.for_each_caller()),
             });
@@ -99,11 +79,14 @@ async fn run(pool: Pool<AsyncPgConnection>, mut receiver: mpsc::Receiver<Job>) {
 }
 
 /// Writes a group's rows, linked into their chains, in one transaction.
-async fn write(pool: &Pool<AsyncPgConnection>, mut group: Group) -> Result<(), StoreError> {
+async fn write(
+    pool: &Pool<AsyncPgConnection>,
+    mut group: neutral::ReadRecords,
+) -> Result<(), StoreError> {
     let mut c = pool.get().await.map_err(pool_error)?;
     c.transaction::<_, TxError, _>(async |c| {
         crate::chain::chain(c, &mut group).await?;
-        let Group(api, tool) = group;
+        let neutral::ReadRecords { api, tool } = group;
         insert_rows!(c, api_audit_log::table, AuditRow, api);
         insert_rows!(c, tool_audit_log::table, ToolAuditRow, tool);
         Ok(())

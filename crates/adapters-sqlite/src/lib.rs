@@ -351,22 +351,24 @@ fn chain_entries<R: LedgerTable>(
     limit: u32,
 ) -> Result<Vec<recruit_ports::chain::ChainEntry>, TxError> {
     use diesel::sql_types::{BigInt, Binary};
-    let query = match after {
+    let table = <R::Neutral as recruit_ports::chain::Chained>::TABLE;
+    let query = diesel::sql_query(match after {
         Some(_) => format!(
-            "SELECT * FROM {} WHERE organization_id = ? AND position > ? ORDER BY position LIMIT ?",
-            <R::Neutral as recruit_ports::chain::Chained>::TABLE
+            "SELECT * FROM {table} WHERE organization_id = ? AND position > ? \
+             ORDER BY position LIMIT ?"
         ),
         None => format!(
-            "SELECT * FROM {} WHERE organization_id = ? AND position IS NULL AND ? IS NOT NULL \
-             ORDER BY id LIMIT ?",
-            <R::Neutral as recruit_ports::chain::Chained>::TABLE
+            "SELECT * FROM {table} WHERE organization_id = ? AND position IS NULL \
+             ORDER BY id LIMIT ?"
         ),
+    })
+    .into_boxed()
+    .bind::<Binary, _>(organization);
+    let query = match after {
+        Some(after) => query.bind::<BigInt, _>(after),
+        None => query,
     };
-    let rows: Vec<R> = diesel::sql_query(query)
-        .bind::<Binary, _>(organization)
-        .bind::<BigInt, _>(after.unwrap_or(0))
-        .bind::<BigInt, _>(i64::from(limit))
-        .load(c)?;
+    let rows: Vec<R> = query.bind::<BigInt, _>(i64::from(limit)).load(c)?;
     Ok(rows
         .into_iter()
         .map(|r| recruit_ports::chain::ChainEntry::of(&r.into_neutral()?))

@@ -245,6 +245,11 @@ chained_rows!(crate::rows::AccessRows;
     |w| w.tool.as_slice(), |m| m.tool.as_mut_slice();
 );
 
+chained_rows!(crate::rows::ReadRecords;
+    |w| &w.api, |m| &mut m.api;
+    |w| &w.tool, |m| &mut m.tool;
+);
+
 chained_rows!(crate::rows::DocumentRows;
     |w| &w.privacy_audit_logs, |m| &mut m.privacy_audit_logs;
 );

@@ -812,6 +812,15 @@ impl LedgerRow {
     }
 }
 
+/// The audit rows of several reads of the privacy ledger, written together (a group commit).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ReadRecords {
+    /// The API audit ledger's rows, one per read.
+    pub api: Vec<AuditRow>,
+    /// The tool-interface audit ledger's rows, for the reads through a tool.
+    pub tool: Vec<ToolAuditRow>,
+}
+
 /// A page of the privacy ledger as a store read it, and the audit rows that record the read.
 #[derive(Debug)]
 pub struct RecordedPage<T> {
