@@ -187,31 +187,19 @@ impl Directory for PgStore {
 
     async fn job(&self, organization: OrganizationId, id: JobId) -> Result<JobRecord, StoreError> {
         let mut c = self.conn().await?;
-        // One statement: the job, its overrides and its organization's defaults joined, its
-        // hiring team and its stages as arrays of records in the same row.
-        let (row, settings, defaults, team, stages) =
-            jobs::table
-                .inner_join(
-                    job_settings::table.on(job_settings::organization_id
-                        .eq(jobs::organization_id)
-                        .and(job_settings::job_id.eq(jobs::id))),
-                )
-                .inner_join(organization_scheduling_defaults::table.on(
-                    organization_scheduling_defaults::organization_id.eq(jobs::organization_id),
-                ))
-                .filter(jobs::organization_id.eq(organization.uuid()).and(jobs::id.eq(id.uuid())))
-                .select((
-                    JobRow::as_select(),
-                    JobSettingsRow::as_select(),
-                    SchedulingDefaultsRow::as_select(),
-                    Team,
-                    Stages,
-                ))
-                .get_result::<(_, _, _, Vec<neutral::TeamMemberColumns>, Vec<(i32, Uuid, String)>)>(
-                    &mut c,
-                )
-                .await
-                .map_err(store_error)?;
+        // One statement: the job and its resolved settings joined, its hiring team and its
+        // stages as arrays of records in the same row.
+        let (row, settings, team, stages) = jobs::table
+            .inner_join(
+                job_resolved_settings::table.on(job_resolved_settings::organization_id
+                    .eq(jobs::organization_id)
+                    .and(job_resolved_settings::job_id.eq(jobs::id))),
+            )
+            .filter(jobs::organization_id.eq(organization.uuid()).and(jobs::id.eq(id.uuid())))
+            .select((JobRow::as_select(), ResolvedSettingsRow::as_select(), Team, Stages))
+            .get_result::<(_, _, Vec<neutral::TeamMemberColumns>, Vec<(i32, Uuid, String)>)>(&mut c)
+            .await
+            .map_err(store_error)?;
         let stages = stages.into_iter().map(|(position, stage, name)| neutral::JobStageRow {
             organization_id: organization.uuid(),
             job_id: id.uuid(),
@@ -219,12 +207,6 @@ impl Directory for PgStore {
             id: stage,
             name,
         });
-        neutral::job_record(
-            row.into_neutral()?,
-            settings.into_neutral()?,
-            defaults.into_neutral()?,
-            team,
-            stages.collect(),
-        )
+        neutral::job_record(row.into_neutral()?, settings.into_neutral()?, team, stages.collect())
     }
 }

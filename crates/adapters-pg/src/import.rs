@@ -9,6 +9,7 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use recruit_ports::rows as neutral;
 use recruit_ports::{
     ExistingIds, Import, ImportDocument, ImportError, ImportSummary, LedgerEntry, ResumedBatch,
+    StoreError,
 };
 
 use crate::PgStore;
@@ -141,7 +142,47 @@ pub(crate) async fn insert_document(
     crate::chain::chain(c, &mut rows).await?;
     let summary = rows.summary();
     recruit_ports::insert_document_rows!(insert_rows!(c), rows);
+    if !doc.jobs.is_empty() {
+        let jobs: Vec<_> = doc.jobs.iter().map(|j| j.id.uuid()).collect();
+        keep_resolved_settings(c, Some(&jobs)).await?;
+    }
     Ok(summary)
+}
+
+/// Resolves and keeps the scheduling settings of the jobs that have none kept: those of `jobs`
+/// (just written, in the caller's transaction), or every one when `jobs` is `None` (once, when
+/// the store migrates). The rule is the domain's (`ResolvedSettingsRow::new`).
+pub(crate) async fn keep_resolved_settings(
+    c: &mut AsyncPgConnection,
+    jobs: Option<&[recruit_domain::Uuid]>,
+) -> Result<(), TxError> {
+    let mut unresolved = job_settings::table
+        .inner_join(organization_scheduling_defaults::table.on(
+            organization_scheduling_defaults::organization_id.eq(job_settings::organization_id),
+        ))
+        .left_join(
+            job_resolved_settings::table.on(job_resolved_settings::organization_id
+                .eq(job_settings::organization_id)
+                .and(job_resolved_settings::job_id.eq(job_settings::job_id))),
+        )
+        .filter(job_resolved_settings::job_id.nullable().is_null())
+        .select((JobSettingsRow::as_select(), SchedulingDefaultsRow::as_select()))
+        .into_boxed();
+    if let Some(jobs) = jobs {
+        unresolved = unresolved.filter(job_settings::job_id.eq_any(jobs));
+    }
+    let pairs: Vec<(JobSettingsRow, SchedulingDefaultsRow)> = unresolved.load(c).await?;
+    let resolved = pairs
+        .into_iter()
+        .map(|(settings, defaults)| {
+            Ok(neutral::ResolvedSettingsRow::new(
+                &settings.into_neutral()?,
+                defaults.into_neutral()?,
+            ))
+        })
+        .collect::<Result<Vec<_>, StoreError>>()?;
+    insert_rows!(c, job_resolved_settings::table, ResolvedSettingsRow, resolved);
+    Ok(())
 }
 
 /// The stored privacy ledger entries among the batch's (organization, id) pairs.

@@ -177,8 +177,14 @@ impl PgStore {
             .map_err(|e| StoreError::other(format!("migration failed: {e}")));
         let mut conn = harness.into_inner();
         // Entries stored before the ledgers were chained are linked once, under the same lock.
+        // So are the settings of jobs stored before they were kept resolved.
         let linked = match applied {
-            Ok(_) => chain::backfill(&mut conn).await,
+            Ok(_) => match chain::backfill(&mut conn).await {
+                Ok(()) => {
+                    import::keep_resolved_settings(&mut conn, None).await.map_err(StoreError::from)
+                }
+                Err(e) => Err(e),
+            },
             Err(_) => Ok(()),
         };
         // Closing the connection releases the lock and the session settings with it.

@@ -139,6 +139,27 @@ async fn the_ledgers_refuse_update_delete_and_truncate() {
     assert_eq!(count.n, 16);
 }
 
+/// Jobs stored before their settings were kept resolved (migration 000008) get them when the
+/// store migrates, resolved by the domain's rule: every job reads as before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn settings_of_jobs_stored_before_are_resolved_when_the_store_migrates() {
+    use recruit_ports::Directory;
+    let db = TestDatabase::fresh().await;
+    let doc = world();
+    db.import(&doc).await.unwrap();
+    let mut read = vec![];
+    for j in &doc.jobs {
+        read.push(db.job(j.organization_id, j.id).await.unwrap());
+    }
+    raw(&db).await.batch_execute("DELETE FROM job_resolved_settings").await.unwrap();
+    let lost = db.job(doc.jobs[0].organization_id, doc.jobs[0].id).await;
+    assert!(matches!(lost, Err(StoreError::NotFound)), "{lost:?}");
+    assert_eq!(db.migrate().await.unwrap(), 0);
+    for (j, before) in doc.jobs.iter().zip(read) {
+        assert_eq!(db.job(j.organization_id, j.id).await.unwrap(), before);
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn migrations_are_idempotent() {
     let db = TestDatabase::fresh().await;

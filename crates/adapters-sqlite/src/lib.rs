@@ -142,6 +142,10 @@ impl SqliteStore {
         let applied = applied.map_err(|e| StoreError::other(format!("migration failed: {e}")))?;
         // Entries stored before the ledgers were chained are linked once.
         self.run(|c| Ok(backfill(c))).await?.map_err(StoreError::from)?;
+        // So are the settings of jobs stored before they were kept resolved.
+        self.run(|c| Ok(c.immediate_transaction(|c| keep_resolved_settings(c, None))))
+            .await?
+            .map_err(StoreError::from)?;
         Ok(applied)
     }
 
@@ -491,23 +495,16 @@ impl Directory for SqliteStore {
 
     async fn job(&self, organization: OrganizationId, id: JobId) -> Result<JobRecord, StoreError> {
         let (org, job) = (blob(organization.uuid()), blob(id.uuid()));
-        let (row, settings, defaults, team, stages) = self
+        let (row, settings, team, stages) = self
             .run(move |c| {
-                let (row, settings, defaults) = jobs::table
+                let (row, settings) = jobs::table
                     .inner_join(
-                        job_settings::table.on(job_settings::organization_id
+                        job_resolved_settings::table.on(job_resolved_settings::organization_id
                             .eq(jobs::organization_id)
-                            .and(job_settings::job_id.eq(jobs::id))),
+                            .and(job_resolved_settings::job_id.eq(jobs::id))),
                     )
-                    .inner_join(organization_scheduling_defaults::table.on(
-                        organization_scheduling_defaults::organization_id.eq(jobs::organization_id),
-                    ))
                     .filter(jobs::organization_id.eq(&org).and(jobs::id.eq(&job)))
-                    .select((
-                        JobRow::as_select(),
-                        JobSettingsRow::as_select(),
-                        SchedulingDefaultsRow::as_select(),
-                    ))
+                    .select((JobRow::as_select(), ResolvedSettingsRow::as_select()))
                     .first(c)?;
                 let team = job_hiring_team::table
                     .inner_join(
@@ -528,7 +525,7 @@ impl Directory for SqliteStore {
                     .order(job_stages::position)
                     .select(JobStageRow::as_select())
                     .load(c)?;
-                Ok((row, settings, defaults, team, stages))
+                Ok((row, settings, team, stages))
             })
             .await?;
         let team = team
@@ -536,13 +533,7 @@ impl Directory for SqliteStore {
             .map(|(role, user, name)| Ok((role, uuid(&user)?, name)))
             .collect::<Result<_, StoreError>>()?;
         let stages = stages.into_iter().map(Row::into_neutral).collect::<Result<_, _>>()?;
-        neutral::job_record(
-            row.into_neutral()?,
-            settings.into_neutral()?,
-            defaults.into_neutral()?,
-            team,
-            stages,
-        )
+        neutral::job_record(row.into_neutral()?, settings.into_neutral()?, team, stages)
     }
 }
 
@@ -970,7 +961,47 @@ fn insert_document(
     chain(c, &mut rows)?;
     let summary = rows.summary();
     recruit_ports::insert_document_rows!(insert_rows!(c), rows);
+    if !doc.jobs.is_empty() {
+        let jobs: Vec<_> = doc.jobs.iter().map(|j| blob(j.id.uuid())).collect();
+        keep_resolved_settings(c, Some(&jobs))?;
+    }
     Ok(summary)
+}
+
+/// Resolves and keeps the scheduling settings of the jobs that have none kept: those of `jobs`
+/// (just written, in the caller's transaction), or every one when `jobs` is `None` (once, when
+/// the store migrates). The rule is the domain's (`ResolvedSettingsRow::new`).
+fn keep_resolved_settings(
+    c: &mut SqliteConnection,
+    jobs: Option<&[Vec<u8>]>,
+) -> Result<(), TxError> {
+    let mut unresolved = job_settings::table
+        .inner_join(organization_scheduling_defaults::table.on(
+            organization_scheduling_defaults::organization_id.eq(job_settings::organization_id),
+        ))
+        .left_join(
+            job_resolved_settings::table.on(job_resolved_settings::organization_id
+                .eq(job_settings::organization_id)
+                .and(job_resolved_settings::job_id.eq(job_settings::job_id))),
+        )
+        .filter(job_resolved_settings::job_id.nullable().is_null())
+        .select((JobSettingsRow::as_select(), SchedulingDefaultsRow::as_select()))
+        .into_boxed();
+    if let Some(jobs) = jobs {
+        unresolved = unresolved.filter(job_settings::job_id.eq_any(jobs));
+    }
+    let pairs: Vec<(JobSettingsRow, SchedulingDefaultsRow)> = unresolved.load(c)?;
+    let resolved = pairs
+        .into_iter()
+        .map(|(settings, defaults)| {
+            Ok(neutral::ResolvedSettingsRow::new(
+                &settings.into_neutral()?,
+                defaults.into_neutral()?,
+            ))
+        })
+        .collect::<Result<Vec<_>, StoreError>>()?;
+    insert_rows!(c, job_resolved_settings::table, ResolvedSettingsRow, resolved);
+    Ok(())
 }
 
 /// The stored privacy ledger entries among the batch's (organization, id) pairs.

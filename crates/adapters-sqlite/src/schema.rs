@@ -118,6 +118,36 @@ diesel::table! {
 }
 
 diesel::table! {
+    job_resolved_settings (organization_id, job_id) {
+        organization_id -> Binary,
+        job_id -> Binary,
+        name_is_custom -> Bool,
+        name_is_locked -> Bool,
+        name_show_interview_name -> Bool,
+        info_is_custom -> Bool,
+        info_is_locked -> Bool,
+        info_can_show_info -> Bool,
+        info_can_show_full_name -> Bool,
+        info_can_show_job_title -> Bool,
+        info_can_show_linkedin -> Bool,
+        info_can_show_email -> Bool,
+        info_can_show_profile_picture -> Bool,
+        info_can_show_pronouns -> Bool,
+        info_can_show_bio -> Bool,
+        contact_is_custom -> Bool,
+        contact_is_locked -> Bool,
+        contact_show_recruiter -> Bool,
+        contact_show_coordinator -> Bool,
+        contact_can_show_job_title -> Bool,
+        contact_can_show_linkedin -> Bool,
+        contact_can_show_profile_picture -> Bool,
+        contact_can_show_pronouns -> Bool,
+        contact_can_show_bio -> Bool,
+        contact_can_show_phone -> Bool,
+    }
+}
+
+diesel::table! {
     job_hiring_team (organization_id, job_id, position) {
         organization_id -> Binary,
         job_id -> Binary,
@@ -286,6 +316,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     candidates,
     jobs,
     job_settings,
+    job_resolved_settings,
     job_hiring_team,
     api_tokens,
     privacy_audit_logs,

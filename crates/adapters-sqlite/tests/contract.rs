@@ -47,6 +47,28 @@ async fn migrations_apply_once_and_then_do_nothing() {
     assert_eq!(reopened.migrate().await.unwrap(), 0);
 }
 
+/// Jobs stored before their settings were kept resolved (migration 000006) get them when the
+/// store migrates, resolved by the domain's rule: every job reads as before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn settings_of_jobs_stored_before_are_resolved_when_the_store_migrates() {
+    use recruit_ports::testkit::world;
+    use recruit_ports::{Directory, Import, StoreError};
+    let store = fresh().await;
+    let doc = world();
+    store.import(&doc).await.unwrap();
+    let mut read = vec![];
+    for j in &doc.jobs {
+        read.push(store.job(j.organization_id, j.id).await.unwrap());
+    }
+    diesel::sql_query("DELETE FROM job_resolved_settings").execute(&mut raw(&store)).unwrap();
+    let lost = store.job(doc.jobs[0].organization_id, doc.jobs[0].id).await;
+    assert!(matches!(lost, Err(StoreError::NotFound)), "{lost:?}");
+    assert_eq!(store.migrate().await.unwrap(), 0);
+    for (j, before) in doc.jobs.iter().zip(read) {
+        assert_eq!(store.job(j.organization_id, j.id).await.unwrap(), before);
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_ledgers_refuse_update_and_delete() {
     use recruit_ports::testkit::{ORG_A, record, world};

@@ -288,6 +288,30 @@ proptest! {
         prop_assert_eq!(contact.values(), defaults.recruiting_team_contact_info_setting.values);
     }
 
+    /// A resolved setting kept (values, is_custom, is_locked) reads back as resolved: the level
+    /// follows from whose values they are.
+    #[test]
+    fn a_kept_resolution_reads_back_as_resolved(
+        defaults in scheduling_defaults(),
+        job in overrides(),
+    ) {
+        let (name, info, contact) = defaults.resolve(&job);
+        prop_assert_eq!(
+            InterviewNameSetting::from_resolved(Resolved::kept(name.values(), name.is_custom, name.is_locked)),
+            name
+        );
+        prop_assert_eq!(
+            InterviewerInfoSetting::from_resolved(Resolved::kept(info.values(), info.is_custom, info.is_locked)),
+            info
+        );
+        prop_assert_eq!(
+            RecruitingTeamContactInfoSetting::from_resolved(
+                Resolved::kept(contact.values(), contact.is_custom, contact.is_locked)
+            ),
+            contact
+        );
+    }
+
     #[test]
     fn user_profiles_round_trip(
         id in any::<u128>(),

@@ -175,6 +175,36 @@ macro_rules! stored_rows {
                 contact_can_show_bio: bool,
                 contact_can_show_phone: bool,
             }
+            /// A job's three scheduling settings as resolved from its overrides and its
+            /// organization's defaults (`SchedulingDefaults::resolve`), kept by the store in the
+            /// transaction that writes either: what the job read returns.
+            ResolvedSettingsRow in job_resolved_settings {
+                organization_id: $crate::rows::column::Uuid,
+                job_id: $crate::rows::column::Uuid,
+                name_is_custom: bool,
+                name_is_locked: bool,
+                name_show_interview_name: bool,
+                info_is_custom: bool,
+                info_is_locked: bool,
+                info_can_show_info: bool,
+                info_can_show_full_name: bool,
+                info_can_show_job_title: bool,
+                info_can_show_linkedin: bool,
+                info_can_show_email: bool,
+                info_can_show_profile_picture: bool,
+                info_can_show_pronouns: bool,
+                info_can_show_bio: bool,
+                contact_is_custom: bool,
+                contact_is_locked: bool,
+                contact_show_recruiter: bool,
+                contact_show_coordinator: bool,
+                contact_can_show_job_title: bool,
+                contact_can_show_linkedin: bool,
+                contact_can_show_profile_picture: bool,
+                contact_can_show_pronouns: bool,
+                contact_can_show_bio: bool,
+                contact_can_show_phone: bool,
+            }
             /// A stage of a job's hiring process, in the process's order.
             JobStageRow in job_stages {
                 organization_id: $crate::rows::column::Uuid,
@@ -620,41 +650,126 @@ pub fn job_rows(j: &NewJob) -> (JobRow, JobSettingsRow, Vec<HiringTeamRow>, Vec<
 /// A member of a stored job's hiring team, as read with the user's name: role, user id, name.
 pub type TeamMemberColumns = (String, column::Uuid, String);
 
-/// A stored job, from its rows and its hiring team in order.
+impl JobSettingsRow {
+    /// The job's overrides: a setting's values where the job overrides it.
+    pub fn overrides(&self) -> SchedulingOverrides {
+        let s = self;
+        SchedulingOverrides {
+            interview_name_setting: s
+                .name_is_custom
+                .then_some(InterviewNameValues { show_interview_name: s.name_show_interview_name }),
+            interviewer_info_setting: s.info_is_custom.then_some(InterviewerInfoValues {
+                can_show_info: s.info_can_show_info,
+                can_show_full_name: s.info_can_show_full_name,
+                can_show_job_title: s.info_can_show_job_title,
+                can_show_linkedin: s.info_can_show_linkedin,
+                can_show_email: s.info_can_show_email,
+                can_show_profile_picture: s.info_can_show_profile_picture,
+                can_show_pronouns: s.info_can_show_pronouns,
+                can_show_bio: s.info_can_show_bio,
+            }),
+            recruiting_team_contact_info_setting: s.contact_is_custom.then_some(
+                ContactInfoValues {
+                    show_recruiter: s.contact_show_recruiter,
+                    show_coordinator: s.contact_show_coordinator,
+                    can_show_job_title: s.contact_can_show_job_title,
+                    can_show_linkedin: s.contact_can_show_linkedin,
+                    can_show_profile_picture: s.contact_can_show_profile_picture,
+                    can_show_pronouns: s.contact_can_show_pronouns,
+                    can_show_bio: s.contact_can_show_bio,
+                    can_show_phone: s.contact_can_show_phone,
+                },
+            ),
+        }
+    }
+}
+
+impl ResolvedSettingsRow {
+    /// The settings of the job of `overrides`, resolved against its organization's `defaults`.
+    pub fn new(overrides: &JobSettingsRow, defaults: SchedulingDefaultsRow) -> Self {
+        let (n, i, c) = defaults.into_defaults().resolve(&overrides.overrides());
+        Self {
+            organization_id: overrides.organization_id,
+            job_id: overrides.job_id,
+            name_is_custom: n.is_custom,
+            name_is_locked: n.is_locked,
+            name_show_interview_name: n.show_interview_name,
+            info_is_custom: i.is_custom,
+            info_is_locked: i.is_locked,
+            info_can_show_info: i.can_show_info,
+            info_can_show_full_name: i.can_show_full_name,
+            info_can_show_job_title: i.can_show_job_title,
+            info_can_show_linkedin: i.can_show_linkedin,
+            info_can_show_email: i.can_show_email,
+            info_can_show_profile_picture: i.can_show_profile_picture,
+            info_can_show_pronouns: i.can_show_pronouns,
+            info_can_show_bio: i.can_show_bio,
+            contact_is_custom: c.is_custom,
+            contact_is_locked: c.is_locked,
+            contact_show_recruiter: c.show_recruiter,
+            contact_show_coordinator: c.show_coordinator,
+            contact_can_show_job_title: c.can_show_job_title,
+            contact_can_show_linkedin: c.can_show_linkedin,
+            contact_can_show_profile_picture: c.can_show_profile_picture,
+            contact_can_show_pronouns: c.can_show_pronouns,
+            contact_can_show_bio: c.can_show_bio,
+            contact_can_show_phone: c.can_show_phone,
+        }
+    }
+
+    /// The three settings as kept.
+    pub fn into_settings(
+        self,
+    ) -> (InterviewNameSetting, InterviewerInfoSetting, RecruitingTeamContactInfoSetting) {
+        let s = self;
+        (
+            InterviewNameSetting::from_resolved(Resolved::kept(
+                InterviewNameValues { show_interview_name: s.name_show_interview_name },
+                s.name_is_custom,
+                s.name_is_locked,
+            )),
+            InterviewerInfoSetting::from_resolved(Resolved::kept(
+                InterviewerInfoValues {
+                    can_show_info: s.info_can_show_info,
+                    can_show_full_name: s.info_can_show_full_name,
+                    can_show_job_title: s.info_can_show_job_title,
+                    can_show_linkedin: s.info_can_show_linkedin,
+                    can_show_email: s.info_can_show_email,
+                    can_show_profile_picture: s.info_can_show_profile_picture,
+                    can_show_pronouns: s.info_can_show_pronouns,
+                    can_show_bio: s.info_can_show_bio,
+                },
+                s.info_is_custom,
+                s.info_is_locked,
+            )),
+            RecruitingTeamContactInfoSetting::from_resolved(Resolved::kept(
+                ContactInfoValues {
+                    show_recruiter: s.contact_show_recruiter,
+                    show_coordinator: s.contact_show_coordinator,
+                    can_show_job_title: s.contact_can_show_job_title,
+                    can_show_linkedin: s.contact_can_show_linkedin,
+                    can_show_profile_picture: s.contact_can_show_profile_picture,
+                    can_show_pronouns: s.contact_can_show_pronouns,
+                    can_show_bio: s.contact_can_show_bio,
+                    can_show_phone: s.contact_can_show_phone,
+                },
+                s.contact_is_custom,
+                s.contact_is_locked,
+            )),
+        )
+    }
+}
+
+/// A stored job, from its rows, its resolved settings, its hiring team and its stages in
+/// order.
 pub fn job_record(
     j: JobRow,
-    s: JobSettingsRow,
-    defaults: SchedulingDefaultsRow,
+    settings: ResolvedSettingsRow,
     team: Vec<TeamMemberColumns>,
     stages: Vec<JobStageRow>,
 ) -> Result<JobRecord, StoreError> {
-    let overrides = SchedulingOverrides {
-        interview_name_setting: s
-            .name_is_custom
-            .then_some(InterviewNameValues { show_interview_name: s.name_show_interview_name }),
-        interviewer_info_setting: s.info_is_custom.then_some(InterviewerInfoValues {
-            can_show_info: s.info_can_show_info,
-            can_show_full_name: s.info_can_show_full_name,
-            can_show_job_title: s.info_can_show_job_title,
-            can_show_linkedin: s.info_can_show_linkedin,
-            can_show_email: s.info_can_show_email,
-            can_show_profile_picture: s.info_can_show_profile_picture,
-            can_show_pronouns: s.info_can_show_pronouns,
-            can_show_bio: s.info_can_show_bio,
-        }),
-        recruiting_team_contact_info_setting: s.contact_is_custom.then_some(ContactInfoValues {
-            show_recruiter: s.contact_show_recruiter,
-            show_coordinator: s.contact_show_coordinator,
-            can_show_job_title: s.contact_can_show_job_title,
-            can_show_linkedin: s.contact_can_show_linkedin,
-            can_show_profile_picture: s.contact_can_show_profile_picture,
-            can_show_pronouns: s.contact_can_show_pronouns,
-            can_show_bio: s.contact_can_show_bio,
-            can_show_phone: s.contact_can_show_phone,
-        }),
-    };
     let (interview_name_setting, interviewer_info_setting, recruiting_team_contact_info_setting) =
-        defaults.into_defaults().resolve(&overrides);
+        settings.into_settings();
     Ok(JobRecord {
         organization_id: Id::from_uuid(j.organization_id),
         id: Id::from_uuid(j.id),

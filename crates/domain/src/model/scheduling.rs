@@ -201,6 +201,15 @@ pub struct Resolved<V> {
     pub level: SettingLevel,
 }
 
+impl<V> Resolved<V> {
+    /// A setting resolved earlier and kept: its values, whether they are the job's own and
+    /// whether the default is locked; its level follows from whose values they are.
+    pub fn kept(values: V, is_custom: bool, is_locked: bool) -> Self {
+        let level = if is_custom { SettingLevel::Job } else { SettingLevel::Org };
+        Self { values, is_custom, is_locked, level }
+    }
+}
+
 /// Resolves one setting: a locked default wins; otherwise the job's override, when it has
 /// one; otherwise the default.
 pub fn resolve<V: Clone>(default: &OrgDefault<V>, job: Option<&V>) -> Resolved<V> {
