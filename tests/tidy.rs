@@ -116,8 +116,9 @@ const DEV_ONLY: &[(&str, &str, &str)] = &[
 const DOMAIN_DEPS: &[&str] = &["chrono", "serde", "thiserror", "uuid"];
 
 /// What `recruit-domain` may depend on besides, optionally, behind its `chain` feature (off by
-/// default): the ledgers' hash chain needs SHA-256 and canonical JSON.
-const DOMAIN_CHAIN_DEPS: &[&str] = &["serde_json", "sha2"];
+/// default): the ledgers' hash chain needs SHA-256 and canonical JSON, its checkpoints Ed25519
+/// and base64url.
+const DOMAIN_CHAIN_DEPS: &[&str] = &["base64", "ed25519-dalek", "serde_json", "sha2"];
 
 #[test]
 fn every_layer_depends_only_on_the_layers_below_it() {

@@ -4,7 +4,7 @@
 
 use std::io::Write;
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,10 +12,12 @@ use std::time::Duration;
 use clap::{Parser, Subcommand, ValueEnum};
 use recruit_adapters_pg::{PgConfig, PgStore};
 use recruit_adapters_sqlite::{SqliteConfig, SqliteStore};
+use recruit_domain::chain::Checkpoint;
 use recruit_domain::{ApiTokenId, OrganizationId, Scope, Timestamp, UserId};
 use recruit_http::{Api, HttpConfig};
 use recruit_mcp::{Tools, ToolsConfig};
 use recruit_ports::{AuditListQuery, Store};
+use recruit_service::checkpoint::{CheckpointKey, VerifyingKey};
 use recruit_service::cursor::CursorKey;
 use recruit_service::import::{Progress, import_document, import_ndjson};
 use recruit_service::limits::{Limit, RateLimitConfig};
@@ -63,6 +65,12 @@ struct Cli {
     /// from `RUST_LOG` (default `info`).
     #[arg(long, global = true, env = "RECRUITD_LOG_FORMAT", default_value = "human")]
     log_format: LogFormat,
+
+    /// The Ed25519 private key (PKCS#8 PEM) the server signs checkpoints of the ledgers'
+    /// chains with (`recruitd audit keygen FILE` writes one). Without it, no checkpoint is
+    /// signed and `audit verify` checks none unless given `--public-key`.
+    #[arg(long, global = true, env = "RECRUITD_CHECKPOINT_KEY_FILE")]
+    checkpoint_key: Option<PathBuf>,
 
     #[command(subcommand)]
     command: Command,
@@ -144,6 +152,11 @@ struct ServeArgs {
     /// database that holds data, change nothing.
     #[arg(long, env = "RECRUITD_DEMO")]
     demo: bool,
+
+    /// With `--checkpoint-key`, how often the server signs the head of every chain that moved
+    /// since its last checkpoint (e.g. `1h`, `15m`); `0s` turns the schedule off.
+    #[arg(long, env = "RECRUITD_CHECKPOINT_INTERVAL", default_value = "1h", value_parser = humantime::parse_duration)]
+    checkpoint_interval: Duration,
 }
 
 /// What the operations need, however they are served.
@@ -257,9 +270,33 @@ enum AuditCommand {
         /// Only this organization's chains.
         #[arg(long)]
         org: Option<OrganizationId>,
+        /// Checkpoints kept outside the database (as `audit checkpoint --json` prints them or
+        /// the API returns one): each is checked with the public key, then the chain against
+        /// it, so that a chain rewritten or cut since shows even with its head moved too.
+        #[arg(long)]
+        checkpoint: Option<PathBuf>,
+        /// The public key (PEM) checkpoints are checked with; by default the public half of
+        /// `--checkpoint-key`. With a key, every stored checkpoint is checked too.
+        #[arg(long)]
+        public_key: Option<PathBuf>,
         /// One JSON object per chain and line (NDJSON), with its findings.
         #[arg(long)]
         json: bool,
+    },
+    /// Sign the head of every chain (or every chain of one organization) that moved since its
+    /// last checkpoint, with `--checkpoint-key`, store the checkpoints and print them: keep
+    /// them outside the database. The server does this on its own every
+    /// `--checkpoint-interval`.
+    Checkpoint {
+        /// Only this organization's chains.
+        #[arg(long)]
+        org: Option<OrganizationId>,
+    },
+    /// Write a new Ed25519 private key for signing checkpoints to FILE (readable by its owner
+    /// only; an existing file is never overwritten) and print its public key.
+    Keygen {
+        /// Where to write the key (PKCS#8 PEM).
+        file: PathBuf,
     },
 }
 
@@ -388,9 +425,16 @@ async fn run(
     cli: Cli,
     dropped_log_lines: impl Fn() -> u64 + Send + Sync + 'static,
 ) -> Result<(), Failure> {
+    // A new key needs no database.
+    if let Command::Audit(AuditCommand::Keygen { file }) = &cli.command {
+        return keygen(file);
+    }
     let Opened { store, pool_status } = open_store(&cli).await?;
     match cli.command {
-        Command::Serve(args) => serve(store, pool_status, dropped_log_lines, args).await,
+        Command::Serve(args) => {
+            let key = checkpoint_key(cli.checkpoint_key.as_deref())?;
+            serve(store, pool_status, dropped_log_lines, key, args).await
+        }
         Command::Mcp(args) => mcp(store, args).await,
         Command::Import { files, batch_size } => {
             import(store.as_ref(), &files, batch_size as usize).await
@@ -399,9 +443,23 @@ async fn run(
         Command::Audit(AuditCommand::List { ledger, org, limit, json }) => {
             audit_list(store.as_ref(), ledger, org, limit, json).await
         }
-        Command::Audit(AuditCommand::Verify { ledger, org, json }) => {
-            audit_verify(store.as_ref(), ledger, org, json).await
+        Command::Audit(AuditCommand::Verify { ledger, org, checkpoint, public_key, json }) => {
+            let key = match public_key {
+                Some(path) => Some(recruit_service::checkpoint::load_public(&path)?),
+                None => checkpoint_key(cli.checkpoint_key.as_deref())?.map(|k| k.public()),
+            };
+            audit_verify(store.as_ref(), ledger, org, checkpoint.as_deref(), key, json).await
         }
+        Command::Audit(AuditCommand::Checkpoint { org }) => {
+            let key = checkpoint_key(cli.checkpoint_key.as_deref())?.ok_or_else(|| {
+                Failure("audit checkpoint needs the signing key: --checkpoint-key FILE".into())
+            })?;
+            for c in recruit_service::checkpoint::sign_heads(store.as_ref(), &key, org).await? {
+                print(&serde_json::to_string(&c).unwrap_or_default());
+            }
+            Ok(())
+        }
+        Command::Audit(AuditCommand::Keygen { .. }) => unreachable!("handled before the store"),
     }
 }
 
@@ -409,10 +467,11 @@ async fn serve(
     store: Arc<dyn Store>,
     pool_status: Box<dyn Fn() -> recruit_ports::PoolStatus + Send + Sync>,
     dropped_log_lines: impl Fn() -> u64 + Send + Sync + 'static,
+    checkpoint_key: Option<CheckpointKey>,
     args: ServeArgs,
 ) -> Result<(), Failure> {
     let shutdown = shutdown_signal()?;
-    let service = service(store, &args.service).await?;
+    let service = service(Arc::clone(&store), &args.service).await?;
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await
         .map_err(|e| Failure(format!("cannot listen on {}: {e}", args.listen)))?;
@@ -434,6 +493,25 @@ async fn serve(
             }
         }
     });
+    // The heads of the chains that moved are signed on a schedule, the first time at start.
+    if let Some(key) = checkpoint_key.filter(|_| !args.checkpoint_interval.is_zero()) {
+        let store = Arc::clone(&store);
+        let interval = args.checkpoint_interval;
+        tokio::spawn(async move {
+            let mut every = tokio::time::interval(interval);
+            every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                every.tick().await;
+                match recruit_service::checkpoint::sign_heads(store.as_ref(), &key, None).await {
+                    Ok(signed) if signed.is_empty() => {}
+                    Ok(signed) => {
+                        tracing::info!(checkpoints = signed.len(), "chains' heads signed")
+                    }
+                    Err(e) => tracing::warn!(error = %e, "chains' heads not signed"),
+                }
+            }
+        });
+    }
     let mut http = HttpConfig::new(public);
     http.request_deadline = args.service.request_deadline;
     http.mcp_allowed_origins = args.mcp_allowed_origins;
@@ -785,15 +863,86 @@ async fn audit_list(
     Ok(())
 }
 
+/// The checkpoint key at `path`, if one is configured.
+fn checkpoint_key(path: Option<&Path>) -> Result<Option<CheckpointKey>, Failure> {
+    Ok(path.map(CheckpointKey::load).transpose()?)
+}
+
+/// Writes a new checkpoint key to `file`, readable by its owner only, never over a file.
+fn keygen(file: &Path) -> Result<(), Failure> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let key = CheckpointKey::generate();
+    let mut out = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(file)
+        .map_err(|e| Failure(format!("cannot create {}: {e}", file.display())))?;
+    out.write_all(key.to_pem().as_bytes())
+        .and_then(|()| out.sync_all())
+        .map_err(|e| Failure(format!("cannot write {}: {e}", file.display())))?;
+    print(&format!("wrote a new checkpoint key to {} (key id {})", file.display(), key.key_id()));
+    print("its public key, for whoever verifies checkpoints:");
+    print(recruit_service::checkpoint::public_pem(&key.public()).trim_end());
+    Ok(())
+}
+
+/// The checkpoints of a file: one JSON object, or one per line.
+fn read_checkpoints(path: &Path) -> Result<Vec<Checkpoint>, Failure> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Failure(format!("cannot read {}: {e}", path.display())))?;
+    if let Ok(one) = serde_json::from_str::<Checkpoint>(&text) {
+        return Ok(vec![one]);
+    }
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(n, l)| {
+            serde_json::from_str(l).map_err(|e| {
+                Failure(format!("{} line {}: not a checkpoint: {e}", path.display(), n + 1))
+            })
+        })
+        .collect()
+}
+
 async fn audit_verify(
     store: &dyn Store,
     ledger: Option<ChainedLedger>,
     org: Option<OrganizationId>,
+    checkpoint: Option<&Path>,
+    key: Option<VerifyingKey>,
     json: bool,
 ) -> Result<(), Failure> {
     use recruit_domain::chain::Ledger;
+    use recruit_service::verify::{Anchors, FindingKind};
     let ledgers = ledger.map_or(Ledger::ALL.to_vec(), |l| vec![l.into()]);
-    let reports = recruit_service::verify::verify(store, &ledgers, org).await?;
+    let kept = match checkpoint {
+        None => vec![],
+        Some(path) => {
+            let key = key.as_ref().ok_or_else(|| {
+                Failure(
+                    "verify --checkpoint needs the public key: --public-key FILE or \
+                     --checkpoint-key FILE"
+                        .into(),
+                )
+            })?;
+            let kept = read_checkpoints(path)?;
+            for c in &kept {
+                c.verify(key).map_err(|e| {
+                    Failure(format!(
+                        "{}: the checkpoint of {} {} at position {} proves nothing: {e}",
+                        path.display(),
+                        c.ledger,
+                        c.organization_id,
+                        c.position
+                    ))
+                })?;
+            }
+            kept
+        }
+    };
+    let anchors = Anchors { key: key.as_ref(), kept: &kept };
+    let reports = recruit_service::verify::verify(store, &ledgers, org, anchors).await?;
     let mut found = 0;
     for report in &reports {
         found += report.findings.len();
@@ -802,8 +951,13 @@ async fn audit_verify(
             continue;
         }
         let state = if report.is_intact() { "intact" } else { "TAMPERED" };
+        let checked = match report.checkpoints {
+            0 => String::new(),
+            1 => ", 1 checkpoint".to_owned(),
+            n => format!(", {n} checkpoints"),
+        };
         print(&format!(
-            "{}  {}  {} entries, head at {} ({}): {state}",
+            "{}  {}  {} entries, head at {} ({}){checked}: {state}",
             report.ledger,
             report.organization_id,
             report.entries,
@@ -814,15 +968,14 @@ async fn audit_verify(
             let at = f.position.map_or("no position".to_owned(), |p| format!("position {p}"));
             let id = f.id.as_ref().map(|id| format!(" id {id}")).unwrap_or_default();
             let expected = match (f.kind, f.expected_position) {
-                (recruit_service::verify::FindingKind::Reordered, Some(p)) => {
-                    format!(" (recorded at position {p})")
-                }
-                (recruit_service::verify::FindingKind::Truncated, Some(p)) => {
-                    format!(" to {p}")
-                }
+                (FindingKind::Reordered, Some(p)) => format!(" (recorded at position {p})"),
+                (FindingKind::Truncated, Some(p)) => format!(" to {p}"),
                 _ => String::new(),
             };
-            let kind = format!("{:?}", f.kind).to_uppercase();
+            let kind = serde_json::to_value(f.kind)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_default();
             print(&format!("  {kind} {at}{expected}{id}"));
         }
     }

@@ -1,7 +1,8 @@
 //! The ledgers' hash chains, end to end on both stores: `recruitd audit verify` finds nothing
 //! on ledgers written by the server, and names every kind of tampering done behind its back
 //! with raw SQL (triggers off): a changed field, a deleted entry, a forged one, two swapped,
-//! and a truncated tail.
+//! and a truncated tail; with signed checkpoints, a cut the chain's head was moved back to
+//! hide, and a forged checkpoint.
 
 use std::io::Write;
 use std::process::Command;
@@ -183,6 +184,142 @@ async fn verify_names_every_kind_of_tampering_on_postgresql() {
         tamper_and_verify(&url, head, &org, id, |sql| {
             handle.block_on(db.batch_execute(&format!(
                 "ALTER TABLE privacy_audit_logs DISABLE TRIGGER USER; {sql}"
+            )));
+        });
+    });
+}
+
+/// `recruitd` with `args` on the database: whether it succeeded, its output and its errors.
+fn output(url: &str, args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(BIN).args(["--database-url", url]).args(args).output().expect("runs");
+    let text = |b: Vec<u8>| String::from_utf8(b).expect("UTF-8");
+    (out.status.success(), text(out.stdout), text(out.stderr))
+}
+
+/// The findings of organization A's privacy chain in `audit verify --json` output.
+fn findings_of_a(stdout: &str) -> Vec<(String, Option<i64>, Option<i64>)> {
+    let reports: Vec<Value> = stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    privacy_of_a(&reports)["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["kind"].as_str().unwrap().to_owned(),
+                f["position"].as_i64(),
+                f["expected_position"].as_i64(),
+            )
+        })
+        .collect()
+}
+
+/// Signs checkpoints and keeps them in a file, then cuts the last three entries of
+/// organization A's privacy chain and moves its head back to match, which the chain alone
+/// cannot show, through `sql` (raw statements, triggers off; `org` is A's id as a literal of
+/// the store). Verify names the cut from the checkpoints kept outside, and from the stored
+/// ones; a stored checkpoint whose signature was forged is named; a kept checkpoint that was
+/// altered proves nothing and stops verify.
+fn checkpoints_show_a_cut_the_chain_hides(
+    url: &str,
+    dir: &std::path::Path,
+    head: i64,
+    org: &str,
+    sql: impl Fn(&str),
+) {
+    let key = dir.join("checkpoint.pem");
+    let key = key.to_str().unwrap();
+    let (ok, said, _) = output(url, &["audit", "keygen", key]);
+    assert!(ok && said.contains("BEGIN PUBLIC KEY"), "{said}");
+    let (again, _, refused) = output(url, &["audit", "keygen", key]);
+    assert!(!again && refused.contains("cannot create"), "a key is never overwritten");
+    let (ok, signed, errors) = output(url, &["--checkpoint-key", key, "audit", "checkpoint"]);
+    assert!(ok, "{errors}");
+    let kept = dir.join("kept.ndjson");
+    std::fs::write(&kept, &signed).unwrap();
+    let kept = kept.to_str().unwrap();
+    let (_, reports) = verify(url);
+    assert_eq!(signed.lines().count(), reports.len(), "one checkpoint a chain: {signed}");
+    let (_, again, _) = output(url, &["--checkpoint-key", key, "audit", "checkpoint"]);
+    assert_eq!(again, "", "no chain moved since");
+    let with_key = ["--checkpoint-key", key, "audit", "verify", "--json"];
+    let (ok, out, _) = output(url, &with_key);
+    assert!(ok, "{out}");
+    assert!(out.lines().all(|l| l.contains("\"checkpoints\":1")), "{out}");
+
+    let cut = head - 3;
+    sql(&format!(
+        "DELETE FROM privacy_audit_logs WHERE organization_id = {org} AND position > {cut};
+         UPDATE ledger_heads SET position = {cut}, hash = (SELECT hash FROM privacy_audit_logs \
+         WHERE organization_id = {org} AND position = {cut}) \
+         WHERE organization_id = {org} AND ledger = 'privacy';"
+    ));
+    let (ok, reports) = verify(url);
+    assert!(ok, "the chain alone shows nothing: {reports:#?}");
+    let truncated = vec![("TRUNCATED".to_owned(), Some(cut + 1), Some(head))];
+    let (ok, out, _) =
+        output(url, &["audit", "verify", "--json", "--checkpoint", kept, "--public-key", key]);
+    assert!(!ok);
+    assert_eq!(findings_of_a(&out), truncated, "from the checkpoints kept outside");
+    let (ok, out, _) = output(url, &with_key);
+    assert!(!ok);
+    assert_eq!(findings_of_a(&out), truncated, "from the stored checkpoints");
+
+    sql(&format!(
+        "UPDATE ledger_checkpoints SET signature = 'AAAA' \
+         WHERE organization_id = {org} AND ledger = 'privacy';"
+    ));
+    let (ok, out, _) = output(url, &with_key);
+    assert!(!ok);
+    assert_eq!(findings_of_a(&out), vec![("BAD_CHECKPOINT".to_owned(), Some(head), None)]);
+
+    let altered =
+        signed.replacen(&format!("\"position\":{head}"), &format!("\"position\":{cut}"), 1);
+    assert_ne!(altered, signed);
+    let forged = dir.join("forged.ndjson");
+    std::fs::write(&forged, altered).unwrap();
+    let forged = forged.to_str().unwrap();
+    let (ok, _, errors) =
+        output(url, &["audit", "verify", "--checkpoint", forged, "--public-key", key]);
+    assert!(!ok && errors.contains("proves nothing"), "{errors}");
+}
+
+#[test]
+fn checkpoints_show_a_cut_the_chain_hides_on_sqlite() {
+    use diesel::Connection;
+    use diesel::connection::SimpleConnection;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("recruitd.db");
+    let url = format!("sqlite://{}", path.display());
+    write_ledgers(&url, dir.path());
+    let head = untouched_ledgers_verify(&url);
+    let org = format!("X'{:032x}'", ORG_A);
+    checkpoints_show_a_cut_the_chain_hides(&url, dir.path(), head, &org, |sql| {
+        let mut c = diesel::SqliteConnection::establish(&path.to_string_lossy()).unwrap();
+        c.batch_execute(
+            "DROP TRIGGER IF EXISTS privacy_audit_logs_no_delete;
+             DROP TRIGGER IF EXISTS ledger_checkpoints_no_update;",
+        )
+        .unwrap();
+        c.batch_execute(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+    });
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn checkpoints_show_a_cut_the_chain_hides_on_postgresql() {
+    let db = recruit_adapters_pg::testkit::TestDatabase::fresh().await;
+    let url = db.url().to_owned();
+    let dir = tempfile::tempdir().unwrap();
+    let head = tokio::task::block_in_place(|| {
+        write_ledgers(&url, dir.path());
+        untouched_ledgers_verify(&url)
+    });
+    let org = format!("'{}'::uuid", recruit_domain::Uuid::from_u128(ORG_A));
+    let handle = tokio::runtime::Handle::current();
+    tokio::task::block_in_place(|| {
+        checkpoints_show_a_cut_the_chain_hides(&url, dir.path(), head, &org, |sql| {
+            handle.block_on(db.batch_execute(&format!(
+                "ALTER TABLE privacy_audit_logs DISABLE TRIGGER USER;
+                 ALTER TABLE ledger_checkpoints DISABLE TRIGGER USER; {sql}"
             )));
         });
     });

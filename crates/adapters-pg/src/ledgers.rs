@@ -7,7 +7,7 @@ use diesel::sql_types;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use recruit_domain::Id;
 use recruit_domain::Timestamp;
-use recruit_domain::chain::Ledger;
+use recruit_domain::chain::{Checkpoint, Ledger};
 use recruit_ports::chain::ChainEntry;
 use recruit_ports::rows as neutral;
 use recruit_ports::{
@@ -205,15 +205,81 @@ impl Ledgers for PgStore {
         rows.into_iter().map(|r| r.into_neutral()?.into_entry()).collect()
     }
 
-    async fn chain_heads(&self) -> Result<Vec<neutral::LedgerHeadRow>, StoreError> {
+    async fn chain_heads(
+        &self,
+        organization: Option<recruit_domain::OrganizationId>,
+    ) -> Result<Vec<neutral::LedgerHeadRow>, StoreError> {
         let mut c = self.conn().await?;
-        let rows: Vec<LedgerHeadRow> = ledger_heads::table
+        let mut heads = ledger_heads::table
             .order((ledger_heads::organization_id, ledger_heads::ledger))
             .select(LedgerHeadRow::as_select())
-            .load(&mut c)
+            .into_boxed();
+        if let Some(org) = organization {
+            heads = heads.filter(ledger_heads::organization_id.eq(org.uuid()));
+        }
+        let rows: Vec<LedgerHeadRow> = heads.load(&mut c).await.map_err(store_error)?;
+        rows.into_iter().map(Row::into_neutral).collect()
+    }
+
+    async fn save_checkpoints(&self, checkpoints: &[Checkpoint]) -> Result<(), StoreError> {
+        let rows = checkpoints
+            .iter()
+            .map(|c| neutral::CheckpointRow::new(c).map(CheckpointRow::from))
+            .collect::<Result<Vec<_>, _>>()?;
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let mut c = self.conn().await?;
+        diesel::insert_into(ledger_checkpoints::table)
+            .values(&rows)
+            .on_conflict_do_nothing()
+            .execute(&mut c)
             .await
             .map_err(store_error)?;
-        rows.into_iter().map(Row::into_neutral).collect()
+        Ok(())
+    }
+
+    async fn checkpoints(
+        &self,
+        organization: Option<recruit_domain::OrganizationId>,
+        ledger: Option<Ledger>,
+    ) -> Result<Vec<Checkpoint>, StoreError> {
+        let mut c = self.conn().await?;
+        let mut query = ledger_checkpoints::table
+            .order((
+                ledger_checkpoints::organization_id,
+                ledger_checkpoints::ledger,
+                ledger_checkpoints::position,
+                ledger_checkpoints::signed_at,
+            ))
+            .select(CheckpointRow::as_select())
+            .into_boxed();
+        if let Some(org) = organization {
+            query = query.filter(ledger_checkpoints::organization_id.eq(org.uuid()));
+        }
+        if let Some(ledger) = ledger {
+            query = query.filter(ledger_checkpoints::ledger.eq(ledger.as_str()));
+        }
+        let rows: Vec<CheckpointRow> = query.load(&mut c).await.map_err(store_error)?;
+        rows.into_iter().map(|r| r.into_neutral()?.into_checkpoint()).collect()
+    }
+
+    async fn latest_checkpoint(
+        &self,
+        organization: recruit_domain::OrganizationId,
+        ledger: Ledger,
+    ) -> Result<Option<Checkpoint>, StoreError> {
+        let mut c = self.conn().await?;
+        let row: Option<CheckpointRow> = ledger_checkpoints::table
+            .filter(ledger_checkpoints::organization_id.eq(organization.uuid()))
+            .filter(ledger_checkpoints::ledger.eq(ledger.as_str()))
+            .order((ledger_checkpoints::position.desc(), ledger_checkpoints::signed_at.desc()))
+            .select(CheckpointRow::as_select())
+            .first(&mut c)
+            .await
+            .optional()
+            .map_err(store_error)?;
+        row.map(|r| r.into_neutral()?.into_checkpoint()).transpose()
     }
 
     async fn chain_entries(

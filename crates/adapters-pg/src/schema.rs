@@ -235,6 +235,18 @@ diesel::table! {
 }
 
 diesel::table! {
+    ledger_checkpoints (organization_id, ledger, position, key_id) {
+        organization_id -> Uuid,
+        ledger -> Text,
+        position -> BigInt,
+        head_hash -> Bytea,
+        signed_at -> Timestamptz,
+        key_id -> Text,
+        signature -> Text,
+    }
+}
+
+diesel::table! {
     ledger_heads (organization_id, ledger) {
         organization_id -> Uuid,
         ledger -> Text,
@@ -308,6 +320,7 @@ diesel::table! {
 
 diesel::allow_tables_to_appear_in_same_query!(
     ledger_heads,
+    ledger_checkpoints,
     ledger_chain_backfill,
     organizations,
     organization_work_hours,

@@ -689,16 +689,91 @@ impl Ledgers for SqliteStore {
         .map_err(StoreError::from)
     }
 
-    async fn chain_heads(&self) -> Result<Vec<neutral::LedgerHeadRow>, StoreError> {
+    async fn chain_heads(
+        &self,
+        organization: Option<OrganizationId>,
+    ) -> Result<Vec<neutral::LedgerHeadRow>, StoreError> {
+        let org = organization.map(|o| blob(o.uuid()));
         let rows: Vec<LedgerHeadRow> = self
-            .run(|c| {
-                ledger_heads::table
+            .run(move |c| {
+                let mut heads = ledger_heads::table
                     .order((ledger_heads::organization_id, ledger_heads::ledger))
                     .select(LedgerHeadRow::as_select())
-                    .load(c)
+                    .into_boxed();
+                if let Some(org) = org {
+                    heads = heads.filter(ledger_heads::organization_id.eq(org));
+                }
+                heads.load(c)
             })
             .await?;
         rows.into_iter().map(Row::into_neutral).collect()
+    }
+
+    async fn save_checkpoints(
+        &self,
+        checkpoints: &[recruit_domain::chain::Checkpoint],
+    ) -> Result<(), StoreError> {
+        let rows = checkpoints
+            .iter()
+            .map(|c| neutral::CheckpointRow::new(c).map(CheckpointRow::from))
+            .collect::<Result<Vec<_>, _>>()?;
+        self.run(move |c| {
+            diesel::insert_or_ignore_into(ledger_checkpoints::table).values(&rows).execute(c)
+        })
+        .await?;
+        Ok(())
+    }
+
+    async fn checkpoints(
+        &self,
+        organization: Option<OrganizationId>,
+        ledger: Option<recruit_domain::chain::Ledger>,
+    ) -> Result<Vec<recruit_domain::chain::Checkpoint>, StoreError> {
+        let org = organization.map(|o| blob(o.uuid()));
+        let rows: Vec<CheckpointRow> = self
+            .run(move |c| {
+                let mut query = ledger_checkpoints::table
+                    .order((
+                        ledger_checkpoints::organization_id,
+                        ledger_checkpoints::ledger,
+                        ledger_checkpoints::position,
+                        ledger_checkpoints::signed_at,
+                    ))
+                    .select(CheckpointRow::as_select())
+                    .into_boxed();
+                if let Some(org) = org {
+                    query = query.filter(ledger_checkpoints::organization_id.eq(org));
+                }
+                if let Some(ledger) = ledger {
+                    query = query.filter(ledger_checkpoints::ledger.eq(ledger.as_str()));
+                }
+                query.load(c)
+            })
+            .await?;
+        rows.into_iter().map(|r| r.into_neutral()?.into_checkpoint()).collect()
+    }
+
+    async fn latest_checkpoint(
+        &self,
+        organization: OrganizationId,
+        ledger: recruit_domain::chain::Ledger,
+    ) -> Result<Option<recruit_domain::chain::Checkpoint>, StoreError> {
+        let org = blob(organization.uuid());
+        let row: Option<CheckpointRow> = self
+            .run(move |c| {
+                ledger_checkpoints::table
+                    .filter(ledger_checkpoints::organization_id.eq(org))
+                    .filter(ledger_checkpoints::ledger.eq(ledger.as_str()))
+                    .order((
+                        ledger_checkpoints::position.desc(),
+                        ledger_checkpoints::signed_at.desc(),
+                    ))
+                    .select(CheckpointRow::as_select())
+                    .first(c)
+                    .optional()
+            })
+            .await?;
+        row.map(|r| r.into_neutral()?.into_checkpoint()).transpose()
     }
 
     async fn chain_entries(

@@ -19,9 +19,12 @@
 
 use std::fmt;
 
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use ed25519_dalek::{Signer as _, SigningKey, VerifyingKey};
 use sha2::{Digest as _, Sha256};
 
-use crate::OrganizationId;
+use crate::{OrganizationId, Timestamp};
 
 /// A SHA-256 digest: an entry's hash.
 pub type Digest = [u8; 32];
@@ -30,7 +33,9 @@ pub type Digest = [u8; 32];
 pub const GENESIS: Digest = [0; 32];
 
 /// One of the three ledgers, each chained per organization.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Ledger {
     /// The privacy audit ledger: who accessed whose personal data.
@@ -115,6 +120,142 @@ pub fn parse_hex(text: &str) -> Option<Digest> {
     Some(out)
 }
 
+/// A signed statement that the chain of `ledger` of an organization had the entry hashed
+/// `head_hash` at `position` when it was signed: kept outside the database, it proves that no
+/// entry up to `position` was changed, removed, inserted or reordered since, and that the chain
+/// was not cut below it.
+///
+/// The signature is Ed25519 over the UTF-8 text of these fields as the JSON shows them, each
+/// followed by a line feed ([`Checkpoint::message`]):
+///
+/// ```text
+/// recruitd-checkpoint-v1
+/// {ledger}
+/// {organization_id}
+/// {position}
+/// {head_hash}
+/// {signed_at}
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Checkpoint {
+    /// The organization whose chain it is.
+    pub organization_id: OrganizationId,
+    /// The ledger.
+    pub ledger: Ledger,
+    /// The position of the entry the chain ended with (the first entry is at 1).
+    pub position: u64,
+    /// That entry's hash, in lowercase hexadecimal ([`hex`]).
+    pub head_hash: String,
+    /// When it was signed.
+    pub signed_at: Timestamp,
+    /// Which key signed it: the RFC 7638 thumbprint of its public key ([`key_id`]).
+    pub key_id: String,
+    /// The signature's algorithm: always `Ed25519`.
+    pub algorithm: String,
+    /// The signature of [`Checkpoint::message`], base64url without padding.
+    pub signature: String,
+}
+
+/// The algorithm every checkpoint is signed with.
+pub const CHECKPOINT_ALGORITHM: &str = "Ed25519";
+
+/// Why a checkpoint does not prove anything.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CheckpointError {
+    /// It names another algorithm than Ed25519.
+    #[error("the checkpoint is not signed with Ed25519")]
+    Algorithm,
+    /// It was signed by another key than the one it is checked with.
+    #[error("the checkpoint was signed by key {0}, not by the key it is checked with")]
+    OtherKey(String),
+    /// Its hash or its signature is not well formed.
+    #[error("the checkpoint's {0} is not well formed")]
+    Malformed(&'static str),
+    /// The signature does not match its fields: the checkpoint was altered or forged.
+    #[error("the checkpoint's signature does not match its fields")]
+    BadSignature,
+}
+
+impl Checkpoint {
+    /// The text a checkpoint of these fields signs.
+    pub fn message(
+        ledger: Ledger,
+        organization: OrganizationId,
+        position: u64,
+        head_hash: &Digest,
+        signed_at: Timestamp,
+    ) -> String {
+        format!(
+            "recruitd-checkpoint-v1\n{ledger}\n{organization}\n{position}\n{}\n{signed_at}\n",
+            hex(head_hash)
+        )
+    }
+
+    /// Signs that `ledger` of `organization` had `head_hash` at `position` at `signed_at`.
+    pub fn sign(
+        key: &SigningKey,
+        ledger: Ledger,
+        organization: OrganizationId,
+        position: u64,
+        head_hash: &Digest,
+        signed_at: Timestamp,
+    ) -> Self {
+        let message = Self::message(ledger, organization, position, head_hash, signed_at);
+        let signature = key.sign(message.as_bytes());
+        Self {
+            organization_id: organization,
+            ledger,
+            position,
+            head_hash: hex(head_hash),
+            signed_at,
+            key_id: key_id(&key.verifying_key()),
+            algorithm: CHECKPOINT_ALGORITHM.to_owned(),
+            signature: URL_SAFE_NO_PAD.encode(signature.to_bytes()),
+        }
+    }
+
+    /// Checks the signature with `key`; returns the head hash it vouches for.
+    pub fn verify(&self, key: &VerifyingKey) -> Result<Digest, CheckpointError> {
+        if self.algorithm != CHECKPOINT_ALGORITHM {
+            return Err(CheckpointError::Algorithm);
+        }
+        if self.key_id != key_id(key) {
+            return Err(CheckpointError::OtherKey(self.key_id.clone()));
+        }
+        let head = parse_hex(&self.head_hash).ok_or(CheckpointError::Malformed("head_hash"))?;
+        let signature = URL_SAFE_NO_PAD
+            .decode(&self.signature)
+            .ok()
+            .and_then(|bytes| ed25519_dalek::Signature::from_slice(&bytes).ok())
+            .ok_or(CheckpointError::Malformed("signature"))?;
+        let message =
+            Self::message(self.ledger, self.organization_id, self.position, &head, self.signed_at);
+        key.verify_strict(message.as_bytes(), &signature)
+            .map_err(|_| CheckpointError::BadSignature)?;
+        Ok(head)
+    }
+}
+
+/// A public key's identifier: its RFC 7638 JWK thumbprint (SHA-256 of its canonical JWK,
+/// base64url without padding).
+pub fn key_id(key: &VerifyingKey) -> String {
+    let x = URL_SAFE_NO_PAD.encode(key.as_bytes());
+    let canonical = format!(r#"{{"crv":"Ed25519","kty":"OKP","x":"{x}"}}"#);
+    URL_SAFE_NO_PAD.encode(Sha256::digest(canonical.as_bytes()))
+}
+
+/// A public key as a JSON Web Key (RFC 8037), with its [`key_id`] as `kid`.
+pub fn jwk(key: &VerifyingKey) -> serde_json::Value {
+    serde_json::json!({
+        "kty": "OKP",
+        "crv": "Ed25519",
+        "x": URL_SAFE_NO_PAD.encode(key.as_bytes()),
+        "kid": key_id(key),
+        "alg": "EdDSA",
+        "use": "sig",
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -148,5 +289,65 @@ mod tests {
         assert_eq!(parse_hex(&hex(&d)), Some(d));
         assert_eq!(parse_hex("zz"), None);
         assert_eq!(parse_hex(&"g".repeat(64)), None);
+    }
+
+    fn checkpoint() -> (SigningKey, Checkpoint) {
+        let key = SigningKey::from_bytes(&[7; 32]);
+        let org = OrganizationId::from_uuid(crate::Uuid::from_u128(7));
+        let at = Timestamp::parse("2026-11-24T01:02:03.456789Z").unwrap();
+        let c = Checkpoint::sign(&key, Ledger::Privacy, org, 41, &[9; 32], at);
+        (key, c)
+    }
+
+    #[test]
+    fn a_checkpoint_verifies_with_its_key_and_survives_json() {
+        let (key, c) = checkpoint();
+        assert_eq!(c.verify(&key.verifying_key()), Ok([9; 32]));
+        let json = serde_json::to_string(&c).unwrap();
+        let back: Checkpoint = serde_json::from_str(&json).unwrap();
+        assert_eq!(back.verify(&key.verifying_key()), Ok([9; 32]));
+        assert_eq!(
+            Checkpoint::message(c.ledger, c.organization_id, 41, &[9; 32], c.signed_at),
+            format!(
+                "recruitd-checkpoint-v1\nprivacy\n{}\n41\n{}\n2026-11-24T01:02:03.456789Z\n",
+                c.organization_id,
+                "09".repeat(32)
+            )
+        );
+    }
+
+    #[test]
+    fn a_changed_field_or_another_key_does_not_verify() {
+        let (key, c) = checkpoint();
+        let public = key.verifying_key();
+        let bad = |c: Checkpoint| c.verify(&public).unwrap_err();
+        assert_eq!(bad(Checkpoint { position: 42, ..c.clone() }), CheckpointError::BadSignature);
+        assert_eq!(
+            bad(Checkpoint { head_hash: "0a".repeat(32), ..c.clone() }),
+            CheckpointError::BadSignature
+        );
+        assert_eq!(
+            bad(Checkpoint { ledger: Ledger::Api, ..c.clone() }),
+            CheckpointError::BadSignature
+        );
+        let later = Timestamp::parse("2026-11-24T01:02:04Z").unwrap();
+        assert_eq!(
+            bad(Checkpoint { signed_at: later, ..c.clone() }),
+            CheckpointError::BadSignature
+        );
+        assert_eq!(
+            bad(Checkpoint { signature: "AAAA".into(), ..c.clone() }),
+            CheckpointError::Malformed("signature")
+        );
+        let other = SigningKey::from_bytes(&[8; 32]).verifying_key();
+        assert!(matches!(c.verify(&other), Err(CheckpointError::OtherKey(_))));
+    }
+
+    #[test]
+    fn the_key_id_is_the_rfc_7638_thumbprint() {
+        // RFC 8037, appendix A.3: the thumbprint of the key of A.2.
+        let x = URL_SAFE_NO_PAD.decode("11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo").unwrap();
+        let key = VerifyingKey::from_bytes(&x.try_into().unwrap()).unwrap();
+        assert_eq!(key_id(&key), "kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k");
     }
 }

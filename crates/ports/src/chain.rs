@@ -9,7 +9,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use recruit_domain::chain::{Digest, GENESIS, Ledger, canonical_json, entry_hash};
+use recruit_domain::chain::{Checkpoint, Digest, GENESIS, Ledger, canonical_json, entry_hash};
 use recruit_domain::{Id, Uuid};
 
 use crate::StoreError;
@@ -279,6 +279,46 @@ impl ChainEntry {
             prev_hash: prev.map(<[u8]>::to_vec),
             hash: hash.map(<[u8]>::to_vec),
             canonical: row.canonical()?,
+        })
+    }
+}
+
+impl crate::rows::CheckpointRow {
+    /// The row of a checkpoint. Fails for a head hash that is not 64 hexadecimal digits or a
+    /// position beyond what a store holds.
+    pub fn new(c: &Checkpoint) -> Result<Self, StoreError> {
+        let head = recruit_domain::chain::parse_hex(&c.head_hash)
+            .ok_or_else(|| StoreError::other("a checkpoint's head hash is not 64 hex digits"))?;
+        Ok(Self {
+            organization_id: c.organization_id.uuid(),
+            ledger: c.ledger.as_str().to_owned(),
+            position: i64::try_from(c.position)
+                .map_err(|_| StoreError::other("a checkpoint's position is out of range"))?,
+            head_hash: head.to_vec(),
+            signed_at: c.signed_at,
+            key_id: c.key_id.clone(),
+            signature: c.signature.clone(),
+        })
+    }
+
+    /// The checkpoint the row holds, as signed.
+    pub fn into_checkpoint(self) -> Result<Checkpoint, StoreError> {
+        let head: Digest = self
+            .head_hash
+            .as_slice()
+            .try_into()
+            .map_err(|_| corrupt("a checkpoint's head hash is not 32 bytes"))?;
+        Ok(Checkpoint {
+            organization_id: Id::from_uuid(self.organization_id),
+            ledger: Ledger::from_name(&self.ledger)
+                .ok_or_else(|| corrupt("a checkpoint of an unknown ledger"))?,
+            position: u64::try_from(self.position)
+                .map_err(|_| corrupt("a checkpoint at a negative position"))?,
+            head_hash: recruit_domain::chain::hex(&head),
+            signed_at: self.signed_at,
+            key_id: self.key_id,
+            algorithm: recruit_domain::chain::CHECKPOINT_ALGORITHM.to_owned(),
+            signature: self.signature,
         })
     }
 }

@@ -184,9 +184,35 @@ impl<S: Ledgers> Ledgers for Faulty<S> {
         self.check().await?;
         self.inner.purge_idempotency_keys(now).await
     }
-    async fn chain_heads(&self) -> Result<Vec<crate::rows::LedgerHeadRow>, StoreError> {
+    async fn chain_heads(
+        &self,
+        organization: Option<OrganizationId>,
+    ) -> Result<Vec<crate::rows::LedgerHeadRow>, StoreError> {
         self.check().await?;
-        self.inner.chain_heads().await
+        self.inner.chain_heads(organization).await
+    }
+    async fn save_checkpoints(
+        &self,
+        checkpoints: &[recruit_domain::chain::Checkpoint],
+    ) -> Result<(), StoreError> {
+        self.check().await?;
+        self.inner.save_checkpoints(checkpoints).await
+    }
+    async fn checkpoints(
+        &self,
+        organization: Option<OrganizationId>,
+        ledger: Option<recruit_domain::chain::Ledger>,
+    ) -> Result<Vec<recruit_domain::chain::Checkpoint>, StoreError> {
+        self.check().await?;
+        self.inner.checkpoints(organization, ledger).await
+    }
+    async fn latest_checkpoint(
+        &self,
+        organization: OrganizationId,
+        ledger: recruit_domain::chain::Ledger,
+    ) -> Result<Option<recruit_domain::chain::Checkpoint>, StoreError> {
+        self.check().await?;
+        self.inner.latest_checkpoint(organization, ledger).await
     }
     async fn chain_entries(
         &self,

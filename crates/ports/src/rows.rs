@@ -310,6 +310,16 @@ macro_rules! stored_rows {
                 position: i64,
                 hash: Vec<u8>,
             }
+            /// A signed checkpoint of a chain (`recruit_domain::chain::Checkpoint`).
+            CheckpointRow in ledger_checkpoints {
+                organization_id: $crate::rows::column::Uuid,
+                ledger: String,
+                position: i64,
+                head_hash: Vec<u8>,
+                signed_at: $crate::rows::column::Timestamp,
+                key_id: String,
+                signature: String,
+            }
         }
     };
 }

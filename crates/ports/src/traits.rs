@@ -10,7 +10,7 @@
 //! deadline) or [`StoreError::Other`].
 
 use async_trait::async_trait;
-use recruit_domain::chain::Ledger;
+use recruit_domain::chain::{Checkpoint, Ledger};
 use recruit_domain::{ApiTokenId, JobId, OrganizationId, Timestamp, User, UserId};
 
 use crate::chain::ChainEntry;
@@ -144,9 +144,32 @@ pub trait Ledgers: Send + Sync + 'static {
         query: &AuditListQuery,
     ) -> Result<Vec<ToolAuditEntry>, StoreError>;
 
-    /// The head of every chain: each organization's last position and hash in each ledger it
-    /// has written to, ordered by organization and ledger.
-    async fn chain_heads(&self) -> Result<Vec<LedgerHeadRow>, StoreError>;
+    /// The head of every chain (of `organization`'s only, when given): each organization's last
+    /// position and hash in each ledger it has written to, ordered by organization and ledger.
+    async fn chain_heads(
+        &self,
+        organization: Option<OrganizationId>,
+    ) -> Result<Vec<LedgerHeadRow>, StoreError>;
+
+    /// Stores signed checkpoints; one stored already (same organization, ledger, position and
+    /// key) is left as it is.
+    async fn save_checkpoints(&self, checkpoints: &[Checkpoint]) -> Result<(), StoreError>;
+
+    /// The stored checkpoints of `organization` (every organization's when none) of `ledger`
+    /// (every ledger's when none), ordered by organization, ledger, position and time.
+    async fn checkpoints(
+        &self,
+        organization: Option<OrganizationId>,
+        ledger: Option<Ledger>,
+    ) -> Result<Vec<Checkpoint>, StoreError>;
+
+    /// The checkpoint of `organization`'s `ledger` at the highest position (the latest signed
+    /// of those), if any.
+    async fn latest_checkpoint(
+        &self,
+        organization: OrganizationId,
+        ledger: Ledger,
+    ) -> Result<Option<Checkpoint>, StoreError>;
 
     /// Up to `limit` entries of `ledger` of `organization`: with `after`, those with a
     /// position above it, in the order of their positions; without, those stored without a

@@ -15,13 +15,14 @@
 //!
 //! Besides the API: importing ([`import`]: JSON documents and NDJSON ledgers, errors naming
 //! their path or line), the deterministic demo data ([`demo`]) and the verification of the
-//! ledgers' chains ([`verify`]).
+//! ledgers' chains ([`verify`]) against the signed checkpoints of their heads ([`checkpoint`]).
 //!
 //! It depends on `recruit-domain` and `recruit-ports` only: never on a storage adapter, an
 //! HTTP stack or a protocol library.
 
 pub mod accesses;
 pub mod auth;
+pub mod checkpoint;
 pub mod cursor;
 pub mod demo;
 mod error;

@@ -14,9 +14,18 @@
 //!   ([`FindingKind::Truncated`]);
 //! - an entry replaced by another with a correct hash of its own: the next entry names a
 //!   different hash before it, or, for the last entry, the chain's head does
-//!   ([`FindingKind::Modified`] of the replaced one).
+//!   ([`FindingKind::Modified`] of the replaced one);
+//! - entries replaced and every hash after them computed again, head included: the entry at a
+//!   signed checkpoint's position no longer has the hash the checkpoint holds
+//!   ([`FindingKind::Rewritten`]), and a chain cut below a checkpoint's position is truncated
+//!   up to it whatever its head says;
+//! - a stored checkpoint whose signature does not verify with the key
+//!   ([`FindingKind::BadCheckpoint`]).
 
-use recruit_domain::chain::{Digest, GENESIS, Ledger, entry_hash, hex};
+use std::collections::BTreeMap;
+
+use ed25519_dalek::VerifyingKey;
+use recruit_domain::chain::{Checkpoint, Digest, GENESIS, Ledger, entry_hash, hex};
 use recruit_domain::{OrganizationId, PrivacyAuditLogId, Uuid};
 use recruit_ports::chain::ChainEntry;
 use recruit_ports::{Store, StoreError};
@@ -39,6 +48,11 @@ pub enum FindingKind {
     Reordered,
     /// The chain's entries from this position to `expected_position` are gone.
     Truncated,
+    /// The entry at this position is not the one a signed checkpoint vouches for: the chain was
+    /// replaced at or below it, its hashes computed again.
+    Rewritten,
+    /// A stored checkpoint at this position whose signature does not verify.
+    BadCheckpoint,
 }
 
 /// One finding.
@@ -74,6 +88,8 @@ pub struct ChainReport {
     pub head_position: i64,
     /// The hash of the chain's head as stored.
     pub head_hash: String,
+    /// How many signed checkpoints the chain was checked against.
+    pub checkpoints: u64,
     /// Everything found, in the order of positions.
     pub findings: Vec<Finding>,
 }
@@ -85,22 +101,62 @@ impl ChainReport {
     }
 }
 
+/// What chains are checked against besides their own hashes: signed checkpoints.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Anchors<'a> {
+    /// The key checkpoints are signed with: with it, every stored checkpoint of a chain is
+    /// checked (its signature, then the chain against it); without it, none is.
+    pub key: Option<&'a VerifyingKey>,
+    /// Checkpoints kept outside the database, their signatures already checked.
+    pub kept: &'a [Checkpoint],
+}
+
 /// Verifies every chain of `ledgers` (of `organization`, or of every organization with a
-/// chain), reading each from the store in pages.
+/// chain), reading each from the store in pages, against the checkpoints of `anchors`.
 pub async fn verify(
     store: &dyn Store,
     ledgers: &[Ledger],
     organization: Option<OrganizationId>,
+    anchors: Anchors<'_>,
 ) -> Result<Vec<ChainReport>, StoreError> {
-    let mut reports = vec![];
-    for head in store.chain_heads().await? {
+    let wanted = |ledger: Ledger, org: OrganizationId| {
+        ledgers.contains(&ledger) && organization.is_none_or(|o| o == org)
+    };
+    // Every chain with a head, and those kept checkpoints name even if their heads are gone.
+    let mut chains = BTreeMap::new();
+    for head in store.chain_heads(organization).await? {
         let org = OrganizationId::from_uuid(head.organization_id);
         let Some(ledger) = Ledger::from_name(&head.ledger) else { continue };
-        if !ledgers.contains(&ledger) || organization.is_some_and(|o| o != org) {
+        let hash: Digest = head.hash.as_slice().try_into().unwrap_or(GENESIS);
+        chains.insert((org.uuid(), ledger), (head.position, hash));
+    }
+    for kept in anchors.kept {
+        chains.entry((kept.organization_id.uuid(), kept.ledger)).or_insert((0, GENESIS));
+    }
+    let mut reports = vec![];
+    for ((org, ledger), (position, hash)) in chains {
+        let org = OrganizationId::from_uuid(org);
+        if !wanted(ledger, org) {
             continue;
         }
-        let head_hash: Digest = head.hash.as_slice().try_into().unwrap_or(GENESIS);
-        let mut chain = Chain::new(ledger, org, head.position, head_hash);
+        let mut chain = Chain::new(ledger, org, position, hash);
+        if let Some(key) = anchors.key {
+            for c in store.checkpoints(Some(org), Some(ledger)).await? {
+                match c.verify(key) {
+                    Ok(digest) => chain.anchor(c.position, digest),
+                    Err(_) => chain.finding(
+                        FindingKind::BadCheckpoint,
+                        i64::try_from(c.position).ok(),
+                        None,
+                    ),
+                }
+            }
+        }
+        for kept in anchors.kept.iter().filter(|k| k.organization_id == org && k.ledger == ledger) {
+            if let Some(digest) = recruit_domain::chain::parse_hex(&kept.head_hash) {
+                chain.anchor(kept.position, digest);
+            }
+        }
         // From the lowest position there can be: a forged entry may carry any.
         let mut after = i64::MIN;
         loop {
@@ -129,6 +185,9 @@ struct Chain {
     previous: Option<(i64, Vec<u8>, bool)>,
     /// Entries that match their fields at no position yet: resolved when the chain is read.
     suspects: Vec<(ChainEntry, i64)>,
+    /// The hash each signed checkpoint holds, by position.
+    anchors: BTreeMap<i64, Digest>,
+    checkpoints: u64,
     findings: Vec<Finding>,
 }
 
@@ -141,7 +200,17 @@ impl Chain {
             entries: 0,
             previous: None,
             suspects: vec![],
+            anchors: BTreeMap::new(),
+            checkpoints: 0,
             findings: vec![],
+        }
+    }
+
+    /// A signed checkpoint: the entry at `position` had `hash`.
+    fn anchor(&mut self, position: u64, hash: Digest) {
+        self.checkpoints += 1;
+        if let Ok(position) = i64::try_from(position) {
+            self.anchors.insert(position, hash);
         }
     }
 
@@ -194,6 +263,9 @@ impl Chain {
             _ => true,
         };
         let hash = entry.hash.clone().unwrap_or_default();
+        if self.anchors.get(&position).is_some_and(|a| a.as_slice() != hash.as_slice()) {
+            self.finding(FindingKind::Rewritten, Some(position), Some(entry.id));
+        }
         if !fits {
             self.suspects.push((entry, position));
         } else if !linked {
@@ -215,14 +287,16 @@ impl Chain {
             let position = *p;
             self.finding(FindingKind::Modified, Some(position), None);
         }
-        if last < self.head.0 {
+        // The chain reached its head, and every checkpoint's position, once.
+        let end = self.anchors.keys().next_back().map_or(self.head.0, |a| (*a).max(self.head.0));
+        if last < end {
             self.findings.push(Finding {
                 ledger: self.ledger,
                 organization_id: self.organization,
                 kind: FindingKind::Truncated,
                 position: Some(last + 1),
                 id: None,
-                expected_position: Some(self.head.0),
+                expected_position: Some(end),
             });
         }
         // An entry moved elsewhere matches its fields at the place it left, which another
@@ -260,6 +334,7 @@ impl Chain {
             entries: self.entries,
             head_position: self.head.0,
             head_hash: hex(&self.head.1),
+            checkpoints: self.checkpoints,
             findings: self.findings,
         }
     }
@@ -324,5 +399,48 @@ mod tests {
         let prev: Digest = third.prev_hash.as_deref().unwrap().try_into().unwrap();
         third.hash = Some(entry_hash(Ledger::Api, org(), 3, &prev, &third.canonical).to_vec());
         assert_eq!(findings(entries, head), [(FindingKind::Modified, Some(3))]);
+    }
+
+    #[test]
+    fn a_rewritten_chain_shows_at_a_checkpoint_and_a_cut_below_one_is_a_truncation() {
+        let (entries, head) = chain(5);
+        let signed: Digest = entries[2].hash.as_deref().unwrap().try_into().unwrap();
+        // The whole chain written again from a forged third entry: every hash consistent,
+        // the head moved with it.
+        let mut forged = entries[..2].to_vec();
+        let mut prev: Digest = forged[1].hash.as_deref().unwrap().try_into().unwrap();
+        for p in 3..=5 {
+            let canonical = format!("{{\"n\":\"forged {p}\"}}").into_bytes();
+            let hash = entry_hash(Ledger::Api, org(), p as u64, &prev, &canonical);
+            forged.push(ChainEntry {
+                id: Uuid::from_u128(p as u128),
+                position: Some(p),
+                prev_hash: Some(prev.to_vec()),
+                hash: Some(hash.to_vec()),
+                canonical,
+            });
+            prev = hash;
+        }
+        let run = |entries: Vec<ChainEntry>, head: (i64, Digest)| {
+            let mut chain = Chain::new(Ledger::Api, org(), head.0, head.1);
+            chain.anchor(3, signed);
+            for e in entries {
+                chain.push(e);
+            }
+            chain.finish().findings.into_iter().map(|f| (f.kind, f.position, f.expected_position))
+        };
+        assert_eq!(findings(forged.clone(), (5, prev)), [], "without a checkpoint it is unseen");
+        assert_eq!(
+            run(forged, (5, prev)).collect::<Vec<_>>(),
+            [(FindingKind::Rewritten, Some(3), None)]
+        );
+        // Cut after the second entry, the head moved back with it.
+        let cut = entries[..2].to_vec();
+        let at: Digest = cut[1].hash.as_deref().unwrap().try_into().unwrap();
+        assert_eq!(
+            run(cut, (2, at)).collect::<Vec<_>>(),
+            [(FindingKind::Truncated, Some(3), Some(3))]
+        );
+        assert_eq!(run(entries, head).count(), 0);
     }
 }

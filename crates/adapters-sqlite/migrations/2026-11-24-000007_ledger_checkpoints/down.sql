@@ -1,0 +1,1 @@
+DROP TABLE ledger_checkpoints;
