@@ -435,7 +435,10 @@ async fn run(
             let key = checkpoint_key(cli.checkpoint_key.as_deref())?;
             serve(store, pool_status, dropped_log_lines, key, args).await
         }
-        Command::Mcp(args) => mcp(store, args).await,
+        Command::Mcp(args) => {
+            let key = checkpoint_key(cli.checkpoint_key.as_deref())?;
+            mcp(store, key, args).await
+        }
         Command::Import { files, batch_size } => {
             import(store.as_ref(), &files, batch_size as usize).await
         }
@@ -471,7 +474,7 @@ async fn serve(
     args: ServeArgs,
 ) -> Result<(), Failure> {
     let shutdown = shutdown_signal()?;
-    let service = service(Arc::clone(&store), &args.service).await?;
+    let service = service(Arc::clone(&store), &args.service, checkpoint_key.clone()).await?;
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await
         .map_err(|e| Failure(format!("cannot listen on {}: {e}", args.listen)))?;
@@ -542,9 +545,14 @@ fn proxy_block(value: &str) -> Result<ipnet::IpNet, String> {
 }
 
 /// The service over `store`, configured.
-async fn service(store: Arc<dyn Store>, args: &ServiceArgs) -> Result<Arc<Service>, Failure> {
+async fn service(
+    store: Arc<dyn Store>,
+    args: &ServiceArgs,
+    checkpoint_key: Option<CheckpointKey>,
+) -> Result<Arc<Service>, Failure> {
     let key = cursor_key(store.as_ref(), args.cursor_secret.as_deref()).await?;
     let mut config = ServiceConfig::new(args.app_base_url.clone(), key);
+    config.checkpoint_key = checkpoint_key;
     config.rate_limits = RateLimitConfig {
         reads: args.rate_limit_reads,
         ledger_reads: args.rate_limit_ledger_reads,
@@ -556,11 +564,15 @@ async fn service(store: Arc<dyn Store>, args: &ServiceArgs) -> Result<Arc<Servic
 
 /// Serves the tool interface over stdio until the client closes it. Standard output carries
 /// the protocol only; logs go to standard error.
-async fn mcp(store: Arc<dyn Store>, args: McpArgs) -> Result<(), Failure> {
+async fn mcp(
+    store: Arc<dyn Store>,
+    checkpoint_key: Option<CheckpointKey>,
+    args: McpArgs,
+) -> Result<(), Failure> {
     let token = std::fs::read_to_string(&args.token_file).map_err(|e| {
         Failure(format!("cannot read the token file {}: {e}", args.token_file.display()))
     })?;
-    let service = service(store, &args.service).await?;
+    let service = service(store, &args.service, checkpoint_key).await?;
     let config = ToolsConfig {
         public_base_url: args.public_base_url.unwrap_or_default(),
         deadline: args.service.request_deadline,

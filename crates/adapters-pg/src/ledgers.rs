@@ -104,6 +104,11 @@ impl Ledgers for PgStore {
         recruit_adapters_diesel::ledger_page(rows, more)
     }
 
+    async fn record_read(&self, record: &ReadRecord) -> Result<(), StoreError> {
+        let page = record.page(Vec::<()>::new(), 0);
+        self.recorder.record(&self.pool, page.api, page.tool).await
+    }
+
     async fn claim_idempotency_key(&self, claim: &KeyClaim) -> Result<Claim, StoreError> {
         use crate::schema::idempotency_keys as keys;
         let row = IdempotencyRow::from(neutral::IdempotencyRow::claimed(claim));

@@ -875,6 +875,17 @@ impl Ledgers for SqliteStore {
             .map_err(StoreError::from)?;
         recruit_adapters_diesel::ledger_page(rows, more)
     }
+
+    async fn record_read(&self, record: &ReadRecord) -> Result<(), StoreError> {
+        let mut page = record.page(Vec::<()>::new(), 0);
+        self.transaction(move |c| -> Result<(Vec<()>, bool), TxError> {
+            chain(c, &mut page)?;
+            recruit_ports::record_read!(insert_rows!(c), page)
+        })
+        .await
+        .map_err(StoreError::from)?;
+        Ok(())
+    }
 }
 
 /// Which of `ids` exist in `table`, with their organization: `(id, organization_id)` pairs.

@@ -21,7 +21,9 @@ use std::fmt;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use ed25519_dalek::{Signer as _, SigningKey, VerifyingKey};
+use ed25519_dalek::Signer as _;
+/// The Ed25519 keys checkpoints are signed and checked with (`ed25519-dalek`'s).
+pub use ed25519_dalek::{SigningKey, VerifyingKey};
 use sha2::{Digest as _, Sha256};
 
 use crate::{OrganizationId, Timestamp};

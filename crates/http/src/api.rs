@@ -422,6 +422,18 @@ impl Api {
             Routing::Public(Public::ProtectedResource, _) => {
                 return Ok(render::json(&self.protected_resource()));
             }
+            Routing::Public(Public::CheckpointKeys, _) => {
+                let keys = self.service.checkpoint_keys().ok_or_else(|| {
+                    ServiceError::new(
+                        ErrorCode::NotFound,
+                        "This server signs no checkpoints: it runs without a checkpoint key.",
+                    )
+                })?;
+                return Ok(render::ok(
+                    serde_json::to_vec(&keys).unwrap_or_default(),
+                    "application/jwk-set+json",
+                ));
+            }
             Routing::Mcp => return self.mcp(request, request_id, client_ip, organization).await,
         };
         let (parts, body) = request.into_parts();

@@ -18,6 +18,9 @@ pub(crate) fn template(operation: &Operation) -> &'static str {
         Operation::GetOrganization { .. } => "/v1/organization",
         Operation::RecordPrivacyAccesses(_) => "/v1/audit-logs/privacy",
         Operation::GetUser(_) | Operation::UpdateUser(_) => "/v1/users/{userId}",
+        Operation::GetLatestPrivacyAuditLogCheckpoint { .. } => {
+            "/v1/audit-logs/privacy/checkpoints/latest"
+        }
     }
 }
 
@@ -37,6 +40,9 @@ pub(crate) enum Public {
     /// `GET /.well-known/oauth-protected-resource[/mcp]`: the tool interface's protected
     /// resource metadata (RFC 9728).
     ProtectedResource,
+    /// `GET /.well-known/recruitd-checkpoint-keys`: the public key checkpoints are signed
+    /// with, as a JSON Web Key Set.
+    CheckpointKeys,
 }
 
 /// What a method and path lead to.
@@ -68,6 +74,9 @@ pub(crate) fn route(method: &Method, path: &str, query: Option<&str>) -> Routing
         "/.well-known/oauth-protected-resource" | "/.well-known/oauth-protected-resource/mcp" => {
             Some((Public::ProtectedResource, "/.well-known/oauth-protected-resource"))
         }
+        "/.well-known/recruitd-checkpoint-keys" => {
+            Some((Public::CheckpointKeys, "/.well-known/recruitd-checkpoint-keys"))
+        }
         _ => None,
     };
     if let Some((page, template)) = public {
@@ -92,6 +101,11 @@ pub(crate) fn route(method: &Method, path: &str, query: Option<&str>) -> Routing
         ["v1", "audit-logs", "privacy"] => {
             ("/v1/audit-logs/privacy", &[(Method::GET, list), (Method::POST, record)], "GET, POST")
         }
+        ["v1", "audit-logs", "privacy", "checkpoints", "latest"] => (
+            "/v1/audit-logs/privacy/checkpoints/latest",
+            &[(Method::GET, latest_checkpoint)],
+            "GET",
+        ),
         ["v1", "jobs", id] if !id.is_empty() => ("/v1/jobs/{jobId}", &[(Method::GET, job)], "GET"),
         ["v1", "organization"] => ("/v1/organization", &[(Method::GET, organization)], "GET"),
         ["v1", "users", id] if !id.is_empty() => (
@@ -213,6 +227,11 @@ fn update_user(query: Query, id: Option<&str>) -> Operation {
 fn organization(query: Query, _: Option<&str>) -> Operation {
     let ([], problems) = query.take([]);
     Operation::GetOrganization { problems }
+}
+
+fn latest_checkpoint(query: Query, _: Option<&str>) -> Operation {
+    let ([], problems) = query.take([]);
+    Operation::GetLatestPrivacyAuditLogCheckpoint { problems }
 }
 
 #[cfg(test)]

@@ -112,7 +112,8 @@ async fn clients_of_both_revisions_find_the_server_and_its_tools() {
                 "get_organization",
                 "record_privacy_accesses",
                 "get_user",
-                "update_user"
+                "update_user",
+                "get_latest_privacy_audit_log_checkpoint"
             ]
         );
         for tool in tools {

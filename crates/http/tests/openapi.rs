@@ -13,7 +13,7 @@ use recruit_domain::model::Role;
 use recruit_domain::{ErrorCode, Scope};
 use recruit_http::Body;
 use recruit_ports::faulty::Fault;
-use recruit_ports::testkit::{ORG_A, ORG_B, job_id, user_id};
+use recruit_ports::testkit::{ORG_A, ORG_B, ORG_C, job_id, lone_organization, user_id};
 use recruit_service::demo::{self, DemoConfig};
 use serde_json::{Value, json};
 
@@ -198,7 +198,8 @@ fn conforms(doc: &Value, seen: &Seen) -> (String, String, u16) {
     let content = response["content"].get(media).unwrap_or_else(|| {
         panic!("{what}: {content_type} is not documented ({})", response["content"])
     });
-    let body: Value = if media == "application/json" {
+    // JSON, and the JSON-based types (`application/jwk-set+json`), are checked as JSON.
+    let body: Value = if media == "application/json" || media.ends_with("+json") {
         serde_json::from_slice(&seen.body).unwrap_or_else(|e| panic!("{what}: not JSON: {e}"))
     } else {
         Value::String(String::from_utf8(seen.body.to_vec()).unwrap())
@@ -288,6 +289,13 @@ async fn every_response_of_every_endpoint_matches_the_document() {
     let member_user = format!("/v1/users/{}", user_id(ORG_A, Role::Member));
     let admin_user = format!("/v1/users/{}", user_id(ORG_A, Role::Admin));
     let b_member = format!("/v1/users/{}", user_id(ORG_B, Role::Member));
+    let checkpoint = "/v1/audit-logs/privacy/checkpoints/latest";
+    let keys = "/.well-known/recruitd-checkpoint-keys";
+    recruit_ports::Import::import(&*f.store, &lone_organization(ORG_C)).await.unwrap();
+    let c_owner = f.token(ORG_C, Role::Owner, &Scope::ALL).await;
+    let keyless =
+        Fixture::keyed(recruit_service::limits::RateLimitConfig::DEFAULT, None, |_| {}).await;
+    let keyless_owner = keyless.token(ORG_A, Role::Owner, &Scope::ALL).await;
 
     let mut seen = vec![
         // Successes; the list in pages, so that a cursor is followed too.
@@ -334,6 +342,17 @@ async fn every_response_of_every_endpoint_matches_the_document() {
         patch(&f, &member_user, Some(&owner), Some("\"stale\""), "{}").await,
         patch(&f, &b_member, Some(&b_owner), None, r#"{"name": "N", "title": null}"#).await,
         patch(&f, &member_user, Some(&owner), None, &" ".repeat(64 * 1024 + 1)).await,
+        // Checkpoints: signed, and each refusal; the key they are signed with.
+        get(&f, checkpoint, Some(&owner)).await,
+        get(&f, &format!("{checkpoint}?position=1"), Some(&owner)).await,
+        get(&f, checkpoint, None).await,
+        get(&f, checkpoint, Some(&jobs_only)).await,
+        get(&f, checkpoint, Some(&member)).await,
+        get(&f, checkpoint, Some(&c_owner)).await,
+        send(&f, checkpoint, &owner, 4096).await,
+        get(&keyless, checkpoint, Some(&keyless_owner)).await,
+        get(&f, keys, None).await,
+        get(&keyless, keys, None).await,
     ];
     let first: Value = serde_json::from_slice(&seen[0].body).unwrap();
     let cursor = first["pagination"]["next_cursor"].as_str().unwrap();
@@ -376,7 +395,7 @@ async fn every_response_of_every_endpoint_matches_the_document() {
         [Fault::Unavailable, Fault::Timeout, Fault::Panic, Fault::Slow(Duration::from_secs(2))]
     {
         f.store.set(fault);
-        for uri in [list, job.as_str(), org] {
+        for uri in [list, job.as_str(), org, checkpoint] {
             seen.push(get(&f, uri, Some(&owner)).await);
         }
         seen.push(get(&f, &member_user, Some(&owner)).await);
@@ -404,7 +423,7 @@ async fn every_response_of_every_endpoint_matches_the_document() {
     };
     let limited = Fixture::limited(limits, |_| {}).await;
     let token = limited.token(ORG_A, Role::Owner, &Scope::ALL).await;
-    for uri in [list, job.as_str(), org, list, job.as_str(), org] {
+    for uri in [list, job.as_str(), org, list, job.as_str(), org, checkpoint] {
         seen.push(get(&limited, uri, Some(&token)).await);
     }
     for key in ["q-1", "q-2"] {
@@ -415,7 +434,7 @@ async fn every_response_of_every_endpoint_matches_the_document() {
     for _ in 0..2 {
         seen.push(get(&limited, org, Some("rtk_not-a-real-token")).await);
     }
-    assert_eq!(seen.iter().filter(|r| r.status == StatusCode::TOO_MANY_REQUESTS).count(), 8);
+    assert_eq!(seen.iter().filter(|r| r.status == StatusCode::TOO_MANY_REQUESTS).count(), 9);
 
     let mut covered = BTreeSet::new();
     for response in &seen {

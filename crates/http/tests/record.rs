@@ -197,3 +197,52 @@ async fn concurrent_duplicates_store_one_batch() {
     assert!(statuses.contains(&StatusCode::CREATED));
     assert_eq!(recent(&f, &owner).await.len(), 2, "exactly one batch: {statuses:?}");
 }
+
+/// The latest checkpoint of the privacy ledger's chain verifies with the key the server
+/// publishes; it is signed again only once the chain moved (here, by recorded accesses), and
+/// every read of it is recorded in the API audit ledger.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_latest_checkpoint_verifies_with_the_published_key_and_follows_the_chain() {
+    use base64::Engine as _;
+    use recruit_domain::chain::{Checkpoint, VerifyingKey};
+    let f = Fixture::with(|_| {}).await;
+    let owner = f.token(ORG_A, Role::Owner, &Scope::ALL).await;
+    let latest = "/v1/audit-logs/privacy/checkpoints/latest";
+    let (status, _, keys) = f.get("/.well-known/recruitd-checkpoint-keys", None).await;
+    assert_eq!(status, StatusCode::OK, "{keys}");
+    let x = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(keys["keys"][0]["x"].as_str().unwrap())
+        .unwrap();
+    let key = VerifyingKey::from_bytes(&x.try_into().unwrap()).unwrap();
+
+    let read = |body: Value| serde_json::from_value::<Checkpoint>(body).unwrap();
+    let (status, _, body) = f.get(latest, Some(&owner)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let first = read(body);
+    assert_eq!(first.key_id, keys["keys"][0]["kid"]);
+    assert!(first.verify(&key).is_ok());
+    assert_eq!(first.organization_id, OrganizationId::from_uuid(Uuid::from_u128(ORG_A)));
+    let (_, _, again) = f.get(latest, Some(&owner)).await;
+    assert_eq!(read(again), first, "nothing recorded since: the same checkpoint");
+
+    let body = json!({"entries": [entry("People"), entry("People")]}).to_string();
+    let (status, _, _) = f.send(post(&owner, Some("cp-1"), &body)).await;
+    assert_eq!(status, StatusCode::CREATED);
+    let (_, _, moved) = f.get(latest, Some(&owner)).await;
+    let moved = read(moved);
+    assert_eq!(moved.position, first.position + 2);
+    assert_ne!(moved.head_hash, first.head_hash);
+    assert!(moved.verify(&key).is_ok());
+
+    let all = recruit_ports::AuditListQuery { organization_id: None, limit: 100 };
+    let reads: Vec<_> = f
+        .store
+        .api_audit_entries(&all)
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|e| e.operation == "getLatestPrivacyAuditLogCheckpoint")
+        .collect();
+    assert_eq!(reads.len(), 3, "every read is recorded");
+    assert!(reads.iter().all(|e| e.entries_returned == 0));
+}

@@ -107,6 +107,18 @@ fn describe(kind: OperationKind) -> (&'static str, &'static str) {
              DIRECTORY or SCIM). Takes no arguments. Needs the organization:read scope. Failures \
              return the error envelope.",
         ),
+        OperationKind::GetLatestPrivacyAuditLogCheckpoint => (
+            "Get the latest checkpoint of the privacy audit ledger",
+            "Gets the latest signed checkpoint of the organization's privacy audit ledger: that \
+             its hash chain had the entry hashed `head_hash` at `position` when the server \
+             signed it (Ed25519, `signature` base64url, by the key `key_id` published at \
+             /.well-known/recruitd-checkpoint-keys), signed now if entries were recorded since \
+             the last one. Keep it outside the recruiting system: with it, an auditor proves \
+             that no entry up to `position` was changed, removed or reordered afterwards. The \
+             call is recorded in the audit ledgers. Takes no arguments. Needs the \
+             audit_logs:read scope and a token acting for an owner. NOT_IMPLEMENTED when the \
+             server has no signing key. Failures return the error envelope.",
+        ),
     }
 }
 
@@ -129,6 +141,11 @@ fn operation(kind: OperationKind, arguments: &JsonObject) -> Operation {
             Operation::GetUser(GetUserParams { user_id, name: "user_id", problems })
         }
         OperationKind::UpdateUser => Operation::UpdateUser(update_params(arguments)),
+        OperationKind::GetLatestPrivacyAuditLogCheckpoint => {
+            Operation::GetLatestPrivacyAuditLogCheckpoint {
+                problems: arguments.keys().map(|k| problems::unknown_parameter(k)).collect(),
+            }
+        }
     }
 }
 

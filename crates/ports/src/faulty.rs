@@ -180,6 +180,10 @@ impl<S: Ledgers> Ledgers for Faulty<S> {
         self.check().await?;
         self.inner.record_privacy_accesses(write).await
     }
+    async fn record_read(&self, record: &ReadRecord) -> Result<(), StoreError> {
+        self.check().await?;
+        self.inner.record_read(record).await
+    }
     async fn purge_idempotency_keys(&self, now: Timestamp) -> Result<usize, StoreError> {
         self.check().await?;
         self.inner.purge_idempotency_keys(now).await

@@ -50,6 +50,8 @@ macro_rules! store_contract_tests {
             ledger_entries_round_trip_exactly,
             a_large_batch_round_trips_exactly,
             every_read_is_recorded_with_its_count,
+            a_read_without_entries_is_recorded_and_extends_the_chain,
+            checkpoints_are_kept_once_and_the_latest_is_the_highest,
             a_read_that_cannot_be_recorded_returns_nothing_and_writes_nothing,
             a_ledger_entry_id_is_unique_within_its_organization,
             an_idempotency_key_is_granted_once_then_replayed,
@@ -89,6 +91,8 @@ fn id<R: Resource>(n: u128) -> Id<R> {
 pub const ORG_A: u128 = 0xA;
 /// Organization B of the world.
 pub const ORG_B: u128 = 0xB;
+/// A third organization, with users and nothing else, for [`lone_organization`].
+pub const ORG_C: u128 = 0xC;
 
 /// An instant of the world's timeline: `n` seconds after 2026-01-01T00:00:00Z.
 pub fn t(n: i64) -> Timestamp {
@@ -332,6 +336,15 @@ pub fn world_user(org: u128, role: Role) -> User {
             .then(|| format!("https://www.linkedin.com/in/owner-{org:x}")),
         created_at: t(1),
         updated_at: Timestamp::from_unix_micros(t(2).unix_micros() + 656_105).expect("in range"),
+    }
+}
+
+/// An organization with an owner, an admin and a member, and nothing else (no ledger).
+pub fn lone_organization(org: u128) -> ImportDocument {
+    ImportDocument {
+        organizations: vec![organization(org)],
+        users: [Role::Owner, Role::Admin, Role::Member].map(|r| world_user(org, r)).to_vec(),
+        ..ImportDocument::default()
     }
 }
 
@@ -905,6 +918,72 @@ pub async fn every_read_is_recorded_with_its_count(store: &dyn Store) {
     let mut expected = tool_record.tool.clone().unwrap();
     expected.entries_returned = 12;
     assert_eq!(tool, [expected]);
+}
+
+/// A read that returns no ledger entry (a checkpoint's) is recorded with a count of 0, as the
+/// next entry of the organization's API ledger chain; one of another organization's chain
+/// leaves it alone. The heads of one organization are found without the others'.
+pub async fn a_read_without_entries_is_recorded_and_extends_the_chain(store: &dyn Store) {
+    loaded(store).await;
+    let heads = |org| async move {
+        store
+            .chain_heads(Some(org_id(org)))
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|h| (h.ledger, h.position))
+            .collect::<Vec<_>>()
+    };
+    let before = heads(ORG_A).await;
+    assert!(before.iter().all(|(l, _)| l == "privacy"), "{before:?}");
+    let b_before = heads(ORG_B).await;
+    store.record_read(&record(ORG_A, 1)).await.unwrap();
+    let mut expected = record(ORG_A, 1).api;
+    expected.entries_returned = 0;
+    let all = AuditListQuery { organization_id: None, limit: 100 };
+    assert_eq!(store.api_audit_entries(&all).await.unwrap(), [expected]);
+    let mut after = before.clone();
+    after.insert(0, ("api".to_owned(), 1));
+    assert_eq!(heads(ORG_A).await, after);
+    assert_eq!(heads(ORG_B).await, b_before);
+    assert_eq!(store.chain_heads(None).await.unwrap().len(), after.len() + b_before.len());
+    // The same record again collides, and nothing more is written.
+    assert!(store.record_read(&record(ORG_A, 1)).await.is_err());
+    assert_eq!(store.api_audit_entries(&all).await.unwrap().len(), 1);
+}
+
+/// Checkpoints are stored once each (saving one again changes nothing), listed by
+/// organization, ledger and position, and the latest of a chain is the one at its highest
+/// position.
+pub async fn checkpoints_are_kept_once_and_the_latest_is_the_highest(store: &dyn Store) {
+    use recruit_domain::chain::{Checkpoint, Ledger};
+    loaded(store).await;
+    let key = recruit_domain::chain::SigningKey::from_bytes(&[4; 32]);
+    let sign = |org, ledger, position, at| {
+        Checkpoint::sign(&key, ledger, org_id(org), position, &[position as u8; 32], t(at))
+    };
+    assert_eq!(store.latest_checkpoint(org_id(ORG_A), Ledger::Privacy).await.unwrap(), None);
+    let (a3, a7, b2) = (
+        sign(ORG_A, Ledger::Privacy, 3, 10),
+        sign(ORG_A, Ledger::Privacy, 7, 20),
+        sign(ORG_B, Ledger::Privacy, 2, 30),
+    );
+    let a_api = sign(ORG_A, Ledger::Api, 9, 40);
+    store.save_checkpoints(&[a7.clone(), b2.clone(), a3.clone()]).await.unwrap();
+    store.save_checkpoints(&[a_api.clone(), a7.clone()]).await.unwrap();
+    store.save_checkpoints(&[]).await.unwrap();
+    assert_eq!(
+        store.latest_checkpoint(org_id(ORG_A), Ledger::Privacy).await.unwrap(),
+        Some(a7.clone())
+    );
+    assert_eq!(store.latest_checkpoint(org_id(ORG_B), Ledger::Api).await.unwrap(), None);
+    let a = store.checkpoints(Some(org_id(ORG_A)), None).await.unwrap();
+    assert_eq!(a, [a_api.clone(), a3.clone(), a7.clone()]);
+    assert_eq!(store.checkpoints(None, Some(Ledger::Privacy)).await.unwrap().len(), 3);
+    assert_eq!(store.checkpoints(None, None).await.unwrap().len(), 4);
+    for c in store.checkpoints(None, None).await.unwrap() {
+        assert!(c.verify(&key.verifying_key()).is_ok(), "{c:?} is stored as signed");
+    }
 }
 
 /// When the record cannot be written, the read fails, returns no entries, and writes nothing.

@@ -113,6 +113,11 @@ pub trait Ledgers: Send + Sync + 'static {
         record: &ReadRecord,
     ) -> Result<LedgerPage, StoreError>;
 
+    /// Appends the record of a read of the ledgers that returned no ledger entry (`record.api`,
+    /// and `record.tool` when given, with `entries_returned` 0), such as a read of a chain's
+    /// checkpoint, and commits it before it returns.
+    async fn record_read(&self, record: &ReadRecord) -> Result<(), StoreError>;
+
     /// Claims an idempotency key for a request, in one transaction: what
     /// [`KeyClaim::decide`] says of what the store holds for the key, after writing the claim
     /// when it says so. Of concurrent claims of one key, exactly one is granted.

@@ -153,6 +153,12 @@ pub enum Operation {
         /// Problems the transport found.
         problems: Vec<ErrorDetail>,
     },
+    /// The latest signed checkpoint of the caller's organization's privacy ledger chain; it
+    /// takes no input either.
+    GetLatestPrivacyAuditLogCheckpoint {
+        /// Problems the transport found.
+        problems: Vec<ErrorDetail>,
+    },
 }
 
 impl Operation {
@@ -165,6 +171,9 @@ impl Operation {
             Self::RecordPrivacyAccesses(_) => OperationKind::RecordPrivacyAccesses,
             Self::GetUser(_) => OperationKind::GetUser,
             Self::UpdateUser(_) => OperationKind::UpdateUser,
+            Self::GetLatestPrivacyAuditLogCheckpoint { .. } => {
+                OperationKind::GetLatestPrivacyAuditLogCheckpoint
+            }
         }
     }
 }
@@ -202,6 +211,8 @@ operation_kinds! {
     GetUser,
     /// `updateUser`.
     UpdateUser,
+    /// `getLatestPrivacyAuditLogCheckpoint`.
+    GetLatestPrivacyAuditLogCheckpoint,
 }
 
 /// What an operation does to stored data.
@@ -225,6 +236,7 @@ impl OperationKind {
             Self::RecordPrivacyAccesses => "recordPrivacyAccesses",
             Self::GetUser => "getUser",
             Self::UpdateUser => "updateUser",
+            Self::GetLatestPrivacyAuditLogCheckpoint => "getLatestPrivacyAuditLogCheckpoint",
         }
     }
 
@@ -237,6 +249,7 @@ impl OperationKind {
             Self::RecordPrivacyAccesses => "record_privacy_accesses",
             Self::GetUser => "get_user",
             Self::UpdateUser => "update_user",
+            Self::GetLatestPrivacyAuditLogCheckpoint => "get_latest_privacy_audit_log_checkpoint",
         }
     }
 
@@ -248,7 +261,9 @@ impl OperationKind {
     /// The scope the token needs.
     pub fn scope(self) -> Scope {
         match self {
-            Self::ListPrivacyAuditLogs => Scope::AuditLogsRead,
+            Self::ListPrivacyAuditLogs | Self::GetLatestPrivacyAuditLogCheckpoint => {
+                Scope::AuditLogsRead
+            }
             Self::GetJob => Scope::JobsRead,
             Self::GetOrganization => Scope::OrganizationRead,
             Self::RecordPrivacyAccesses => Scope::AuditLogsWrite,
@@ -262,7 +277,7 @@ impl OperationKind {
     /// itself, once it has it.
     pub fn permission(self) -> Option<(Permission, &'static str)> {
         match self {
-            Self::ListPrivacyAuditLogs => Some((
+            Self::ListPrivacyAuditLogs | Self::GetLatestPrivacyAuditLogCheckpoint => Some((
                 Permission::ReadAuditLogs,
                 "Reading the privacy audit ledger needs the READ_AUDIT_LOGS permission, which \
                  only owners of the organization hold.",
@@ -279,7 +294,9 @@ impl OperationKind {
     /// The class whose rate limit the operation counts against.
     pub fn class(self) -> OperationClass {
         match self {
-            Self::ListPrivacyAuditLogs => OperationClass::LedgerRead,
+            Self::ListPrivacyAuditLogs | Self::GetLatestPrivacyAuditLogCheckpoint => {
+                OperationClass::LedgerRead
+            }
             Self::GetJob | Self::GetOrganization | Self::GetUser => OperationClass::Read,
             Self::RecordPrivacyAccesses | Self::UpdateUser => OperationClass::Write,
         }
@@ -290,7 +307,9 @@ impl OperationKind {
     /// and changes of profiles are recorded in the privacy ledger instead.)
     pub fn recorded(self) -> bool {
         match self {
-            Self::ListPrivacyAuditLogs | Self::RecordPrivacyAccesses => true,
+            Self::ListPrivacyAuditLogs
+            | Self::RecordPrivacyAccesses
+            | Self::GetLatestPrivacyAuditLogCheckpoint => true,
             Self::GetJob | Self::GetOrganization | Self::GetUser | Self::UpdateUser => false,
         }
     }
@@ -298,9 +317,11 @@ impl OperationKind {
     /// What it does to stored data: its tool is read-only only for [`Effect::Read`].
     pub fn effect(self) -> Effect {
         match self {
-            Self::ListPrivacyAuditLogs | Self::GetJob | Self::GetOrganization | Self::GetUser => {
-                Effect::Read
-            }
+            Self::ListPrivacyAuditLogs
+            | Self::GetJob
+            | Self::GetOrganization
+            | Self::GetUser
+            | Self::GetLatestPrivacyAuditLogCheckpoint => Effect::Read,
             Self::RecordPrivacyAccesses => Effect::Append,
             Self::UpdateUser => Effect::Change,
         }
@@ -315,7 +336,8 @@ impl OperationKind {
             | Self::GetJob
             | Self::GetOrganization
             | Self::GetUser
-            | Self::UpdateUser => false,
+            | Self::UpdateUser
+            | Self::GetLatestPrivacyAuditLogCheckpoint => false,
         }
     }
 }
@@ -332,6 +354,8 @@ pub enum Outcome {
     Organization(Organization),
     /// A user's profile, as read or as changed.
     User(UserProfile),
+    /// A signed checkpoint of a ledger's chain.
+    Checkpoint(recruit_domain::chain::Checkpoint),
     /// Accesses recorded: the response of a write, as first sent (and as replayed for a
     /// request with the same idempotency key).
     #[serde(skip)]

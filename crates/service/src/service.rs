@@ -26,6 +26,7 @@ use recruit_ports::{
 use subtle::ConstantTimeEq;
 
 use crate::auth::{hash_secret, looks_like_secret};
+use crate::checkpoint::CheckpointKey;
 use crate::cursor::{self, CursorKey, Filters};
 use crate::error::{ServiceError, guarded};
 use crate::limits::{RateLimitConfig, RateLimits};
@@ -49,6 +50,9 @@ pub struct ServiceConfig {
     pub rate_limits: RateLimitConfig,
     /// How idempotency keys are kept.
     pub idempotency: IdempotencyConfig,
+    /// The key checkpoints of the ledgers' chains are signed with; without one, the latest
+    /// checkpoint is NOT_IMPLEMENTED.
+    pub checkpoint_key: Option<CheckpointKey>,
 }
 
 /// How idempotency keys of writes are kept.
@@ -77,6 +81,7 @@ impl ServiceConfig {
             cursor_key,
             rate_limits: RateLimitConfig::DEFAULT,
             idempotency: IdempotencyConfig::DEFAULT,
+            checkpoint_key: None,
         }
     }
 }
@@ -187,6 +192,10 @@ impl Service {
                 Operation::UpdateUser(params) => {
                     self.update_user(&caller, context, params).await.map(Outcome::User)
                 }
+                Operation::GetLatestPrivacyAuditLogCheckpoint { problems } => self
+                    .latest_checkpoint(&caller, context, problems)
+                    .await
+                    .map(Outcome::Checkpoint),
             },
         };
         match outcome {
@@ -742,6 +751,51 @@ impl Service {
         };
         let app_url = format!("{}/organization", self.config.app_base_url.trim_end_matches('/'));
         Ok(record.into_organization(app_url))
+    }
+
+    /// The latest signed checkpoint of the caller's organization's privacy ledger chain, signed
+    /// now if the chain moved since the last one ([`crate::checkpoint::latest`]). Needs what
+    /// reading the ledger needs; recorded in the audit ledgers like a read of the ledger,
+    /// committed before it returns. NOT_IMPLEMENTED without a signing key, NOT_FOUND while the
+    /// ledger holds nothing.
+    async fn latest_checkpoint(
+        &self,
+        caller: &Caller,
+        context: &RequestContext,
+        problems: Vec<ErrorDetail>,
+    ) -> Result<recruit_domain::chain::Checkpoint, ServiceError> {
+        if !problems.is_empty() {
+            return Err(ServiceError::validation(problems));
+        }
+        let key = self.config.checkpoint_key.as_ref().ok_or_else(|| {
+            ServiceError::new(
+                ErrorCode::NotImplemented,
+                "This server signs no checkpoints: it runs without a checkpoint key \
+                 (--checkpoint-key).",
+            )
+        })?;
+        let organization = caller.token.organization_id;
+        let ledger = recruit_domain::chain::Ledger::Privacy;
+        let checkpoint = crate::checkpoint::latest(self.store.as_ref(), key, organization, ledger)
+            .await?
+            .ok_or_else(|| {
+                ServiceError::new(
+                    ErrorCode::NotFound,
+                    "The organization's privacy audit ledger holds no entry yet, so its chain \
+                     has no checkpoint.",
+                )
+            })?;
+        let kind = OperationKind::GetLatestPrivacyAuditLogCheckpoint;
+        let record = audit_record(caller, context, kind, serde_json::json!({}), None);
+        self.store.record_read(&record).await?;
+        Ok(checkpoint)
+    }
+
+    /// The public key checkpoints are signed with, as a JSON Web Key Set (RFC 7517, one
+    /// Ed25519 key, RFC 8037), if the service has one.
+    pub fn checkpoint_keys(&self) -> Option<serde_json::Value> {
+        let key = self.config.checkpoint_key.as_ref()?;
+        Some(serde_json::json!({ "keys": [recruit_domain::chain::jwk(&key.public())] }))
     }
 
     /// Creates a token acting as `user` of `organization` (operators' tooling, not the API):

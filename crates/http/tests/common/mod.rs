@@ -17,8 +17,11 @@ pub(crate) struct World {
     pub(crate) dir: tempfile::TempDir,
 }
 
-/// The test world behind a service with the rate limits `limits`.
-pub(crate) async fn world_service(limits: recruit_service::limits::RateLimitConfig) -> World {
+/// The test world behind a service with the rate limits `limits` and the checkpoint key `key`.
+pub(crate) async fn world_service(
+    limits: recruit_service::limits::RateLimitConfig,
+    key: Option<recruit_service::checkpoint::CheckpointKey>,
+) -> World {
     let dir = tempfile::tempdir().unwrap();
     let sqlite = SqliteStore::open(&SqliteConfig::new(dir.path().join("db"))).await.unwrap();
     sqlite.migrate().await.unwrap();
@@ -27,6 +30,7 @@ pub(crate) async fn world_service(limits: recruit_service::limits::RateLimitConf
     let mut config =
         ServiceConfig::new("https://app.example.com", CursorKey::new(&[1; 32]).unwrap());
     config.rate_limits = limits;
+    config.checkpoint_key = key;
     let service = Arc::new(Service::new(store.clone(), config));
     World { service, store, dir }
 }
@@ -51,8 +55,19 @@ impl Fixture {
         limits: recruit_service::limits::RateLimitConfig,
         configure: impl FnOnce(&mut recruit_http::HttpConfig),
     ) -> Self {
+        let key = Some(recruit_service::checkpoint::CheckpointKey::generate());
+        Self::keyed(limits, key, configure).await
+    }
+
+    /// The fixture with the rate limits `limits`, the checkpoint key `key` (none: the server
+    /// signs no checkpoints) and its HTTP settings changed by `configure`.
+    pub(crate) async fn keyed(
+        limits: recruit_service::limits::RateLimitConfig,
+        key: Option<recruit_service::checkpoint::CheckpointKey>,
+        configure: impl FnOnce(&mut recruit_http::HttpConfig),
+    ) -> Self {
         quiet_injected_panics();
-        let World { service, store, dir } = world_service(limits).await;
+        let World { service, store, dir } = world_service(limits, key).await;
         let mut http = recruit_http::HttpConfig::new("http://127.0.0.1:8080");
         http.request_deadline = std::time::Duration::from_millis(500);
         http.max_body_bytes = 1024;
