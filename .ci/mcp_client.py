@@ -7,7 +7,7 @@ compare every structured result with the REST response for the same token and in
 request without a token is refused with 401 and the protected resource metadata, an unknown tool
 is a JSON-RPC error, and every successful list call is in the tool-interface audit ledger.
 
-Usage: python mcp_client.py BASE_URL OWNER_TOKEN MEMBER_TOKEN RECRUITD DATABASE_URL
+Usage: python mcp_client.py BASE_URL OWNER_TOKEN MEMBER_TOKEN RECRUITD DATABASE_URL CHECKPOINT_KEY
 Exits non-zero on the first difference.
 """
 
@@ -24,9 +24,10 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import Implementation
 
-BASE, OWNER, MEMBER, RECRUITD, DATABASE_URL = sys.argv[1:6]
+BASE, OWNER, MEMBER, RECRUITD, DATABASE_URL, CHECKPOINT_KEY = sys.argv[1:7]
 TOOLS = {"list_privacy_audit_logs", "get_job", "get_organization", "record_privacy_accesses",
-         "get_user", "update_user"}
+         "get_user", "update_user", "get_latest_privacy_audit_log_checkpoint"}
+CHECKPOINT = "/v1/audit-logs/privacy/checkpoints/latest"
 # The demo's member, whose profile the owner may change (the OpenAPI document's example).
 USER = "usr_5616645275f24ead8b29525ba5e380ae"
 CLIENT = Implementation(name="recruitd-ci", version="1")
@@ -77,7 +78,8 @@ async def same(client, tool, arguments, expected, what, error=False):
     check(result.structured_content == expected, f"{what}: {result.structured_content} != {expected}")
     text = [c.text for c in result.content if c.type == "text"]
     check(text and json.loads(text[0]) == expected, f"{what}: the text content is not the body")
-    if tool == "list_privacy_audit_logs" and not error:
+    # Reads of the ledger, its checkpoint included, are recorded in the tool-interface ledger.
+    if tool in ("list_privacy_audit_logs", "get_latest_privacy_audit_log_checkpoint") and not error:
         list_calls += 1
     return result
 
@@ -92,6 +94,14 @@ async def exercise(client, label, token):
 
     organization = rest("/v1/organization", token)
     await same(client, "get_organization", {}, organization, f"{label}: get_organization")
+
+    # The chain's checkpoint: nothing is recorded in the privacy ledger between the two calls,
+    # so the tool returns the checkpoint REST just signed.
+    checkpoint = rest(CHECKPOINT, token)
+    check(checkpoint.get("algorithm") == "Ed25519" and checkpoint.get("ledger") == "privacy",
+          f"{label}: a checkpoint of the privacy ledger: {checkpoint}")
+    await same(client, "get_latest_privacy_audit_log_checkpoint", {}, checkpoint,
+               f"{label}: get_latest_privacy_audit_log_checkpoint")
 
     page = rest_list(token, limit="5")
     check(len(page["data"]) == 5, f"{label}: the demo has ledger entries")
@@ -204,6 +214,8 @@ async def over_http(mode, expected_revision):
                           client_info=CLIENT, cache=None) as client:
             await same(client, "list_privacy_audit_logs", {"timestamp_gte": GTE, "timestamp_lt": LT},
                        rest_list(MEMBER), f"{label}: a member may not read the ledger", error=True)
+            await same(client, "get_latest_privacy_audit_log_checkpoint", {},
+                       rest(CHECKPOINT, MEMBER), f"{label}: nor its checkpoint", error=True)
 
 
 async def over_stdio():
@@ -212,8 +224,8 @@ async def over_stdio():
         token_file.flush()
         server = StdioServerParameters(
             command=RECRUITD,
-            args=["--database-url", DATABASE_URL, "mcp", "--token-file", token_file.name,
-                  "--public-base-url", BASE],
+            args=["--database-url", DATABASE_URL, "--checkpoint-key", CHECKPOINT_KEY, "mcp",
+                  "--token-file", token_file.name, "--public-base-url", BASE],
             env={"RUST_LOG": "warn"},
         )
         async with Client(server, client_info=CLIENT, cache=None) as client:
@@ -258,7 +270,8 @@ async def main():
           f"{list_calls} list calls and {written} writes, {len(entries) - before} tool ledger entries")
     # A replayed write records nothing again: one entry per first call.
     check(written * 2 == write_calls, f"{write_calls} write calls, {written} recorded")
-    check(all(e["tool_name"] in ("list_privacy_audit_logs", "record_privacy_accesses") for e in entries),
+    check(all(e["tool_name"] in ("list_privacy_audit_logs", "record_privacy_accesses",
+                                 "get_latest_privacy_audit_log_checkpoint") for e in entries),
           "the tool ledger names the tool")
     print(f"MCP client check: {checked} checks passed ({list_calls} recorded list calls, "
           f"{write_calls} write calls; "
