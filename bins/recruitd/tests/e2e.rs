@@ -988,3 +988,49 @@ fn rate_limits_are_set_by_flag() {
     assert_eq!(status, 200);
     assert!(!headers.iter().any(|(k, _)| k.starts_with("ratelimit")), "{headers:?}");
 }
+
+/// With a checkpoint key, the server signs the head of every chain when it starts (then every
+/// `--checkpoint-interval`): `audit verify` with the key finds each chain checked against one
+/// checkpoint, and the server publishes the key's public half.
+#[test]
+fn the_server_signs_every_chain_when_it_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("recruitd.db").display());
+    let document = dir.path().join("world.json");
+    std::fs::write(&document, serde_json::to_string(&world()).unwrap()).unwrap();
+    cli(&url, &["import", document.to_str().unwrap()]);
+    let key = dir.path().join("checkpoint.pem");
+    let key = key.to_str().unwrap();
+    let said = cli(&url, &["audit", "keygen", key]);
+    let key_id =
+        said.split("(key id ").nth(1).and_then(|s| s.split(')').next()).unwrap().to_owned();
+    let verify = || cli(&url, &["--checkpoint-key", key, "audit", "verify", "--json"]);
+    let chains = verify().lines().count();
+    assert!(chains >= 2, "the world has a privacy chain per organization");
+    assert!(verify().lines().all(|l| l.contains("\"checkpoints\":0")), "none signed yet");
+
+    let server = Server::spawn(
+        &url,
+        &["--checkpoint-key", key, "--checkpoint-interval", "1h"],
+        "warn",
+        Stdio::inherit(),
+    );
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let report = verify();
+        if report.lines().all(|l| l.contains("\"checkpoints\":1")) {
+            assert_eq!(report.lines().count(), chains);
+            break;
+        }
+        assert!(Instant::now() < deadline, "not every chain signed within 30 s: {report}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let (status, _, keys) = server.request("GET", "/.well-known/recruitd-checkpoint-keys", None);
+    assert_eq!(status, 200);
+    assert_eq!(keys["keys"][0]["kid"], key_id.as_str(), "the key it signs with: {keys}");
+    let signed = cli(&url, &["--checkpoint-key", key, "audit", "checkpoint"]);
+    assert_eq!(signed, "", "the server signed every head already");
+    let stored = verify();
+    assert!(stored.lines().all(|l| !l.contains("BAD_CHECKPOINT")), "{stored}");
+    drop(server);
+}
