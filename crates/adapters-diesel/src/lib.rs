@@ -4,11 +4,11 @@
 //! converts to and from its neutral form in `recruit_ports::rows` ([`Column`], [`Row`],
 //! [`row_conversions!`], [`stored_as_is!`]), a page of the ledger from its stored rows
 //! ([`ledger_page`]), how many rows one multi-row `INSERT` carries ([`rows_per_statement`]),
-//! the pool's setup of a new connection ([`session_setup`]) and the pool's numbers
-//! ([`pool_status`]).
+//! the pool's setup of a new connection ([`session_setup`]), the pool's numbers
+//! ([`pool_status`]) and how an export's entries reach their reader ([`ChannelStream`]).
 //!
-//! It depends on `recruit-ports` and the backend-independent parts of diesel, diesel-async and
-//! deadpool only: never on a backend, a driver or an adapter, and never on the service or HTTP.
+//! It depends on `recruit-ports`, the backend-independent parts of diesel, diesel-async and
+//! deadpool, and tokio's channels only: never on a backend, a driver or an adapter, and never on the service or HTTP.
 
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use diesel_async::pooled_connection::SetupCallback;
@@ -178,3 +178,23 @@ mod tests {
         assert!(common_error(DieselError::RollbackTransaction).is_err());
     }
 }
+
+/// The receiving end of a bounded channel as a stream: how a store hands over what a task
+/// of its own reads (an export), one chunk ahead of the reader at most.
+#[derive(Debug)]
+pub struct ChannelStream<T>(pub tokio::sync::mpsc::Receiver<T>);
+
+impl<T> futures_core::Stream for ChannelStream<T> {
+    type Item = T;
+
+    fn poll_next(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<T>> {
+        self.0.poll_recv(cx)
+    }
+}
+
+/// How many entries an export reads in one statement, and how many it holds ready for its
+/// reader at most.
+pub const EXPORT_CHUNK: usize = 1_000;

@@ -245,3 +245,118 @@ pub(crate) async fn entries<R: LedgerTable>(
         query.bind::<BigInt, _>(i64::from(limit)).load(c).await.map_err(store_error)?;
     rows.into_iter().map(|r| recruit_ports::chain::ChainEntry::of(&r.into_neutral()?)).collect()
 }
+
+/// The conditions of an export's statements on `table`'s `time` column, with their
+/// parameters from `$first` on, in the order [`bind_export`] binds them.
+fn export_conditions(
+    q: &recruit_ports::chain::ExportQuery,
+    time: &str,
+    first: usize,
+) -> (String, usize) {
+    let mut n = first;
+    let mut next = || {
+        let p = n;
+        n += 1;
+        p
+    };
+    let mut sql = String::from("TRUE");
+    if q.organization.is_some() {
+        sql += &format!(" AND organization_id = ${}", next());
+    }
+    if q.from.is_some() {
+        sql += &format!(" AND {time} >= ${}", next());
+    }
+    if q.to.is_some() {
+        sql += &format!(" AND {time} < ${}", next());
+    }
+    if q.ids.is_some() {
+        sql += &format!(" AND id = ANY(${})", next());
+    }
+    (sql, n)
+}
+
+/// Binds the parameters of [`export_conditions`].
+fn bind_export<'a>(
+    mut query: diesel::query_builder::BoxedSqlQuery<
+        'a,
+        diesel::pg::Pg,
+        diesel::query_builder::SqlQuery,
+    >,
+    q: &'a recruit_ports::chain::ExportQuery,
+) -> diesel::query_builder::BoxedSqlQuery<'a, diesel::pg::Pg, diesel::query_builder::SqlQuery> {
+    use diesel::sql_types::{Array, Timestamptz, Uuid};
+    if let Some(org) = q.organization {
+        query = query.bind::<Uuid, _>(org.uuid());
+    }
+    if let Some(from) = q.from {
+        query = query.bind::<Timestamptz, _>(from.as_datetime());
+    }
+    if let Some(to) = q.to {
+        query = query.bind::<Timestamptz, _>(to.as_datetime());
+    }
+    if let Some(ids) = &q.ids {
+        query = query.bind::<Array<Uuid>, _>(ids);
+    }
+    query
+}
+
+/// How many entries of `R`'s ledger an export of `q` holds.
+pub(crate) async fn export_count<R: LedgerTable>(
+    c: &mut AsyncPgConnection,
+    q: &recruit_ports::chain::ExportQuery,
+) -> Result<u64, TxError> {
+    #[derive(QueryableByName)]
+    struct Count {
+        #[diesel(sql_type = diesel::sql_types::BigInt)]
+        count: i64,
+    }
+    let table = <R::Neutral as recruit_ports::chain::Chained>::TABLE;
+    let time = <R::Neutral as recruit_ports::chain::Chained>::TIME;
+    let (conditions, _) = export_conditions(q, time, 1);
+    let sql = format!("SELECT count(*) AS count FROM {table} WHERE {conditions}");
+    let Count { count } = bind_export(diesel::sql_query(sql).into_boxed(), q).get_result(c).await?;
+    Ok(u64::try_from(count).unwrap_or_default())
+}
+
+/// The next chunk of an export of `q`: up to [`EXPORT_CHUNK`] entries after `after`
+/// (organization, time, id), in that order.
+///
+/// [`EXPORT_CHUNK`]: recruit_adapters_diesel::EXPORT_CHUNK
+pub(crate) async fn export_chunk<R: LedgerTable>(
+    c: &mut AsyncPgConnection,
+    q: &recruit_ports::chain::ExportQuery,
+    after: Option<(recruit_domain::Uuid, chrono::DateTime<chrono::Utc>, recruit_domain::Uuid)>,
+) -> Result<Vec<recruit_ports::chain::ExportedEntry>, TxError> {
+    use diesel::sql_types::{BigInt, Timestamptz, Uuid};
+    use recruit_ports::chain::{ChainEntry, Chained, ExportedEntry};
+    let table = <R::Neutral as Chained>::TABLE;
+    let time = <R::Neutral as Chained>::TIME;
+    let (mut conditions, n) = export_conditions(q, time, 1);
+    if after.is_some() {
+        conditions +=
+            &format!(" AND (organization_id, {time}, id) > (${n}, ${}, ${})", n + 1, n + 2);
+    }
+    let limit = if after.is_some() { n + 3 } else { n };
+    let sql = format!(
+        "SELECT * FROM {table} WHERE {conditions} ORDER BY organization_id, {time}, id \
+         LIMIT ${limit}"
+    );
+    let mut query = bind_export(diesel::sql_query(sql).into_boxed(), q);
+    if let Some((org, at, id)) = after {
+        query = query.bind::<Uuid, _>(org).bind::<Timestamptz, _>(at).bind::<Uuid, _>(id);
+    }
+    let chunk = i64::try_from(recruit_adapters_diesel::EXPORT_CHUNK).unwrap_or(i64::MAX);
+    let rows: Vec<R> = query.bind::<BigInt, _>(chunk).load(c).await?;
+    rows.into_iter()
+        .map(|r| {
+            let row = r.into_neutral()?;
+            let (at, _) = row.time_and_id();
+            Ok(ExportedEntry {
+                organization_id: recruit_domain::OrganizationId::from_uuid(row.organization()),
+                time: at,
+                entry: ChainEntry::of(&row)?,
+            })
+        })
+        .collect::<Result<_, StoreError>>()
+        .map_err(TxError::from)
+}

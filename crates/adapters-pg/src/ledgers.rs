@@ -8,7 +8,7 @@ use diesel_async::{AsyncConnection, RunQueryDsl};
 use recruit_domain::Id;
 use recruit_domain::Timestamp;
 use recruit_domain::chain::{Checkpoint, Ledger};
-use recruit_ports::chain::ChainEntry;
+use recruit_ports::chain::{ChainEntry, Export, ExportQuery};
 use recruit_ports::rows as neutral;
 use recruit_ports::{
     AccessesWrite, AuditEntry, AuditListQuery, Claim, KeyClaim, LedgerPage, Ledgers,
@@ -102,6 +102,89 @@ impl Ledgers for PgStore {
         self.recorder.record(&self.pool, page.api, page.tool).await?;
         let (rows, more) = (page.rows, page.more);
         recruit_adapters_diesel::ledger_page(rows, more)
+    }
+
+    async fn export(
+        &self,
+        query: &ExportQuery,
+        record: Option<&ReadRecord>,
+    ) -> Result<Export, StoreError> {
+        use recruit_adapters_diesel::{ChannelStream, EXPORT_CHUNK};
+        let mut conn = self.conn().await?;
+        let (counted, count) = tokio::sync::oneshot::channel();
+        let (sender, entries) = tokio::sync::mpsc::channel(EXPORT_CHUNK);
+        let q = query.clone();
+        // A task of its own reads the export from one snapshot, a chunk at a time, as fast as
+        // the reader takes it; the reader dropping the stream ends the task and the
+        // transaction, and gives the connection back.
+        tokio::spawn(async move {
+            let mut counted = Some(counted);
+            let read = conn
+                .build_transaction()
+                .repeatable_read()
+                .read_only()
+                .run::<_, TxError, _>(async |c| {
+                    // A reader that stops reading holds the snapshot no longer than this.
+                    diesel::sql_query("SET LOCAL idle_in_transaction_session_timeout = '5min'")
+                        .execute(c)
+                        .await?;
+                    let count = match q.ledger {
+                        Ledger::Privacy => crate::chain::export_count::<LedgerRow>(c, &q).await?,
+                        Ledger::Api => crate::chain::export_count::<AuditRow>(c, &q).await?,
+                        Ledger::Tool => crate::chain::export_count::<ToolAuditRow>(c, &q).await?,
+                    };
+                    if counted.take().is_none_or(|c| c.send(Ok(count)).is_err()) {
+                        return Ok(());
+                    }
+                    let mut after = None;
+                    loop {
+                        let chunk = match q.ledger {
+                            Ledger::Privacy => {
+                                crate::chain::export_chunk::<LedgerRow>(c, &q, after).await?
+                            }
+                            Ledger::Api => {
+                                crate::chain::export_chunk::<AuditRow>(c, &q, after).await?
+                            }
+                            Ledger::Tool => {
+                                crate::chain::export_chunk::<ToolAuditRow>(c, &q, after).await?
+                            }
+                        };
+                        let full = chunk.len() == EXPORT_CHUNK;
+                        after = chunk
+                            .last()
+                            .map(|e| (e.organization_id.uuid(), e.time.as_datetime(), e.entry.id));
+                        for entry in chunk {
+                            if sender.send(Ok(entry)).await.is_err() {
+                                return Ok(());
+                            }
+                        }
+                        if !full {
+                            return Ok(());
+                        }
+                    }
+                })
+                .await;
+            if let Err(e) = read {
+                let e = StoreError::from(e);
+                match counted.take() {
+                    Some(counted) => {
+                        let _ = counted.send(Err(e));
+                    }
+                    None => {
+                        let _ = sender.send(Err(e)).await;
+                    }
+                }
+            }
+        });
+        let gone = || StoreError::Unavailable("the export stopped before it began".into());
+        let count = count.await.map_err(|_| gone())??;
+        if let Some(record) = record {
+            // Committed before the export is handed over: no entry leaves unrecorded.
+            let n = usize::try_from(count).unwrap_or(usize::MAX);
+            let page = record.page(vec![(); n], n);
+            self.recorder.record(&self.pool, page.api, page.tool).await?;
+        }
+        Ok(Export { count, entries: Box::pin(ChannelStream(entries)) })
     }
 
     async fn record_read(&self, record: &ReadRecord) -> Result<(), StoreError> {

@@ -379,6 +379,142 @@ fn chain_entries<R: LedgerTable>(
         .collect::<Result<_, _>>()?)
 }
 
+/// The statement of an export of `q` from `R`'s ledger: its count, or its next chunk (after
+/// a position when `after`), with its parameters bound in order.
+fn export_query<'a, R: LedgerTable>(
+    q: &'a recruit_ports::chain::ExportQuery,
+    select: &str,
+    after: Option<(Vec<u8>, i64, Vec<u8>)>,
+) -> diesel::query_builder::BoxedSqlQuery<'a, diesel::sqlite::Sqlite, diesel::query_builder::SqlQuery>
+{
+    use diesel::sql_types::{BigInt, Binary};
+    use recruit_ports::chain::Chained;
+    let table = <R::Neutral as Chained>::TABLE;
+    let time = <R::Neutral as Chained>::TIME;
+    let mut conditions = String::from("1");
+    if q.organization.is_some() {
+        conditions += " AND organization_id = ?";
+    }
+    if q.from.is_some() {
+        conditions += &format!(" AND {time} >= ?");
+    }
+    if q.to.is_some() {
+        conditions += &format!(" AND {time} < ?");
+    }
+    if let Some(ids) = &q.ids {
+        let marks = vec!["?"; ids.len()].join(", ");
+        conditions += &format!(" AND id IN ({marks})");
+    }
+    let chunk = select == "*";
+    if chunk && after.is_some() {
+        conditions += &format!(" AND (organization_id, {time}, id) > (?, ?, ?)");
+    }
+    let tail = if chunk {
+        format!(" ORDER BY organization_id, {time}, id LIMIT ?")
+    } else {
+        String::new()
+    };
+    let mut query =
+        diesel::sql_query(format!("SELECT {select} FROM {table} WHERE {conditions}{tail}"))
+            .into_boxed();
+    if let Some(org) = q.organization {
+        query = query.bind::<Binary, _>(blob(org.uuid()));
+    }
+    if let Some(from) = q.from {
+        query = query.bind::<BigInt, _>(from.unix_micros());
+    }
+    if let Some(to) = q.to {
+        query = query.bind::<BigInt, _>(to.unix_micros());
+    }
+    for id in q.ids.iter().flatten() {
+        query = query.bind::<Binary, _>(blob(*id));
+    }
+    if chunk {
+        if let Some((org, at, id)) = after {
+            query = query.bind::<Binary, _>(org).bind::<BigInt, _>(at).bind::<Binary, _>(id);
+        }
+        let limit = i64::try_from(recruit_adapters_diesel::EXPORT_CHUNK).unwrap_or(i64::MAX);
+        query = query.bind::<BigInt, _>(limit);
+    }
+    query
+}
+
+/// How many entries of `R`'s ledger an export of `q` holds.
+fn export_count<R: LedgerTable>(
+    c: &mut SqliteConnection,
+    q: &recruit_ports::chain::ExportQuery,
+) -> Result<u64, TxError> {
+    #[derive(QueryableByName)]
+    struct Count {
+        #[diesel(sql_type = diesel::sql_types::BigInt)]
+        count: i64,
+    }
+    let Count { count } = export_query::<R>(q, "count(*) AS count", None).get_result(c)?;
+    Ok(u64::try_from(count).unwrap_or_default())
+}
+
+/// The next chunk of an export of `q`: up to `EXPORT_CHUNK` entries after `after`
+/// (organization, time, id), in that order.
+fn export_chunk<R: LedgerTable>(
+    c: &mut SqliteConnection,
+    q: &recruit_ports::chain::ExportQuery,
+    after: Option<(Vec<u8>, i64, Vec<u8>)>,
+) -> Result<Vec<recruit_ports::chain::ExportedEntry>, TxError> {
+    use recruit_ports::chain::{ChainEntry, Chained, ExportedEntry};
+    let rows: Vec<R> = export_query::<R>(q, "*", after).load(c)?;
+    Ok(rows
+        .into_iter()
+        .map(|r| {
+            let row = r.into_neutral()?;
+            Ok(ExportedEntry {
+                organization_id: OrganizationId::from_uuid(row.organization()),
+                time: row.time_and_id().0,
+                entry: ChainEntry::of(&row)?,
+            })
+        })
+        .collect::<Result<_, StoreError>>()?)
+}
+
+/// Reads an export of `q` in the caller's transaction: sends its count through `counted`,
+/// then its entries through `sender`, a chunk at a time, until the reader stops taking them.
+fn export_ledger(
+    c: &mut SqliteConnection,
+    q: &recruit_ports::chain::ExportQuery,
+    counted: &mut Option<tokio::sync::oneshot::Sender<Result<u64, StoreError>>>,
+    sender: &tokio::sync::mpsc::Sender<Result<recruit_ports::chain::ExportedEntry, StoreError>>,
+) -> Result<(), TxError> {
+    use recruit_adapters_diesel::EXPORT_CHUNK;
+    use recruit_domain::chain::Ledger;
+    let count = match q.ledger {
+        Ledger::Privacy => export_count::<LedgerRow>(c, q)?,
+        Ledger::Api => export_count::<AuditRow>(c, q)?,
+        Ledger::Tool => export_count::<ToolAuditRow>(c, q)?,
+    };
+    if counted.take().is_none_or(|t| t.send(Ok(count)).is_err()) {
+        return Ok(());
+    }
+    let mut after = None;
+    loop {
+        let chunk = match q.ledger {
+            Ledger::Privacy => export_chunk::<LedgerRow>(c, q, after)?,
+            Ledger::Api => export_chunk::<AuditRow>(c, q, after)?,
+            Ledger::Tool => export_chunk::<ToolAuditRow>(c, q, after)?,
+        };
+        let full = chunk.len() == EXPORT_CHUNK;
+        after = chunk
+            .last()
+            .map(|e| (blob(e.organization_id.uuid()), e.time.unix_micros(), blob(e.entry.id)));
+        for entry in chunk {
+            if sender.blocking_send(Ok(entry)).is_err() {
+                return Ok(());
+            }
+        }
+        if !full {
+            return Ok(());
+        }
+    }
+}
+
 fn load_organization(c: &mut SqliteConnection, org: &[u8]) -> Result<OrganizationRecord, TxError> {
     let (row, defaults) = organizations::table
         .inner_join(
@@ -876,8 +1012,57 @@ impl Ledgers for SqliteStore {
         recruit_adapters_diesel::ledger_page(rows, more)
     }
 
+    async fn export(
+        &self,
+        query: &recruit_ports::chain::ExportQuery,
+        record: Option<&ReadRecord>,
+    ) -> Result<recruit_ports::chain::Export, StoreError> {
+        let (counted, count) = tokio::sync::oneshot::channel();
+        let (sender, entries) = tokio::sync::mpsc::channel(recruit_adapters_diesel::EXPORT_CHUNK);
+        let (q, store) = (query.clone(), self.clone());
+        // A task of its own reads the export from one snapshot (a read transaction), a chunk
+        // at a time, as fast as the reader takes it; the reader dropping the stream ends it.
+        tokio::spawn(async move {
+            let _ = store
+                .run(move |c| {
+                    let mut counted = Some(counted);
+                    let read = c.transaction(|c| export_ledger(c, &q, &mut counted, &sender));
+                    if let Err(e) = read {
+                        let e = StoreError::from(e);
+                        match counted.take() {
+                            Some(counted) => {
+                                let _ = counted.send(Err(e));
+                            }
+                            None => {
+                                let _ = sender.blocking_send(Err(e));
+                            }
+                        }
+                    }
+                    Ok(())
+                })
+                .await;
+        });
+        let gone = || StoreError::Unavailable("the export stopped before it began".into());
+        let count = count.await.map_err(|_| gone())??;
+        if let Some(record) = record {
+            // Committed before the export is handed over: no entry leaves unrecorded.
+            self.record_reads(record, usize::try_from(count).unwrap_or(usize::MAX)).await?;
+        }
+        Ok(recruit_ports::chain::Export {
+            count,
+            entries: Box::pin(recruit_adapters_diesel::ChannelStream(entries)),
+        })
+    }
+
     async fn record_read(&self, record: &ReadRecord) -> Result<(), StoreError> {
-        let mut page = record.page(Vec::<()>::new(), 0);
+        self.record_reads(record, 0).await
+    }
+}
+
+impl SqliteStore {
+    /// Appends the record of a read that returned `n` entries, in a transaction of its own.
+    async fn record_reads(&self, record: &ReadRecord, n: usize) -> Result<(), StoreError> {
+        let mut page = record.page(vec![(); n], n);
         self.transaction(move |c| -> Result<(Vec<()>, bool), TxError> {
             chain(c, &mut page)?;
             recruit_ports::record_read!(insert_rows!(c), page)

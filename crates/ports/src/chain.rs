@@ -322,3 +322,54 @@ impl crate::rows::CheckpointRow {
         })
     }
 }
+
+/// What to export of a ledger: its entries of one organization (of every organization when
+/// none), with their time in `[from, to)` (unbounded where none), and only those of `ids` when
+/// given.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExportQuery {
+    /// The ledger.
+    pub ledger: Ledger,
+    /// Only this organization's entries.
+    pub organization: Option<recruit_domain::OrganizationId>,
+    /// The first instant exported.
+    pub from: Option<recruit_domain::Timestamp>,
+    /// The first instant not exported.
+    pub to: Option<recruit_domain::Timestamp>,
+    /// Only the entries with these ids.
+    pub ids: Option<Vec<Uuid>>,
+}
+
+/// An exported entry: its organization and time, and the entry as its chain shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExportedEntry {
+    /// The organization whose chain it is in.
+    pub organization_id: recruit_domain::OrganizationId,
+    /// Its time (`access_time`, or `at` in the audit ledgers).
+    pub time: recruit_domain::Timestamp,
+    /// Its id, position, hashes and canonical JSON.
+    pub entry: ChainEntry,
+}
+
+/// The entries of an export, as they are read.
+pub type ExportStream = std::pin::Pin<
+    Box<dyn futures_core::Stream<Item = Result<ExportedEntry, StoreError>> + Send + 'static>,
+>;
+
+/// An export under way: how many entries it holds, and those entries, in the order of their
+/// organization, time and id, all read from one snapshot of the ledger (so that exactly
+/// `count` follow, whatever is recorded meanwhile). The store reads them as they are taken:
+/// an export holds a few thousand entries in memory at most, whatever its size, and one
+/// connection of the store until it is read to the end or dropped.
+pub struct Export {
+    /// How many entries follow.
+    pub count: u64,
+    /// The entries.
+    pub entries: ExportStream,
+}
+
+impl std::fmt::Debug for Export {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Export").field("count", &self.count).finish_non_exhaustive()
+    }
+}

@@ -180,6 +180,14 @@ impl<S: Ledgers> Ledgers for Faulty<S> {
         self.check().await?;
         self.inner.record_privacy_accesses(write).await
     }
+    async fn export(
+        &self,
+        query: &crate::chain::ExportQuery,
+        record: Option<&ReadRecord>,
+    ) -> Result<crate::chain::Export, StoreError> {
+        self.check().await?;
+        self.inner.export(query, record).await
+    }
     async fn record_read(&self, record: &ReadRecord) -> Result<(), StoreError> {
         self.check().await?;
         self.inner.record_read(record).await

@@ -13,7 +13,7 @@ use async_trait::async_trait;
 use recruit_domain::chain::{Checkpoint, Ledger};
 use recruit_domain::{ApiTokenId, JobId, OrganizationId, Timestamp, User, UserId};
 
-use crate::chain::ChainEntry;
+use crate::chain::{ChainEntry, Export, ExportQuery};
 use crate::rows::LedgerHeadRow;
 use crate::{
     AccessesWrite, ApiToken, AuditEntry, AuditListQuery, Claim, Credential, ImportDocument,
@@ -155,6 +155,16 @@ pub trait Ledgers: Send + Sync + 'static {
         &self,
         organization: Option<OrganizationId>,
     ) -> Result<Vec<LedgerHeadRow>, StoreError>;
+
+    /// Starts an export of the entries `query` names, read from one snapshot: counts them,
+    /// then, when `record` is given, appends it to the audit ledgers with `entries_returned`
+    /// that count and commits it, and only then returns the export. If the record cannot be
+    /// written, it returns the error and no entry.
+    async fn export(
+        &self,
+        query: &ExportQuery,
+        record: Option<&ReadRecord>,
+    ) -> Result<Export, StoreError>;
 
     /// Stores signed checkpoints; one stored already (same organization, ledger, position and
     /// key) is left as it is.
