@@ -15,7 +15,8 @@
 //!
 //! Besides the API: importing ([`import`]: JSON documents and NDJSON ledgers, errors naming
 //! their path or line), the deterministic demo data ([`demo`]) and the verification of the
-//! ledgers' chains ([`verify`]) against the signed checkpoints of their heads ([`checkpoint`]).
+//! ledgers' chains ([`verify`]) against the signed checkpoints of their heads ([`checkpoint`]),
+//! and their exports as NDJSON that carries the chain ([`export`]).
 //!
 //! It depends on `recruit-domain` and `recruit-ports` only: never on a storage adapter, an
 //! HTTP stack or a protocol library.
@@ -26,6 +27,7 @@ pub mod checkpoint;
 pub mod cursor;
 pub mod demo;
 mod error;
+pub mod export;
 pub mod import;
 pub mod limits;
 mod operation;
