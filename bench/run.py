@@ -10,6 +10,7 @@
     bench/run.py revocation  # under load: how long a revocation or a demotion takes to be seen
     bench/run.py record    # recording accesses in 1 000-entry batches vs PostgreSQL's own COPY
     bench/run.py verify    # `recruitd audit verify` of --entries entries vs reading them with COPY
+    bench/run.py export    # `recruitd audit export` of --entries entries vs COPY of the same rows
 
 Each scenario starts a throwaway PostgreSQL cluster (initdb into a temporary directory, a free
 port; as the `postgres` user when run as root) unless DATABASE_URL names a database to use,
@@ -301,7 +302,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("scenario", choices=["jobs", "ledger", "adapter", "ids", "import", "soak",
-                                             "revocation", "record", "verify"])
+                                             "revocation", "record", "verify", "export"])
     parser.add_argument("--duration", type=int, default=20)
     parser.add_argument("--connections", default="8,64",
                         type=lambda s: [int(c) for c in s.split(",")])
@@ -334,7 +335,7 @@ def main():
                 cluster.stop()
         sys.exit(code)
     ensure_wrk()
-    build(*(["bench_data"] if args.scenario in ("ledger", "verify") else []))
+    build(*(["bench_data"] if args.scenario in ("ledger", "verify", "export") else []))
     if args.scenario == "soak":
         scenario_soak(args)
         return
@@ -342,12 +343,12 @@ def main():
     url = os.environ.get("DATABASE_URL")
     if not url:
         # Anything that writes is measured at PostgreSQL's default durability.
-        cluster = Cluster(durable=args.scenario in ("record", "verify"))
+        cluster = Cluster(durable=args.scenario in ("record", "verify", "export"))
         url = cluster.url
     try:
         scenarios = {"jobs": scenario_jobs, "ledger": scenario_ledger,
                      "revocation": scenario_revocation, "record": scenario_record,
-                     "verify": scenario_verify}
+                     "verify": scenario_verify, "export": scenario_export}
         scenarios[args.scenario](url, args)
     finally:
         if cluster:
@@ -367,11 +368,9 @@ ORDER BY access_time DESC, id DESC {tail};
 """
 
 
-def scenario_verify(url, args):
-    """`recruitd audit verify --ledger privacy` over the privacy ledger the demo generator
-    writes (--entries over --organizations, imported, hence chained), against PostgreSQL reading
-    the same rows in the same order (`COPY (SELECT …) TO STDOUT`, discarded): entries per
-    second and their ratio. Peak memory of verify too."""
+def load_generated(url, args):
+    """Imports the privacy ledger the demo generator writes (--entries over --organizations),
+    hence chained; returns how long the import took and how many entries are stored."""
     work = Path(tempfile.mkdtemp(prefix="recruitd-bench-data-"))
     try:
         subprocess.run([str(EXAMPLE), "generate", str(work), "--organizations",
@@ -385,7 +384,46 @@ def scenario_verify(url, args):
     finally:
         shutil.rmtree(work, ignore_errors=True)
     psql(url, "VACUUM ANALYZE privacy_audit_logs")
-    entries = int(psql(url, "SELECT count(*) FROM privacy_audit_logs"))
+    return imported, int(psql(url, "SELECT count(*) FROM privacy_audit_logs"))
+
+
+def scenario_export(url, args):
+    """`recruitd audit export --ledger privacy -` (to /dev/null) of the generated ledger,
+    against PostgreSQL writing the same rows in the same order (`COPY (SELECT …) TO STDOUT`,
+    discarded): entries per second, their ratio, and the export's peak memory, which must not
+    grow with the ledger."""
+    imported, entries = load_generated(url, args)
+    rows = []
+    for run in range(2):
+        started = time.monotonic()
+        child = subprocess.Popen([str(BIN), "--database-url", url, "audit", "export", "--ledger",
+                                  "privacy", "-"], stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.PIPE, env={**os.environ, "RUST_LOG": "warn"})
+        _, status, usage = os.wait4(child.pid, 0)
+        export = time.monotonic() - started
+        if os.waitstatus_to_exitcode(status) != 0:
+            sys.exit(f"the export failed: {child.stderr.read()[-2000:]}")
+        peak = usage.ru_maxrss / 1024
+        started = time.monotonic()
+        subprocess.run([pg_bin("psql"), url, "-X", "-q", "-c",
+                        "COPY (SELECT * FROM privacy_audit_logs "
+                        "ORDER BY organization_id, access_time, id) TO STDOUT"],
+                       check=True, stdout=subprocess.DEVNULL)
+        read = time.monotonic() - started
+        rows.append((run + 1, f"{entries:,}", f"{entries / export:,.0f}", f"{entries / read:,.0f}",
+                     f"{read / export:.2f}", f"{peak:.1f}"))
+    table(("run", "entries", "export entries/s", "COPY entries/s", "ratio",
+           "export peak RSS MiB"), rows)
+    print(f"\n(import of the generated data, chained: {imported:.0f} s; --organizations "
+          f"{args.organizations})")
+
+
+def scenario_verify(url, args):
+    """`recruitd audit verify --ledger privacy` over the privacy ledger the demo generator
+    writes (--entries over --organizations, imported, hence chained), against PostgreSQL reading
+    the same rows in the same order (`COPY (SELECT …) TO STDOUT`, discarded): entries per
+    second and their ratio. Peak memory of verify too."""
+    imported, entries = load_generated(url, args)
     rows = []
     for run in range(2):
         started = time.monotonic()

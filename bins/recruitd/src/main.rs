@@ -275,10 +275,11 @@ enum AuditCommand {
         /// it, so that a chain rewritten or cut since shows even with its head moved too.
         #[arg(long)]
         checkpoint: Option<PathBuf>,
-        /// The public key (PEM) checkpoints are checked with; by default the public half of
-        /// `--checkpoint-key`. With a key, every stored checkpoint is checked too.
+        /// A public key (PEM) checkpoints may be signed with, besides the public half of
+        /// `--checkpoint-key`; repeat it for the keys a rotation replaced. With any key, every
+        /// stored checkpoint is checked too.
         #[arg(long)]
-        public_key: Option<PathBuf>,
+        public_key: Vec<PathBuf>,
         /// One JSON object per chain and line (NDJSON), with its findings.
         #[arg(long)]
         json: bool,
@@ -469,11 +470,12 @@ async fn run(
             audit_list(store.as_ref(), ledger, org, limit, json).await
         }
         Command::Audit(AuditCommand::Verify { ledger, org, checkpoint, public_key, json }) => {
-            let key = match public_key {
-                Some(path) => Some(recruit_service::checkpoint::load_public(&path)?),
-                None => checkpoint_key(cli.checkpoint_key.as_deref())?.map(|k| k.public()),
-            };
-            audit_verify(store.as_ref(), ledger, org, checkpoint.as_deref(), key, json).await
+            let mut keys = public_key
+                .iter()
+                .map(|path| recruit_service::checkpoint::load_public(path))
+                .collect::<Result<Vec<_>, _>>()?;
+            keys.extend(checkpoint_key(cli.checkpoint_key.as_deref())?.map(|k| k.public()));
+            audit_verify(store.as_ref(), ledger, org, checkpoint.as_deref(), &keys, json).await
         }
         Command::Audit(AuditCommand::Checkpoint { org }) => {
             let key = checkpoint_key(cli.checkpoint_key.as_deref())?.ok_or_else(|| {
@@ -999,7 +1001,7 @@ async fn audit_verify(
     ledger: Option<ChainedLedger>,
     org: Option<OrganizationId>,
     checkpoint: Option<&Path>,
-    key: Option<VerifyingKey>,
+    keys: &[VerifyingKey],
     json: bool,
 ) -> Result<(), Failure> {
     use recruit_domain::chain::Ledger;
@@ -1008,15 +1010,26 @@ async fn audit_verify(
     let kept = match checkpoint {
         None => vec![],
         Some(path) => {
-            let key = key.as_ref().ok_or_else(|| {
-                Failure(
+            if keys.is_empty() {
+                return Err(Failure(
                     "verify --checkpoint needs the public key: --public-key FILE or \
                      --checkpoint-key FILE"
                         .into(),
-                )
-            })?;
+                ));
+            }
             let kept = read_checkpoints(path)?;
             for c in &kept {
+                let key = recruit_service::verify::signer(keys, c).ok_or_else(|| {
+                    Failure(format!(
+                        "{}: the checkpoint of {} {} at position {} is signed by key {}, which \
+                         is none of the public keys given (--public-key, --checkpoint-key)",
+                        path.display(),
+                        c.ledger,
+                        c.organization_id,
+                        c.position,
+                        c.key_id
+                    ))
+                })?;
                 c.verify(key).map_err(|e| {
                     Failure(format!(
                         "{}: the checkpoint of {} {} at position {} proves nothing: {e}",
@@ -1030,7 +1043,7 @@ async fn audit_verify(
             kept
         }
     };
-    let anchors = Anchors { key: key.as_ref(), kept: &kept };
+    let anchors = Anchors { keys, kept: &kept };
     let reports = recruit_service::verify::verify(store, &ledgers, org, anchors).await?;
     let mut found = 0;
     for report in &reports {

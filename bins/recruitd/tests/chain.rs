@@ -246,6 +246,21 @@ fn checkpoints_show_a_cut_the_chain_hides(
     assert!(ok, "{out}");
     assert!(out.lines().all(|l| l.contains("\"checkpoints\":1")), "{out}");
 
+    // A new key: it signs every head again; checked with it alone, the old key's checkpoints
+    // prove nothing and are named; with the old public key too, both are checked.
+    let rotated = dir.join("rotated.pem");
+    let rotated = rotated.to_str().unwrap();
+    output(url, &["audit", "keygen", rotated]);
+    let (ok, resigned, _) = output(url, &["--checkpoint-key", rotated, "audit", "checkpoint"]);
+    assert!(ok && resigned.lines().count() == signed.lines().count(), "{resigned}");
+    let (ok, out, _) = output(url, &["--checkpoint-key", rotated, "audit", "verify", "--json"]);
+    assert!(!ok);
+    assert_eq!(findings_of_a(&out), vec![("BAD_CHECKPOINT".to_owned(), Some(head), None)]);
+    let with_key = ["--checkpoint-key", rotated, "audit", "verify", "--json", "--public-key", key];
+    let (ok, out, _) = output(url, &with_key);
+    assert!(ok, "{out}");
+    assert!(out.lines().all(|l| l.contains("\"checkpoints\":2")), "{out}");
+
     let cut = head - 3;
     sql(&format!(
         "DELETE FROM privacy_audit_logs WHERE organization_id = {org} AND position > {cut};
@@ -256,8 +271,18 @@ fn checkpoints_show_a_cut_the_chain_hides(
     let (ok, reports) = verify(url);
     assert!(ok, "the chain alone shows nothing: {reports:#?}");
     let truncated = vec![("TRUNCATED".to_owned(), Some(cut + 1), Some(head))];
-    let (ok, out, _) =
-        output(url, &["audit", "verify", "--json", "--checkpoint", kept, "--public-key", key]);
+    let kept_args = [
+        "audit",
+        "verify",
+        "--json",
+        "--checkpoint",
+        kept,
+        "--public-key",
+        key,
+        "--public-key",
+        rotated,
+    ];
+    let (ok, out, _) = output(url, &kept_args);
     assert!(!ok);
     assert_eq!(findings_of_a(&out), truncated, "from the checkpoints kept outside");
     let (ok, out, _) = output(url, &with_key);
@@ -270,7 +295,8 @@ fn checkpoints_show_a_cut_the_chain_hides(
     ));
     let (ok, out, _) = output(url, &with_key);
     assert!(!ok);
-    assert_eq!(findings_of_a(&out), vec![("BAD_CHECKPOINT".to_owned(), Some(head), None)]);
+    let forged = ("BAD_CHECKPOINT".to_owned(), Some(head), None);
+    assert_eq!(findings_of_a(&out), vec![forged.clone(), forged], "both keys' checkpoints");
 
     let altered =
         signed.replacen(&format!("\"position\":{head}"), &format!("\"position\":{cut}"), 1);

@@ -318,45 +318,36 @@ pub(crate) async fn export_count<R: LedgerTable>(
     Ok(u64::try_from(count).unwrap_or_default())
 }
 
-/// The next chunk of an export of `q`: up to [`EXPORT_CHUNK`] entries after `after`
-/// (organization, time, id), in that order.
+/// The next chunk of an export of `q`, which names one organization: up to
+/// [`EXPORT_CHUNK`] entries after `after` (time, id), in that order. The keyset is written as
+/// the page query's is, so that it bounds a backward scan of the ledger's
+/// (organization, time DESC, id DESC) index.
 ///
 /// [`EXPORT_CHUNK`]: recruit_adapters_diesel::EXPORT_CHUNK
 pub(crate) async fn export_chunk<R: LedgerTable>(
     c: &mut AsyncPgConnection,
     q: &recruit_ports::chain::ExportQuery,
-    after: Option<(recruit_domain::Uuid, chrono::DateTime<chrono::Utc>, recruit_domain::Uuid)>,
+    after: Option<(chrono::DateTime<chrono::Utc>, recruit_domain::Uuid)>,
 ) -> Result<Vec<recruit_ports::chain::ExportedEntry>, TxError> {
     use diesel::sql_types::{BigInt, Timestamptz, Uuid};
-    use recruit_ports::chain::{ChainEntry, Chained, ExportedEntry};
+    use recruit_ports::chain::{Chained, ExportedEntry};
     let table = <R::Neutral as Chained>::TABLE;
     let time = <R::Neutral as Chained>::TIME;
     let (mut conditions, n) = export_conditions(q, time, 1);
     if after.is_some() {
-        conditions +=
-            &format!(" AND (organization_id, {time}, id) > (${n}, ${}, ${})", n + 1, n + 2);
+        conditions += &format!(" AND {time} >= ${n} AND ({time} > ${n} OR id > ${})", n + 1);
     }
-    let limit = if after.is_some() { n + 3 } else { n };
-    let sql = format!(
-        "SELECT * FROM {table} WHERE {conditions} ORDER BY organization_id, {time}, id \
-         LIMIT ${limit}"
-    );
+    let limit = if after.is_some() { n + 2 } else { n };
+    let sql =
+        format!("SELECT * FROM {table} WHERE {conditions} ORDER BY {time}, id LIMIT ${limit}");
     let mut query = bind_export(diesel::sql_query(sql).into_boxed(), q);
-    if let Some((org, at, id)) = after {
-        query = query.bind::<Uuid, _>(org).bind::<Timestamptz, _>(at).bind::<Uuid, _>(id);
+    if let Some((at, id)) = after {
+        query = query.bind::<Timestamptz, _>(at).bind::<Uuid, _>(id);
     }
     let chunk = i64::try_from(recruit_adapters_diesel::EXPORT_CHUNK).unwrap_or(i64::MAX);
     let rows: Vec<R> = query.bind::<BigInt, _>(chunk).load(c).await?;
     rows.into_iter()
-        .map(|r| {
-            let row = r.into_neutral()?;
-            let (at, _) = row.time_and_id();
-            Ok(ExportedEntry {
-                organization_id: recruit_domain::OrganizationId::from_uuid(row.organization()),
-                time: at,
-                entry: ChainEntry::of(&row)?,
-            })
-        })
+        .map(|r| ExportedEntry::of(&r.into_neutral()?))
         .collect::<Result<_, StoreError>>()
         .map_err(TxError::from)
 }

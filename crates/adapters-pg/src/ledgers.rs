@@ -136,32 +136,48 @@ impl Ledgers for PgStore {
                     if counted.take().is_none_or(|c| c.send(Ok(count)).is_err()) {
                         return Ok(());
                     }
-                    let mut after = None;
-                    loop {
-                        let chunk = match q.ledger {
-                            Ledger::Privacy => {
-                                crate::chain::export_chunk::<LedgerRow>(c, &q, after).await?
-                            }
-                            Ledger::Api => {
-                                crate::chain::export_chunk::<AuditRow>(c, &q, after).await?
-                            }
-                            Ledger::Tool => {
-                                crate::chain::export_chunk::<ToolAuditRow>(c, &q, after).await?
-                            }
-                        };
-                        let full = chunk.len() == EXPORT_CHUNK;
-                        after = chunk
-                            .last()
-                            .map(|e| (e.organization_id.uuid(), e.time.as_datetime(), e.entry.id));
-                        for entry in chunk {
-                            if sender.send(Ok(entry)).await.is_err() {
-                                return Ok(());
-                            }
+                    // One organization at a time, each a range of the ledger's index.
+                    let orgs = match q.organization {
+                        Some(org) => vec![org.uuid()],
+                        None => {
+                            organizations::table
+                                .select(organizations::id)
+                                .order(organizations::id)
+                                .load(c)
+                                .await?
                         }
-                        if !full {
-                            return Ok(());
+                    };
+                    for org in orgs {
+                        let q = ExportQuery {
+                            organization: Some(recruit_domain::OrganizationId::from_uuid(org)),
+                            ..q.clone()
+                        };
+                        let mut after = None;
+                        loop {
+                            let chunk = match q.ledger {
+                                Ledger::Privacy => {
+                                    crate::chain::export_chunk::<LedgerRow>(c, &q, after).await?
+                                }
+                                Ledger::Api => {
+                                    crate::chain::export_chunk::<AuditRow>(c, &q, after).await?
+                                }
+                                Ledger::Tool => {
+                                    crate::chain::export_chunk::<ToolAuditRow>(c, &q, after).await?
+                                }
+                            };
+                            let full = chunk.len() == EXPORT_CHUNK;
+                            after = chunk.last().map(|e| (e.time.as_datetime(), e.entry.id));
+                            for entry in chunk {
+                                if sender.send(Ok(entry)).await.is_err() {
+                                    return Ok(());
+                                }
+                            }
+                            if !full {
+                                break;
+                            }
                         }
                     }
+                    Ok(())
                 })
                 .await;
             if let Err(e) = read {

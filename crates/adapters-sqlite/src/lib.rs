@@ -379,12 +379,13 @@ fn chain_entries<R: LedgerTable>(
         .collect::<Result<_, _>>()?)
 }
 
-/// The statement of an export of `q` from `R`'s ledger: its count, or its next chunk (after
-/// a position when `after`), with its parameters bound in order.
+/// The statement of an export of `q` from `R`'s ledger: its count, or its next chunk (of the
+/// one organization `q` names, after (time, id) when `after`, bounding a backward scan of the
+/// ledger's (organization, time DESC, id DESC) index), with its parameters bound in order.
 fn export_query<'a, R: LedgerTable>(
     q: &'a recruit_ports::chain::ExportQuery,
     select: &str,
-    after: Option<(Vec<u8>, i64, Vec<u8>)>,
+    after: Option<(i64, Vec<u8>)>,
 ) -> diesel::query_builder::BoxedSqlQuery<'a, diesel::sqlite::Sqlite, diesel::query_builder::SqlQuery>
 {
     use diesel::sql_types::{BigInt, Binary};
@@ -407,13 +408,9 @@ fn export_query<'a, R: LedgerTable>(
     }
     let chunk = select == "*";
     if chunk && after.is_some() {
-        conditions += &format!(" AND (organization_id, {time}, id) > (?, ?, ?)");
+        conditions += &format!(" AND {time} >= ? AND ({time} > ? OR id > ?)");
     }
-    let tail = if chunk {
-        format!(" ORDER BY organization_id, {time}, id LIMIT ?")
-    } else {
-        String::new()
-    };
+    let tail = if chunk { format!(" ORDER BY {time}, id LIMIT ?") } else { String::new() };
     let mut query =
         diesel::sql_query(format!("SELECT {select} FROM {table} WHERE {conditions}{tail}"))
             .into_boxed();
@@ -430,8 +427,8 @@ fn export_query<'a, R: LedgerTable>(
         query = query.bind::<Binary, _>(blob(*id));
     }
     if chunk {
-        if let Some((org, at, id)) = after {
-            query = query.bind::<Binary, _>(org).bind::<BigInt, _>(at).bind::<Binary, _>(id);
+        if let Some((at, id)) = after {
+            query = query.bind::<BigInt, _>(at).bind::<BigInt, _>(at).bind::<Binary, _>(id);
         }
         let limit = i64::try_from(recruit_adapters_diesel::EXPORT_CHUNK).unwrap_or(i64::MAX);
         query = query.bind::<BigInt, _>(limit);
@@ -453,25 +450,18 @@ fn export_count<R: LedgerTable>(
     Ok(u64::try_from(count).unwrap_or_default())
 }
 
-/// The next chunk of an export of `q`: up to `EXPORT_CHUNK` entries after `after`
-/// (organization, time, id), in that order.
+/// The next chunk of an export of `q`, which names one organization: up to `EXPORT_CHUNK`
+/// entries after `after` (time, id), in that order.
 fn export_chunk<R: LedgerTable>(
     c: &mut SqliteConnection,
     q: &recruit_ports::chain::ExportQuery,
-    after: Option<(Vec<u8>, i64, Vec<u8>)>,
+    after: Option<(i64, Vec<u8>)>,
 ) -> Result<Vec<recruit_ports::chain::ExportedEntry>, TxError> {
-    use recruit_ports::chain::{ChainEntry, Chained, ExportedEntry};
+    use recruit_ports::chain::ExportedEntry;
     let rows: Vec<R> = export_query::<R>(q, "*", after).load(c)?;
     Ok(rows
         .into_iter()
-        .map(|r| {
-            let row = r.into_neutral()?;
-            Ok(ExportedEntry {
-                organization_id: OrganizationId::from_uuid(row.organization()),
-                time: row.time_and_id().0,
-                entry: ChainEntry::of(&row)?,
-            })
-        })
+        .map(|r| ExportedEntry::of(&r.into_neutral()?))
         .collect::<Result<_, StoreError>>()?)
 }
 
@@ -493,26 +483,39 @@ fn export_ledger(
     if counted.take().is_none_or(|t| t.send(Ok(count)).is_err()) {
         return Ok(());
     }
-    let mut after = None;
-    loop {
-        let chunk = match q.ledger {
-            Ledger::Privacy => export_chunk::<LedgerRow>(c, q, after)?,
-            Ledger::Api => export_chunk::<AuditRow>(c, q, after)?,
-            Ledger::Tool => export_chunk::<ToolAuditRow>(c, q, after)?,
-        };
-        let full = chunk.len() == EXPORT_CHUNK;
-        after = chunk
-            .last()
-            .map(|e| (blob(e.organization_id.uuid()), e.time.unix_micros(), blob(e.entry.id)));
-        for entry in chunk {
-            if sender.blocking_send(Ok(entry)).is_err() {
-                return Ok(());
+    // One organization at a time, each a range of the ledger's index.
+    let orgs = match q.organization {
+        Some(org) => vec![org],
+        None => organizations::table
+            .select(organizations::id)
+            .order(organizations::id)
+            .load::<Vec<u8>>(c)?
+            .iter()
+            .map(|id| Ok(OrganizationId::from_uuid(uuid(id)?)))
+            .collect::<Result<_, StoreError>>()?,
+    };
+    for org in orgs {
+        let q = recruit_ports::chain::ExportQuery { organization: Some(org), ..q.clone() };
+        let mut after = None;
+        loop {
+            let chunk = match q.ledger {
+                Ledger::Privacy => export_chunk::<LedgerRow>(c, &q, after)?,
+                Ledger::Api => export_chunk::<AuditRow>(c, &q, after)?,
+                Ledger::Tool => export_chunk::<ToolAuditRow>(c, &q, after)?,
+            };
+            let full = chunk.len() == EXPORT_CHUNK;
+            after = chunk.last().map(|e| (e.time.unix_micros(), blob(e.entry.id)));
+            for entry in chunk {
+                if sender.blocking_send(Ok(entry)).is_err() {
+                    return Ok(());
+                }
+            }
+            if !full {
+                break;
             }
         }
-        if !full {
-            return Ok(());
-        }
     }
+    Ok(())
 }
 
 fn load_organization(c: &mut SqliteConnection, org: &[u8]) -> Result<OrganizationRecord, TxError> {

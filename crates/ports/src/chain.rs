@@ -351,6 +351,17 @@ pub struct ExportedEntry {
     pub entry: ChainEntry,
 }
 
+impl ExportedEntry {
+    /// A stored row as an export shows it.
+    pub fn of<R: Chained>(row: &R) -> Result<Self, StoreError> {
+        Ok(Self {
+            organization_id: recruit_domain::OrganizationId::from_uuid(row.organization()),
+            time: row.time_and_id().0,
+            entry: ChainEntry::of(row)?,
+        })
+    }
+}
+
 /// The entries of an export, as they are read.
 pub type ExportStream = std::pin::Pin<
     Box<dyn futures_core::Stream<Item = Result<ExportedEntry, StoreError>> + Send + 'static>,

@@ -51,7 +51,8 @@ pub enum FindingKind {
     /// The entry at this position is not the one a signed checkpoint vouches for: the chain was
     /// replaced at or below it, its hashes computed again.
     Rewritten,
-    /// A stored checkpoint at this position whose signature does not verify.
+    /// A stored checkpoint at this position whose signature does not verify, or that names a
+    /// key none of those given is.
     BadCheckpoint,
 }
 
@@ -104,9 +105,11 @@ impl ChainReport {
 /// What chains are checked against besides their own hashes: signed checkpoints.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Anchors<'a> {
-    /// The key checkpoints are signed with: with it, every stored checkpoint of a chain is
-    /// checked (its signature, then the chain against it); without it, none is.
-    pub key: Option<&'a VerifyingKey>,
+    /// The keys checkpoints may be signed with (the current one and those it replaced): with
+    /// any, every stored checkpoint of a chain is checked (its signature, by the key it names,
+    /// then the chain against it), and one signed by none of them is a finding; without any,
+    /// stored checkpoints are not read.
+    pub keys: &'a [VerifyingKey],
     /// Checkpoints kept outside the database, their signatures already checked.
     pub kept: &'a [Checkpoint],
 }
@@ -140,11 +143,11 @@ pub async fn verify(
             continue;
         }
         let mut chain = Chain::new(ledger, org, position, hash);
-        if let Some(key) = anchors.key {
+        if !anchors.keys.is_empty() {
             for c in store.checkpoints(Some(org), Some(ledger)).await? {
-                match c.verify(key) {
-                    Ok(digest) => chain.anchor(c.position, digest),
-                    Err(_) => chain.finding(
+                match signer(anchors.keys, &c).map(|key| c.verify(key)) {
+                    Some(Ok(digest)) => chain.anchor(c.position, digest),
+                    _ => chain.finding(
                         FindingKind::BadCheckpoint,
                         i64::try_from(c.position).ok(),
                         None,
@@ -173,6 +176,11 @@ pub async fn verify(
         reports.push(chain.finish());
     }
     Ok(reports)
+}
+
+/// The key among `keys` that `checkpoint` names.
+pub fn signer<'k>(keys: &'k [VerifyingKey], checkpoint: &Checkpoint) -> Option<&'k VerifyingKey> {
+    keys.iter().find(|k| recruit_domain::chain::key_id(k) == checkpoint.key_id)
 }
 
 /// A chain being checked, entry by entry in the order of positions.
