@@ -356,12 +356,15 @@ mod tests {
         OrganizationId::from_uuid(Uuid::from_u128(0xA))
     }
 
-    /// A chain of `n` entries as a store writes it, and its head.
-    fn chain(n: i64) -> (Vec<ChainEntry>, (i64, Digest)) {
-        let mut prev = GENESIS;
-        let mut entries = vec![];
-        for p in 1..=n {
-            let canonical = format!("{{\"n\":{p}}}").into_bytes();
+    /// Links entries to `entries` as a store writes them, up to position `to`, each holding
+    /// the JSON `content` gives for its position; returns the new head's hash.
+    fn extend(entries: &mut Vec<ChainEntry>, to: i64, content: impl Fn(i64) -> String) -> Digest {
+        let mut prev = entries
+            .last()
+            .and_then(|e| e.hash.as_deref())
+            .map_or(GENESIS, |h| h.try_into().unwrap());
+        for p in entries.len() as i64 + 1..=to {
+            let canonical = content(p).into_bytes();
             let hash = entry_hash(Ledger::Api, org(), p as u64, &prev, &canonical);
             entries.push(ChainEntry {
                 id: Uuid::from_u128(p as u128),
@@ -372,7 +375,14 @@ mod tests {
             });
             prev = hash;
         }
-        (entries, (n, prev))
+        prev
+    }
+
+    /// A chain of `n` entries as a store writes it, and its head.
+    fn chain(n: i64) -> (Vec<ChainEntry>, (i64, Digest)) {
+        let mut entries = vec![];
+        let head = extend(&mut entries, n, |p| format!("{{\"n\":{p}}}"));
+        (entries, (n, head))
     }
 
     fn findings(entries: Vec<ChainEntry>, head: (i64, Digest)) -> Vec<(FindingKind, Option<i64>)> {
@@ -416,19 +426,7 @@ mod tests {
         // The whole chain written again from a forged third entry: every hash consistent,
         // the head moved with it.
         let mut forged = entries[..2].to_vec();
-        let mut prev: Digest = forged[1].hash.as_deref().unwrap().try_into().unwrap();
-        for p in 3..=5 {
-            let canonical = format!("{{\"n\":\"forged {p}\"}}").into_bytes();
-            let hash = entry_hash(Ledger::Api, org(), p as u64, &prev, &canonical);
-            forged.push(ChainEntry {
-                id: Uuid::from_u128(p as u128),
-                position: Some(p),
-                prev_hash: Some(prev.to_vec()),
-                hash: Some(hash.to_vec()),
-                canonical,
-            });
-            prev = hash;
-        }
+        let prev = extend(&mut forged, 5, |p| format!("{{\"n\":\"forged {p}\"}}"));
         let run = |entries: Vec<ChainEntry>, head: (i64, Digest)| {
             let mut chain = Chain::new(Ledger::Api, org(), head.0, head.1);
             chain.anchor(3, signed);
