@@ -72,6 +72,12 @@ struct Cli {
     #[arg(long, global = true, env = "RECRUITD_CHECKPOINT_KEY_FILE")]
     checkpoint_key: Option<PathBuf>,
 
+    /// How long the ledgers keep their entries, in whole years or months (`2y`, `18mo`); at
+    /// least a year, the legal minimum for access records (PIPA safety-measure standard,
+    /// Art. 8). An export may span the whole period.
+    #[arg(long, global = true, env = "RECRUITD_LEDGER_RETENTION", default_value = "2y")]
+    ledger_retention: recruit_domain::Retention,
+
     #[command(subcommand)]
     command: Command,
 }
@@ -188,6 +194,10 @@ struct ServiceArgs {
     /// refused with 429 until the quota allows another attempt.
     #[arg(long, env = "RECRUITD_RATE_LIMIT_AUTH_FAILURES", default_value_t = RateLimitConfig::DEFAULT.auth_failures)]
     rate_limit_auth_failures: Limit,
+    /// The most exports of the privacy ledger streaming at once, each holding a database
+    /// connection while it streams; further ones get 429 RATE_LIMITED until one ends.
+    #[arg(long, env = "RECRUITD_MAX_EXPORTS", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=64))]
+    max_exports: u32,
 }
 
 #[derive(Debug, clap::Args)]
@@ -456,11 +466,15 @@ async fn run(
     match cli.command {
         Command::Serve(args) => {
             let key = checkpoint_key(cli.checkpoint_key.as_deref())?;
-            serve(store, pool_status, dropped_log_lines, key, args).await
+            let service =
+                service(Arc::clone(&store), &args.service, key.clone(), cli.ledger_retention)
+                    .await?;
+            serve(store, service, pool_status, dropped_log_lines, key, args).await
         }
         Command::Mcp(args) => {
             let key = checkpoint_key(cli.checkpoint_key.as_deref())?;
-            mcp(store, key, args).await
+            let service = service(store, &args.service, key, cli.ledger_retention).await?;
+            mcp(service, args).await
         }
         Command::Import { files, batch_size } => {
             import(store.as_ref(), &files, batch_size as usize).await
@@ -502,13 +516,13 @@ async fn run(
 
 async fn serve(
     store: Arc<dyn Store>,
+    service: Arc<Service>,
     pool_status: Box<dyn Fn() -> recruit_ports::PoolStatus + Send + Sync>,
     dropped_log_lines: impl Fn() -> u64 + Send + Sync + 'static,
     checkpoint_key: Option<CheckpointKey>,
     args: ServeArgs,
 ) -> Result<(), Failure> {
     let shutdown = shutdown_signal()?;
-    let service = service(Arc::clone(&store), &args.service, checkpoint_key.clone()).await?;
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await
         .map_err(|e| Failure(format!("cannot listen on {}: {e}", args.listen)))?;
@@ -583,10 +597,13 @@ async fn service(
     store: Arc<dyn Store>,
     args: &ServiceArgs,
     checkpoint_key: Option<CheckpointKey>,
+    ledger_retention: recruit_domain::Retention,
 ) -> Result<Arc<Service>, Failure> {
     let key = cursor_key(store.as_ref(), args.cursor_secret.as_deref()).await?;
     let mut config = ServiceConfig::new(args.app_base_url.clone(), key);
     config.checkpoint_key = checkpoint_key;
+    config.ledger_retention = ledger_retention;
+    config.max_exports = args.max_exports as usize;
     config.rate_limits = RateLimitConfig {
         reads: args.rate_limit_reads,
         ledger_reads: args.rate_limit_ledger_reads,
@@ -598,15 +615,10 @@ async fn service(
 
 /// Serves the tool interface over stdio until the client closes it. Standard output carries
 /// the protocol only; logs go to standard error.
-async fn mcp(
-    store: Arc<dyn Store>,
-    checkpoint_key: Option<CheckpointKey>,
-    args: McpArgs,
-) -> Result<(), Failure> {
+async fn mcp(service: Arc<Service>, args: McpArgs) -> Result<(), Failure> {
     let token = std::fs::read_to_string(&args.token_file).map_err(|e| {
         Failure(format!("cannot read the token file {}: {e}", args.token_file.display()))
     })?;
-    let service = service(store, &args.service, checkpoint_key).await?;
     let config = ToolsConfig {
         public_base_url: args.public_base_url.unwrap_or_default(),
         deadline: args.service.request_deadline,

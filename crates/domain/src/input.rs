@@ -99,6 +99,9 @@ pub enum TimeWindowError {
     /// The window is longer than [`TimeWindow::MAX_DAYS`].
     #[error("must be at most {} days after timestamp_gte", TimeWindow::MAX_DAYS)]
     TooLong,
+    /// The window is longer than the ledgers' retention period, which bounds an export.
+    #[error("must be at most {0} after timestamp_gte: the ledgers keep entries no longer")]
+    LongerThanRetention(crate::Retention),
 }
 
 impl TimeWindow {
@@ -112,6 +115,35 @@ impl TimeWindow {
         }
         if lt.as_datetime() - gte.as_datetime() > TimeDelta::days(Self::MAX_DAYS) {
             return Err(TimeWindowError::TooLong);
+        }
+        Ok(Self { gte, lt })
+    }
+
+    /// The window from `gte` to `lt` for an export: at most the ledgers' `retention` long,
+    /// since an export may ask for anything the ledgers still keep.
+    ///
+    /// ```
+    /// use recruit_domain::{Retention, TimeWindow, Timestamp};
+    ///
+    /// let gte: Timestamp = "2025-01-01T00:00:00Z".parse().unwrap();
+    /// let lt: Timestamp = "2027-01-01T00:00:00Z".parse().unwrap();
+    /// assert!(TimeWindow::within(gte, lt, Retention::DEFAULT).is_ok());
+    /// let lt: Timestamp = "2027-01-01T00:00:01Z".parse().unwrap();
+    /// assert_eq!(
+    ///     TimeWindow::within(gte, lt, Retention::DEFAULT).unwrap_err().to_string(),
+    ///     "must be at most 2y after timestamp_gte: the ledgers keep entries no longer",
+    /// );
+    /// ```
+    pub fn within(
+        gte: Timestamp,
+        lt: Timestamp,
+        retention: crate::Retention,
+    ) -> Result<Self, TimeWindowError> {
+        if gte >= lt {
+            return Err(TimeWindowError::NotAfterStart);
+        }
+        if !retention.spans(gte, lt) {
+            return Err(TimeWindowError::LongerThanRetention(retention));
         }
         Ok(Self { gte, lt })
     }

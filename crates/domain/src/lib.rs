@@ -10,6 +10,7 @@ mod id;
 mod input;
 pub mod model;
 mod open_enum;
+mod retention;
 mod time;
 
 pub use auth::{ParseScopeError, Permission, Scope};
@@ -24,6 +25,7 @@ pub use model::{
     Candidate, Job, Organization, Page, Pagination, PrivacyAuditLog, Role, TaskQueue, User,
 };
 pub use open_enum::UnknownValue;
+pub use retention::{Retention, RetentionError};
 pub use time::{ParseTimestampError, Timestamp};
 
 /// The UUID type identifiers wrap, re-exported so callers need not depend on `uuid` themselves.

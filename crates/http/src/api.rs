@@ -364,7 +364,7 @@ impl Api {
         {
             return Ok(render::json_rpc_refusal(refusal));
         }
-        Ok(Response::from_parts(parts, http_body_util::Full::new(answer)))
+        Ok(Response::from_parts(parts, Body::from(answer)))
     }
 
     async fn answer<B>(
@@ -468,9 +468,10 @@ impl Api {
             .service
             .run(self.config.request_deadline, Credential::Secret(secret), context, operation)
             .await?;
-        let mut response = match &done.outcome {
-            Outcome::Recorded(recorded) => render::recorded(recorded),
-            Outcome::User(profile) => render::with_etag(render::json(profile), &profile.etag),
+        let mut response = match done.outcome {
+            Outcome::Recorded(recorded) => render::recorded(&recorded),
+            Outcome::User(profile) => render::with_etag(render::json(&profile), &profile.etag),
+            Outcome::Download(download) => render::download(download),
             outcome => {
                 render::json(&outcome.to_json().inspect_err(|e| log_failure(request_id, e))?)
             }

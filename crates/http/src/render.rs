@@ -1,15 +1,78 @@
 //! The one place that turns results into responses: the JSON of a success, and the error
 //! envelope with its status, `docs_url` and headers for every failure.
 
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
 use bytes::Bytes;
-use http_body_util::Full;
+use hyper::body::{Frame, SizeHint};
 use hyper::header::{self, HeaderValue};
 use hyper::{Response, StatusCode};
 use recruit_domain::ErrorCode;
 use recruit_service::ServiceError;
+use recruit_service::export::Chunks;
 
-/// A response body: the whole JSON document, already serialized.
-pub type Body = Full<Bytes>;
+/// A response body: a whole document, already serialized, or a download streamed as it is
+/// read. A download that fails mid-way ends with an error, so that the connection is cut
+/// (HTTP/1.1 without its last chunk, HTTP/2 with a reset) and the client sees it incomplete,
+/// never as a complete response.
+pub struct Body(Kind);
+
+enum Kind {
+    Whole(Option<Bytes>),
+    Streamed(Chunks),
+}
+
+impl Body {
+    /// A body of the chunks of a download.
+    pub(crate) fn streamed(chunks: Chunks) -> Self {
+        Self(Kind::Streamed(chunks))
+    }
+}
+
+impl From<Bytes> for Body {
+    fn from(bytes: Bytes) -> Self {
+        Self(Kind::Whole(Some(bytes)))
+    }
+}
+
+impl std::fmt::Debug for Body {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0 {
+            Kind::Whole(bytes) => f.debug_tuple("Whole").field(bytes).finish(),
+            Kind::Streamed(chunks) => f.debug_tuple("Streamed").field(chunks).finish(),
+        }
+    }
+}
+
+impl hyper::body::Body for Body {
+    type Data = Bytes;
+    type Error = ServiceError;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, ServiceError>>> {
+        match &mut self.0 {
+            Kind::Whole(bytes) => Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b)))),
+            Kind::Streamed(chunks) => futures_core::Stream::poll_next(Pin::new(chunks), cx)
+                .map(|chunk| chunk.map(|chunk| chunk.map(|bytes| Frame::data(Bytes::from(bytes))))),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        matches!(self.0, Kind::Whole(None))
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match &self.0 {
+            Kind::Whole(bytes) => {
+                SizeHint::with_exact(bytes.as_ref().map_or(0, |b| b.len() as u64))
+            }
+            Kind::Streamed(_) => SizeHint::default(),
+        }
+    }
+}
 
 /// A 200 response carrying `value` as JSON.
 pub(crate) fn json<T: serde::Serialize>(value: &T) -> Response<Body> {
@@ -54,9 +117,27 @@ fn respond(
     body: impl Into<Bytes>,
     content_type: &'static str,
 ) -> Response<Body> {
-    let mut response = Response::new(Full::new(body.into()));
+    let mut response = Response::new(Body::from(body.into()));
     *response.status_mut() = status;
     response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    response
+}
+
+/// A 200 response streaming `download`: NDJSON, its count in `Recruitd-Export-Count`, named
+/// as a file to save, and never stored by a cache (it holds personal data).
+pub(crate) fn download(download: recruit_service::export::Download) -> Response<Body> {
+    let mut response = Response::new(Body::streamed(download.chunks));
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static(recruit_service::export::MEDIA_TYPE),
+    );
+    headers.insert("recruitd-export-count", HeaderValue::from(download.count));
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    let disposition = format!("attachment; filename=\"{}\"", download.file_name);
+    if let Ok(value) = HeaderValue::from_str(&disposition) {
+        headers.insert(header::CONTENT_DISPOSITION, value);
+    }
     response
 }
 

@@ -7,13 +7,15 @@ use std::borrow::Cow;
 use hyper::Method;
 use recruit_domain::ErrorDetail;
 use recruit_service::{
-    GetJobParams, GetUserParams, ListParams, Operation, RecordParams, UpdateUserParams, problems,
+    ExportParams, GetJobParams, GetUserParams, ListParams, Operation, RecordParams,
+    UpdateUserParams, problems,
 };
 
 /// The path template of an operation, as logs and metrics name it.
 pub(crate) fn template(operation: &Operation) -> &'static str {
     match operation {
         Operation::ListPrivacyAuditLogs(_) => "/v1/audit-logs/privacy",
+        Operation::ExportPrivacyAuditLogs(_) => "/v1/audit-logs/privacy/export",
         Operation::GetJob(_) => "/v1/jobs/{jobId}",
         Operation::GetOrganization { .. } => "/v1/organization",
         Operation::RecordPrivacyAccesses(_) => "/v1/audit-logs/privacy",
@@ -101,6 +103,9 @@ pub(crate) fn route(method: &Method, path: &str, query: Option<&str>) -> Routing
         ["v1", "audit-logs", "privacy"] => {
             ("/v1/audit-logs/privacy", &[(Method::GET, list), (Method::POST, record)], "GET, POST")
         }
+        ["v1", "audit-logs", "privacy", "export"] => {
+            ("/v1/audit-logs/privacy/export", &[(Method::GET, export)], "GET")
+        }
         ["v1", "audit-logs", "privacy", "checkpoints", "latest"] => (
             "/v1/audit-logs/privacy/checkpoints/latest",
             &[(Method::GET, latest_checkpoint)],
@@ -173,19 +178,33 @@ fn record(query: Query, _: Option<&str>) -> Operation {
 /// The header that carries a write's idempotency key.
 pub(crate) const IDEMPOTENCY_KEY: &str = "Idempotency-Key";
 
+/// The values of `ids`: form style, not exploded, so one parameter with values separated by
+/// commas. An empty parameter holds no value.
+fn ids(ids: Option<String>) -> Option<Vec<String>> {
+    ids.map(|v| if v.is_empty() { vec![] } else { v.split(',').map(str::to_owned).collect() })
+}
+
 fn list(query: Query, _: Option<&str>) -> Operation {
-    let ([cursor, limit, ids, timestamp_gte, timestamp_lt], problems) =
+    let ([cursor, limit, ids_, timestamp_gte, timestamp_lt], problems) =
         query.take(["cursor", "limit", "ids", "timestamp_gte", "timestamp_lt"]);
-    // `ids` is form style, not exploded: one parameter, values separated by commas. An empty
-    // parameter holds no value.
-    let ids =
-        ids.map(|v| if v.is_empty() { vec![] } else { v.split(',').map(str::to_owned).collect() });
+    let ids = ids(ids_);
     Operation::ListPrivacyAuditLogs(ListParams {
         timestamp_gte,
         timestamp_lt,
         limit,
         ids,
         cursor,
+        problems,
+    })
+}
+
+fn export(query: Query, _: Option<&str>) -> Operation {
+    let ([ids_, timestamp_gte, timestamp_lt], problems) =
+        query.take(["ids", "timestamp_gte", "timestamp_lt"]);
+    Operation::ExportPrivacyAuditLogs(ExportParams {
+        timestamp_gte,
+        timestamp_lt,
+        ids: ids(ids_),
         problems,
     })
 }

@@ -201,6 +201,15 @@ fn conforms(doc: &Value, seen: &Seen) -> (String, String, u16) {
     // JSON, and the JSON-based types (`application/jwk-set+json`), are checked as JSON.
     let body: Value = if media == "application/json" || media.ends_with("+json") {
         serde_json::from_slice(&seen.body).unwrap_or_else(|e| panic!("{what}: not JSON: {e}"))
+    } else if media == "application/x-ndjson" {
+        // Each line is a value of the schema.
+        let text = std::str::from_utf8(&seen.body).unwrap();
+        assert!(text.is_empty() || text.ends_with('\n'), "{what}: the last line is cut");
+        for line in text.lines() {
+            let line = serde_json::from_str(line).unwrap_or_else(|e| panic!("{what}: {e}"));
+            check_schema(doc, &content["schema"], &line, &what);
+        }
+        return (seen.method.to_lowercase(), template.to_owned(), status);
     } else {
         Value::String(String::from_utf8(seen.body.to_vec()).unwrap())
     };
@@ -291,6 +300,7 @@ async fn every_response_of_every_endpoint_matches_the_document() {
     let b_member = format!("/v1/users/{}", user_id(ORG_B, Role::Member));
     let checkpoint = "/v1/audit-logs/privacy/checkpoints/latest";
     let keys = "/.well-known/recruitd-checkpoint-keys";
+    let export = "/v1/audit-logs/privacy/export?timestamp_gte=2025-01-01T00:00:00Z&timestamp_lt=2027-01-01T00:00:00Z";
     recruit_ports::Import::import(&*f.store, &lone_organization(ORG_C)).await.unwrap();
     let c_owner = f.token(ORG_C, Role::Owner, &Scope::ALL).await;
     let keyless =
@@ -353,6 +363,12 @@ async fn every_response_of_every_endpoint_matches_the_document() {
         get(&keyless, checkpoint, Some(&keyless_owner)).await,
         get(&f, keys, None).await,
         get(&keyless, keys, None).await,
+        // Exports: streamed, and each refusal.
+        get(&f, export, Some(&owner)).await,
+        get(&f, "/v1/audit-logs/privacy/export?limit=5", Some(&owner)).await,
+        get(&f, export, None).await,
+        get(&f, export, Some(&member)).await,
+        send(&f, export, &owner, 4096).await,
     ];
     let first: Value = serde_json::from_slice(&seen[0].body).unwrap();
     let cursor = first["pagination"]["next_cursor"].as_str().unwrap();
@@ -395,7 +411,7 @@ async fn every_response_of_every_endpoint_matches_the_document() {
         [Fault::Unavailable, Fault::Timeout, Fault::Panic, Fault::Slow(Duration::from_secs(2))]
     {
         f.store.set(fault);
-        for uri in [list, job.as_str(), org, checkpoint] {
+        for uri in [list, job.as_str(), org, checkpoint, export] {
             seen.push(get(&f, uri, Some(&owner)).await);
         }
         seen.push(get(&f, &member_user, Some(&owner)).await);
@@ -423,7 +439,7 @@ async fn every_response_of_every_endpoint_matches_the_document() {
     };
     let limited = Fixture::limited(limits, |_| {}).await;
     let token = limited.token(ORG_A, Role::Owner, &Scope::ALL).await;
-    for uri in [list, job.as_str(), org, list, job.as_str(), org, checkpoint] {
+    for uri in [list, job.as_str(), org, list, job.as_str(), org, checkpoint, export] {
         seen.push(get(&limited, uri, Some(&token)).await);
     }
     for key in ["q-1", "q-2"] {
@@ -434,7 +450,7 @@ async fn every_response_of_every_endpoint_matches_the_document() {
     for _ in 0..2 {
         seen.push(get(&limited, org, Some("rtk_not-a-real-token")).await);
     }
-    assert_eq!(seen.iter().filter(|r| r.status == StatusCode::TOO_MANY_REQUESTS).count(), 9);
+    assert_eq!(seen.iter().filter(|r| r.status == StatusCode::TOO_MANY_REQUESTS).count(), 10);
 
     let mut covered = BTreeSet::new();
     for response in &seen {

@@ -31,9 +31,9 @@ static SCHEMAS: LazyLock<Value> = LazyLock::new(|| {
         .unwrap_or_default()
 });
 
-/// A tool's title and description, for models.
-fn describe(kind: OperationKind) -> (&'static str, &'static str) {
-    match kind {
+/// A tool's title and description, for models; `None` for an operation without a tool.
+fn describe(kind: OperationKind) -> Option<(&'static str, &'static str)> {
+    Some(match kind {
         OperationKind::ListPrivacyAuditLogs => (
             "List privacy audit log entries",
             "Lists entries of the organization's privacy audit ledger, newest first: who \
@@ -119,13 +119,14 @@ fn describe(kind: OperationKind) -> (&'static str, &'static str) {
              audit_logs:read scope and a token acting for an owner. NOT_IMPLEMENTED when the \
              server has no signing key. Failures return the error envelope.",
         ),
-    }
+        OperationKind::ExportPrivacyAuditLogs => return None,
+    })
 }
 
 /// The operation a call of `kind`'s tool with `arguments` asks for: JSON types are checked
-/// here, values by the service.
-fn operation(kind: OperationKind, arguments: &JsonObject) -> Operation {
-    match kind {
+/// here, values by the service. `None` for an operation without a tool.
+fn operation(kind: OperationKind, arguments: &JsonObject) -> Option<Operation> {
+    Some(match kind {
         OperationKind::ListPrivacyAuditLogs => {
             Operation::ListPrivacyAuditLogs(list_params(arguments))
         }
@@ -146,19 +147,21 @@ fn operation(kind: OperationKind, arguments: &JsonObject) -> Operation {
                 problems: arguments.keys().map(|k| problems::unknown_parameter(k)).collect(),
             }
         }
-    }
+        OperationKind::ExportPrivacyAuditLogs => return None,
+    })
 }
 
 /// A tool's input (`which` = `"input"`) or output schema, if `build.rs` derived one.
 fn schema(kind: OperationKind, which: &str) -> Option<JsonObject> {
-    SCHEMAS.get(kind.tool_name())?.get(which)?.as_object().filter(|o| !o.is_empty()).cloned()
+    SCHEMAS.get(kind.tool_name()?)?.get(which)?.as_object().filter(|o| !o.is_empty()).cloned()
 }
 
-/// The tool of `kind`, as listed.
-fn tool(kind: OperationKind) -> Tool {
-    let (title, description) = describe(kind);
+/// The tool of `kind`, as listed, if it has one.
+fn tool(kind: OperationKind) -> Option<Tool> {
+    let name = kind.tool_name()?;
+    let (title, description) = describe(kind)?;
     let schema = |which| Arc::new(schema(kind, which).unwrap_or_default());
-    Tool::new(kind.tool_name(), description, schema("input"))
+    let tool = Tool::new(name, description, schema("input"))
         .with_title(title)
         .with_raw_output_schema(schema("output"))
         .with_annotations(
@@ -169,12 +172,13 @@ fn tool(kind: OperationKind) -> Tool {
                 .destructive(kind.effect() == Effect::Change)
                 .idempotent(true)
                 .open_world(false),
-        )
+        );
+    Some(tool)
 }
 
 /// The tools, in the order they are listed.
 static TOOLS: LazyLock<Vec<Tool>> =
-    LazyLock::new(|| OperationKind::ALL.into_iter().map(tool).collect());
+    LazyLock::new(|| OperationKind::ALL.into_iter().filter_map(tool).collect());
 
 /// The tool interface's settings.
 #[derive(Clone, Debug)]
@@ -284,14 +288,13 @@ impl Tools {
             }
             (Credential::Http, None) => return Err(ServiceError::unauthenticated()),
         };
-        let operation = operation(kind, &arguments);
+        let (Some(operation), Some(name)) = (operation(kind, &arguments), kind.tool_name()) else {
+            return Err(ServiceError::not_found("tool"));
+        };
         let context = RequestContext {
             request_id: request_id.clone(),
             client_ip,
-            via: Via::Tool {
-                name: kind.tool_name().to_owned(),
-                arguments: Value::Object(arguments),
-            },
+            via: Via::Tool { name: name.to_owned(), arguments: Value::Object(arguments) },
         };
         let started = std::time::Instant::now();
         let result = self
@@ -487,7 +490,7 @@ impl ServerHandler for Tools {
         context: McpContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let Some(kind) = OperationKind::from_tool_name(&request.name) else {
-            let names: Vec<_> = OperationKind::ALL.iter().map(|k| k.tool_name()).collect();
+            let names: Vec<_> = OperationKind::tools().filter_map(|k| k.tool_name()).collect();
             return Err(ErrorData::invalid_params(
                 format!("There is no tool named `{}`; the tools are {names:?}.", request.name),
                 None,
@@ -513,12 +516,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_operation_is_a_tool_with_a_title_a_description_and_both_schemas() {
-        assert_eq!(TOOLS.len(), OperationKind::ALL.len());
-        for (kind, listed) in OperationKind::ALL.into_iter().zip(TOOLS.iter()) {
-            let name = kind.tool_name();
+    fn every_operation_but_the_export_is_a_tool_with_a_title_a_description_and_both_schemas() {
+        assert_eq!(TOOLS.len(), OperationKind::ALL.len() - 1);
+        assert!(OperationKind::tools().all(|k| k != OperationKind::ExportPrivacyAuditLogs));
+        assert_eq!(OperationKind::from_tool_name("export_privacy_audit_logs"), None);
+        assert!(TOOLS.iter().all(|t| t.name != "export_privacy_audit_logs"));
+        assert_eq!(TOOLS.len(), OperationKind::tools().count());
+        for (kind, listed) in OperationKind::tools().zip(TOOLS.iter()) {
+            let name = kind.tool_name().unwrap_or_default();
             assert_eq!(listed.name, name, "tools are listed in the order of the operations");
-            let (title, description) = describe(kind);
+            let (title, description) = describe(kind).unwrap_or_default();
             assert!(!title.is_empty() && description.len() > 40, "{name} is not described");
             for which in ["input", "output"] {
                 let schema = schema(kind, which)
@@ -540,19 +547,21 @@ mod tests {
     fn arguments_become_the_operation_of_their_tool_and_unknown_ones_are_problems() {
         let arguments = |v: Value| v.as_object().cloned().unwrap_or_default();
         let job = operation(OperationKind::GetJob, &arguments(serde_json::json!({"job_id": "x"})));
-        assert!(matches!(&job, Operation::GetJob(p) if p.job_id == "x" && p.problems.is_empty()));
+        assert!(
+            matches!(&job, Some(Operation::GetJob(p)) if p.job_id == "x" && p.problems.is_empty())
+        );
         let organization =
             operation(OperationKind::GetOrganization, &arguments(serde_json::json!({"x": 1})));
         assert!(matches!(
             &organization,
-            Operation::GetOrganization { problems } if problems.len() == 1 && problems[0].get("field") == Some("x")
+            Some(Operation::GetOrganization { problems }) if problems.len() == 1 && problems[0].get("field") == Some("x")
         ));
         let list = operation(
             OperationKind::ListPrivacyAuditLogs,
             &arguments(serde_json::json!({"limit": "5", "ids": ["a"], "cursor": null})),
         );
         match list {
-            Operation::ListPrivacyAuditLogs(p) => {
+            Some(Operation::ListPrivacyAuditLogs(p)) => {
                 assert_eq!(p.ids, Some(vec!["a".to_owned()]));
                 assert_eq!(p.cursor, None, "a null cursor is no cursor");
                 assert_eq!(p.problems.len(), 1, "a limit given as a string is one problem");

@@ -13,10 +13,130 @@
 //! hash of the entry before the export (or 64 zeros for the chain's first).
 
 use std::io::Write;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
+use futures_core::Stream;
 use recruit_domain::chain::{Ledger, hex};
-use recruit_ports::chain::{ExportQuery, ExportedEntry};
+use recruit_ports::chain::{Export, ExportQuery, ExportStream, ExportedEntry};
 use recruit_ports::{Store, StoreError};
+
+use crate::ServiceError;
+
+/// The media type of an export: newline-delimited JSON.
+pub const MEDIA_TYPE: &str = "application/x-ndjson";
+
+/// The most bytes of lines gathered into one chunk of a download.
+const CHUNK_BYTES: usize = 64 * 1024;
+
+/// An export handed to a transport, already recorded: how many entries follow, a name for
+/// the file, and the lines, in chunks, as the store reads them. A chunk fails if the store
+/// fails mid-way or hands over fewer or more entries than it counted: the transport must then
+/// end the response as cut short, never as complete.
+pub struct Download {
+    /// How many entries (lines) follow.
+    pub count: u64,
+    /// A file name for the download, such as `privacy-audit-logs-org_….ndjson`.
+    pub file_name: String,
+    /// The lines, a chunk at a time.
+    pub chunks: Chunks,
+}
+
+impl std::fmt::Debug for Download {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Download")
+            .field("count", &self.count)
+            .field("file_name", &self.file_name)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The lines of an export in chunks of up to 64 KiB: every line ready when the transport asks
+/// goes into one chunk, so that a fast store fills large chunks and a slow one is not waited
+/// for. It holds whatever must live as long as the download (a slot of the limit on
+/// concurrent exports).
+pub struct Chunks {
+    ledger: Ledger,
+    entries: ExportStream,
+    expected: u64,
+    sent: u64,
+    done: bool,
+    _held: Box<dyn std::any::Any + Send>,
+}
+
+impl std::fmt::Debug for Chunks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Chunks")
+            .field("expected", &self.expected)
+            .field("sent", &self.sent)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Chunks {
+    /// The lines of `export`, of `ledger`, holding `held` until they end.
+    pub fn new(ledger: Ledger, export: Export, held: Box<dyn std::any::Any + Send>) -> Self {
+        Self {
+            ledger,
+            entries: export.entries,
+            expected: export.count,
+            sent: 0,
+            done: false,
+            _held: held,
+        }
+    }
+
+    fn failed(&mut self, cause: String) -> Poll<Option<Result<Vec<u8>, ServiceError>>> {
+        self.done = true;
+        tracing::error!(error = %cause, "an export stopped before its end");
+        Poll::Ready(Some(Err(ServiceError {
+            cause: Some(cause.into()),
+            ..ServiceError::internal()
+        })))
+    }
+}
+
+impl Stream for Chunks {
+    type Item = Result<Vec<u8>, ServiceError>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = &mut *self;
+        if this.done {
+            return Poll::Ready(None);
+        }
+        let mut chunk = Vec::new();
+        loop {
+            match this.entries.as_mut().poll_next(cx) {
+                Poll::Ready(Some(Ok(entry))) => {
+                    this.sent += 1;
+                    if this.sent > this.expected {
+                        return this.failed(format!(
+                            "the export counted {} entries and read more",
+                            this.expected
+                        ));
+                    }
+                    chunk.extend_from_slice(&line(this.ledger, &entry));
+                    if chunk.len() >= CHUNK_BYTES {
+                        return Poll::Ready(Some(Ok(chunk)));
+                    }
+                }
+                Poll::Ready(Some(Err(e))) => return this.failed(e.to_string()),
+                Poll::Ready(None) => {
+                    if this.sent != this.expected {
+                        return this.failed(format!(
+                            "the export counted {} entries and read {}",
+                            this.expected, this.sent
+                        ));
+                    }
+                    this.done = true;
+                    return Poll::Ready((!chunk.is_empty()).then_some(Ok(chunk)));
+                }
+                Poll::Pending if chunk.is_empty() => return Poll::Pending,
+                Poll::Pending => return Poll::Ready(Some(Ok(chunk))),
+            }
+        }
+    }
+}
 
 /// Why an export stopped.
 #[derive(Debug, thiserror::Error)]
@@ -82,6 +202,81 @@ mod tests {
     use recruit_domain::chain::{GENESIS, canonical_json, entry_hash, parse_hex};
     use recruit_domain::{OrganizationId, Timestamp, Uuid};
     use recruit_ports::chain::ChainEntry;
+
+    /// An export of `n` entries that claims `count`, its stream failing after `fail_after`
+    /// when given.
+    fn export_of(n: u64, count: u64, fail_after: Option<u64>) -> Export {
+        struct Entries(u64, u64, Option<u64>);
+        impl Stream for Entries {
+            type Item = Result<ExportedEntry, StoreError>;
+            fn poll_next(
+                mut self: Pin<&mut Self>,
+                _: &mut Context<'_>,
+            ) -> Poll<Option<Self::Item>> {
+                let Self(sent, n, fail_after) = &mut *self;
+                if Some(*sent) == *fail_after {
+                    *fail_after = None;
+                    return Poll::Ready(Some(Err(StoreError::other("the connection was lost"))));
+                }
+                if *sent == *n {
+                    return Poll::Ready(None);
+                }
+                *sent += 1;
+                let canonical = format!("{{\"n\":{sent},\"pad\":\"{}\"}}", "x".repeat(200));
+                Poll::Ready(Some(Ok(ExportedEntry {
+                    organization_id: OrganizationId::from_uuid(Uuid::from_u128(0xA)),
+                    time: Timestamp::parse("2026-11-24T00:00:00Z").unwrap(),
+                    entry: ChainEntry {
+                        id: Uuid::from_u128(u128::from(*sent)),
+                        position: i64::try_from(*sent).ok(),
+                        prev_hash: None,
+                        hash: None,
+                        canonical: canonical.into_bytes(),
+                    },
+                })))
+            }
+        }
+        Export { count, entries: Box::pin(Entries(0, n, fail_after)) }
+    }
+
+    /// Every chunk, and how the chunks ended: `Ok` when whole.
+    fn drain(mut chunks: Chunks) -> (Vec<u8>, Result<(), ServiceError>) {
+        let mut all = vec![];
+        let waker = std::task::Waker::noop();
+        let mut cx = Context::from_waker(waker);
+        loop {
+            match Pin::new(&mut chunks).poll_next(&mut cx) {
+                Poll::Ready(Some(Ok(chunk))) => {
+                    assert!(!chunk.is_empty() && chunk.len() < CHUNK_BYTES + 1024);
+                    all.extend(chunk);
+                }
+                Poll::Ready(Some(Err(e))) => {
+                    assert!(matches!(Pin::new(&mut chunks).poll_next(&mut cx), Poll::Ready(None)));
+                    return (all, Err(e));
+                }
+                Poll::Ready(None) => return (all, Ok(())),
+                Poll::Pending => unreachable!("the entries are always ready"),
+            }
+        }
+    }
+
+    #[test]
+    fn chunks_carry_every_line_and_fail_when_the_export_is_cut_or_miscounted() {
+        let (bytes, end) =
+            drain(Chunks::new(Ledger::Privacy, export_of(1000, 1000, None), Box::new(())));
+        assert!(end.is_ok());
+        assert_eq!(bytes.iter().filter(|b| **b == b'\n').count(), 1000);
+        // The store failing mid-way, fewer entries than counted, more: each ends in an error
+        // after the lines read so far, so a transport cuts the response.
+        for (n, count, fail_after) in
+            [(1000, 1000, Some(400)), (999, 1000, None), (1001, 1000, None)]
+        {
+            let (bytes, end) =
+                drain(Chunks::new(Ledger::Privacy, export_of(n, count, fail_after), Box::new(())));
+            assert_eq!(end.unwrap_err().code, recruit_domain::ErrorCode::Internal);
+            assert!(bytes.iter().filter(|b| **b == b'\n').count() <= 1000);
+        }
+    }
 
     #[test]
     fn a_line_carries_what_proves_its_entry() {

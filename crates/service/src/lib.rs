@@ -38,7 +38,8 @@ pub mod verify;
 
 pub use error::{ServiceError, guarded, log_failure};
 pub use operation::{
-    Caller, Credential, Done, Effect, GetJobParams, GetUserParams, ListParams, Operation,
-    OperationKind, Outcome, RecordParams, Recorded, RequestContext, UpdateUserParams, Via,
+    Caller, Credential, Done, Effect, ExportParams, GetJobParams, GetUserParams, ListParams,
+    Operation, OperationKind, Outcome, RecordParams, Recorded, RequestContext, UpdateUserParams,
+    Via,
 };
 pub use service::{IdempotencyConfig, Service, ServiceConfig};

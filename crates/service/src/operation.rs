@@ -76,6 +76,19 @@ pub struct ListParams {
     pub problems: Vec<ErrorDetail>,
 }
 
+/// The parameters of exporting the privacy audit ledger, raw, as a transport received them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ExportParams {
+    /// `timestamp_gte`, required.
+    pub timestamp_gte: Option<String>,
+    /// `timestamp_lt`, required.
+    pub timestamp_lt: Option<String>,
+    /// The values of `ids`, when the parameter was given (possibly none).
+    pub ids: Option<Vec<String>>,
+    /// Problems the transport found itself, reported together with the service's own.
+    pub problems: Vec<ErrorDetail>,
+}
+
 /// The parameters of reading a job, raw.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GetJobParams {
@@ -139,6 +152,8 @@ pub struct RecordParams {
 pub enum Operation {
     /// One page of the privacy audit ledger.
     ListPrivacyAuditLogs(ListParams),
+    /// Every entry of a window of the privacy audit ledger, streamed.
+    ExportPrivacyAuditLogs(ExportParams),
     /// One job.
     GetJob(GetJobParams),
     /// Record accesses to personal data in the privacy ledger.
@@ -166,6 +181,7 @@ impl Operation {
     pub fn kind(&self) -> OperationKind {
         match self {
             Self::ListPrivacyAuditLogs(_) => OperationKind::ListPrivacyAuditLogs,
+            Self::ExportPrivacyAuditLogs(_) => OperationKind::ExportPrivacyAuditLogs,
             Self::GetJob(_) => OperationKind::GetJob,
             Self::GetOrganization { .. } => OperationKind::GetOrganization,
             Self::RecordPrivacyAccesses(_) => OperationKind::RecordPrivacyAccesses,
@@ -213,6 +229,8 @@ operation_kinds! {
     UpdateUser,
     /// `getLatestPrivacyAuditLogCheckpoint`.
     GetLatestPrivacyAuditLogCheckpoint,
+    /// `exportPrivacyAuditLogs`.
+    ExportPrivacyAuditLogs,
 }
 
 /// What an operation does to stored data.
@@ -237,12 +255,15 @@ impl OperationKind {
             Self::GetUser => "getUser",
             Self::UpdateUser => "updateUser",
             Self::GetLatestPrivacyAuditLogCheckpoint => "getLatestPrivacyAuditLogCheckpoint",
+            Self::ExportPrivacyAuditLogs => "exportPrivacyAuditLogs",
         }
     }
 
-    /// The name of the operation's tool in the tool interface.
-    pub fn tool_name(self) -> &'static str {
-        match self {
+    /// The name of the operation's tool in the tool interface, if it has one. An export has
+    /// none: its answer is a stream of any size, which a tool's single result cannot carry,
+    /// and an agent reads the ledger a page at a time.
+    pub fn tool_name(self) -> Option<&'static str> {
+        Some(match self {
             Self::ListPrivacyAuditLogs => "list_privacy_audit_logs",
             Self::GetJob => "get_job",
             Self::GetOrganization => "get_organization",
@@ -250,20 +271,26 @@ impl OperationKind {
             Self::GetUser => "get_user",
             Self::UpdateUser => "update_user",
             Self::GetLatestPrivacyAuditLogCheckpoint => "get_latest_privacy_audit_log_checkpoint",
-        }
+            Self::ExportPrivacyAuditLogs => return None,
+        })
+    }
+
+    /// The operations of the tool interface, in the order it lists them.
+    pub fn tools() -> impl Iterator<Item = Self> {
+        Self::ALL.into_iter().filter(|kind| kind.tool_name().is_some())
     }
 
     /// The operation whose tool is called `name`.
     pub fn from_tool_name(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|kind| kind.tool_name() == name)
+        Self::tools().find(|kind| kind.tool_name() == Some(name))
     }
 
     /// The scope the token needs.
     pub fn scope(self) -> Scope {
         match self {
-            Self::ListPrivacyAuditLogs | Self::GetLatestPrivacyAuditLogCheckpoint => {
-                Scope::AuditLogsRead
-            }
+            Self::ListPrivacyAuditLogs
+            | Self::GetLatestPrivacyAuditLogCheckpoint
+            | Self::ExportPrivacyAuditLogs => Scope::AuditLogsRead,
             Self::GetJob => Scope::JobsRead,
             Self::GetOrganization => Scope::OrganizationRead,
             Self::RecordPrivacyAccesses => Scope::AuditLogsWrite,
@@ -277,7 +304,9 @@ impl OperationKind {
     /// itself, once it has it.
     pub fn permission(self) -> Option<(Permission, &'static str)> {
         match self {
-            Self::ListPrivacyAuditLogs | Self::GetLatestPrivacyAuditLogCheckpoint => Some((
+            Self::ListPrivacyAuditLogs
+            | Self::GetLatestPrivacyAuditLogCheckpoint
+            | Self::ExportPrivacyAuditLogs => Some((
                 Permission::ReadAuditLogs,
                 "Reading the privacy audit ledger needs the READ_AUDIT_LOGS permission, which \
                  only owners of the organization hold.",
@@ -294,9 +323,9 @@ impl OperationKind {
     /// The class whose rate limit the operation counts against.
     pub fn class(self) -> OperationClass {
         match self {
-            Self::ListPrivacyAuditLogs | Self::GetLatestPrivacyAuditLogCheckpoint => {
-                OperationClass::LedgerRead
-            }
+            Self::ListPrivacyAuditLogs
+            | Self::GetLatestPrivacyAuditLogCheckpoint
+            | Self::ExportPrivacyAuditLogs => OperationClass::LedgerRead,
             Self::GetJob | Self::GetOrganization | Self::GetUser => OperationClass::Read,
             Self::RecordPrivacyAccesses | Self::UpdateUser => OperationClass::Write,
         }
@@ -309,7 +338,8 @@ impl OperationKind {
         match self {
             Self::ListPrivacyAuditLogs
             | Self::RecordPrivacyAccesses
-            | Self::GetLatestPrivacyAuditLogCheckpoint => true,
+            | Self::GetLatestPrivacyAuditLogCheckpoint
+            | Self::ExportPrivacyAuditLogs => true,
             Self::GetJob | Self::GetOrganization | Self::GetUser | Self::UpdateUser => false,
         }
     }
@@ -321,7 +351,8 @@ impl OperationKind {
             | Self::GetJob
             | Self::GetOrganization
             | Self::GetUser
-            | Self::GetLatestPrivacyAuditLogCheckpoint => Effect::Read,
+            | Self::GetLatestPrivacyAuditLogCheckpoint
+            | Self::ExportPrivacyAuditLogs => Effect::Read,
             Self::RecordPrivacyAccesses => Effect::Append,
             Self::UpdateUser => Effect::Change,
         }
@@ -337,13 +368,14 @@ impl OperationKind {
             | Self::GetOrganization
             | Self::GetUser
             | Self::UpdateUser
-            | Self::GetLatestPrivacyAuditLogCheckpoint => false,
+            | Self::GetLatestPrivacyAuditLogCheckpoint
+            | Self::ExportPrivacyAuditLogs => false,
         }
     }
 }
 
 /// What an operation returns; serialized, the body of its success.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Debug, serde::Serialize)]
 #[serde(untagged)]
 pub enum Outcome {
     /// A page of the privacy audit ledger.
@@ -360,6 +392,9 @@ pub enum Outcome {
     /// request with the same idempotency key).
     #[serde(skip)]
     Recorded(Recorded),
+    /// A download: a body streamed as it is read, which only the REST API serves.
+    #[serde(skip)]
+    Download(crate::export::Download),
 }
 
 /// The response of a write with an idempotency key, replayed byte for byte.
@@ -379,6 +414,12 @@ impl Outcome {
     pub fn to_json(&self) -> Result<serde_json::Value, ServiceError> {
         let json = match self {
             Self::Recorded(r) => serde_json::from_slice(&r.body),
+            Self::Download(_) => {
+                return Err(ServiceError {
+                    cause: Some("a download has no JSON form".into()),
+                    ..ServiceError::internal()
+                });
+            }
             other => serde_json::to_value(other),
         };
         json.map_err(|e| ServiceError {
@@ -408,7 +449,7 @@ impl std::fmt::Debug for Credential {
 }
 
 /// A completed operation.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Debug)]
 pub struct Done {
     /// What it returned.
     pub outcome: Outcome,

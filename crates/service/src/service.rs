@@ -53,6 +53,11 @@ pub struct ServiceConfig {
     /// The key checkpoints of the ledgers' chains are signed with; without one, the latest
     /// checkpoint is NOT_IMPLEMENTED.
     pub checkpoint_key: Option<CheckpointKey>,
+    /// How long the ledgers keep their entries; an export's window may be as long.
+    pub ledger_retention: recruit_domain::Retention,
+    /// The most exports streaming at once; each holds a connection of the store while it
+    /// streams. More are refused with RATE_LIMITED until one ends.
+    pub max_exports: usize,
 }
 
 /// How idempotency keys of writes are kept.
@@ -82,6 +87,8 @@ impl ServiceConfig {
             rate_limits: RateLimitConfig::DEFAULT,
             idempotency: IdempotencyConfig::DEFAULT,
             checkpoint_key: None,
+            ledger_retention: recruit_domain::Retention::DEFAULT,
+            max_exports: 2,
         }
     }
 }
@@ -95,6 +102,8 @@ pub struct Service {
     touched: Mutex<HashMap<ApiTokenId, Instant>>,
     /// Audit ledger entries written so far: the API ledger's, and the tool-interface ledger's.
     recorded: [AtomicU64; 2],
+    /// A slot for each export that may stream at once.
+    exports: Arc<tokio::sync::Semaphore>,
 }
 
 impl std::fmt::Debug for Service {
@@ -116,10 +125,11 @@ impl Service {
         let limits = RateLimits::new(config.rate_limits);
         Self {
             store,
-            config,
             limits,
             touched: Mutex::new(HashMap::new()),
             recorded: Default::default(),
+            exports: Arc::new(tokio::sync::Semaphore::new(config.max_exports.max(1))),
+            config,
         }
     }
 
@@ -178,6 +188,10 @@ impl Service {
                     .list_privacy_audit_logs(&caller, context, params)
                     .await
                     .map(Outcome::PrivacyAuditLogs),
+                Operation::ExportPrivacyAuditLogs(params) => self
+                    .export_privacy_audit_logs(&caller, context, params)
+                    .await
+                    .map(Outcome::Download),
                 Operation::GetJob(params) => self.get_job(&caller, params).await.map(Outcome::Job),
                 Operation::RecordPrivacyAccesses(params) => self
                     .record_privacy_accesses(&caller, context, params)
@@ -363,6 +377,63 @@ impl Service {
             _ => None,
         };
         Ok(Page { data: page.entries, pagination: Pagination { next_cursor } })
+    }
+
+    /// Every entry of a window of the caller's organization's privacy audit ledger, as NDJSON
+    /// lines with their chain fields ([`crate::export::line`]), in the order of time and id.
+    /// Needs what listing needs; the window may span the ledgers' whole retention period. The
+    /// export is recorded in the API audit ledger (operation `exportPrivacyAuditLogs`, a
+    /// download, with its filters and count), committed before the first line is handed over;
+    /// it reads one snapshot, so exactly that count follows. At most
+    /// [`ServiceConfig::max_exports`] stream at once: past that, RATE_LIMITED.
+    async fn export_privacy_audit_logs(
+        &self,
+        caller: &Caller,
+        context: &RequestContext,
+        params: crate::ExportParams,
+    ) -> Result<crate::export::Download, ServiceError> {
+        let mut problems = params.problems;
+        let window = window(&mut problems, params.timestamp_gte, params.timestamp_lt, |gte, lt| {
+            TimeWindow::within(gte, lt, self.config.ledger_retention)
+        });
+        let ids = ids(&mut problems, params.ids);
+        let window = match window {
+            Some(window) if problems.is_empty() => window,
+            _ => return Err(ServiceError::validation(problems)),
+        };
+        let slot = Arc::clone(&self.exports).try_acquire_owned().map_err(|_| ServiceError {
+            retry_after: Some(Duration::from_secs(5)),
+            ..ServiceError::new(
+                ErrorCode::RateLimited,
+                format!(
+                    "The server streams at most {} exports at once; retry when one has ended.",
+                    self.config.max_exports.max(1)
+                ),
+            )
+        })?;
+        let organization = caller.token.organization_id;
+        let ledger = recruit_domain::chain::Ledger::Privacy;
+        let query = recruit_ports::chain::ExportQuery {
+            ledger,
+            organization: Some(organization),
+            from: Some(window.gte()),
+            to: Some(window.lt()),
+            ids: ids.as_ref().map(|ids| ids.iter().map(|id| id.uuid()).collect()),
+        };
+        let filters = serde_json::json!({
+            "activity_category": ActivityCategory::Download.as_str(),
+            "timestamp_gte": window.gte(),
+            "timestamp_lt": window.lt(),
+            "ids": ids.as_ref().map(|ids| ids.iter().collect::<Vec<_>>()),
+        });
+        let kind = OperationKind::ExportPrivacyAuditLogs;
+        let record = audit_record(caller, context, kind, filters, None);
+        let export = self.store.export(&query, Some(&record)).await?;
+        Ok(crate::export::Download {
+            count: export.count,
+            file_name: format!("privacy-audit-logs-{organization}.ndjson"),
+            chunks: crate::export::Chunks::new(ledger, export, Box::new(slot)),
+        })
     }
 
     /// What the audit ledgers record of a read.
@@ -852,7 +923,7 @@ fn profile_entry(
 ) -> LedgerEntry {
     let path = match &context.via {
         Via::Rest => kind.operation_id(),
-        Via::Tool { .. } => kind.tool_name(),
+        Via::Tool { name, .. } => kind.tool_name().unwrap_or(name),
     };
     LedgerEntry {
         organization_id: caller.token.organization_id,
@@ -929,11 +1000,16 @@ struct ListInput {
     cursor: Option<String>,
 }
 
-/// Validates the list's parameters, reporting every problem at once.
-fn validate_list(params: ListParams) -> Result<ListInput, ServiceError> {
-    let mut problems = params.problems;
+/// The window of `timestamp_gte` and `timestamp_lt` by `rule`, or `None` with the problems
+/// noted: each missing or malformed value, then the rule's refusal.
+fn window(
+    problems: &mut Vec<ErrorDetail>,
+    gte: Option<String>,
+    lt: Option<String>,
+    rule: impl FnOnce(Timestamp, Timestamp) -> Result<TimeWindow, recruit_domain::TimeWindowError>,
+) -> Option<TimeWindow> {
     let mut timestamp = |name: &str, value: Option<String>| match value {
-        None if crate::problems::reported(&problems, name) => None,
+        None if crate::problems::reported(problems, name) => None,
         None => {
             problems.push(crate::problems::missing(name));
             None
@@ -946,19 +1022,53 @@ fn validate_list(params: ListParams) -> Result<ListInput, ServiceError> {
             }
         },
     };
-    let gte = timestamp("timestamp_gte", params.timestamp_gte);
-    let lt = timestamp("timestamp_lt", params.timestamp_lt);
-    let window = match (gte, lt) {
-        (Some(gte), Some(lt)) => match TimeWindow::new(gte, lt) {
-            Ok(w) => Some(w),
-            // Every refusal of the domain's rule, this version's and any later one's.
-            Err(e) => {
-                problems.push(ErrorDetail::field("timestamp_lt", e));
-                None
-            }
-        },
-        _ => None,
-    };
+    let gte = timestamp("timestamp_gte", gte);
+    let lt = timestamp("timestamp_lt", lt);
+    match rule(gte?, lt?) {
+        Ok(w) => Some(w),
+        // Every refusal of the domain's rule, this version's and any later one's.
+        Err(e) => {
+            problems.push(ErrorDetail::field("timestamp_lt", e));
+            None
+        }
+    }
+}
+
+/// The filter of `ids`, or `None`, with the problems of its values noted.
+fn ids(
+    problems: &mut Vec<ErrorDetail>,
+    values: Option<Vec<String>>,
+) -> Option<IdFilter<PrivacyAuditLogResource>> {
+    let values = values?;
+    // How many values a filter takes is the domain's rule, and so is its wording; it is
+    // checked first, so that a list far too long is one problem, not one per value.
+    if let Err(e) = IdFilter::<PrivacyAuditLogResource>::check_len(values.len()) {
+        problems.push(ErrorDetail::field("ids", e));
+        return None;
+    }
+    let mut parsed = Vec::with_capacity(values.len());
+    for (i, v) in values.iter().enumerate() {
+        match PrivacyAuditLogId::parse(v) {
+            Ok(id) => parsed.push(id),
+            Err(e) => problems.push(ErrorDetail::field("ids", format!("value {} {e}", i + 1))),
+        }
+    }
+    if parsed.len() < values.len() {
+        return None;
+    }
+    match IdFilter::new(parsed) {
+        Ok(filter) => Some(filter),
+        Err(e) => {
+            problems.push(ErrorDetail::field("ids", e));
+            None
+        }
+    }
+}
+
+/// Validates the list's parameters, reporting every problem at once.
+fn validate_list(params: ListParams) -> Result<ListInput, ServiceError> {
+    let mut problems = params.problems;
+    let window = window(&mut problems, params.timestamp_gte, params.timestamp_lt, TimeWindow::new);
     let limit = match params.limit {
         None => Some(PageLimit::DEFAULT),
         Some(v) => match v.parse::<PageLimit>() {
@@ -969,31 +1079,7 @@ fn validate_list(params: ListParams) -> Result<ListInput, ServiceError> {
             }
         },
     };
-    let ids = params.ids.and_then(|values| {
-        // How many values a filter takes is the domain's rule, and so is its wording; it is
-        // checked first, so that a list far too long is one problem, not one per value.
-        if let Err(e) = IdFilter::<PrivacyAuditLogResource>::check_len(values.len()) {
-            problems.push(ErrorDetail::field("ids", e));
-            return None;
-        }
-        let mut parsed = Vec::with_capacity(values.len());
-        for (i, v) in values.iter().enumerate() {
-            match PrivacyAuditLogId::parse(v) {
-                Ok(id) => parsed.push(id),
-                Err(e) => problems.push(ErrorDetail::field("ids", format!("value {} {e}", i + 1))),
-            }
-        }
-        if parsed.len() < values.len() {
-            return None;
-        }
-        match IdFilter::new(parsed) {
-            Ok(filter) => Some(filter),
-            Err(e) => {
-                problems.push(ErrorDetail::field("ids", e));
-                None
-            }
-        }
-    });
+    let ids = ids(&mut problems, params.ids);
     match (window, limit) {
         (Some(window), Some(limit)) if problems.is_empty() => {
             Ok(ListInput { window, ids, limit, cursor: params.cursor })

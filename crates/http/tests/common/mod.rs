@@ -138,7 +138,7 @@ impl Fixture {
         let (parts, body) = response.into_parts();
         let bytes = body.collect().await.unwrap().to_bytes();
         let json = serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null);
-        (status, hyper::Response::from_parts(parts, http_body_util::Full::new(bytes)), json)
+        (status, hyper::Response::from_parts(parts, recruit_http::Body::from(bytes)), json)
     }
 }
 
