@@ -391,7 +391,10 @@ def scenario_export(url, args):
     """`recruitd audit export --ledger privacy -` (to /dev/null) of the generated ledger,
     against PostgreSQL writing the same rows in the same order (`COPY (SELECT …) TO STDOUT`,
     discarded): entries per second, their ratio, and the export's peak memory, which must not
-    grow with the ledger."""
+    grow with the ledger. Then the same through the server: `GET
+    /v1/audit-logs/privacy/export` of the largest organization's whole ledger, read to its
+    end, against COPY of that organization's rows, with the server's peak memory before and
+    after."""
     imported, entries = load_generated(url, args)
     rows = []
     for run in range(2):
@@ -416,6 +419,51 @@ def scenario_export(url, args):
            "export peak RSS MiB"), rows)
     print(f"\n(import of the generated data, chained: {imported:.0f} s; --organizations "
           f"{args.organizations})")
+
+    org, count = psql(url, "SELECT organization_id, count(*) FROM privacy_audit_logs "
+                           "GROUP BY 1 ORDER BY 2 DESC LIMIT 1").split("|")
+    count = int(count)
+    owner = psql(url, f"SELECT id FROM users WHERE organization_id = '{org}' AND role = 'OWNER' "
+                      "LIMIT 1")
+    session = Session(url)
+    _, secret = new_token(session, org, owner)
+    session.close()
+    now = time.time()
+    gte = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now - 700 * 86400))
+    lt = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now + 86400))
+    server = Server(url)
+    rows = []
+    try:
+        before = server.peak_rss_mib()
+        for run in range(2):
+            started = time.monotonic()
+            request = urllib.request.Request(
+                f"{server.base}/v1/audit-logs/privacy/export?timestamp_gte={gte}&timestamp_lt={lt}",
+                headers={"Authorization": f"Bearer {secret}"})
+            lines = 0
+            with urllib.request.urlopen(request, timeout=600) as response:
+                announced = int(response.headers["Recruitd-Export-Count"])
+                while chunk := response.read(1 << 20):
+                    lines += chunk.count(b"\n")
+            export = time.monotonic() - started
+            if lines != announced or lines != count:
+                sys.exit(f"the export sent {lines} lines of {announced} announced, {count} stored")
+            started = time.monotonic()
+            subprocess.run([pg_bin("psql"), url, "-X", "-q", "-c",
+                            f"COPY (SELECT * FROM privacy_audit_logs WHERE organization_id = "
+                            f"'{org}' ORDER BY access_time, id) TO STDOUT"],
+                           check=True, stdout=subprocess.DEVNULL)
+            read = time.monotonic() - started
+            rows.append((run + 1, f"{lines:,}", f"{lines / export:,.0f}",
+                         f"{lines / read:,.0f}", f"{read / export:.2f}", f"{before:.1f}",
+                         f"{server.peak_rss_mib():.1f}"))
+    finally:
+        server.stop()
+    print()
+    table(("run", "entries", "HTTP export entries/s", "COPY entries/s", "ratio",
+           "server peak RSS MiB before", "after"), rows)
+    print("\n(GET /v1/audit-logs/privacy/export of one organization, read by urllib in 1 MiB "
+          "reads)")
 
 
 def scenario_verify(url, args):

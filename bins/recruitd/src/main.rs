@@ -325,6 +325,25 @@ enum AuditCommand {
         /// Where to write the export.
         file: PathBuf,
     },
+    /// Summarise one month of an organization's privacy ledger for its monthly review: per
+    /// account, the accesses, the bulk accesses, the accesses outside the organization's work
+    /// hours, and every download listed (each needs its reason checked), with the exports of
+    /// the ledger through the API.
+    Review {
+        /// The month, `YYYY-MM`.
+        #[arg(long)]
+        month: recruit_service::review::Month,
+        /// Only this organization; without it, every organization with a privacy ledger.
+        #[arg(long)]
+        org: Option<OrganizationId>,
+        /// The UTC offset the month and the work hours are read at (`+09:00`, `Z`): the
+        /// organization's own. The ledger keeps instants, the work hours wall-clock times.
+        #[arg(long, default_value = "Z")]
+        utc_offset: recruit_service::review::UtcOffset,
+        /// One JSON object per organization and line (NDJSON).
+        #[arg(long)]
+        json: bool,
+    },
     /// Write a new Ed25519 private key for signing checkpoints to FILE (readable by its owner
     /// only; an existing file is never overwritten) and print its public key.
     Keygen {
@@ -501,6 +520,35 @@ async fn run(
             Ok(())
         }
         Command::Audit(AuditCommand::Keygen { .. }) => unreachable!("handled before the store"),
+        Command::Audit(AuditCommand::Review { month, org, utc_offset, json }) => {
+            let orgs = match org {
+                Some(org) => vec![org],
+                None => {
+                    let mut orgs: Vec<_> = store
+                        .chain_heads(None)
+                        .await?
+                        .into_iter()
+                        .filter(|h| h.ledger == "privacy")
+                        .map(|h| h.organization_id)
+                        .collect();
+                    orgs.sort_unstable();
+                    orgs.dedup();
+                    orgs.into_iter().map(OrganizationId::from_uuid).collect()
+                }
+            };
+            for org in orgs {
+                let review =
+                    recruit_service::review::review(store.as_ref(), org, month, utc_offset)
+                        .await
+                        .map_err(|e| Failure(format!("cannot review {org}: {e}")))?;
+                if json {
+                    print(&serde_json::to_string(&review).unwrap_or_default());
+                } else {
+                    print(&review.to_string());
+                }
+            }
+            Ok(())
+        }
         Command::Audit(AuditCommand::Export { ledger, org, from, to, file }) => {
             let query = recruit_ports::chain::ExportQuery {
                 ledger: ledger.into(),

@@ -525,3 +525,88 @@ async fn exports_prove_every_entry_on_postgresql() {
         exports_prove_every_entry(&url, dir.path());
     });
 }
+
+/// `audit review --month` counts each account's accesses of the month at the given offset,
+/// its bulk accesses and the records they covered, its accesses outside the organization's
+/// work hours (organization A works Mondays 09:00 to 17:00), and lists every download.
+#[test]
+fn the_monthly_review_counts_per_account_and_lists_every_download() {
+    use recruit_domain::model::{ActivityCategory, BulkQuery, DataSubject};
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("recruitd.db").display());
+    let document = dir.path().join("world.json");
+    std::fs::write(&document, serde_json::to_string(&world()).unwrap()).unwrap();
+    run(&url, &["import", document.to_str().unwrap()]);
+    let at = |s: &str| s.parse::<recruit_domain::Timestamp>().unwrap();
+    let account =
+        |n: u128| recruit_domain::AccountId::from_uuid(recruit_domain::Uuid::from_u128(n));
+    let entry = |n: u128, who: u128, when: &str, category: &str| {
+        let mut e = ledger_entry(ORG_A, 1, at(when));
+        e.entry.id = recruit_domain::PrivacyAuditLogId::from_uuid(recruit_domain::Uuid::from_u128(
+            0xDE00 | n,
+        ));
+        e.entry.account_id = account(who);
+        e.entry.activity_category = ActivityCategory::from(category);
+        e
+    };
+    let mut bulk = entry(3, 0xA1, "2026-10-05T11:00:00Z", "BULK_READ");
+    bulk.entry.data_subject = DataSubject::Bulk {
+        bulk_count: Some(50),
+        query: BulkQuery::EmployeeSearch { values: vec!["kim".into()] },
+    };
+    let entries = [
+        // 10:00 on a Monday in Seoul: within the work hours.
+        entry(1, 0xA1, "2026-10-05T01:00:00Z", "READ"),
+        // 03:00 on a Saturday.
+        entry(2, 0xA1, "2026-10-09T18:00:00Z", "DOWNLOAD"),
+        // 20:00 on a Monday.
+        bulk,
+        // 01:00 on the first of October in Seoul, still September in UTC.
+        entry(4, 0xB2, "2026-09-30T16:00:00Z", "READ"),
+    ];
+    let ledger = dir.path().join("october.ndjson");
+    let lines: Vec<String> = entries.iter().map(|e| serde_json::to_string(e).unwrap()).collect();
+    std::fs::write(&ledger, lines.join("\n") + "\n").unwrap();
+    run(&url, &["import", ledger.to_str().unwrap()]);
+
+    let org = recruit_domain::OrganizationId::from_uuid(recruit_domain::Uuid::from_u128(ORG_A));
+    let review = |offset: &str| {
+        let args = ["audit", "review", "--month", "2026-10", "--utc-offset", offset, "--json"];
+        let (ok, stdout, stderr) = output(&url, &args);
+        assert!(ok, "{stderr}");
+        let reviews: Vec<Value> =
+            stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        reviews.into_iter().find(|r| r["organization_id"] == org.to_string()).unwrap()
+    };
+    let seoul = review("+09:00");
+    assert_eq!(seoul["accesses"], 4, "{seoul}");
+    assert_eq!(seoul["from"], "2026-09-30T15:00:00Z");
+    assert!(seoul["work_hours_notes"][0].as_str().unwrap().contains("HOLIDAY"));
+    let of = |review: &Value, who: u128| {
+        let id = account(who).to_string();
+        review["accounts"].as_array().unwrap().iter().find(|a| a["account_id"] == id).cloned()
+    };
+    let a1 = of(&seoul, 0xA1).unwrap();
+    assert_eq!(
+        (&a1["accesses"], &a1["bulk_accesses"], &a1["bulk_records"], &a1["outside_work_hours"]),
+        (&3.into(), &1.into(), &50.into(), &2.into()),
+        "{a1}"
+    );
+    let downloads = a1["downloads"].as_array().unwrap();
+    assert_eq!(downloads.len(), 1);
+    assert_eq!(downloads[0]["access_time"], "2026-10-09T18:00:00Z");
+    let b2 = of(&seoul, 0xB2).unwrap();
+    assert_eq!((&b2["accesses"], &b2["outside_work_hours"]), (&1.into(), &1.into()));
+
+    // In UTC, the entry of the first of October in Seoul is September's.
+    let utc = review("Z");
+    assert_eq!(utc["accesses"], 3);
+    assert!(of(&utc, 0xB2).is_none());
+    // The text for people lists the download.
+    let (ok, text, _) =
+        output(&url, &["audit", "review", "--month", "2026-10", "--org", &org.to_string()]);
+    assert!(ok && text.contains("Downloads, at UTC+00:00: check the reason for each."), "{text}");
+    assert!(text.contains("2026-10-09T18:00:00Z"), "{text}");
+    let (ok, _, stderr) = output(&url, &["audit", "review", "--month", "2026-13"]);
+    assert!(!ok && stderr.contains("YYYY-MM"), "{stderr}");
+}

@@ -1034,3 +1034,60 @@ fn the_server_signs_every_chain_when_it_starts() {
     assert!(stored.lines().all(|l| !l.contains("BAD_CHECKPOINT")), "{stored}");
     drop(server);
 }
+
+/// The body of a chunked HTTP/1.1 response, if it ends with its last chunk.
+fn dechunk(mut raw: &str) -> Option<String> {
+    let mut body = String::new();
+    loop {
+        let (size, rest) = raw.split_once("\r\n")?;
+        let size = usize::from_str_radix(size.trim(), 16).ok()?;
+        if size == 0 {
+            return Some(body);
+        }
+        body.push_str(rest.get(..size)?);
+        raw = rest.get(size..)?.strip_prefix("\r\n")?;
+    }
+}
+
+/// An export through the server is chunked NDJSON that ends with its last chunk and holds the
+/// count it announces; the monthly review lists it as a download of the owner who made it.
+#[test]
+fn an_export_streams_through_the_server_and_shows_in_the_monthly_review() {
+    let dir = tempfile::tempdir().unwrap();
+    let (url, secret) = sqlite_world(dir.path());
+    let server = Server::start(&url);
+    let mut stream = TcpStream::connect(("127.0.0.1", server.port)).expect("connects");
+    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    write!(
+        stream,
+        "GET /v1/audit-logs/privacy/export?{WINDOW} HTTP/1.1\r\nHost: localhost\r\n\
+         Authorization: Bearer {secret}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let (status, headers, raw) = response(stream);
+    assert_eq!(status, 200, "{raw}");
+    assert_eq!(header(&headers, "transfer-encoding"), "chunked");
+    assert_eq!(header(&headers, "content-type"), "application/x-ndjson");
+    let count: usize = header(&headers, "recruitd-export-count").parse().unwrap();
+    let body = dechunk(&raw).expect("the response ends with its last chunk");
+    assert_eq!(body.lines().count(), count);
+    assert!(count > 0);
+    for line in body.lines() {
+        let line: Value = serde_json::from_str(line).unwrap();
+        assert_eq!(line["ledger"], "privacy");
+        assert!(line["hash"].as_str().is_some_and(|h| h.len() == 64), "{line}");
+    }
+    drop(server);
+
+    let month = &recruit_domain::Timestamp::now().to_string()[..7];
+    let review = cli(&url, &["audit", "review", "--month", month, "--json"]);
+    let exports: Vec<Value> = review
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .flat_map(|r| r["accounts"].as_array().cloned().unwrap_or_default())
+        .flat_map(|a| a["ledger_exports"].as_array().cloned().unwrap_or_default())
+        .collect();
+    assert_eq!(exports.len(), 1, "{review}");
+    assert_eq!(exports[0]["entries"], count);
+    assert_eq!(exports[0]["filters"]["activity_category"], "DOWNLOAD");
+}
