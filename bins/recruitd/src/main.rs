@@ -116,6 +116,30 @@ enum Command {
     /// Read the audit ledgers.
     #[command(subcommand)]
     Audit(AuditCommand),
+    /// Keep the ledgers: retention.
+    #[command(subcommand)]
+    Ledger(LedgerCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum LedgerCommand {
+    /// Remove what the ledgers recorded before the retention period (`--ledger-retention`),
+    /// a whole month at a time: first export it to `--export-dir` (one NDJSON file a ledger,
+    /// with the chain fields that prove it), then sign and store a cut of each chain at the
+    /// last entry removed (`--checkpoint-key`), so that `audit verify` proves what remains,
+    /// then remove it. With `--dry-run`, say what would go and change nothing.
+    Retention {
+        /// Where the exports of what is removed are written (a directory). Required unless
+        /// `--dry-run`.
+        #[arg(long, env = "RECRUITD_RETENTION_EXPORT_DIR", required_unless_present = "dry_run")]
+        export_dir: Option<PathBuf>,
+        /// Say what would be removed; change nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// One JSON object: the boundary, each chain's cut and what was done.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, clap::Args)]
@@ -163,6 +187,17 @@ struct ServeArgs {
     /// since its last checkpoint (e.g. `1h`, `15m`); `0s` turns the schedule off.
     #[arg(long, env = "RECRUITD_CHECKPOINT_INTERVAL", default_value = "1h", value_parser = humantime::parse_duration)]
     checkpoint_interval: Duration,
+
+    /// With `--checkpoint-key` and `--retention-export-dir`, how often the server runs
+    /// `recruitd ledger retention` itself (the first time an interval after it starts); `0s`
+    /// turns the schedule off.
+    #[arg(long, env = "RECRUITD_RETENTION_INTERVAL", default_value = "24h", value_parser = humantime::parse_duration)]
+    retention_interval: Duration,
+
+    /// Where the server's retention runs export what they remove; without it the server runs
+    /// no retention.
+    #[arg(long, env = "RECRUITD_RETENTION_EXPORT_DIR")]
+    retention_export_dir: Option<PathBuf>,
 }
 
 /// What the operations need, however they are served.
@@ -488,7 +523,8 @@ async fn run(
             let service =
                 service(Arc::clone(&store), &args.service, key.clone(), cli.ledger_retention)
                     .await?;
-            serve(store, service, pool_status, dropped_log_lines, key, args).await
+            let retention = cli.ledger_retention;
+            serve(store, service, pool_status, dropped_log_lines, key, retention, args).await
         }
         Command::Mcp(args) => {
             let key = checkpoint_key(cli.checkpoint_key.as_deref())?;
@@ -499,6 +535,11 @@ async fn run(
             import(store.as_ref(), &files, batch_size as usize).await
         }
         Command::Token(command) => token(store, command).await,
+        Command::Ledger(LedgerCommand::Retention { export_dir, dry_run, json }) => {
+            let key = checkpoint_key(cli.checkpoint_key.as_deref())?;
+            retention(store.as_ref(), cli.ledger_retention, key.as_ref(), export_dir, dry_run, json)
+                .await
+        }
         Command::Audit(AuditCommand::List { ledger, org, limit, json }) => {
             audit_list(store.as_ref(), ledger, org, limit, json).await
         }
@@ -556,6 +597,7 @@ async fn run(
                 from,
                 to,
                 ids: None,
+                recorded_before: None,
             };
             audit_export(store.as_ref(), &query, &file).await
         }
@@ -568,9 +610,11 @@ async fn serve(
     pool_status: Box<dyn Fn() -> recruit_ports::PoolStatus + Send + Sync>,
     dropped_log_lines: impl Fn() -> u64 + Send + Sync + 'static,
     checkpoint_key: Option<CheckpointKey>,
+    retention_period: recruit_domain::Retention,
     args: ServeArgs,
 ) -> Result<(), Failure> {
     let shutdown = shutdown_signal()?;
+    let checkpoint_key_for_retention = checkpoint_key.clone();
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await
         .map_err(|e| Failure(format!("cannot listen on {}: {e}", args.listen)))?;
@@ -610,6 +654,37 @@ async fn serve(
                 }
             }
         });
+    }
+    // Retention on a schedule, when the server has a key to sign cuts and a place for exports.
+    match (&checkpoint_key_for_retention, &args.retention_export_dir) {
+        (Some(key), Some(dir)) if !args.retention_interval.is_zero() => {
+            let (store, key, dir) = (Arc::clone(&store), key.clone(), dir.clone());
+            let (interval, period) = (args.retention_interval, retention_period);
+            tokio::spawn(async move {
+                let mut every =
+                    tokio::time::interval_at(tokio::time::Instant::now() + interval, interval);
+                every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                loop {
+                    every.tick().await;
+                    let now = Timestamp::now();
+                    let run =
+                        recruit_service::retention::run(store.as_ref(), &key, period, &dir, now);
+                    match run.await {
+                        Ok(applied) if applied.removed == 0 => {}
+                        Ok(applied) => tracing::info!(
+                            removed = applied.removed,
+                            recorded_before = %applied.before,
+                            "ledger retention: entries exported and removed"
+                        ),
+                        Err(e) => tracing::error!(error = %e, "ledger retention did not run"),
+                    }
+                }
+            });
+        }
+        (_, Some(_)) if !args.retention_interval.is_zero() => tracing::warn!(
+            "no ledger retention on a schedule: it needs --checkpoint-key to sign its cuts"
+        ),
+        _ => {}
     }
     let mut http = HttpConfig::new(public);
     http.request_deadline = args.service.request_deadline;
@@ -986,31 +1061,70 @@ async fn audit_export(
         recruit_service::export::write(store, query, &mut out).await?;
         return Ok(());
     }
-    if file.exists() {
-        return Err(Failure(format!(
-            "{} exists: an export never overwrites a file",
-            file.display()
-        )));
-    }
-    let mut partial = file.as_os_str().to_owned();
-    partial.push(".partial");
-    let partial = PathBuf::from(partial);
-    let created = std::fs::OpenOptions::new().write(true).create_new(true).open(&partial);
-    let handle =
-        created.map_err(|e| Failure(format!("cannot create {}: {e}", partial.display())))?;
-    let mut out = std::io::BufWriter::new(handle);
-    let written = match recruit_service::export::write(store, query, &mut out).await {
-        Ok(n) => n,
-        Err(e) => {
-            drop(out);
-            let _ = std::fs::remove_file(&partial);
-            return Err(e.into());
-        }
-    };
-    let handle = out.into_inner().map_err(|e| Failure(e.to_string()))?;
-    handle.sync_all()?;
-    std::fs::rename(&partial, file)?;
+    let written = recruit_service::export::write_file(store, query, file).await?;
     print(&format!("exported {written} {} ledger entries to {}", query.ledger, file.display()));
+    Ok(())
+}
+
+/// `recruitd ledger retention`: the plan, then unless `dry_run` the run.
+async fn retention(
+    store: &dyn Store,
+    period: recruit_domain::Retention,
+    key: Option<&CheckpointKey>,
+    export_dir: Option<PathBuf>,
+    dry_run: bool,
+    json: bool,
+) -> Result<(), Failure> {
+    use recruit_service::retention;
+    let now = Timestamp::now();
+    let plan = retention::plan(store, period, now).await?;
+    if dry_run {
+        if json {
+            print(&serde_json::to_string(&plan).unwrap_or_default());
+        } else {
+            print(&format!(
+                "retention {period}: {} entries recorded before {} would be exported and removed",
+                plan.entries(),
+                plan.before
+            ));
+            for c in &plan.cuts {
+                print(&format!(
+                    "  {} {}: {} entries, up to position {}",
+                    c.organization_id, c.ledger, c.entries, c.position
+                ));
+            }
+        }
+        return Ok(());
+    }
+    let key = key.ok_or_else(|| {
+        Failure(
+            "ledger retention needs the signing key (--checkpoint-key FILE): the cut it records \
+             must be signed for audit verify to prove the chains that remain"
+                .into(),
+        )
+    })?;
+    let dir =
+        export_dir.ok_or_else(|| Failure("ledger retention needs --export-dir DIR".into()))?;
+    let applied = retention::apply(store, key, &plan, &dir, now)
+        .await
+        .map_err(|e| Failure(format!("ledger retention stopped: {e}")))?;
+    if json {
+        print(&serde_json::to_string(&applied).unwrap_or_default());
+    } else {
+        print(&format!(
+            "retention {period}: removed {} entries recorded before {}",
+            applied.removed, applied.before
+        ));
+        for (ledger, file, n) in &applied.exports {
+            print(&format!("  exported {n} {ledger} ledger entries to {}", file.display()));
+        }
+        for c in &applied.cuts {
+            print(&format!(
+                "  cut {} {} at position {} (signed by {})",
+                c.organization_id, c.ledger, c.position, c.key_id
+            ));
+        }
+    }
     Ok(())
 }
 

@@ -610,3 +610,219 @@ fn the_monthly_review_counts_per_account_and_lists_every_download() {
     let (ok, _, stderr) = output(&url, &["audit", "review", "--month", "2026-13"]);
     assert!(!ok && stderr.contains("YYYY-MM"), "{stderr}");
 }
+
+/// Retention on a ledger whose first five entries of organization A were recorded three years
+/// ago (`age` moves them back with raw SQL): the dry run names that prefix and changes
+/// nothing; without the signing key nothing happens; with it, the five are exported (the file
+/// proves each), a signed cut is stored, they are removed, and verify finds the rest whole.
+/// An entry removed behind retention's back is still found; a second run removes nothing.
+fn retention_removes_a_proven_prefix(
+    url: &str,
+    dir: &std::path::Path,
+    age: impl Fn(&str),
+    tamper: impl Fn(&str),
+) {
+    use recruit_domain::chain::{Ledger, canonical_json, entry_hash, parse_hex};
+    let org = recruit_domain::OrganizationId::from_uuid(recruit_domain::Uuid::from_u128(ORG_A));
+    let key = dir.join("key.pem");
+    let key = key.to_str().unwrap();
+    run(url, &["audit", "keygen", key]);
+    age("position <= 5");
+    let (ok, plan, stderr) = output(url, &["ledger", "retention", "--dry-run", "--json"]);
+    assert!(ok, "{stderr}");
+    let plan: Value = serde_json::from_str(&plan).unwrap();
+    assert_eq!(plan["cuts"].as_array().unwrap().len(), 1, "{plan}");
+    assert_eq!(plan["cuts"][0]["organization_id"], org.to_string());
+    assert_eq!((&plan["cuts"][0]["position"], &plan["cuts"][0]["entries"]), (&5.into(), &5.into()));
+    let exports = dir.join("exports");
+    std::fs::create_dir(&exports).unwrap();
+    let exports_arg = exports.to_str().unwrap();
+    let (ok, _, stderr) = output(url, &["ledger", "retention", "--export-dir", exports_arg]);
+    assert!(!ok && stderr.contains("--checkpoint-key"), "{stderr}");
+    assert_eq!(std::fs::read_dir(&exports).unwrap().count(), 0);
+
+    let args =
+        ["--checkpoint-key", key, "ledger", "retention", "--export-dir", exports_arg, "--json"];
+    let (ok, applied, stderr) = output(url, &args);
+    assert!(ok, "{stderr}");
+    let applied: Value = serde_json::from_str(&applied).unwrap();
+    assert_eq!(applied["removed"], 5, "{applied}");
+    let file = applied["exports"][0][1].as_str().unwrap();
+    let lines: Vec<Value> = std::fs::read_to_string(file)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let mut positions: Vec<u64> = lines.iter().map(|l| l["position"].as_u64().unwrap()).collect();
+    positions.sort_unstable();
+    assert_eq!(positions, [1, 2, 3, 4, 5]);
+    for l in &lines {
+        let hash = entry_hash(
+            Ledger::Privacy,
+            org,
+            l["position"].as_u64().unwrap(),
+            &parse_hex(l["prev_hash"].as_str().unwrap()).unwrap(),
+            &canonical_json(&l["entry"]).unwrap(),
+        );
+        assert_eq!(l["hash"], recruit_domain::chain::hex(&hash));
+    }
+    let fifth = lines.iter().find(|l| l["position"] == 5).unwrap();
+    assert_eq!(applied["cuts"][0]["hash"], fifth["hash"], "the cut holds the last hash removed");
+
+    let verify = |key: Option<&str>| {
+        let mut args = vec![];
+        if let Some(key) = key {
+            args.extend(["--checkpoint-key", key]);
+        }
+        args.extend(["audit", "verify", "--json"]);
+        let (ok, out, _) = output(url, &args);
+        let reports: Vec<Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        (ok, reports)
+    };
+    for key in [Some(key), None] {
+        let (ok, reports) = verify(key);
+        assert!(ok, "{reports:?}");
+        let a = privacy_of_a(&reports);
+        assert_eq!(
+            (&a["cuts"], &a["entries"]),
+            (&1.into(), &(world_entries_of_a() + APPENDED - 5).into())
+        );
+    }
+    let (ok, plan, _) = output(url, &["ledger", "retention", "--dry-run", "--json"]);
+    assert!(ok);
+    assert_eq!(serde_json::from_str::<Value>(&plan).unwrap()["cuts"], serde_json::json!([]));
+
+    // Removed behind retention's back: found.
+    tamper("position = 6");
+    let (ok, reports) = verify(Some(key));
+    assert!(!ok);
+    let findings: Vec<(String, Option<i64>)> = privacy_of_a(&reports)["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["kind"].as_str().unwrap().to_owned(), f["position"].as_i64()))
+        .collect();
+    assert_eq!(findings, [("DELETED".to_owned(), Some(6))]);
+}
+
+/// How many entries of organization A the test world holds.
+fn world_entries_of_a() -> i64 {
+    let org = recruit_domain::OrganizationId::from_uuid(recruit_domain::Uuid::from_u128(ORG_A));
+    world().privacy_audit_logs.iter().filter(|e| e.organization_id == org).count() as i64
+}
+
+#[test]
+fn retention_removes_a_proven_prefix_on_sqlite() {
+    use diesel::Connection;
+    use diesel::connection::SimpleConnection;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("recruitd.db");
+    let url = format!("sqlite://{}", path.display());
+    write_ledgers(&url, dir.path());
+    let org = format!("X'{:032x}'", ORG_A);
+    let sql = |sql: String| {
+        let mut c = diesel::SqliteConnection::establish(&path.to_string_lossy()).unwrap();
+        c.batch_execute(&sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+    };
+    retention_removes_a_proven_prefix(
+        &url,
+        dir.path(),
+        |rows| {
+            sql(format!(
+                "DROP TRIGGER IF EXISTS privacy_audit_logs_no_update;
+                 UPDATE privacy_audit_logs SET recorded_at = recorded_at - 94608000000000
+                 WHERE organization_id = {org} AND {rows};"
+            ))
+        },
+        |rows| {
+            sql(format!(
+                "DROP TRIGGER IF EXISTS privacy_audit_logs_no_delete;
+                 DELETE FROM privacy_audit_logs WHERE organization_id = {org} AND {rows};"
+            ))
+        },
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn retention_removes_a_proven_prefix_on_postgresql() {
+    let db = recruit_adapters_pg::testkit::TestDatabase::fresh().await;
+    let url = db.url().to_owned();
+    let dir = tempfile::tempdir().unwrap();
+    let org = format!("'{}'::uuid", recruit_domain::Uuid::from_u128(ORG_A));
+    let handle = tokio::runtime::Handle::current();
+    tokio::task::block_in_place(|| {
+        write_ledgers(&url, dir.path());
+        let sql = |sql: String| {
+            handle.block_on(db.batch_execute(&format!(
+                "ALTER TABLE privacy_audit_logs DISABLE TRIGGER USER; {sql}
+                 ALTER TABLE privacy_audit_logs ENABLE TRIGGER USER;"
+            )))
+        };
+        retention_removes_a_proven_prefix(
+            &url,
+            dir.path(),
+            |rows| {
+                sql(format!(
+                    "UPDATE privacy_audit_logs SET recorded_at = recorded_at - interval '3 years'
+                     WHERE organization_id = {org} AND {rows};"
+                ))
+            },
+            |rows| {
+                sql(format!(
+                    "DELETE FROM privacy_audit_logs WHERE organization_id = {org} AND {rows};"
+                ))
+            },
+        );
+    });
+}
+
+/// The server runs retention on its schedule when it has a key and an export directory: the
+/// aged prefix is exported and removed, and verify proves what remains.
+#[test]
+fn the_server_runs_retention_on_its_schedule() {
+    use diesel::Connection;
+    use diesel::connection::SimpleConnection;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("recruitd.db");
+    let url = format!("sqlite://{}", path.display());
+    write_ledgers(&url, dir.path());
+    let key = dir.path().join("key.pem");
+    let key = key.to_str().unwrap();
+    run(&url, &["audit", "keygen", key]);
+    let mut c = diesel::SqliteConnection::establish(&path.to_string_lossy()).unwrap();
+    c.batch_execute(&format!(
+        "DROP TRIGGER privacy_audit_logs_no_update;
+         UPDATE privacy_audit_logs SET recorded_at = recorded_at - 94608000000000
+         WHERE organization_id = X'{ORG_A:032x}' AND position <= 3;"
+    ))
+    .unwrap();
+    drop(c);
+    let exports = dir.path().join("exports");
+    std::fs::create_dir(&exports).unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut server = Command::new(BIN)
+        .args(["--database-url", &url, "--checkpoint-key", key, "serve", "--listen"])
+        .arg(format!("127.0.0.1:{port}"))
+        .args(["--retention-interval", "200ms", "--retention-export-dir"])
+        .arg(&exports)
+        .env("RUST_LOG", "warn")
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let report = loop {
+        let (_, out, _) = output(&url, &["--checkpoint-key", key, "audit", "verify", "--json"]);
+        let reports: Vec<Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let a = privacy_of_a(&reports);
+        if a["cuts"] == 1 && a["entries"] == world_entries_of_a() + APPENDED - 3 {
+            break a.clone();
+        }
+        assert!(std::time::Instant::now() < deadline, "no retention within 30 s");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    let _ = server.kill();
+    let _ = server.wait();
+    assert_eq!(report["findings"], serde_json::json!([]), "{report}");
+    let files: Vec<_> = std::fs::read_dir(&exports).unwrap().collect();
+    assert_eq!(files.len(), 1, "one export, of the privacy ledger");
+}

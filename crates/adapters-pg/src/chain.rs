@@ -272,6 +272,9 @@ fn export_conditions(
     if q.ids.is_some() {
         sql += &format!(" AND id = ANY(${})", next());
     }
+    if q.recorded_before.is_some() {
+        sql += &format!(" AND recorded_at < ${}", next());
+    }
     (sql, n)
 }
 
@@ -296,6 +299,9 @@ fn bind_export<'a>(
     }
     if let Some(ids) = &q.ids {
         query = query.bind::<Array<Uuid>, _>(ids);
+    }
+    if let Some(before) = q.recorded_before {
+        query = query.bind::<Timestamptz, _>(before.as_datetime());
     }
     query
 }

@@ -368,6 +368,109 @@ impl Ledgers for PgStore {
         rows.into_iter().map(|r| r.into_neutral()?.into_checkpoint()).collect()
     }
 
+    async fn retention_plan(
+        &self,
+        before: Timestamp,
+    ) -> Result<Vec<recruit_ports::chain::PlannedCut>, StoreError> {
+        use recruit_ports::chain::{LEDGER_TABLES, PlannedCut, retention_plan_sql};
+        #[derive(QueryableByName)]
+        struct Planned {
+            #[diesel(sql_type = sql_types::Uuid)]
+            organization_id: recruit_domain::Uuid,
+            #[diesel(sql_type = sql_types::BigInt)]
+            position: i64,
+            #[diesel(sql_type = sql_types::BigInt)]
+            entries: i64,
+            #[diesel(sql_type = sql_types::Bytea)]
+            hash: Vec<u8>,
+        }
+        let mut c = self.conn().await?;
+        let mut plan = vec![];
+        for (ledger, table) in LEDGER_TABLES {
+            let rows: Vec<Planned> = diesel::sql_query(retention_plan_sql(table, "$1"))
+                .bind::<sql_types::Timestamptz, _>(before.as_datetime())
+                .load(&mut c)
+                .await
+                .map_err(store_error)?;
+            for p in rows {
+                plan.push(PlannedCut::from_stored(
+                    ledger,
+                    p.organization_id,
+                    p.position,
+                    p.entries,
+                    &p.hash,
+                )?);
+            }
+        }
+        Ok(plan)
+    }
+
+    async fn save_retention_cuts(
+        &self,
+        cuts: &[recruit_domain::chain::RetentionCut],
+    ) -> Result<(), StoreError> {
+        let rows = cuts
+            .iter()
+            .map(|c| neutral::RetentionCutRow::new(c).map(RetentionCutRow::from))
+            .collect::<Result<Vec<_>, _>>()?;
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let mut c = self.conn().await?;
+        diesel::insert_into(ledger_retention_cuts::table)
+            .values(&rows)
+            .on_conflict_do_nothing()
+            .execute(&mut c)
+            .await
+            .map_err(store_error)?;
+        Ok(())
+    }
+
+    async fn retention_cuts(
+        &self,
+        organization: Option<recruit_domain::OrganizationId>,
+        ledger: Option<Ledger>,
+    ) -> Result<Vec<recruit_domain::chain::RetentionCut>, StoreError> {
+        let mut c = self.conn().await?;
+        let mut query = ledger_retention_cuts::table
+            .order((
+                ledger_retention_cuts::organization_id,
+                ledger_retention_cuts::ledger,
+                ledger_retention_cuts::position,
+            ))
+            .select(RetentionCutRow::as_select())
+            .into_boxed();
+        if let Some(org) = organization {
+            query = query.filter(ledger_retention_cuts::organization_id.eq(org.uuid()));
+        }
+        if let Some(ledger) = ledger {
+            query = query.filter(ledger_retention_cuts::ledger.eq(ledger.as_str()));
+        }
+        let rows: Vec<RetentionCutRow> = query.load(&mut c).await.map_err(store_error)?;
+        rows.into_iter().map(|r| r.into_neutral()?.into_cut()).collect()
+    }
+
+    async fn remove_retained(&self, before: Timestamp) -> Result<u64, StoreError> {
+        let mut c = self.conn().await?;
+        let removed = c
+            .transaction::<_, TxError, _>(async |c| {
+                // Removing months of entries is a job of its own, not a request.
+                diesel::sql_query("SET LOCAL statement_timeout = 0").execute(c).await?;
+                let mut removed = 0;
+                for (_, table) in recruit_ports::chain::LEDGER_TABLES {
+                    removed +=
+                        diesel::sql_query(format!("DELETE FROM {table} WHERE recorded_at < $1"))
+                            .bind::<sql_types::Timestamptz, _>(before.as_datetime())
+                            .execute(c)
+                            .await?;
+                }
+                Ok(removed)
+            })
+            .await
+            .map_err(StoreError::from)?;
+        Ok(u64::try_from(removed).unwrap_or(u64::MAX))
+    }
+
     async fn latest_checkpoint(
         &self,
         organization: recruit_domain::OrganizationId,

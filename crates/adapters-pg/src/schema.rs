@@ -194,6 +194,7 @@ diesel::table! {
         position -> Nullable<BigInt>,
         prev_hash -> Nullable<Bytea>,
         hash -> Nullable<Bytea>,
+        recorded_at -> Timestamptz,
     }
 }
 
@@ -214,6 +215,7 @@ diesel::table! {
         position -> Nullable<BigInt>,
         prev_hash -> Nullable<Bytea>,
         hash -> Nullable<Bytea>,
+        recorded_at -> Timestamptz,
     }
 }
 
@@ -231,6 +233,7 @@ diesel::table! {
         position -> Nullable<BigInt>,
         prev_hash -> Nullable<Bytea>,
         hash -> Nullable<Bytea>,
+        recorded_at -> Timestamptz,
     }
 }
 
@@ -240,6 +243,19 @@ diesel::table! {
         ledger -> Text,
         position -> BigInt,
         head_hash -> Bytea,
+        signed_at -> Timestamptz,
+        key_id -> Text,
+        signature -> Text,
+    }
+}
+
+diesel::table! {
+    ledger_retention_cuts (organization_id, ledger, position) {
+        organization_id -> Uuid,
+        ledger -> Text,
+        position -> BigInt,
+        hash -> Bytea,
+        recorded_before -> Timestamptz,
         signed_at -> Timestamptz,
         key_id -> Text,
         signature -> Text,
@@ -321,6 +337,7 @@ diesel::table! {
 diesel::allow_tables_to_appear_in_same_query!(
     ledger_heads,
     ledger_checkpoints,
+    ledger_retention_cuts,
     ledger_chain_backfill,
     organizations,
     organization_work_hours,

@@ -406,6 +406,9 @@ fn export_query<'a, R: LedgerTable>(
         let marks = vec!["?"; ids.len()].join(", ");
         conditions += &format!(" AND id IN ({marks})");
     }
+    if q.recorded_before.is_some() {
+        conditions += " AND recorded_at < ?";
+    }
     let chunk = select == "*";
     if chunk && after.is_some() {
         conditions += &format!(" AND {time} >= ? AND ({time} > ? OR id > ?)");
@@ -425,6 +428,9 @@ fn export_query<'a, R: LedgerTable>(
     }
     for id in q.ids.iter().flatten() {
         query = query.bind::<Binary, _>(blob(*id));
+    }
+    if let Some(before) = q.recorded_before {
+        query = query.bind::<BigInt, _>(before.unix_micros());
     }
     if chunk {
         if let Some((at, id)) = after {
@@ -890,6 +896,107 @@ impl Ledgers for SqliteStore {
             })
             .await?;
         rows.into_iter().map(|r| r.into_neutral()?.into_checkpoint()).collect()
+    }
+
+    async fn retention_plan(
+        &self,
+        before: Timestamp,
+    ) -> Result<Vec<recruit_ports::chain::PlannedCut>, StoreError> {
+        use diesel::sql_types::{BigInt, Binary};
+        use recruit_ports::chain::{LEDGER_TABLES, PlannedCut, retention_plan_sql};
+        #[derive(QueryableByName)]
+        struct Planned {
+            #[diesel(sql_type = Binary)]
+            organization_id: Vec<u8>,
+            #[diesel(sql_type = BigInt)]
+            position: i64,
+            #[diesel(sql_type = BigInt)]
+            entries: i64,
+            #[diesel(sql_type = Binary)]
+            hash: Vec<u8>,
+        }
+        let planned: Vec<(recruit_domain::chain::Ledger, Vec<Planned>)> = self
+            .run(move |c| {
+                LEDGER_TABLES
+                    .into_iter()
+                    .map(|(ledger, table)| {
+                        diesel::sql_query(retention_plan_sql(table, "?"))
+                            .bind::<BigInt, _>(before.unix_micros())
+                            .load(c)
+                            .map(|rows| (ledger, rows))
+                    })
+                    .collect()
+            })
+            .await?;
+        let mut plan = vec![];
+        for (ledger, rows) in planned {
+            for p in rows {
+                let org = crate::rows::uuid(&p.organization_id)?;
+                plan.push(PlannedCut::from_stored(ledger, org, p.position, p.entries, &p.hash)?);
+            }
+        }
+        Ok(plan)
+    }
+
+    async fn save_retention_cuts(
+        &self,
+        cuts: &[recruit_domain::chain::RetentionCut],
+    ) -> Result<(), StoreError> {
+        let rows = cuts
+            .iter()
+            .map(|c| neutral::RetentionCutRow::new(c).map(RetentionCutRow::from))
+            .collect::<Result<Vec<_>, _>>()?;
+        self.run(move |c| {
+            diesel::insert_or_ignore_into(ledger_retention_cuts::table).values(&rows).execute(c)
+        })
+        .await?;
+        Ok(())
+    }
+
+    async fn retention_cuts(
+        &self,
+        organization: Option<OrganizationId>,
+        ledger: Option<recruit_domain::chain::Ledger>,
+    ) -> Result<Vec<recruit_domain::chain::RetentionCut>, StoreError> {
+        let org = organization.map(|o| blob(o.uuid()));
+        let rows: Vec<RetentionCutRow> = self
+            .run(move |c| {
+                let mut query = ledger_retention_cuts::table
+                    .order((
+                        ledger_retention_cuts::organization_id,
+                        ledger_retention_cuts::ledger,
+                        ledger_retention_cuts::position,
+                    ))
+                    .select(RetentionCutRow::as_select())
+                    .into_boxed();
+                if let Some(org) = org {
+                    query = query.filter(ledger_retention_cuts::organization_id.eq(org));
+                }
+                if let Some(ledger) = ledger {
+                    query = query.filter(ledger_retention_cuts::ledger.eq(ledger.as_str()));
+                }
+                query.load(c)
+            })
+            .await?;
+        rows.into_iter().map(|r| r.into_neutral()?.into_cut()).collect()
+    }
+
+    async fn remove_retained(&self, before: Timestamp) -> Result<u64, StoreError> {
+        use diesel::sql_types::BigInt;
+        let removed = self
+            .transaction(move |c| -> Result<usize, TxError> {
+                let mut removed = 0;
+                for (_, table) in recruit_ports::chain::LEDGER_TABLES {
+                    removed +=
+                        diesel::sql_query(format!("DELETE FROM {table} WHERE recorded_at < ?"))
+                            .bind::<BigInt, _>(before.unix_micros())
+                            .execute(c)?;
+                }
+                Ok(removed)
+            })
+            .await
+            .map_err(StoreError::from)?;
+        Ok(u64::try_from(removed).unwrap_or(u64::MAX))
     }
 
     async fn latest_checkpoint(

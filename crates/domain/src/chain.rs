@@ -225,16 +225,118 @@ impl Checkpoint {
             return Err(CheckpointError::OtherKey(self.key_id.clone()));
         }
         let head = parse_hex(&self.head_hash).ok_or(CheckpointError::Malformed("head_hash"))?;
-        let signature = URL_SAFE_NO_PAD
-            .decode(&self.signature)
-            .ok()
-            .and_then(|bytes| ed25519_dalek::Signature::from_slice(&bytes).ok())
-            .ok_or(CheckpointError::Malformed("signature"))?;
         let message =
             Self::message(self.ledger, self.organization_id, self.position, &head, self.signed_at);
-        key.verify_strict(message.as_bytes(), &signature)
-            .map_err(|_| CheckpointError::BadSignature)?;
+        check_signature(key, &message, &self.signature)?;
         Ok(head)
+    }
+}
+
+/// Checks `signature` (base64url) of `message` with `key`.
+fn check_signature(
+    key: &VerifyingKey,
+    message: &str,
+    signature: &str,
+) -> Result<(), CheckpointError> {
+    let signature = URL_SAFE_NO_PAD
+        .decode(signature)
+        .ok()
+        .and_then(|bytes| ed25519_dalek::Signature::from_slice(&bytes).ok())
+        .ok_or(CheckpointError::Malformed("signature"))?;
+    key.verify_strict(message.as_bytes(), &signature).map_err(|_| CheckpointError::BadSignature)
+}
+
+/// A signed record that retention removed the entries of an organization's chain of `ledger`
+/// up to `position`, every one recorded before `recorded_before`, the last of them hashed
+/// `hash`. The chain that remains starts after it: its first entry links to `hash`, which
+/// this record vouches for as a checkpoint does, so that what remains is proven whole.
+///
+/// The signature is Ed25519 over the UTF-8 text of these fields, each followed by a line
+/// feed ([`RetentionCut::message`]); the first line, `recruitd-retention-cut-v1`, keeps a cut
+/// from ever being taken for a checkpoint, or the other way round.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct RetentionCut {
+    /// The organization whose chain it is.
+    pub organization_id: OrganizationId,
+    /// The ledger.
+    pub ledger: Ledger,
+    /// The position of the last entry removed.
+    pub position: u64,
+    /// That entry's hash, in lowercase hexadecimal ([`hex`]).
+    pub hash: String,
+    /// Every entry removed was recorded before this instant, and none after it was.
+    pub recorded_before: Timestamp,
+    /// When it was signed.
+    pub signed_at: Timestamp,
+    /// Which key signed it ([`key_id`]).
+    pub key_id: String,
+    /// Always `Ed25519`.
+    pub algorithm: String,
+    /// The signature of [`RetentionCut::message`], base64url without padding.
+    pub signature: String,
+}
+
+impl RetentionCut {
+    /// The text a cut of these fields signs.
+    pub fn message(
+        ledger: Ledger,
+        organization: OrganizationId,
+        position: u64,
+        hash: &Digest,
+        recorded_before: Timestamp,
+        signed_at: Timestamp,
+    ) -> String {
+        format!(
+            "recruitd-retention-cut-v1\n{ledger}\n{organization}\n{position}\n{}\n\
+             {recorded_before}\n{signed_at}\n",
+            hex(hash)
+        )
+    }
+
+    /// Signs that retention removed `ledger` of `organization` up to `position`, hashed
+    /// `hash`, every entry recorded before `recorded_before`.
+    pub fn sign(
+        key: &SigningKey,
+        ledger: Ledger,
+        organization: OrganizationId,
+        (position, hash): (u64, &Digest),
+        recorded_before: Timestamp,
+        signed_at: Timestamp,
+    ) -> Self {
+        let message =
+            Self::message(ledger, organization, position, hash, recorded_before, signed_at);
+        Self {
+            organization_id: organization,
+            ledger,
+            position,
+            hash: hex(hash),
+            recorded_before,
+            signed_at,
+            key_id: key_id(&key.verifying_key()),
+            algorithm: CHECKPOINT_ALGORITHM.to_owned(),
+            signature: URL_SAFE_NO_PAD.encode(key.sign(message.as_bytes()).to_bytes()),
+        }
+    }
+
+    /// Checks the signature with `key`; returns the hash of the last entry removed.
+    pub fn verify(&self, key: &VerifyingKey) -> Result<Digest, CheckpointError> {
+        if self.algorithm != CHECKPOINT_ALGORITHM {
+            return Err(CheckpointError::Algorithm);
+        }
+        if self.key_id != key_id(key) {
+            return Err(CheckpointError::OtherKey(self.key_id.clone()));
+        }
+        let hash = parse_hex(&self.hash).ok_or(CheckpointError::Malformed("hash"))?;
+        let message = Self::message(
+            self.ledger,
+            self.organization_id,
+            self.position,
+            &hash,
+            self.recorded_before,
+            self.signed_at,
+        );
+        check_signature(key, &message, &self.signature)?;
+        Ok(hash)
     }
 }
 
@@ -316,6 +418,40 @@ mod tests {
                 "09".repeat(32)
             )
         );
+    }
+
+    #[test]
+    fn a_cut_verifies_with_its_key_and_is_never_taken_for_a_checkpoint() {
+        let (key, c) = checkpoint();
+        let public = key.verifying_key();
+        let before = Timestamp::parse("2024-11-01T00:00:00Z").unwrap();
+        let cut = RetentionCut::sign(
+            &key,
+            c.ledger,
+            c.organization_id,
+            (41, &[9; 32]),
+            before,
+            c.signed_at,
+        );
+        assert_eq!(cut.verify(&public), Ok([9; 32]));
+        let back: RetentionCut =
+            serde_json::from_str(&serde_json::to_string(&cut).unwrap()).unwrap();
+        assert_eq!(back, cut);
+        let bad = |cut: RetentionCut| cut.verify(&public).unwrap_err();
+        let later = Timestamp::parse("2024-12-01T00:00:00Z").unwrap();
+        assert_eq!(
+            bad(RetentionCut { recorded_before: later, ..cut.clone() }),
+            CheckpointError::BadSignature
+        );
+        assert_eq!(
+            bad(RetentionCut { position: 40, ..cut.clone() }),
+            CheckpointError::BadSignature
+        );
+        // The same fields signed as a checkpoint are not a cut, and a cut is no checkpoint.
+        let as_checkpoint = RetentionCut { signature: c.signature.clone(), ..cut.clone() };
+        assert_eq!(bad(as_checkpoint), CheckpointError::BadSignature);
+        let as_cut = Checkpoint { signature: cut.signature.clone(), ..c };
+        assert_eq!(as_cut.verify(&public).unwrap_err(), CheckpointError::BadSignature);
     }
 
     #[test]

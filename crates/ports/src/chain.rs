@@ -9,7 +9,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use recruit_domain::chain::{Checkpoint, Digest, GENESIS, Ledger, canonical_json, entry_hash};
+use recruit_domain::chain::{
+    Checkpoint, Digest, GENESIS, Ledger, RetentionCut, canonical_json, entry_hash,
+};
 use recruit_domain::{Id, Uuid};
 
 use crate::StoreError;
@@ -323,6 +325,102 @@ impl crate::rows::CheckpointRow {
     }
 }
 
+impl crate::rows::RetentionCutRow {
+    /// The row of a cut. Fails for a hash that is not 64 hexadecimal digits or a position
+    /// beyond what a store holds.
+    pub fn new(c: &RetentionCut) -> Result<Self, StoreError> {
+        let hash = recruit_domain::chain::parse_hex(&c.hash)
+            .ok_or_else(|| StoreError::other("a cut's hash is not 64 hex digits"))?;
+        Ok(Self {
+            organization_id: c.organization_id.uuid(),
+            ledger: c.ledger.as_str().to_owned(),
+            position: i64::try_from(c.position)
+                .map_err(|_| StoreError::other("a cut's position is out of range"))?,
+            hash: hash.to_vec(),
+            recorded_before: c.recorded_before,
+            signed_at: c.signed_at,
+            key_id: c.key_id.clone(),
+            signature: c.signature.clone(),
+        })
+    }
+
+    /// The cut the row holds, as signed.
+    pub fn into_cut(self) -> Result<RetentionCut, StoreError> {
+        let hash: Digest =
+            self.hash.as_slice().try_into().map_err(|_| corrupt("a cut's hash is not 32 bytes"))?;
+        Ok(RetentionCut {
+            organization_id: Id::from_uuid(self.organization_id),
+            ledger: Ledger::from_name(&self.ledger)
+                .ok_or_else(|| corrupt("a cut of an unknown ledger"))?,
+            position: u64::try_from(self.position)
+                .map_err(|_| corrupt("a cut at a negative position"))?,
+            hash: recruit_domain::chain::hex(&hash),
+            recorded_before: self.recorded_before,
+            signed_at: self.signed_at,
+            key_id: self.key_id,
+            algorithm: recruit_domain::chain::CHECKPOINT_ALGORITHM.to_owned(),
+            signature: self.signature,
+        })
+    }
+}
+
+/// What a retention at an instant removes of one chain: the entries recorded before it, a
+/// prefix of the chain up to `position`, whose entry is hashed `hash`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlannedCut {
+    /// The organization whose chain it is.
+    pub organization_id: recruit_domain::OrganizationId,
+    /// The ledger.
+    pub ledger: Ledger,
+    /// The position of the last entry removed.
+    pub position: u64,
+    /// Its hash.
+    pub hash: Digest,
+    /// How many entries are removed (those still stored).
+    pub entries: u64,
+}
+
+impl PlannedCut {
+    /// The cut of what [`retention_plan_sql`] selected of `ledger`'s table.
+    pub fn from_stored(
+        ledger: Ledger,
+        organization: Uuid,
+        position: i64,
+        entries: i64,
+        hash: &[u8],
+    ) -> Result<Self, StoreError> {
+        Ok(Self {
+            organization_id: Id::from_uuid(organization),
+            ledger,
+            position: u64::try_from(position)
+                .map_err(|_| corrupt("an entry without a position"))?,
+            hash: hash.try_into().map_err(|_| corrupt("an entry's hash is not 32 bytes"))?,
+            entries: u64::try_from(entries).unwrap_or_default(),
+        })
+    }
+}
+
+/// The three ledgers with chains, and their tables.
+pub const LEDGER_TABLES: [(Ledger, &str); 3] = [
+    (Ledger::Privacy, <LedgerRow as Chained>::TABLE),
+    (Ledger::Api, <AuditRow as Chained>::TABLE),
+    (Ledger::Tool, <ToolAuditRow as Chained>::TABLE),
+];
+
+/// The query of a retention plan of `table`, with `before` the placeholder of the boundary:
+/// per organization, the last position recorded before it, how many entries, and its hash
+/// (columns `organization_id`, `position`, `entries`, `hash`). Positions grow with the time
+/// of recording, so the entries counted are the chain's prefix up to that position.
+pub fn retention_plan_sql(table: &str, before: &str) -> String {
+    format!(
+        "SELECT p.organization_id, p.position, p.entries, t.hash \
+         FROM (SELECT organization_id, max(position) AS position, count(*) AS entries \
+               FROM {table} WHERE recorded_at < {before} GROUP BY organization_id) p \
+         JOIN {table} t ON t.organization_id = p.organization_id AND t.position = p.position \
+         ORDER BY p.organization_id"
+    )
+}
+
 /// What to export of a ledger: its entries of one organization (of every organization when
 /// none), with their time in `[from, to)` (unbounded where none), and only those of `ids` when
 /// given.
@@ -338,6 +436,8 @@ pub struct ExportQuery {
     pub to: Option<recruit_domain::Timestamp>,
     /// Only the entries with these ids.
     pub ids: Option<Vec<Uuid>>,
+    /// Only the entries recorded before this instant (what a retention at it removes).
+    pub recorded_before: Option<recruit_domain::Timestamp>,
 }
 
 /// An exported entry: its organization and time, and the entry as its chain shows it.

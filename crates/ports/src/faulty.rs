@@ -188,6 +188,32 @@ impl<S: Ledgers> Ledgers for Faulty<S> {
         self.check().await?;
         self.inner.export(query, record).await
     }
+    async fn retention_plan(
+        &self,
+        before: Timestamp,
+    ) -> Result<Vec<crate::chain::PlannedCut>, StoreError> {
+        self.check().await?;
+        self.inner.retention_plan(before).await
+    }
+    async fn save_retention_cuts(
+        &self,
+        cuts: &[recruit_domain::chain::RetentionCut],
+    ) -> Result<(), StoreError> {
+        self.check().await?;
+        self.inner.save_retention_cuts(cuts).await
+    }
+    async fn retention_cuts(
+        &self,
+        organization: Option<OrganizationId>,
+        ledger: Option<recruit_domain::chain::Ledger>,
+    ) -> Result<Vec<recruit_domain::chain::RetentionCut>, StoreError> {
+        self.check().await?;
+        self.inner.retention_cuts(organization, ledger).await
+    }
+    async fn remove_retained(&self, before: Timestamp) -> Result<u64, StoreError> {
+        self.check().await?;
+        self.inner.remove_retained(before).await
+    }
     async fn record_read(&self, record: &ReadRecord) -> Result<(), StoreError> {
         self.check().await?;
         self.inner.record_read(record).await

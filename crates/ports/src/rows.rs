@@ -320,6 +320,17 @@ macro_rules! stored_rows {
                 key_id: String,
                 signature: String,
             }
+            /// A signed retention cut of a chain (`recruit_domain::chain::RetentionCut`).
+            RetentionCutRow in ledger_retention_cuts {
+                organization_id: $crate::rows::column::Uuid,
+                ledger: String,
+                position: i64,
+                hash: Vec<u8>,
+                recorded_before: $crate::rows::column::Timestamp,
+                signed_at: $crate::rows::column::Timestamp,
+                key_id: String,
+                signature: String,
+            }
         }
     };
 }

@@ -52,6 +52,7 @@ macro_rules! store_contract_tests {
             every_read_is_recorded_with_its_count,
             a_read_without_entries_is_recorded_and_extends_the_chain,
             checkpoints_are_kept_once_and_the_latest_is_the_highest,
+            retention_removes_a_chain_prefix_only_below_a_stored_cut,
             an_export_holds_its_count_in_order_with_the_chain_and_is_recorded_first,
             an_export_reads_one_snapshot_whatever_is_recorded_meanwhile,
             a_read_that_cannot_be_recorded_returns_nothing_and_writes_nothing,
@@ -989,6 +990,96 @@ pub async fn checkpoints_are_kept_once_and_the_latest_is_the_highest(store: &dyn
     }
 }
 
+/// A retention plan at an instant names, for each chain, what was recorded before it: the
+/// last position, its hash, how many entries (all of a chain recorded before it: its head). No
+/// entry is removed until a stored cut covers it, and then every planned entry goes at once;
+/// the chains' heads stay, and the next entry links to the last one removed.
+pub async fn retention_removes_a_chain_prefix_only_below_a_stored_cut(store: &dyn Store) {
+    use crate::chain::ExportQuery;
+    use recruit_domain::chain::{Ledger, RetentionCut};
+    loaded(store).await;
+    store.record_read(&record(ORG_A, 1)).await.unwrap();
+    assert!(store.retention_plan(t(0)).await.unwrap().is_empty(), "all recorded since");
+    let now = Timestamp::now();
+    let before = Timestamp::from_unix_micros(now.unix_micros() + 1_000).unwrap();
+    while Timestamp::now() <= before {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    let plan = store.retention_plan(before).await.unwrap();
+    let heads = store.chain_heads(None).await.unwrap();
+    assert_eq!(plan.len(), heads.len(), "every chain is planned: {plan:?}");
+    let mut total = 0;
+    for p in &plan {
+        let head = heads
+            .iter()
+            .find(|h| {
+                h.organization_id == p.organization_id.uuid() && h.ledger == p.ledger.as_str()
+            })
+            .unwrap();
+        assert_eq!(p.position, u64::try_from(head.position).unwrap());
+        assert_eq!(p.hash.as_slice(), head.hash.as_slice());
+        assert_eq!(p.entries, p.position, "{p:?}: the whole chain");
+        total += p.entries;
+    }
+    let stored = async || {
+        let mut n = 0;
+        for ledger in Ledger::ALL {
+            let q = ExportQuery {
+                ledger,
+                organization: None,
+                from: None,
+                to: None,
+                ids: None,
+                recorded_before: Some(before),
+            };
+            n += store.export(&q, None).await.unwrap().count;
+        }
+        n
+    };
+    assert_eq!(stored().await, total, "an export at the boundary holds what goes");
+
+    // Without a cut, or with cuts of some chains only, nothing is removed.
+    assert!(store.remove_retained(before).await.is_err());
+    let key = recruit_domain::chain::SigningKey::from_bytes(&[5; 32]);
+    let cuts: Vec<RetentionCut> = plan
+        .iter()
+        .map(|p| {
+            let (ledger, org) = (p.ledger, p.organization_id);
+            RetentionCut::sign(&key, ledger, org, (p.position, &p.hash), before, now)
+        })
+        .collect();
+    store.save_retention_cuts(&cuts[..1]).await.unwrap();
+    assert!(store.remove_retained(before).await.is_err());
+    assert_eq!(stored().await, total, "refused whole");
+
+    store.save_retention_cuts(&cuts).await.unwrap();
+    store.save_retention_cuts(&cuts).await.unwrap();
+    let mut kept = store.retention_cuts(None, None).await.unwrap();
+    let mut signed = cuts.clone();
+    let order = |c: &RetentionCut| (c.organization_id, c.ledger.as_str(), c.position);
+    kept.sort_by_key(order);
+    signed.sort_by_key(order);
+    assert_eq!(kept, signed, "kept once, as signed");
+    assert_eq!(store.remove_retained(before).await.unwrap(), total);
+    assert_eq!(stored().await, 0);
+    assert!(store.retention_plan(before).await.unwrap().is_empty());
+    assert_eq!(store.chain_heads(None).await.unwrap(), heads, "the heads stay");
+    assert!(
+        store.chain_entries(Ledger::Privacy, org_id(ORG_A), Some(0), 10).await.unwrap().is_empty()
+    );
+
+    // The next entry links to the last one removed.
+    store.record_read(&record(ORG_A, 2)).await.unwrap();
+    let api = store.chain_entries(Ledger::Api, org_id(ORG_A), Some(0), 10).await.unwrap();
+    let cut = cuts.iter().find(|c| c.ledger == Ledger::Api).unwrap();
+    assert_eq!(api.len(), 1);
+    assert_eq!(api[0].position, Some(i64::try_from(cut.position).unwrap() + 1));
+    assert_eq!(
+        api[0].prev_hash.as_deref(),
+        recruit_domain::chain::parse_hex(&cut.hash).as_ref().map(|h| &h[..])
+    );
+}
+
 /// The next entry of an export.
 async fn next_exported(
     export: &mut crate::chain::Export,
@@ -1021,6 +1112,7 @@ pub async fn an_export_holds_its_count_in_order_with_the_chain_and_is_recorded_f
         from: None,
         to: None,
         ids: None,
+        recorded_before: None,
     };
     let export = store.export(&a, Some(&record(ORG_A, 1))).await.unwrap();
     let all = AuditListQuery { organization_id: None, limit: 100 };
@@ -1097,6 +1189,7 @@ pub async fn an_export_reads_one_snapshot_whatever_is_recorded_meanwhile(store: 
         from: Some(t(10_000)),
         to: None,
         ids: None,
+        recorded_before: None,
     };
     let mut export = store.export(&q, None).await.unwrap();
     assert_eq!(export.count, 3_500);

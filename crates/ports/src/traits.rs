@@ -10,10 +10,10 @@
 //! deadline) or [`StoreError::Other`].
 
 use async_trait::async_trait;
-use recruit_domain::chain::{Checkpoint, Ledger};
+use recruit_domain::chain::{Checkpoint, Ledger, RetentionCut};
 use recruit_domain::{ApiTokenId, JobId, OrganizationId, Timestamp, User, UserId};
 
-use crate::chain::{ChainEntry, Export, ExportQuery};
+use crate::chain::{ChainEntry, Export, ExportQuery, PlannedCut};
 use crate::rows::LedgerHeadRow;
 use crate::{
     AccessesWrite, ApiToken, AuditEntry, AuditListQuery, Claim, Credential, ImportDocument,
@@ -177,6 +177,29 @@ pub trait Ledgers: Send + Sync + 'static {
         organization: Option<OrganizationId>,
         ledger: Option<Ledger>,
     ) -> Result<Vec<Checkpoint>, StoreError>;
+
+    /// What a retention at `before` removes: for each chain with entries recorded before it
+    /// (a prefix of the chain, as positions are given in the order of recording), the last of
+    /// them, its hash, and how many are still stored.
+    async fn retention_plan(&self, before: Timestamp) -> Result<Vec<PlannedCut>, StoreError>;
+
+    /// Stores signed retention cuts; one stored already (same organization, ledger and
+    /// position) is left as it is.
+    async fn save_retention_cuts(&self, cuts: &[RetentionCut]) -> Result<(), StoreError>;
+
+    /// The stored retention cuts of `organization` (every organization's when none) of
+    /// `ledger` (every ledger's when none), ordered by organization, ledger and position.
+    async fn retention_cuts(
+        &self,
+        organization: Option<OrganizationId>,
+        ledger: Option<Ledger>,
+    ) -> Result<Vec<RetentionCut>, StoreError>;
+
+    /// Removes every entry of the three ledgers recorded before `before`, all in one
+    /// transaction; returns how many. The store refuses to remove an entry that no stored cut
+    /// covers (of its chain, at its position or after, with a later boundary): then nothing is
+    /// removed.
+    async fn remove_retained(&self, before: Timestamp) -> Result<u64, StoreError>;
 
     /// The checkpoint of `organization`'s `ledger` at the highest position (the latest signed
     /// of those), if any.

@@ -103,6 +103,26 @@ impl CheckpointKey {
     ) -> Checkpoint {
         Checkpoint::sign(&self.signing, ledger, organization, position, hash, Timestamp::now())
     }
+
+    /// Signs, at `signed_at`, that retention removed `ledger` of `organization` up to the
+    /// entry at `(position, hash)`, every entry recorded before `before`.
+    pub fn sign_cut(
+        &self,
+        ledger: Ledger,
+        organization: OrganizationId,
+        at: (u64, &Digest),
+        before: Timestamp,
+        signed_at: Timestamp,
+    ) -> recruit_domain::chain::RetentionCut {
+        recruit_domain::chain::RetentionCut::sign(
+            &self.signing,
+            ledger,
+            organization,
+            at,
+            before,
+            signed_at,
+        )
+    }
 }
 
 /// The public key in PEM (SubjectPublicKeyInfo, `-----BEGIN PUBLIC KEY-----`).

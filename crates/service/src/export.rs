@@ -147,6 +147,9 @@ pub enum ExportError {
     /// The output could not be written.
     #[error("cannot write the export: {0}")]
     Write(#[from] std::io::Error),
+    /// The file exists: an export never overwrites one.
+    #[error("{0} exists: an export never overwrites a file")]
+    Exists(std::path::PathBuf),
 }
 
 /// One line of an export, with its line feed.
@@ -192,6 +195,39 @@ pub async fn write(
             export.count
         ))
         .into());
+    }
+    Ok(written)
+}
+
+/// Writes the export `query` names to the file `path`, which must not exist: to
+/// `path.partial` first, renamed to `path` once whole and on disk, so that a file with the
+/// final name is always a whole export. Returns how many entries were written.
+pub async fn write_file(
+    store: &dyn Store,
+    query: &ExportQuery,
+    path: &std::path::Path,
+) -> Result<u64, ExportError> {
+    if path.exists() {
+        return Err(ExportError::Exists(path.to_owned()));
+    }
+    let mut partial = path.as_os_str().to_owned();
+    partial.push(".partial");
+    let partial = std::path::PathBuf::from(partial);
+    let handle = std::fs::OpenOptions::new().write(true).create_new(true).open(&partial)?;
+    let mut out = std::io::BufWriter::new(handle);
+    let written = match write(store, query, &mut out).await {
+        Ok(n) => n,
+        Err(e) => {
+            drop(out);
+            let _ = std::fs::remove_file(&partial);
+            return Err(e);
+        }
+    };
+    let handle = out.into_inner().map_err(std::io::IntoInnerError::into_error)?;
+    handle.sync_all()?;
+    std::fs::rename(&partial, path)?;
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::File::open(dir)?.sync_all()?;
     }
     Ok(written)
 }

@@ -16,8 +16,8 @@
 //! Besides the API: importing ([`import`]: JSON documents and NDJSON ledgers, errors naming
 //! their path or line), the deterministic demo data ([`demo`]) and the verification of the
 //! ledgers' chains ([`verify`]) against the signed checkpoints of their heads ([`checkpoint`]),
-//! their exports as NDJSON that carries the chain ([`export`]), and the monthly review of the
-//! privacy ledger ([`review`]).
+//! their exports as NDJSON that carries the chain ([`export`]), their retention ([`retention`]:
+//! export, signed cut, removal), and the monthly review of the privacy ledger ([`review`]).
 //!
 //! It depends on `recruit-domain` and `recruit-ports` only: never on a storage adapter, an
 //! HTTP stack or a protocol library.
@@ -34,6 +34,7 @@ pub mod limits;
 mod operation;
 pub mod problems;
 pub mod profiles;
+pub mod retention;
 pub mod review;
 mod service;
 pub mod verify;

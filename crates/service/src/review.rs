@@ -278,6 +278,7 @@ pub async fn review(
         from: Some(from),
         to: Some(to),
         ids: None,
+        recorded_before: None,
     };
     each(store, &query(Ledger::Privacy), |exported| {
         let entry: PrivacyAuditLog = serde_json::from_slice(&exported.entry.canonical)

@@ -419,6 +419,7 @@ impl Service {
             from: Some(window.gte()),
             to: Some(window.lt()),
             ids: ids.as_ref().map(|ids| ids.iter().map(|id| id.uuid()).collect()),
+            recorded_before: None,
         };
         let filters = serde_json::json!({
             "activity_category": ActivityCategory::Download.as_str(),

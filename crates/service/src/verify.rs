@@ -21,6 +21,11 @@
 //!   up to it whatever its head says;
 //! - a stored checkpoint whose signature does not verify with the key
 //!   ([`FindingKind::BadCheckpoint`]).
+//!
+//! Entries removed by retention are not findings: a chain may begin after a signed retention
+//! cut (`recruit_domain::chain::RetentionCut`), its first entry linked to the hash the cut
+//! holds. With keys, a cut that does not verify is a [`FindingKind::BadCheckpoint`] and does
+//! not count, so the entries it claims to have removed are [`FindingKind::Deleted`].
 
 use std::collections::BTreeMap;
 
@@ -91,6 +96,8 @@ pub struct ChainReport {
     pub head_hash: String,
     /// How many signed checkpoints the chain was checked against.
     pub checkpoints: u64,
+    /// How many retention cuts of the chain were read: it may begin after the last.
+    pub cuts: u64,
     /// Everything found, in the order of positions.
     pub findings: Vec<Finding>,
 }
@@ -155,6 +162,23 @@ pub async fn verify(
                 }
             }
         }
+        for cut in store.retention_cuts(Some(org), Some(ledger)).await? {
+            let hash = if anchors.keys.is_empty() {
+                recruit_domain::chain::parse_hex(&cut.hash)
+            } else {
+                let key =
+                    anchors.keys.iter().find(|k| recruit_domain::chain::key_id(k) == cut.key_id);
+                key.and_then(|key| cut.verify(key).ok())
+            };
+            match hash {
+                Some(hash) => chain.cut(cut.position, hash),
+                None => chain.finding(
+                    FindingKind::BadCheckpoint,
+                    i64::try_from(cut.position).ok(),
+                    None,
+                ),
+            }
+        }
         for kept in anchors.kept.iter().filter(|k| k.organization_id == org && k.ledger == ledger) {
             if let Some(digest) = recruit_domain::chain::parse_hex(&kept.head_hash) {
                 chain.anchor(kept.position, digest);
@@ -196,6 +220,8 @@ struct Chain {
     /// The hash each signed checkpoint holds, by position.
     anchors: BTreeMap<i64, Digest>,
     checkpoints: u64,
+    /// The hash of the last entry each retention cut removed, by position.
+    cuts: BTreeMap<i64, Digest>,
     findings: Vec<Finding>,
 }
 
@@ -210,7 +236,26 @@ impl Chain {
             suspects: vec![],
             anchors: BTreeMap::new(),
             checkpoints: 0,
+            cuts: BTreeMap::new(),
             findings: vec![],
+        }
+    }
+
+    /// A retention cut: the entries up to `position` may be gone, the last of them hashed
+    /// `hash`.
+    fn cut(&mut self, position: u64, hash: Digest) {
+        if let Ok(position) = i64::try_from(position) {
+            self.cuts.insert(position, hash);
+        }
+    }
+
+    /// Where a chain whose first entry stored is at `first` begins: after the last cut below
+    /// it, as if that cut's entry were stored and intact.
+    fn begin(&mut self, first: i64) {
+        if self.previous.is_none()
+            && let Some((position, hash)) = self.cuts.range(..first).next_back()
+        {
+            self.previous = Some((*position, hash.to_vec(), false));
         }
     }
 
@@ -258,6 +303,7 @@ impl Chain {
             self.finding(FindingKind::Inserted, entry.position, Some(entry.id));
             return;
         };
+        self.begin(position);
         let expected = self.previous.as_ref().map_or(1, |p| p.0 + 1);
         for gone in expected..position {
             self.finding(FindingKind::Deleted, Some(gone), None);
@@ -286,6 +332,8 @@ impl Chain {
     }
 
     fn finish(mut self) -> ChainReport {
+        // Every entry gone, and cut: the chain ends where the last cut does.
+        self.begin(i64::MAX);
         let last = self.previous.as_ref().map_or(0, |p| p.0);
         // The last entry, intact itself, is not the one the head was moved to.
         if let Some((p, hash, false)) = &self.previous
@@ -343,6 +391,7 @@ impl Chain {
             head_position: self.head.0,
             head_hash: hex(&self.head.1),
             checkpoints: self.checkpoints,
+            cuts: self.cuts.len() as u64,
             findings: self.findings,
         }
     }
@@ -391,6 +440,56 @@ mod tests {
             chain.push(e);
         }
         chain.finish().findings.into_iter().map(|f| (f.kind, f.position)).collect()
+    }
+
+    /// The findings of `entries` under `head`, with retention cuts at `cuts` (position, hash).
+    fn findings_after_cuts(
+        entries: Vec<ChainEntry>,
+        head: (i64, Digest),
+        cuts: &[(u64, Digest)],
+    ) -> Vec<(FindingKind, Option<i64>)> {
+        let mut chain = Chain::new(Ledger::Api, org(), head.0, head.1);
+        for (position, hash) in cuts {
+            chain.cut(*position, *hash);
+        }
+        for e in entries {
+            chain.push(e);
+        }
+        chain.finish().findings.into_iter().map(|f| (f.kind, f.position)).collect()
+    }
+
+    #[test]
+    fn a_chain_begins_after_a_retention_cut_and_only_there() {
+        let (entries, head) = chain(8);
+        let hash_at =
+            |p: usize| -> Digest { entries[p - 1].hash.as_deref().unwrap().try_into().unwrap() };
+        let (c3, c5) = ((3, hash_at(3)), (5, hash_at(5)));
+        // Removed up to a cut, or up to the later of two, or not yet removed: intact.
+        assert_eq!(findings_after_cuts(entries[3..].to_vec(), head, &[c3]), []);
+        assert_eq!(findings_after_cuts(entries[5..].to_vec(), head, &[c3, c5]), []);
+        assert_eq!(findings_after_cuts(entries.clone(), head, &[c3]), []);
+        assert_eq!(findings_after_cuts(vec![], head, &[(8, head.1)]), []);
+        // More removed than the cut says: the rest is deleted.
+        assert_eq!(
+            findings_after_cuts(entries[4..].to_vec(), head, &[c3]),
+            [(FindingKind::Deleted, Some(4))]
+        );
+        // Removed without a cut.
+        assert_eq!(
+            findings_after_cuts(entries[3..].to_vec(), head, &[]),
+            [
+                (FindingKind::Deleted, Some(1)),
+                (FindingKind::Deleted, Some(2)),
+                (FindingKind::Deleted, Some(3))
+            ]
+        );
+        // A cut whose hash is not the removed entry's: the first entry left does not link.
+        assert_eq!(
+            findings_after_cuts(entries[3..].to_vec(), head, &[(3, [1; 32])]),
+            [(FindingKind::Modified, Some(3))]
+        );
+        // Everything removed, but the chain's head is beyond the cut.
+        assert_eq!(findings_after_cuts(vec![], head, &[c5]), [(FindingKind::Truncated, Some(6))]);
     }
 
     #[test]

@@ -1,0 +1,2 @@
+-- Retention cannot be undone: removed entries are gone.
+SELECT 1;
