@@ -1,8 +1,8 @@
 """Schemathesis hooks for recruitd's contract run.
 
 OpenAPI cannot state the list operation's rules that tie parameters together: the window
-`timestamp_gte < timestamp_lt` spans at most 366 days, and a cursor is one the server signed for
-these filters. A request generated as "schema-valid" breaks them by chance and is rightly
+`timestamp_gte < timestamp_lt` spans at most 366 days (the export's, at most the retention
+period: two years), and a cursor is one the server signed for these filters. A request generated as "schema-valid" breaks them by chance and is rightly
 refused with 400, which the positive-data check would count as a valid request rejected. So,
 for positive cases of that operation only, a made-up cursor is dropped when the case is
 generated (`map_case`; cursors the server issued are filled in later by the stateful phase from
@@ -30,7 +30,11 @@ from datetime import datetime, timedelta, timezone
 import schemathesis
 from schemathesis import GenerationMode
 
-MAX_WINDOW = timedelta(days=366)
+# The longest window each operation takes (the export's: two years of at least 365 days).
+MAX_WINDOW = {
+    "listPrivacyAuditLogs": timedelta(days=366),
+    "exportPrivacyAuditLogs": timedelta(days=730),
+}
 
 
 def _parse(value):
@@ -95,11 +99,12 @@ def map_case(ctx, case):
 
 @schemathesis.hook
 def before_call(ctx, case, kwargs):
-    if _operation_id(case) != "listPrivacyAuditLogs" or not _positive(case) or not case.query:
+    longest = MAX_WINDOW.get(_operation_id(case))
+    if longest is None or not _positive(case) or not case.query:
         return
     query = dict(case.query)
     gte, lt = _parse(query.get("timestamp_gte")), _parse(query.get("timestamp_lt"))
-    if gte is not None and lt is not None and not (gte < lt <= gte + MAX_WINDOW):
+    if gte is not None and lt is not None and not (gte < lt <= gte + longest):
         try:
             end = gte + timedelta(days=1)
         except OverflowError:
