@@ -655,6 +655,19 @@ async fn serve(
             }
         });
     }
+    // The months to come are prepared daily (PostgreSQL's ledger partitions); the migration
+    // at start did it once already.
+    let preparing = Arc::clone(&store);
+    tokio::spawn(async move {
+        let day = Duration::from_secs(24 * 3600);
+        let mut every = tokio::time::interval_at(tokio::time::Instant::now() + day, day);
+        loop {
+            every.tick().await;
+            if let Err(e) = preparing.prepare().await {
+                tracing::warn!(error = %e, "the ledgers' months to come are not prepared; retried in a day");
+            }
+        }
+    });
     // Retention on a schedule, when the server has a key to sign cuts and a place for exports.
     match (&checkpoint_key_for_retention, &args.retention_export_dir) {
         (Some(key), Some(dir)) if !args.retention_interval.is_zero() => {

@@ -33,7 +33,11 @@ pub(crate) fn page_query(
          subject_user_id, subject_candidate_id, bulk_count, query_type, query_ids, query_values, \
          query_scope, access_data, access_menu, access_menu_path, activity_category, position, \
          prev_hash, hash FROM privacy_audit_logs \
-         WHERE organization_id = $1 AND access_time >= $2 AND access_time < $3"
+         WHERE organization_id = $1 AND access_time >= $2 AND access_time < $3 \
+         AND recorded_at >= $2 - make_interval(secs => {tolerance})",
+        // Every entry was recorded no earlier than this before its access: the bound leaves
+        // out the monthly partitions recorded before the window can begin.
+        tolerance = recruit_domain::PrivacyAuditLog::FUTURE_TOLERANCE.as_secs()
     );
     let mut n = 3;
     if q.ids.is_some() {
@@ -452,23 +456,9 @@ impl Ledgers for PgStore {
 
     async fn remove_retained(&self, before: Timestamp) -> Result<u64, StoreError> {
         let mut c = self.conn().await?;
-        let removed = c
-            .transaction::<_, TxError, _>(async |c| {
-                // Removing months of entries is a job of its own, not a request.
-                diesel::sql_query("SET LOCAL statement_timeout = 0").execute(c).await?;
-                let mut removed = 0;
-                for (_, table) in recruit_ports::chain::LEDGER_TABLES {
-                    removed +=
-                        diesel::sql_query(format!("DELETE FROM {table} WHERE recorded_at < $1"))
-                            .bind::<sql_types::Timestamptz, _>(before.as_datetime())
-                            .execute(c)
-                            .await?;
-                }
-                Ok(removed)
-            })
+        c.transaction::<_, TxError, _>(async |c| crate::partitions::remove_before(c, before).await)
             .await
-            .map_err(StoreError::from)?;
-        Ok(u64::try_from(removed).unwrap_or(u64::MAX))
+            .map_err(StoreError::from)
     }
 
     async fn latest_checkpoint(

@@ -22,6 +22,7 @@ mod error;
 mod import;
 mod ledgers;
 mod maintenance;
+mod partitions;
 mod recorder;
 mod rows;
 mod schema;
@@ -180,9 +181,13 @@ impl PgStore {
         // So are the settings of jobs stored before they were kept resolved.
         let linked = match applied {
             Ok(_) => match chain::backfill(&mut conn).await {
-                Ok(()) => {
-                    import::keep_resolved_settings(&mut conn, None).await.map_err(StoreError::from)
-                }
+                Ok(()) => match import::keep_resolved_settings(&mut conn, None).await {
+                    // The months to come get their partitions before anything is written.
+                    Ok(()) => {
+                        partitions::prepare(&mut conn).await.map(|_| ()).map_err(StoreError::from)
+                    }
+                    Err(e) => Err(StoreError::from(e)),
+                },
                 Err(e) => Err(e),
             },
             Err(_) => Ok(()),

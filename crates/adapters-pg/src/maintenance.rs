@@ -47,4 +47,13 @@ impl Maintenance for PgStore {
         .await
         .map_err(store_error)
     }
+
+    async fn prepare(&self) -> Result<(), StoreError> {
+        let mut c = self.conn().await?;
+        let created = crate::partitions::prepare(&mut c).await.map_err(StoreError::from)?;
+        if created > 0 {
+            tracing::info!(partitions = created, "ledger partitions created ahead");
+        }
+        Ok(())
+    }
 }

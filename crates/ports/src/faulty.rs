@@ -291,4 +291,8 @@ impl<S: Maintenance> Maintenance for Faulty<S> {
         self.check().await?;
         self.inner.is_empty().await
     }
+    async fn prepare(&self) -> Result<(), StoreError> {
+        self.check().await?;
+        self.inner.prepare().await
+    }
 }

@@ -249,6 +249,13 @@ pub trait Maintenance: Send + Sync + 'static {
 
     /// Whether the store holds any organization: a fresh database holds none.
     async fn is_empty(&self) -> Result<bool, StoreError>;
+
+    /// Prepares ahead what the store needs to keep writing: on PostgreSQL, the ledgers'
+    /// monthly partitions for the months to come. Servers run it at start and daily; a
+    /// failure is worth a warning, not an outage (writes go to a default partition).
+    async fn prepare(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
 }
 
 /// Everything a server needs of its storage, as one trait object: `Arc<dyn Store>`.

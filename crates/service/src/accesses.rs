@@ -17,9 +17,9 @@ pub const MAX_ENTRIES: usize = 1_000;
 /// The longest idempotency key, in characters (draft-ietf-httpapi-idempotency-key-header).
 pub const MAX_KEY_LEN: usize = 255;
 
-/// How far in the future an entry's `access_time` may be: clocks of the reporting services
-/// drift, but an access is recorded when it happens.
-pub const FUTURE_TOLERANCE: Duration = Duration::from_secs(5 * 60);
+/// How far in the future an entry's `access_time` may be: the domain's rule
+/// ([`recruit_domain::PrivacyAuditLog::FUTURE_TOLERANCE`]).
+pub const FUTURE_TOLERANCE: Duration = recruit_domain::PrivacyAuditLog::FUTURE_TOLERANCE;
 
 /// The most IP addresses one entry records.
 pub const MAX_IP_ADDRESSES: usize = 16;

@@ -87,15 +87,51 @@ pub async fn import_document(
     json: &str,
 ) -> Result<ImportSummary, ImportFailure> {
     let document = parse_document(json)?;
+    let latest = latest_access_time();
+    for (i, e) in document.privacy_audit_logs.iter().enumerate() {
+        recorded_when_it_happened(e, latest, || format!("privacy_audit_logs[{i}].access_time"))?;
+    }
     Ok(store.import(&document).await?)
 }
 
-/// Parses one NDJSON line: a privacy ledger entry with its `organization_id`.
+/// The latest `access_time` an entry recorded now may have.
+fn latest_access_time() -> recruit_domain::Timestamp {
+    recruit_domain::Timestamp::now()
+        .checked_add_duration(crate::accesses::FUTURE_TOLERANCE)
+        .unwrap_or(recruit_domain::Timestamp::MAX)
+}
+
+/// Refuses an entry whose access is later than `latest`: an access is recorded when it
+/// happens, as through the API ([`crate::accesses::FUTURE_TOLERANCE`]).
+fn recorded_when_it_happened(
+    e: &LedgerEntry,
+    latest: recruit_domain::Timestamp,
+    at: impl FnOnce() -> String,
+) -> Result<(), ImportFailure> {
+    if e.entry.access_time <= latest {
+        return Ok(());
+    }
+    Err(ImportFailure::Invalid {
+        at: at(),
+        reason: format!(
+            "is more than {} minutes in the future ({}); an access is recorded when it happens",
+            crate::accesses::FUTURE_TOLERANCE.as_secs() / 60,
+            e.entry.access_time
+        ),
+    })
+}
+
+/// Parses one NDJSON line: a privacy ledger entry with its `organization_id`, recorded no
+/// later than it happened.
 pub fn parse_ledger_line(line_number: usize, line: &str) -> Result<LedgerEntry, ImportFailure> {
-    parse_whole(line, |path| match path {
+    let entry = parse_whole(line, |path| match path {
         Some(path) => format!("line {line_number}: {path}"),
         None => format!("line {line_number}"),
-    })
+    })?;
+    recorded_when_it_happened(&entry, latest_access_time(), || {
+        format!("line {line_number}: access_time")
+    })?;
+    Ok(entry)
 }
 
 /// Where an NDJSON import is.

@@ -162,6 +162,18 @@ async fn ndjson_errors_name_the_line_and_bad_input_writes_nothing() {
     assert_eq!(at, "line 2: access_time");
     assert!(reason.contains("RFC 3339"), "{reason}");
 
+    // An access is recorded when it happens, as through the API: not an hour ahead.
+    let mut ahead = entries.clone();
+    let hour = Timestamp::from_unix_micros(Timestamp::now().unix_micros() + 3_600_000_000);
+    ahead[2]["access_time"] = json!(hour.unwrap().to_string());
+    let (at, reason) = invalid(run(&store, &ndjson(&ahead), 4).await.0);
+    assert_eq!(at, "line 3: access_time");
+    assert!(reason.contains("in the future"), "{reason}");
+    let mut doc = document();
+    doc["privacy_audit_logs"] = json!([ahead[2]]);
+    let (at, _) = invalid(import_document(&store, &doc.to_string()).await);
+    assert_eq!(at, "privacy_audit_logs[0].access_time");
+
     let mut twice = entries.clone();
     twice.push(entries[3].clone());
     let (at, reason) = invalid(run(&store, &ndjson(&twice), 4).await.0);

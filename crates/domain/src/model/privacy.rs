@@ -30,6 +30,13 @@ pub struct PrivacyAuditLog {
     pub activity_category: ActivityCategory,
 }
 
+impl PrivacyAuditLog {
+    /// How far after the moment it is recorded an entry's `access_time` may be: clocks of the
+    /// reporting services drift, but an access is recorded when it happens. Every entry is
+    /// therefore recorded no earlier than this before its `access_time`.
+    pub const FUTURE_TOLERANCE: std::time::Duration = std::time::Duration::from_secs(5 * 60);
+}
+
 /// Whose data an access covered; `type` in JSON selects the variant.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]

@@ -1,0 +1,1 @@
+DO $$ BEGIN RAISE EXCEPTION 'the ledgers stay partitioned: restore a backup taken before this migration to go back'; END $$;
