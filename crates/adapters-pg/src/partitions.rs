@@ -1,11 +1,11 @@
-//! The ledgers' monthly partitions (migration 000011): created three months ahead, at every
+//! The ledgers' monthly partitions (migration 000011): created a month ahead, at every
 //! migration and by [`Maintenance::prepare`](recruit_ports::Maintenance::prepare), and
 //! dropped whole by retention.
 //!
 //! Creating or dropping a partition locks the ledger's table. Both give up after a short
 //! `lock_timeout` rather than wait behind a long reader (an export holds its snapshot while
 //! its client reads) with every request queued behind them: a month not created now is
-//! created at the next try, months ahead of need, and retention runs again the next day.
+//! created at the next daily try, weeks ahead of need, and retention runs again the next day.
 
 use diesel::QueryableByName;
 use diesel::sql_types;
@@ -17,7 +17,7 @@ use recruit_ports::chain::LEDGER_TABLES;
 use crate::error::TxError;
 
 /// How far ahead monthly partitions exist.
-const AHEAD: &str = "3 months";
+const AHEAD: &str = "1 month";
 
 /// Creates the monthly partitions of every ledger from this month through [`AHEAD`] that do
 /// not exist yet; returns how many.

@@ -116,11 +116,11 @@ CREATE TABLE tool_audit_log_partitioned_default PARTITION OF tool_audit_log_part
 -- Every month that holds entries, and the months to come, get their partition before the
 -- entries are moved in.
 SELECT recruitd_ledger_partitions('privacy_audit_logs_partitioned',
-    coalesce((SELECT min(recorded_at) FROM privacy_audit_logs), now()), now() + interval '3 months');
+    coalesce((SELECT min(recorded_at) FROM privacy_audit_logs), now()), now() + interval '1 month');
 SELECT recruitd_ledger_partitions('api_audit_log_partitioned',
-    coalesce((SELECT min(recorded_at) FROM api_audit_log), now()), now() + interval '3 months');
+    coalesce((SELECT min(recorded_at) FROM api_audit_log), now()), now() + interval '1 month');
 SELECT recruitd_ledger_partitions('tool_audit_log_partitioned',
-    coalesce((SELECT min(recorded_at) FROM tool_audit_log), now()), now() + interval '3 months');
+    coalesce((SELECT min(recorded_at) FROM tool_audit_log), now()), now() + interval '1 month');
 
 INSERT INTO privacy_audit_logs_partitioned (organization_id, id, access_time, account_id,
     ip_addresses, subject_type, subject_user_id, subject_candidate_id, bulk_count, query_type,
