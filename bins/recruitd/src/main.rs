@@ -189,8 +189,8 @@ struct ServeArgs {
     checkpoint_interval: Duration,
 
     /// With `--checkpoint-key` and `--retention-export-dir`, how often the server runs
-    /// `recruitd ledger retention` itself (the first time an interval after it starts); `0s`
-    /// turns the schedule off.
+    /// `recruitd ledger retention` itself (the first time a minute after it starts, or sooner
+    /// with a shorter interval); `0s` turns the schedule off.
     #[arg(long, env = "RECRUITD_RETENTION_INTERVAL", default_value = "24h", value_parser = humantime::parse_duration)]
     retention_interval: Duration,
 
@@ -674,8 +674,10 @@ async fn serve(
             let (store, key, dir) = (Arc::clone(&store), key.clone(), dir.clone());
             let (interval, period) = (args.retention_interval, retention_period);
             tokio::spawn(async move {
-                let mut every =
-                    tokio::time::interval_at(tokio::time::Instant::now() + interval, interval);
+                // The first run soon after start, so that a server restarted more often than
+                // the interval still runs it.
+                let first = tokio::time::Instant::now() + interval.min(Duration::from_secs(60));
+                let mut every = tokio::time::interval_at(first, interval);
                 every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
                 loop {
                     every.tick().await;

@@ -218,18 +218,25 @@ impl Checkpoint {
 
     /// Checks the signature with `key`; returns the head hash it vouches for.
     pub fn verify(&self, key: &VerifyingKey) -> Result<Digest, CheckpointError> {
-        if self.algorithm != CHECKPOINT_ALGORITHM {
-            return Err(CheckpointError::Algorithm);
-        }
-        if self.key_id != key_id(key) {
-            return Err(CheckpointError::OtherKey(self.key_id.clone()));
-        }
+        signed_with(key, &self.algorithm, &self.key_id)?;
         let head = parse_hex(&self.head_hash).ok_or(CheckpointError::Malformed("head_hash"))?;
         let message =
             Self::message(self.ledger, self.organization_id, self.position, &head, self.signed_at);
         check_signature(key, &message, &self.signature)?;
         Ok(head)
     }
+}
+
+/// Whether a signature said to be made with `algorithm` by the key `named` can be checked
+/// with `key`.
+fn signed_with(key: &VerifyingKey, algorithm: &str, named: &str) -> Result<(), CheckpointError> {
+    if algorithm != CHECKPOINT_ALGORITHM {
+        return Err(CheckpointError::Algorithm);
+    }
+    if named != key_id(key) {
+        return Err(CheckpointError::OtherKey(named.to_owned()));
+    }
+    Ok(())
 }
 
 /// Checks `signature` (base64url) of `message` with `key`.
@@ -320,12 +327,7 @@ impl RetentionCut {
 
     /// Checks the signature with `key`; returns the hash of the last entry removed.
     pub fn verify(&self, key: &VerifyingKey) -> Result<Digest, CheckpointError> {
-        if self.algorithm != CHECKPOINT_ALGORITHM {
-            return Err(CheckpointError::Algorithm);
-        }
-        if self.key_id != key_id(key) {
-            return Err(CheckpointError::OtherKey(self.key_id.clone()));
-        }
+        signed_with(key, &self.algorithm, &self.key_id)?;
         let hash = parse_hex(&self.hash).ok_or(CheckpointError::Malformed("hash"))?;
         let message = Self::message(
             self.ledger,
