@@ -1247,8 +1247,17 @@ async fn audit_verify(
             1 => ", 1 checkpoint".to_owned(),
             n => format!(", {n} checkpoints"),
         };
+        // Without a key a cut is taken as stored: say so, since it excuses missing entries.
+        let cuts = match (report.cuts, keys.is_empty()) {
+            (0, _) => String::new(),
+            (n, false) => format!(", begins after the last of {n} retention cuts"),
+            (n, true) => format!(
+                ", begins after the last of {n} retention cuts (not checked: give \
+                 --public-key or --checkpoint-key)"
+            ),
+        };
         print(&format!(
-            "{}  {}  {} entries, head at {} ({}){checked}: {state}",
+            "{}  {}  {} entries, head at {} ({}){checked}{cuts}: {state}",
             report.ledger,
             report.organization_id,
             report.entries,

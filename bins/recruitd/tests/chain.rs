@@ -648,6 +648,9 @@ fn retention_removes_a_proven_prefix(
     let applied: Value = serde_json::from_str(&applied).unwrap();
     assert_eq!(applied["removed"], 5, "{applied}");
     let file = applied["exports"][0][1].as_str().unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(file).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600, "an export of personal data is its owner's only");
     let lines: Vec<Value> = std::fs::read_to_string(file)
         .unwrap()
         .lines()
@@ -703,6 +706,15 @@ fn retention_removes_a_proven_prefix(
         .map(|f| (f["kind"].as_str().unwrap().to_owned(), f["position"].as_i64()))
         .collect();
     assert_eq!(findings, [("DELETED".to_owned(), Some(6))]);
+
+    // A chain that does not verify is not cut: retention refuses and removes nothing.
+    age("position <= 8");
+    let args = ["--checkpoint-key", key, "ledger", "retention", "--export-dir", exports_arg];
+    let (ok, _, stderr) = output(url, &args);
+    assert!(!ok && stderr.contains("does not verify"), "{stderr}");
+    let (_, reports) = verify(Some(key));
+    let left = world_entries_of_a() + APPENDED - 6;
+    assert_eq!(privacy_of_a(&reports)["entries"], left, "nothing removed");
 }
 
 /// How many entries of organization A the test world holds.
@@ -758,18 +770,29 @@ async fn retention_removes_a_proven_prefix_on_postgresql() {
                  ALTER TABLE privacy_audit_logs ENABLE TRIGGER USER;"
             )))
         };
+        // The aged entries move into a month of their own, which retention drops whole.
+        let month = "'privacy_audit_logs_' || \
+                     to_char((now() - interval '3 years') AT TIME ZONE 'UTC', 'YYYY_MM')";
         retention_removes_a_proven_prefix(
             &url,
             dir.path(),
             |rows| {
                 sql(format!(
-                    "UPDATE privacy_audit_logs SET recorded_at = recorded_at - interval '3 years'
+                    "SELECT recruitd_ledger_partitions('privacy_audit_logs',
+                         now() - interval '3 years', now() - interval '3 years');
+                     DO $$ BEGIN IF to_regclass({month}) IS NULL THEN
+                         RAISE EXCEPTION 'no partition for three years ago'; END IF; END $$;
+                     UPDATE privacy_audit_logs SET recorded_at = recorded_at - interval '3 years'
                      WHERE organization_id = {org} AND {rows};"
                 ))
             },
             |rows| {
+                // Called once retention has run: the month it removed is gone whole.
                 sql(format!(
-                    "DELETE FROM privacy_audit_logs WHERE organization_id = {org} AND {rows};"
+                    "DO $$ BEGIN IF to_regclass({month}) IS NOT NULL THEN
+                         RAISE EXCEPTION 'the month retention removed is still a partition';
+                     END IF; END $$;
+                     DELETE FROM privacy_audit_logs WHERE organization_id = {org} AND {rows};"
                 ))
             },
         );

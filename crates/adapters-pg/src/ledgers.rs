@@ -34,10 +34,11 @@ pub(crate) fn page_query(
          query_scope, access_data, access_menu, access_menu_path, activity_category, position, \
          prev_hash, hash FROM privacy_audit_logs \
          WHERE organization_id = $1 AND access_time >= $2 AND access_time < $3 \
-         AND recorded_at >= $2 - make_interval(secs => {tolerance})",
-        // Every entry was recorded no earlier than this before its access: the bound leaves
-        // out the monthly partitions recorded before the window can begin.
-        tolerance = recruit_domain::PrivacyAuditLog::FUTURE_TOLERANCE.as_secs()
+         AND recorded_at >= $2 - make_interval(secs => {margin})",
+        // Every entry is recorded no earlier than FUTURE_TOLERANCE before its access, by the
+        // server's clock; a day more leaves room for the database's clock to differ. The
+        // bound leaves out the monthly partitions recorded before the window can begin.
+        margin = recruit_domain::PrivacyAuditLog::FUTURE_TOLERANCE.as_secs() + 24 * 3600
     );
     let mut n = 3;
     if q.ids.is_some() {
@@ -132,6 +133,11 @@ impl Ledgers for PgStore {
                     diesel::sql_query("SET LOCAL idle_in_transaction_session_timeout = '5min'")
                         .execute(c)
                         .await?;
+                    // Retention's export of everything older than a boundary is a job, not a
+                    // request: its count may take longer than a request's statement.
+                    if q.recorded_before.is_some() {
+                        diesel::sql_query("SET LOCAL statement_timeout = 0").execute(c).await?;
+                    }
                     let count = match q.ledger {
                         Ledger::Privacy => crate::chain::export_count::<LedgerRow>(c, &q).await?,
                         Ledger::Api => crate::chain::export_count::<AuditRow>(c, &q).await?,
@@ -389,13 +395,24 @@ impl Ledgers for PgStore {
             hash: Vec<u8>,
         }
         let mut c = self.conn().await?;
+        let planned = c
+            .transaction::<_, TxError, _>(async |c| {
+                // Planning reads every entry older than the boundary: a job, not a request.
+                diesel::sql_query("SET LOCAL statement_timeout = 0").execute(c).await?;
+                let mut planned = vec![];
+                for (ledger, table) in LEDGER_TABLES {
+                    let rows: Vec<Planned> = diesel::sql_query(retention_plan_sql(table, "$1"))
+                        .bind::<sql_types::Timestamptz, _>(before.as_datetime())
+                        .load(c)
+                        .await?;
+                    planned.push((ledger, rows));
+                }
+                Ok(planned)
+            })
+            .await
+            .map_err(StoreError::from)?;
         let mut plan = vec![];
-        for (ledger, table) in LEDGER_TABLES {
-            let rows: Vec<Planned> = diesel::sql_query(retention_plan_sql(table, "$1"))
-                .bind::<sql_types::Timestamptz, _>(before.as_datetime())
-                .load(&mut c)
-                .await
-                .map_err(store_error)?;
+        for (ledger, rows) in planned {
             for p in rows {
                 plan.push(PlannedCut::from_stored(
                     ledger,

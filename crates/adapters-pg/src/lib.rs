@@ -182,9 +182,17 @@ impl PgStore {
         let linked = match applied {
             Ok(_) => match chain::backfill(&mut conn).await {
                 Ok(()) => match import::keep_resolved_settings(&mut conn, None).await {
-                    // The months to come get their partitions before anything is written.
                     Ok(()) => {
-                        partitions::prepare(&mut conn).await.map(|_| ()).map_err(StoreError::from)
+                        // The months to come get their partitions; a month not created now
+                        // (its lock not granted in time) is no reason not to start: writes go
+                        // to the default partition, and the daily run tries again.
+                        if let Err(e) = partitions::prepare(&mut conn).await {
+                            tracing::warn!(
+                                error = %StoreError::from(e),
+                                "the ledgers' months to come are not prepared; retried daily"
+                            );
+                        }
+                        Ok(())
                     }
                     Err(e) => Err(StoreError::from(e)),
                 },

@@ -45,8 +45,8 @@ pub(crate) async fn prepare(c: &mut AsyncPgConnection) -> Result<i64, TxError> {
 }
 
 /// In the retention transaction: removes every entry of the ledgers recorded before `before`
-/// (the first instant of a month), dropping each monthly partition wholly before it and
-/// deleting what the default partition holds; returns how many. Refused, with nothing
+/// (the first instant of a month), deleting what the default partition holds of it, then
+/// dropping each monthly partition wholly before it; returns how many. Refused, with nothing
 /// removed, if any such entry is covered by no stored retention cut: a dropped partition
 /// fires no row trigger, so the rule the trigger keeps for deletions is checked first.
 pub(crate) async fn remove_before(
@@ -69,6 +69,8 @@ pub(crate) async fn remove_before(
     diesel::sql_query("SET LOCAL lock_timeout = '10s'").execute(c).await?;
     let at = before.as_datetime();
     let mut removed = 0;
+    // Every check and count first, before any partition is locked for dropping: a dropped
+    // partition holds its ledger's lock until commit, and nothing slow may run meanwhile.
     for (ledger, table) in LEDGER_TABLES {
         let uncovered: Count = diesel::sql_query(format!(
             "SELECT count(*) AS count FROM {table} t WHERE recorded_at < $1 AND NOT EXISTS (\
@@ -93,6 +95,17 @@ pub(crate) async fn remove_before(
         .get_result(c)
         .await?;
         removed += u64::try_from(gone.count).unwrap_or_default();
+        // What the default partition holds of those months, row by row (its trigger checks).
+        diesel::sql_query(format!("DELETE FROM {table}_default WHERE recorded_at < $1"))
+            .bind::<sql_types::Timestamptz, _>(at)
+            .execute(c)
+            .await?;
+    }
+    diesel::sql_query("DELETE FROM privacy_audit_log_ids WHERE recorded_at < $1")
+        .bind::<sql_types::Timestamptz, _>(at)
+        .execute(c)
+        .await?;
+    for (_, table) in LEDGER_TABLES {
         let partitions: Vec<Partition> = diesel::sql_query(
             "SELECT c.relname::text AS name FROM pg_inherits i \
              JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent \
@@ -106,16 +119,12 @@ pub(crate) async fn remove_before(
                 diesel::sql_query(format!("DROP TABLE {}", p.name)).execute(c).await?;
             }
         }
-        // What the default partition holds of those months, row by row (the trigger checks).
+        // A boundary inside a month (retention's are not): that month's part, row by row.
         diesel::sql_query(format!("DELETE FROM {table} WHERE recorded_at < $1"))
             .bind::<sql_types::Timestamptz, _>(at)
             .execute(c)
             .await?;
     }
-    diesel::sql_query("DELETE FROM privacy_audit_log_ids WHERE recorded_at < $1")
-        .bind::<sql_types::Timestamptz, _>(at)
-        .execute(c)
-        .await?;
     Ok(removed)
 }
 

@@ -213,7 +213,11 @@ pub async fn write_file(
     let mut partial = path.as_os_str().to_owned();
     partial.push(".partial");
     let partial = std::path::PathBuf::from(partial);
-    let handle = std::fs::OpenOptions::new().write(true).create_new(true).open(&partial)?;
+    // Readable by its owner only: an export holds personal data.
+    let handle = {
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&partial)?
+    };
     let mut out = std::io::BufWriter::new(handle);
     let written = match write(store, query, &mut out).await {
         Ok(n) => n,

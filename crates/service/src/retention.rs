@@ -7,7 +7,8 @@
 //!    period's horizon falls: everything recorded before it is older than the period. Each
 //!    chain's entries recorded before it are a prefix of the chain (positions are given in
 //!    the order of recording), up to a last position and its hash.
-//! 2. **Export.** What will be removed is exported, one NDJSON file a ledger in the export
+//! 2. **Verify, then export.** Every chain to cut must verify (a cut signed over a chain
+//!    changed behind the server's back would hide the change for good). What will be removed is exported, one NDJSON file a ledger in the export
 //!    directory, with the chain fields that prove it ([`crate::export`]), written whole and
 //!    synced before anything else happens; its count must be the plan's.
 //! 3. **Cut.** Each chain's cut ([`RetentionCut`]: the last position removed, its hash, the
@@ -90,6 +91,17 @@ pub enum RetentionError {
     /// An export could not be written.
     #[error(transparent)]
     Export(#[from] ExportError),
+    /// A chain to cut does not verify: a cut signed over it would hide what was done to it.
+    #[error(
+        "{findings} findings in {chains} of the chains to cut: retention signs no cut over a \
+         chain that does not verify (run `recruitd audit verify`)"
+    )]
+    Unverified {
+        /// Chains with findings.
+        chains: usize,
+        /// Their findings.
+        findings: usize,
+    },
     /// An export holds another number of entries than planned.
     #[error("the export of the {ledger} ledger holds {exported} entries, the plan {planned}")]
     Miscounted {
@@ -136,6 +148,19 @@ pub async fn apply(
     let mut applied = Applied { before: plan.before, exports: vec![], cuts: vec![], removed: 0 };
     if plan.cuts.is_empty() {
         return Ok(applied);
+    }
+    // Only a chain that verifies is cut: once its prefix is removed and the cut signed, what
+    // was done to that prefix could no longer be seen.
+    let ledgers: Vec<Ledger> =
+        Ledger::ALL.into_iter().filter(|l| plan.cuts.iter().any(|c| c.ledger == *l)).collect();
+    let reports = crate::verify::verify(store, &ledgers, None, Default::default()).await?;
+    let planned = |r: &crate::verify::ChainReport| {
+        plan.cuts.iter().any(|c| c.organization_id == r.organization_id && c.ledger == r.ledger)
+    };
+    let failing: Vec<_> = reports.iter().filter(|r| planned(r) && !r.is_intact()).collect();
+    if !failing.is_empty() {
+        let findings = failing.iter().map(|r| r.findings.len()).sum();
+        return Err(RetentionError::Unverified { chains: failing.len(), findings });
     }
     for ledger in Ledger::ALL {
         let planned = plan.entries_of(ledger);

@@ -131,14 +131,18 @@ impl WorkHours {
         Ok((Self { days }, notes))
     }
 
-    /// Whether `at`, read at `offset`, is within the work hours of its weekday.
+    /// Whether `at`, read at `offset`, is within the work hours: those of its weekday, or the
+    /// end of the previous day's hours when they run past midnight (22:00 to 06:00).
     pub fn contain(&self, at: Timestamp, offset: FixedOffset) -> bool {
         let local = at.as_datetime().with_timezone(&offset);
         let (day, time) = (local.weekday().num_days_from_monday(), local.time());
-        let within = |&(start, end): &(NaiveTime, NaiveTime)| {
-            if start <= end { start <= time && time < end } else { time >= start || time < end }
+        let today = |&(start, end): &(NaiveTime, NaiveTime)| {
+            if start < end { start <= time && time < end } else { time >= start }
         };
-        self.days.get(&day).is_some_and(|intervals| intervals.iter().any(within))
+        let overnight = |&(start, end): &(NaiveTime, NaiveTime)| end <= start && time < end;
+        let yesterday = (day + 6) % 7;
+        self.days.get(&day).is_some_and(|hours| hours.iter().any(today))
+            || self.days.get(&yesterday).is_some_and(|hours| hours.iter().any(overnight))
     }
 }
 
@@ -493,7 +497,15 @@ mod tests {
         assert!(!hours.contain(t("2026-11-23T09:00:00Z"), seoul), "18:00 is the end");
         assert!(!hours.contain(t("2026-11-23T00:00:00Z"), FixedOffset::east_opt(0).unwrap()));
         assert!(hours.contain(t("2026-11-24T14:00:00Z"), seoul), "23:00 Tuesday, overnight");
-        assert!(!hours.contain(t("2026-11-25T00:00:00Z"), seoul), "Wednesday has none");
+        assert!(
+            hours.contain(t("2026-11-24T17:00:00Z"), seoul),
+            "02:00 Wednesday, Tuesday's night"
+        );
+        assert!(
+            !hours.contain(t("2026-11-23T18:00:00Z"), seoul),
+            "03:00 Tuesday: Monday has no night"
+        );
+        assert!(!hours.contain(t("2026-11-25T00:00:00Z"), seoul), "09:00 Wednesday has none");
         let unreadable = WorkHours::of(&settings(vec![day(Weekday::Friday, "9am", "5pm")]));
         assert!(unreadable.unwrap_err().contains("9am"));
     }

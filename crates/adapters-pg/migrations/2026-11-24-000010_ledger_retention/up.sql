@@ -6,17 +6,18 @@
 -- remains is proven whole from there.
 --
 -- Entries already stored get the latest time of their chain up to them (running maximum of
--- their `access_time` or `at` in the order of positions): never decreasing, and never before
--- the entry's own time.
+-- their `access_time` or `at` in the order of positions, those not linked yet last, as the
+-- chain's backfill links them), capped at now: never decreasing, never after this
+-- migration, and never before the entry's own time unless that time is in the future.
 ALTER TABLE privacy_audit_logs DISABLE TRIGGER privacy_audit_logs_append_only;
 ALTER TABLE api_audit_log DISABLE TRIGGER api_audit_log_append_only;
 ALTER TABLE tool_audit_log DISABLE TRIGGER tool_audit_log_append_only;
 
 ALTER TABLE privacy_audit_logs ADD COLUMN recorded_at timestamptz;
 UPDATE privacy_audit_logs l SET recorded_at = b.recorded_at
-FROM (SELECT organization_id, id, max(access_time) OVER (
-          PARTITION BY organization_id ORDER BY position NULLS FIRST, access_time, id
-          ROWS UNBOUNDED PRECEDING) AS recorded_at
+FROM (SELECT organization_id, id, least(now(), max(access_time) OVER (
+          PARTITION BY organization_id ORDER BY position NULLS LAST, access_time, id
+          ROWS UNBOUNDED PRECEDING)) AS recorded_at
       FROM privacy_audit_logs) b
 WHERE l.organization_id = b.organization_id AND l.id = b.id;
 ALTER TABLE privacy_audit_logs
@@ -25,9 +26,9 @@ ALTER TABLE privacy_audit_logs
 
 ALTER TABLE api_audit_log ADD COLUMN recorded_at timestamptz;
 UPDATE api_audit_log l SET recorded_at = b.recorded_at
-FROM (SELECT organization_id, id, max(at) OVER (
-          PARTITION BY organization_id ORDER BY position NULLS FIRST, at, id
-          ROWS UNBOUNDED PRECEDING) AS recorded_at
+FROM (SELECT organization_id, id, least(now(), max(at) OVER (
+          PARTITION BY organization_id ORDER BY position NULLS LAST, at, id
+          ROWS UNBOUNDED PRECEDING)) AS recorded_at
       FROM api_audit_log) b
 WHERE l.organization_id = b.organization_id AND l.id = b.id;
 ALTER TABLE api_audit_log
@@ -36,9 +37,9 @@ ALTER TABLE api_audit_log
 
 ALTER TABLE tool_audit_log ADD COLUMN recorded_at timestamptz;
 UPDATE tool_audit_log l SET recorded_at = b.recorded_at
-FROM (SELECT organization_id, id, max(at) OVER (
-          PARTITION BY organization_id ORDER BY position NULLS FIRST, at, id
-          ROWS UNBOUNDED PRECEDING) AS recorded_at
+FROM (SELECT organization_id, id, least(now(), max(at) OVER (
+          PARTITION BY organization_id ORDER BY position NULLS LAST, at, id
+          ROWS UNBOUNDED PRECEDING)) AS recorded_at
       FROM tool_audit_log) b
 WHERE l.organization_id = b.organization_id AND l.id = b.id;
 ALTER TABLE tool_audit_log

@@ -35,7 +35,9 @@ BEGIN
                     EXECUTE format('CREATE TABLE %I PARTITION OF %I FOR VALUES FROM (%L) TO (%L)',
                                    name, ledger, month, next);
                     created := created + 1;
-                EXCEPTION WHEN duplicate_table THEN
+                EXCEPTION WHEN duplicate_table OR check_violation THEN
+                    -- Created by another session meanwhile, or entries of the month reached
+                    -- the default partition meanwhile: left as it is.
                     NULL;
                 END;
             END IF;
@@ -113,14 +115,21 @@ CREATE TABLE privacy_audit_logs_partitioned_default
 CREATE TABLE api_audit_log_partitioned_default PARTITION OF api_audit_log_partitioned DEFAULT;
 CREATE TABLE tool_audit_log_partitioned_default PARTITION OF tool_audit_log_partitioned DEFAULT;
 
--- Every month that holds entries, and the months to come, get their partition before the
--- entries are moved in.
-SELECT recruitd_ledger_partitions('privacy_audit_logs_partitioned',
-    coalesce((SELECT min(recorded_at) FROM privacy_audit_logs), now()), now() + interval '1 month');
-SELECT recruitd_ledger_partitions('api_audit_log_partitioned',
-    coalesce((SELECT min(recorded_at) FROM api_audit_log), now()), now() + interval '1 month');
-SELECT recruitd_ledger_partitions('tool_audit_log_partitioned',
-    coalesce((SELECT min(recorded_at) FROM tool_audit_log), now()), now() + interval '1 month');
+-- Every month that holds entries, and this month and the next, get their partition before
+-- the entries are moved in.
+-- Only months that hold entries (a stray date decades back makes one partition, not hundreds).
+SELECT recruitd_ledger_partitions('privacy_audit_logs_partitioned', now(), now() + interval '1 month');
+SELECT recruitd_ledger_partitions('api_audit_log_partitioned', now(), now() + interval '1 month');
+SELECT recruitd_ledger_partitions('tool_audit_log_partitioned', now(), now() + interval '1 month');
+SELECT recruitd_ledger_partitions('privacy_audit_logs_partitioned', m, m)
+FROM (SELECT DISTINCT date_trunc('month', recorded_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS m
+      FROM privacy_audit_logs) months;
+SELECT recruitd_ledger_partitions('api_audit_log_partitioned', m, m)
+FROM (SELECT DISTINCT date_trunc('month', recorded_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS m
+      FROM api_audit_log) months;
+SELECT recruitd_ledger_partitions('tool_audit_log_partitioned', m, m)
+FROM (SELECT DISTINCT date_trunc('month', recorded_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS m
+      FROM tool_audit_log) months;
 
 INSERT INTO privacy_audit_logs_partitioned (organization_id, id, access_time, account_id,
     ip_addresses, subject_type, subject_user_id, subject_candidate_id, bulk_count, query_type,

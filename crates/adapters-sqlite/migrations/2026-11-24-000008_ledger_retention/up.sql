@@ -7,8 +7,9 @@
 --
 -- SQLite adds no column with a computed default to a table, so each ledger is built again.
 -- Entries already stored get the latest time of their chain up to them (running maximum of their
--- `access_time` or `at` in the order of positions): never decreasing, and never before the
--- entry's own time.
+-- `access_time` or `at` in the order of positions, those not linked yet last, as the chain's
+-- backfill links them), capped at now: never decreasing, never after this migration, and never
+-- before the entry's own time unless that time is in the future.
 
 -- The signed cuts, kept as signed, never changed or removed.
 CREATE TABLE ledger_retention_cuts (
@@ -52,9 +53,9 @@ CREATE TABLE privacy_audit_logs_retained (
     PRIMARY KEY (organization_id, id)
 ) STRICT, WITHOUT ROWID;
 INSERT INTO privacy_audit_logs_retained (organization_id, id, access_time, account_id, ip_addresses, subject_type, subject_user_id, subject_candidate_id, bulk_count, query_type, query_ids, query_values, query_scope, access_data, access_menu, access_menu_path, activity_category, position, prev_hash, hash, recorded_at)
-SELECT organization_id, id, access_time, account_id, ip_addresses, subject_type, subject_user_id, subject_candidate_id, bulk_count, query_type, query_ids, query_values, query_scope, access_data, access_menu, access_menu_path, activity_category, position, prev_hash, hash, max(access_time) OVER (
-    PARTITION BY organization_id ORDER BY position NULLS FIRST, access_time, id
-    ROWS UNBOUNDED PRECEDING)
+SELECT organization_id, id, access_time, account_id, ip_addresses, subject_type, subject_user_id, subject_candidate_id, bulk_count, query_type, query_ids, query_values, query_scope, access_data, access_menu, access_menu_path, activity_category, position, prev_hash, hash, min((CAST((julianday('now') - 2440587.5) * 86400000000.0 AS INTEGER)), max(access_time) OVER (
+    PARTITION BY organization_id ORDER BY position NULLS LAST, access_time, id
+    ROWS UNBOUNDED PRECEDING))
 FROM privacy_audit_logs;
 DROP TABLE privacy_audit_logs;
 ALTER TABLE privacy_audit_logs_retained RENAME TO privacy_audit_logs;
@@ -93,9 +94,9 @@ CREATE TABLE api_audit_log_retained (
     PRIMARY KEY (organization_id, id)
 ) STRICT;
 INSERT INTO api_audit_log_retained (organization_id, id, at, token_id, user_id, operation, request_id, client_ip, filters, entries_returned, interface, tool_name, position, prev_hash, hash, recorded_at)
-SELECT organization_id, id, at, token_id, user_id, operation, request_id, client_ip, filters, entries_returned, interface, tool_name, position, prev_hash, hash, max(at) OVER (
-    PARTITION BY organization_id ORDER BY position NULLS FIRST, at, id
-    ROWS UNBOUNDED PRECEDING)
+SELECT organization_id, id, at, token_id, user_id, operation, request_id, client_ip, filters, entries_returned, interface, tool_name, position, prev_hash, hash, min((CAST((julianday('now') - 2440587.5) * 86400000000.0 AS INTEGER)), max(at) OVER (
+    PARTITION BY organization_id ORDER BY position NULLS LAST, at, id
+    ROWS UNBOUNDED PRECEDING))
 FROM api_audit_log;
 DROP TABLE api_audit_log;
 ALTER TABLE api_audit_log_retained RENAME TO api_audit_log;
@@ -132,9 +133,9 @@ CREATE TABLE tool_audit_log_retained (
     PRIMARY KEY (organization_id, id)
 ) STRICT;
 INSERT INTO tool_audit_log_retained (organization_id, id, at, token_id, user_id, tool_name, arguments, entries_returned, request_id, position, prev_hash, hash, recorded_at)
-SELECT organization_id, id, at, token_id, user_id, tool_name, arguments, entries_returned, request_id, position, prev_hash, hash, max(at) OVER (
-    PARTITION BY organization_id ORDER BY position NULLS FIRST, at, id
-    ROWS UNBOUNDED PRECEDING)
+SELECT organization_id, id, at, token_id, user_id, tool_name, arguments, entries_returned, request_id, position, prev_hash, hash, min((CAST((julianday('now') - 2440587.5) * 86400000000.0 AS INTEGER)), max(at) OVER (
+    PARTITION BY organization_id ORDER BY position NULLS LAST, at, id
+    ROWS UNBOUNDED PRECEDING))
 FROM tool_audit_log;
 DROP TABLE tool_audit_log;
 ALTER TABLE tool_audit_log_retained RENAME TO tool_audit_log;
