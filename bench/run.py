@@ -387,6 +387,15 @@ def load_generated(url, args):
     return imported, int(psql(url, "SELECT count(*) FROM privacy_audit_logs"))
 
 
+def copy_seconds(url, select):
+    """How long PostgreSQL takes to write the rows of `select` with COPY (through psql,
+    discarded): the reference the ledger scenarios compare against."""
+    started = time.monotonic()
+    subprocess.run([pg_bin("psql"), url, "-X", "-q", "-c", f"COPY ({select}) TO STDOUT"],
+                   check=True, stdout=subprocess.DEVNULL)
+    return time.monotonic() - started
+
+
 def scenario_export(url, args):
     """`recruitd audit export --ledger privacy -` (to /dev/null) of the generated ledger,
     against PostgreSQL writing the same rows in the same order (`COPY (SELECT …) TO STDOUT`,
@@ -407,12 +416,8 @@ def scenario_export(url, args):
         if os.waitstatus_to_exitcode(status) != 0:
             sys.exit(f"the export failed: {child.stderr.read()[-2000:]}")
         peak = usage.ru_maxrss / 1024
-        started = time.monotonic()
-        subprocess.run([pg_bin("psql"), url, "-X", "-q", "-c",
-                        "COPY (SELECT * FROM privacy_audit_logs "
-                        "ORDER BY organization_id, access_time, id) TO STDOUT"],
-                       check=True, stdout=subprocess.DEVNULL)
-        read = time.monotonic() - started
+        read = copy_seconds(url, "SELECT * FROM privacy_audit_logs "
+                                 "ORDER BY organization_id, access_time, id")
         rows.append((run + 1, f"{entries:,}", f"{entries / export:,.0f}", f"{entries / read:,.0f}",
                      f"{read / export:.2f}", f"{peak:.1f}"))
     table(("run", "entries", "export entries/s", "COPY entries/s", "ratio",
@@ -448,12 +453,8 @@ def scenario_export(url, args):
             export = time.monotonic() - started
             if lines != announced or lines != count:
                 sys.exit(f"the export sent {lines} lines of {announced} announced, {count} stored")
-            started = time.monotonic()
-            subprocess.run([pg_bin("psql"), url, "-X", "-q", "-c",
-                            f"COPY (SELECT * FROM privacy_audit_logs WHERE organization_id = "
-                            f"'{org}' ORDER BY access_time, id) TO STDOUT"],
-                           check=True, stdout=subprocess.DEVNULL)
-            read = time.monotonic() - started
+            read = copy_seconds(url, f"SELECT * FROM privacy_audit_logs WHERE organization_id = "
+                                     f"'{org}' ORDER BY access_time, id")
             rows.append((run + 1, f"{lines:,}", f"{lines / export:,.0f}",
                          f"{lines / read:,.0f}", f"{read / export:.2f}", f"{before:.1f}",
                          f"{server.peak_rss_mib():.1f}"))
@@ -483,11 +484,8 @@ def scenario_verify(url, args):
         if os.waitstatus_to_exitcode(status) != 0:
             sys.exit(f"verify found something or failed: {child.stderr.read()[-2000:]}")
         peak = usage.ru_maxrss / 1024
-        started = time.monotonic()
-        subprocess.run([pg_bin("psql"), url, "-X", "-q", "-c",
-                        "COPY (SELECT * FROM privacy_audit_logs ORDER BY organization_id, position) "
-                        "TO STDOUT"], check=True, stdout=subprocess.DEVNULL)
-        read = time.monotonic() - started
+        read = copy_seconds(url, "SELECT * FROM privacy_audit_logs "
+                                 "ORDER BY organization_id, position")
         rows.append((run + 1, f"{entries:,}", f"{entries / verify:,.0f}", f"{entries / read:,.0f}",
                      f"{read / verify:.2f}", f"{peak:.1f}"))
     table(("run", "entries", "verify entries/s", "COPY read entries/s", "ratio",

@@ -1208,7 +1208,7 @@ async fn audit_verify(
             }
             let kept = read_checkpoints(path)?;
             for c in &kept {
-                let key = recruit_service::verify::signer(keys, c).ok_or_else(|| {
+                let key = recruit_service::verify::signer(keys, &c.key_id).ok_or_else(|| {
                     Failure(format!(
                         "{}: the checkpoint of {} {} at position {} is signed by key {}, which \
                          is none of the public keys given (--public-key, --checkpoint-key)",

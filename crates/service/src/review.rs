@@ -275,6 +275,7 @@ pub async fn review(
         Err(e) => (Err(e), vec![]),
     };
     let mut accounts: BTreeMap<String, AccountReview> = BTreeMap::new();
+    let counted = hours.is_ok();
     let mut total = 0;
     let query = |ledger| ExportQuery {
         ledger,
@@ -288,12 +289,7 @@ pub async fn review(
         let entry: PrivacyAuditLog = serde_json::from_slice(&exported.entry.canonical)
             .map_err(|e| ReviewError::Entry(Ledger::Privacy, e.to_string()))?;
         total += 1;
-        let account = entry.account_id.to_string();
-        let seen = accounts.entry(account.clone()).or_insert_with(|| AccountReview {
-            account_id: account,
-            outside_work_hours: hours.as_ref().ok().map(|_| 0),
-            ..AccountReview::default()
-        });
+        let seen = seen(&mut accounts, entry.account_id.to_string(), counted);
         seen.accesses += 1;
         let bulk_subject = match &entry.data_subject {
             DataSubject::Bulk { bulk_count, .. } => Some(bulk_count.unwrap_or(0)),
@@ -328,11 +324,7 @@ pub async fn review(
             return Ok(());
         }
         let account = recruit_domain::AccountId::from_uuid(entry.user_id.uuid()).to_string();
-        let seen = accounts.entry(account.clone()).or_insert_with(|| AccountReview {
-            account_id: account,
-            outside_work_hours: hours.as_ref().ok().map(|_| 0),
-            ..AccountReview::default()
-        });
+        let seen = seen(&mut accounts, account, counted);
         seen.ledger_exports.push(LedgerExportSeen {
             at: entry.at,
             request_id: entry.request_id,
@@ -354,6 +346,20 @@ pub async fn review(
         accesses: total,
         accounts: accounts.into_values().collect(),
         offset,
+    })
+}
+
+/// The review of the account `id`, started when it is first seen (`counted`: whether accesses
+/// outside the work hours are counted).
+fn seen(
+    accounts: &mut BTreeMap<String, AccountReview>,
+    id: String,
+    counted: bool,
+) -> &mut AccountReview {
+    accounts.entry(id.clone()).or_insert_with(|| AccountReview {
+        account_id: id,
+        outside_work_hours: counted.then_some(0),
+        ..AccountReview::default()
     })
 }
 

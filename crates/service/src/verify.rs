@@ -152,7 +152,7 @@ pub async fn verify(
         let mut chain = Chain::new(ledger, org, position, hash);
         if !anchors.keys.is_empty() {
             for c in store.checkpoints(Some(org), Some(ledger)).await? {
-                match signer(anchors.keys, &c).map(|key| c.verify(key)) {
+                match signer(anchors.keys, &c.key_id).map(|key| c.verify(key)) {
                     Some(Ok(digest)) => chain.anchor(c.position, digest),
                     _ => chain.finding(
                         FindingKind::BadCheckpoint,
@@ -166,9 +166,7 @@ pub async fn verify(
             let hash = if anchors.keys.is_empty() {
                 recruit_domain::chain::parse_hex(&cut.hash)
             } else {
-                let key =
-                    anchors.keys.iter().find(|k| recruit_domain::chain::key_id(k) == cut.key_id);
-                key.and_then(|key| cut.verify(key).ok())
+                signer(anchors.keys, &cut.key_id).and_then(|key| cut.verify(key).ok())
             };
             match hash {
                 Some(hash) => chain.cut(cut.position, hash),
@@ -202,9 +200,9 @@ pub async fn verify(
     Ok(reports)
 }
 
-/// The key among `keys` that `checkpoint` names.
-pub fn signer<'k>(keys: &'k [VerifyingKey], checkpoint: &Checkpoint) -> Option<&'k VerifyingKey> {
-    keys.iter().find(|k| recruit_domain::chain::key_id(k) == checkpoint.key_id)
+/// The key among `keys` whose id is `key_id` (the key a checkpoint or a cut names).
+pub fn signer<'k>(keys: &'k [VerifyingKey], key_id: &str) -> Option<&'k VerifyingKey> {
+    keys.iter().find(|k| recruit_domain::chain::key_id(k) == key_id)
 }
 
 /// A chain being checked, entry by entry in the order of positions.
