@@ -9,6 +9,7 @@
     bench/run.py soak      # mixed load for --minutes on PostgreSQL and SQLite: RSS over time, 5xx
     bench/run.py revocation  # under load: how long a revocation or a demotion takes to be seen
     bench/run.py record    # recording accesses in 1 000-entry batches vs PostgreSQL's own COPY
+    bench/run.py recorded  # recorded ledger reads vs the hand-written transaction (RECORDED_SQL)
     bench/run.py verify    # `recruitd audit verify` of --entries entries vs reading them with COPY
     bench/run.py export    # `recruitd audit export` of --entries entries vs COPY of the same rows
 
@@ -298,11 +299,73 @@ def scenario_jobs(url, args):
           "pgbench -M prepared -j 2)")
 
 
+RECORDED_SQL = """BEGIN;
+SELECT t.id, t.user_id, t.scopes, u.role FROM api_tokens t
+  JOIN users u ON u.organization_id = t.organization_id AND u.id = t.user_id
+  WHERE t.secret_hash = '\\x{digest}' AND t.revoked_at IS NULL
+    AND (t.expires_at IS NULL OR t.expires_at > now());
+SELECT organization_id, id, access_time, account_id, ip_addresses, subject_type,
+  subject_user_id, subject_candidate_id, bulk_count, query_type, query_ids, query_values,
+  query_scope, access_data, access_menu, access_menu_path, activity_category
+  FROM privacy_audit_logs
+  WHERE organization_id = '{org}' AND access_time >= '{gte}' AND access_time < '{lt}'
+  ORDER BY access_time DESC, id DESC LIMIT 26;
+INSERT INTO api_audit_log (organization_id, id, at, token_id, user_id, operation, request_id,
+  client_ip, filters, entries_returned, interface)
+  VALUES ('{org}', gen_random_uuid(), now(), '{token}', '{user}', 'listPrivacyAuditLogs',
+  'bench', '127.0.0.1', '{{"timestamp_gte":"{gte}","timestamp_lt":"{lt}","limit":25}}', 25,
+  'REST');
+COMMIT;
+"""
+
+
+def scenario_recorded(url, args):
+    """Reads of the privacy ledger, each recorded in the API audit ledger before its response
+    (`GET /v1/audit-logs/privacy`, the last 30 days, 25 entries), against the transaction a
+    hand-written server would run per read (RECORDED_SQL, prepared, through pgbench): the
+    token's look-up, the page, the insert of the read's record, the commit. The reference
+    does not chain its record; recruitd does. PostgreSQL at its default durability."""
+    import datetime
+    import hashlib
+    token = demo(url)
+    org = psql(url, "SELECT organization_id FROM api_tokens LIMIT 1")
+    digest = hashlib.sha256(token.encode()).hexdigest()
+    token_id, user = psql(url, "SELECT id, user_id FROM api_tokens "
+                               f"WHERE secret_hash = '\\x{digest}'").split("|")
+    now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
+    spell = lambda t: t.strftime("%Y-%m-%dT%H:%M:%SZ")
+    gte, lt = spell(now - datetime.timedelta(days=30)), spell(now)
+    path = f"/v1/audit-logs/privacy?timestamp_gte={gte}&timestamp_lt={lt}&limit=25"
+    server = Server(url)
+    with urllib.request.urlopen(urllib.request.Request(
+            server.base + path, headers={"Authorization": f"Bearer {token}"})) as response:
+        if len(json.load(response)["data"]) != 25:
+            sys.exit("the demo's last 30 days hold fewer than 25 entries")
+    sql = RECORDED_SQL.format(digest=digest, org=org, gte=gte, lt=lt, token=token_id, user=user)
+    rows = []
+    for connections in args.connections:
+        before = psql(url, "SELECT count(*) FROM api_audit_log")
+        rate, p50, p99, count = wrk(server.base, [path], token, connections, args.duration)
+        recorded = int(psql(url, "SELECT count(*) FROM api_audit_log")) - int(before)
+        if recorded < count:
+            sys.exit(f"{count} reads answered, {recorded} recorded")
+        tps, db50, db99 = pgbench(url, sql, connections, args.duration)
+        rows.append((connections, f"{rate:.0f}", f"{tps:.0f}", f"{rate / tps:.2f}",
+                     f"{p50:.2f}", f"{p99:.2f}", f"{db50:.2f}", f"{db99:.2f}"))
+    peak = server.peak_rss_mib()
+    server.stop()
+    table(("conns", "HTTP req/s", "reference tps", "ratio", "HTTP p50 ms", "HTTP p99 ms",
+           "reference p50 ms", "reference p99 ms"), rows)
+    print(f"\nPeak resident memory of the server over the whole run: {peak:.1f} MiB")
+    print(f"({args.duration} s per run, wrk -t2, pgbench -M prepared -j 2; PostgreSQL at its "
+          "default durability)")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("scenario", choices=["jobs", "ledger", "adapter", "ids", "import", "soak",
-                                             "revocation", "record", "verify", "export"])
+                                             "revocation", "record", "recorded", "verify", "export"])
     parser.add_argument("--duration", type=int, default=20)
     parser.add_argument("--connections", default="8,64",
                         type=lambda s: [int(c) for c in s.split(",")])
@@ -343,11 +406,12 @@ def main():
     url = os.environ.get("DATABASE_URL")
     if not url:
         # Anything that writes is measured at PostgreSQL's default durability.
-        cluster = Cluster(durable=args.scenario in ("record", "verify", "export"))
+        cluster = Cluster(durable=args.scenario in ("record", "recorded", "verify", "export"))
         url = cluster.url
     try:
         scenarios = {"jobs": scenario_jobs, "ledger": scenario_ledger,
                      "revocation": scenario_revocation, "record": scenario_record,
+                     "recorded": scenario_recorded,
                      "verify": scenario_verify, "export": scenario_export}
         scenarios[args.scenario](url, args)
     finally:

@@ -220,30 +220,33 @@ async fn backfill_ledger<R: LedgerTable>(c: &mut AsyncPgConnection) -> Result<()
 pub(crate) async fn entries<R: LedgerTable>(
     c: &mut AsyncPgConnection,
     organization: recruit_domain::Uuid,
-    after: Option<i64>,
-    limit: u32,
+    positions: Option<std::ops::RangeInclusive<i64>>,
 ) -> Result<Vec<recruit_ports::chain::ChainEntry>, StoreError> {
     use diesel::sql_types::{BigInt, Uuid};
     let table = <R::Neutral as recruit_ports::chain::Chained>::TABLE;
-    let query = diesel::sql_query(match after {
+    let query = diesel::sql_query(match positions {
         Some(_) => format!(
-            "SELECT * FROM {table} WHERE organization_id = $1 AND position > $2 \
-             ORDER BY position LIMIT $3"
+            "SELECT * FROM {table} WHERE organization_id = $1 AND position BETWEEN $2 AND $3 \
+             ORDER BY position, id"
         ),
         None => format!(
-            "SELECT * FROM {table} WHERE organization_id = $1 AND position IS NULL \
-             ORDER BY id LIMIT $2"
+            "SELECT * FROM {table} WHERE organization_id = $1 AND position IS NULL ORDER BY id"
         ),
     })
     .into_boxed()
     .bind::<Uuid, _>(organization);
-    let query = match after {
-        Some(after) => query.bind::<BigInt, _>(after),
+    let query = match positions {
+        Some(range) => query.bind::<BigInt, _>(*range.start()).bind::<BigInt, _>(*range.end()),
         None => query,
     };
-    let rows: Vec<R> =
-        query.bind::<BigInt, _>(i64::from(limit)).load(c).await.map_err(store_error)?;
-    rows.into_iter().map(|r| recruit_ports::chain::ChainEntry::of(&r.into_neutral()?)).collect()
+    let rows: Vec<R> = query.load(c).await.map_err(store_error)?;
+    // Off the runtime's threads: the canonical JSON of a page is most of a verification's
+    // work, and pages read ahead are turned into it side by side.
+    tokio::task::spawn_blocking(move || {
+        rows.into_iter().map(|r| recruit_ports::chain::ChainEntry::of(r.into_neutral()?)).collect()
+    })
+    .await
+    .map_err(|e| StoreError::other(format!("reading a chain: {e}")))?
 }
 
 /// The conditions of an export's statements on `table`'s `time` column, with their
@@ -353,7 +356,7 @@ pub(crate) async fn export_chunk<R: LedgerTable>(
     let chunk = i64::try_from(recruit_adapters_diesel::EXPORT_CHUNK).unwrap_or(i64::MAX);
     let rows: Vec<R> = query.bind::<BigInt, _>(chunk).load(c).await?;
     rows.into_iter()
-        .map(|r| ExportedEntry::of(&r.into_neutral()?))
+        .map(|r| ExportedEntry::of(r.into_neutral()?))
         .collect::<Result<_, StoreError>>()
         .map_err(TxError::from)
 }

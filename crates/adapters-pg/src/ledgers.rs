@@ -500,15 +500,14 @@ impl Ledgers for PgStore {
         &self,
         ledger: Ledger,
         organization: recruit_domain::OrganizationId,
-        after: Option<i64>,
-        limit: u32,
+        positions: Option<std::ops::RangeInclusive<i64>>,
     ) -> Result<Vec<ChainEntry>, StoreError> {
         let mut c = self.conn().await?;
         let org = organization.uuid();
         match ledger {
-            Ledger::Privacy => crate::chain::entries::<LedgerRow>(&mut c, org, after, limit).await,
-            Ledger::Api => crate::chain::entries::<AuditRow>(&mut c, org, after, limit).await,
-            Ledger::Tool => crate::chain::entries::<ToolAuditRow>(&mut c, org, after, limit).await,
+            Ledger::Privacy => crate::chain::entries::<LedgerRow>(&mut c, org, positions).await,
+            Ledger::Api => crate::chain::entries::<AuditRow>(&mut c, org, positions).await,
+            Ledger::Tool => crate::chain::entries::<ToolAuditRow>(&mut c, org, positions).await,
         }
     }
 

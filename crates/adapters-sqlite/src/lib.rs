@@ -347,35 +347,33 @@ fn backfill_ledger<R: LedgerTable>(c: &mut SqliteConnection) -> Result<(), TxErr
     Ok(())
 }
 
-/// Up to `limit` entries of a ledger's chain: see `Ledgers::chain_entries`.
+/// Entries of a ledger's chain: see `Ledgers::chain_entries`.
 fn chain_entries<R: LedgerTable>(
     c: &mut SqliteConnection,
     organization: Vec<u8>,
-    after: Option<i64>,
-    limit: u32,
+    positions: Option<std::ops::RangeInclusive<i64>>,
 ) -> Result<Vec<recruit_ports::chain::ChainEntry>, TxError> {
     use diesel::sql_types::{BigInt, Binary};
     let table = <R::Neutral as recruit_ports::chain::Chained>::TABLE;
-    let query = diesel::sql_query(match after {
+    let query = diesel::sql_query(match positions {
         Some(_) => format!(
-            "SELECT * FROM {table} WHERE organization_id = ? AND position > ? \
-             ORDER BY position LIMIT ?"
+            "SELECT * FROM {table} WHERE organization_id = ? AND position BETWEEN ? AND ? \
+             ORDER BY position, id"
         ),
         None => format!(
-            "SELECT * FROM {table} WHERE organization_id = ? AND position IS NULL \
-             ORDER BY id LIMIT ?"
+            "SELECT * FROM {table} WHERE organization_id = ? AND position IS NULL ORDER BY id"
         ),
     })
     .into_boxed()
     .bind::<Binary, _>(organization);
-    let query = match after {
-        Some(after) => query.bind::<BigInt, _>(after),
+    let query = match positions {
+        Some(range) => query.bind::<BigInt, _>(*range.start()).bind::<BigInt, _>(*range.end()),
         None => query,
     };
-    let rows: Vec<R> = query.bind::<BigInt, _>(i64::from(limit)).load(c)?;
+    let rows: Vec<R> = query.load(c)?;
     Ok(rows
         .into_iter()
-        .map(|r| recruit_ports::chain::ChainEntry::of(&r.into_neutral()?))
+        .map(|r| recruit_ports::chain::ChainEntry::of(r.into_neutral()?))
         .collect::<Result<_, _>>()?)
 }
 
@@ -467,7 +465,7 @@ fn export_chunk<R: LedgerTable>(
     let rows: Vec<R> = export_query::<R>(q, "*", after).load(c)?;
     Ok(rows
         .into_iter()
-        .map(|r| ExportedEntry::of(&r.into_neutral()?))
+        .map(|r| ExportedEntry::of(r.into_neutral()?))
         .collect::<Result<_, StoreError>>()?)
 }
 
@@ -1026,16 +1024,15 @@ impl Ledgers for SqliteStore {
         &self,
         ledger: recruit_domain::chain::Ledger,
         organization: OrganizationId,
-        after: Option<i64>,
-        limit: u32,
+        positions: Option<std::ops::RangeInclusive<i64>>,
     ) -> Result<Vec<recruit_ports::chain::ChainEntry>, StoreError> {
         use recruit_domain::chain::Ledger;
         let org = blob(organization.uuid());
         self.run(move |c| {
             Ok(match ledger {
-                Ledger::Privacy => chain_entries::<LedgerRow>(c, org, after, limit),
-                Ledger::Api => chain_entries::<AuditRow>(c, org, after, limit),
-                Ledger::Tool => chain_entries::<ToolAuditRow>(c, org, after, limit),
+                Ledger::Privacy => chain_entries::<LedgerRow>(c, org, positions),
+                Ledger::Api => chain_entries::<AuditRow>(c, org, positions),
+                Ledger::Tool => chain_entries::<ToolAuditRow>(c, org, positions),
             })
         })
         .await?

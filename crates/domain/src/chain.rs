@@ -95,8 +95,8 @@ pub fn entry_hash(
 /// The canonical JSON of `entry`: keys sorted, no insignificant whitespace. Fails only for a
 /// value JSON cannot hold (a map with keys that are not strings).
 pub fn canonical_json<T: serde::Serialize>(entry: &T) -> Result<Vec<u8>, serde_json::Error> {
-    // `serde_json::Value` keeps an object's keys sorted; writing it back out is compact.
-    serde_json::to_vec(&serde_json::to_value(entry)?)
+    // The bytes `serde_json::to_vec(&serde_json::to_value(entry)?)` gives, without the `Value`.
+    crate::canonical::to_vec(entry)
 }
 
 /// A digest in lowercase hexadecimal, as exports and checkpoints show it.

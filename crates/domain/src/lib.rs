@@ -4,6 +4,8 @@
 
 mod auth;
 #[cfg(feature = "chain")]
+mod canonical;
+#[cfg(feature = "chain")]
 pub mod chain;
 mod error;
 mod id;

@@ -30,6 +30,8 @@ pub trait Chained {
     fn organization(&self) -> Uuid;
     /// The entry's canonical JSON: what its hash covers besides its place in the chain.
     fn canonical(&self) -> Result<Vec<u8>, StoreError>;
+    /// [`Chained::canonical`] of a row no longer needed, without copying it first.
+    fn into_canonical(self) -> Result<Vec<u8>, StoreError>;
     /// Its position, the hash before it and its hash, as stored (none for a row stored before
     /// ledgers were chained and not yet linked).
     fn link(&self) -> (Option<i64>, Option<&[u8]>, Option<&[u8]>);
@@ -50,7 +52,10 @@ macro_rules! chained {
                 self.organization_id
             }
             fn canonical(&self) -> Result<Vec<u8>, StoreError> {
-                let $r = self.clone();
+                self.clone().into_canonical()
+            }
+            fn into_canonical(self) -> Result<Vec<u8>, StoreError> {
+                let $r = self;
                 canonical_json(&$entry).map_err(|e| corrupt(format!("an entry's JSON: {e}")))
             }
             fn link(&self) -> (Option<i64>, Option<&[u8]>, Option<&[u8]>) {
@@ -273,14 +278,15 @@ pub struct ChainEntry {
 
 impl ChainEntry {
     /// The chain's view of a stored row.
-    pub fn of<R: Chained>(row: &R) -> Result<Self, StoreError> {
+    pub fn of<R: Chained>(row: R) -> Result<Self, StoreError> {
         let (position, prev, hash) = row.link();
+        let (prev_hash, hash) = (prev.map(<[u8]>::to_vec), hash.map(<[u8]>::to_vec));
         Ok(Self {
             id: row.time_and_id().1,
             position,
-            prev_hash: prev.map(<[u8]>::to_vec),
-            hash: hash.map(<[u8]>::to_vec),
-            canonical: row.canonical()?,
+            prev_hash,
+            hash,
+            canonical: row.into_canonical()?,
         })
     }
 }
@@ -453,7 +459,7 @@ pub struct ExportedEntry {
 
 impl ExportedEntry {
     /// A stored row as an export shows it.
-    pub fn of<R: Chained>(row: &R) -> Result<Self, StoreError> {
+    pub fn of<R: Chained>(row: R) -> Result<Self, StoreError> {
         Ok(Self {
             organization_id: recruit_domain::OrganizationId::from_uuid(row.organization()),
             time: row.time_and_id().0,

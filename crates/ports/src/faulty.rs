@@ -256,11 +256,10 @@ impl<S: Ledgers> Ledgers for Faulty<S> {
         &self,
         ledger: recruit_domain::chain::Ledger,
         organization: OrganizationId,
-        after: Option<i64>,
-        limit: u32,
+        positions: Option<std::ops::RangeInclusive<i64>>,
     ) -> Result<Vec<crate::chain::ChainEntry>, StoreError> {
         self.check().await?;
-        self.inner.chain_entries(ledger, organization, after, limit).await
+        self.inner.chain_entries(ledger, organization, positions).await
     }
 }
 

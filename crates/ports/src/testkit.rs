@@ -1068,12 +1068,16 @@ pub async fn retention_removes_a_chain_prefix_only_below_a_stored_cut(store: &dy
     assert!(store.retention_plan(before).await.unwrap().is_empty());
     assert_eq!(store.chain_heads(None).await.unwrap(), heads, "the heads stay");
     assert!(
-        store.chain_entries(Ledger::Privacy, org_id(ORG_A), Some(0), 10).await.unwrap().is_empty()
+        store
+            .chain_entries(Ledger::Privacy, org_id(ORG_A), Some(0..=i64::MAX))
+            .await
+            .unwrap()
+            .is_empty()
     );
 
     // The next entry links to the last one removed.
     store.record_read(&record(ORG_A, 2)).await.unwrap();
-    let api = store.chain_entries(Ledger::Api, org_id(ORG_A), Some(0), 10).await.unwrap();
+    let api = store.chain_entries(Ledger::Api, org_id(ORG_A), Some(0..=i64::MAX)).await.unwrap();
     let cut = cuts.iter().find(|c| c.ledger == Ledger::Api).unwrap();
     assert_eq!(api.len(), 1);
     assert_eq!(api[0].position, Some(i64::try_from(cut.position).unwrap() + 1));
@@ -1081,6 +1085,19 @@ pub async fn retention_removes_a_chain_prefix_only_below_a_stored_cut(store: &dy
         api[0].prev_hash.as_deref(),
         recruit_domain::chain::parse_hex(&cut.hash).as_ref().map(|h| &h[..])
     );
+
+    // A range of positions holds the entries at those positions, bounds included.
+    let first = api[0].position.unwrap();
+    for n in 3..6 {
+        store.record_read(&record(ORG_A, n)).await.unwrap();
+    }
+    let positions = |range| async move {
+        let entries = store.chain_entries(Ledger::Api, org_id(ORG_A), Some(range)).await.unwrap();
+        entries.into_iter().map(|e| e.position.unwrap()).collect::<Vec<_>>()
+    };
+    assert_eq!(positions(first + 1..=first + 2).await, [first + 1, first + 2]);
+    assert_eq!(positions(first + 3..=i64::MAX).await, [first + 3]);
+    assert_eq!(positions(i64::MIN..=first - 1).await, [0; 0]);
 }
 
 /// The next entry of an export.

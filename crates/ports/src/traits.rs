@@ -209,15 +209,15 @@ pub trait Ledgers: Send + Sync + 'static {
         ledger: Ledger,
     ) -> Result<Option<Checkpoint>, StoreError>;
 
-    /// Up to `limit` entries of `ledger` of `organization`: with `after`, those with a
-    /// position above it, in the order of their positions; without, those stored without a
-    /// position (which a store never writes once its entries are linked), in id order.
+    /// The entries of `ledger` of `organization`: with `positions`, every one whose position
+    /// is in the range, however many hold one position, in the order of their positions, then
+    /// ids; without, those stored without a position (which a store never writes once its
+    /// entries are linked), in id order.
     async fn chain_entries(
         &self,
         ledger: Ledger,
         organization: OrganizationId,
-        after: Option<i64>,
-        limit: u32,
+        positions: Option<std::ops::RangeInclusive<i64>>,
     ) -> Result<Vec<ChainEntry>, StoreError>;
 }
 

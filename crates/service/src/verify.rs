@@ -30,14 +30,18 @@
 use std::collections::BTreeMap;
 
 use ed25519_dalek::VerifyingKey;
+use futures_util::StreamExt as _;
 use recruit_domain::chain::{Checkpoint, Digest, GENESIS, Ledger, entry_hash, hex};
 use recruit_domain::{OrganizationId, PrivacyAuditLogId, Uuid};
 use recruit_ports::chain::ChainEntry;
 use recruit_ports::{Store, StoreError};
 use serde::Serialize;
 
-/// How many entries one read of a chain takes.
-const PAGE: u32 = 10_000;
+/// How many positions one read of a chain covers.
+const PAGE: usize = 10_000;
+
+/// How many reads of a chain are under way at once.
+const READ_AHEAD: usize = 2;
 
 /// What is wrong with an entry, or a part of a chain.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -182,17 +186,26 @@ pub async fn verify(
                 chain.anchor(kept.position, digest);
             }
         }
-        // From the lowest position there can be: a forged entry may carry any.
-        let mut after = i64::MIN;
-        loop {
-            let page = store.chain_entries(ledger, org, Some(after), PAGE).await?;
-            let Some(last) = page.last().and_then(|e| e.position) else { break };
-            after = last;
-            for entry in page {
+        // Every position there can be, in ranges a page of entries wide up to the head: a
+        // forged entry may carry any, and each range holds every entry at its positions.
+        let head = position;
+        let ranges = std::iter::once(i64::MIN..=0)
+            .chain(
+                (1..=head)
+                    .step_by(PAGE)
+                    .map(|from| from..=from.saturating_add(PAGE as i64 - 1).min(head)),
+            )
+            .chain((head < i64::MAX).then(|| head + 1..=i64::MAX));
+        // Read ahead while a page is checked; the pages come in the order of their ranges.
+        let mut pages = futures_util::stream::iter(ranges)
+            .map(|range| store.chain_entries(ledger, org, Some(range)))
+            .buffered(READ_AHEAD);
+        while let Some(page) = pages.next().await {
+            for entry in page? {
                 chain.push(entry);
             }
         }
-        for entry in store.chain_entries(ledger, org, None, u32::MAX).await? {
+        for entry in store.chain_entries(ledger, org, None).await? {
             chain.push(entry);
         }
         reports.push(chain.finish());
@@ -215,6 +228,9 @@ struct Chain {
     previous: Option<(i64, Vec<u8>, bool)>,
     /// Entries that match their fields at no position yet: resolved when the chain is read.
     suspects: Vec<(ChainEntry, i64)>,
+    /// The entries read at the latest position, more than one if a forged entry claims it:
+    /// the chain's is the one the next entry (or the head) links to.
+    held: Vec<ChainEntry>,
     /// The hash each signed checkpoint holds, by position.
     anchors: BTreeMap<i64, Digest>,
     checkpoints: u64,
@@ -232,6 +248,7 @@ impl Chain {
             entries: 0,
             previous: None,
             suspects: vec![],
+            held: vec![],
             anchors: BTreeMap::new(),
             checkpoints: 0,
             cuts: BTreeMap::new(),
@@ -301,6 +318,34 @@ impl Chain {
             self.finding(FindingKind::Inserted, entry.position, Some(entry.id));
             return;
         };
+        if self.held.first().is_some_and(|held| held.position == Some(position)) {
+            self.held.push(entry);
+            return;
+        }
+        let next = entry.prev_hash.clone();
+        self.settle(next.as_deref());
+        self.held.push(entry);
+    }
+
+    /// Takes the entries held at one position into the chain, now that `next`, the hash the
+    /// entry after them links to, is known: of two or more, the one it links to is the chain's
+    /// (the first if it links to none), and every other one was inserted.
+    fn settle(&mut self, next: Option<&[u8]>) {
+        let mut held = std::mem::take(&mut self.held);
+        if held.is_empty() {
+            return;
+        }
+        let chosen = held.iter().position(|e| next.is_some() && e.hash.as_deref() == next);
+        let entry = held.remove(chosen.unwrap_or(0));
+        for other in held {
+            self.finding(FindingKind::Inserted, other.position, Some(other.id));
+        }
+        self.take(entry);
+    }
+
+    /// Checks the entry the chain holds at its position.
+    fn take(&mut self, entry: ChainEntry) {
+        let Some(position) = entry.position else { return };
         self.begin(position);
         let expected = self.previous.as_ref().map_or(1, |p| p.0 + 1);
         for gone in expected..position {
@@ -330,6 +375,9 @@ impl Chain {
     }
 
     fn finish(mut self) -> ChainReport {
+        let head = self.head;
+        let at_head = self.held.first().is_some_and(|e| e.position == Some(head.0));
+        self.settle(at_head.then_some(head.1.as_slice()));
         // Every entry gone, and cut: the chain ends where the last cut does.
         self.begin(i64::MAX);
         let last = self.previous.as_ref().map_or(0, |p| p.0);
@@ -514,6 +562,31 @@ mod tests {
         let prev: Digest = third.prev_hash.as_deref().unwrap().try_into().unwrap();
         third.hash = Some(entry_hash(Ledger::Api, org(), 3, &prev, &third.canonical).to_vec());
         assert_eq!(findings(entries, head), [(FindingKind::Modified, Some(3))]);
+    }
+
+    #[test]
+    fn a_consistent_forgery_at_a_position_already_held_is_inserted_whichever_comes_first() {
+        let (entries, head) = chain(5);
+        let mut forged = entries[2].clone();
+        forged.id = Uuid::from_u128(0xF);
+        forged.canonical = b"{\"n\":\"forged\"}".to_vec();
+        let prev: Digest = forged.prev_hash.as_deref().unwrap().try_into().unwrap();
+        forged.hash = Some(entry_hash(Ledger::Api, org(), 3, &prev, &forged.canonical).to_vec());
+        for forged_first in [true, false] {
+            let mut stored = entries.clone();
+            stored.insert(if forged_first { 2 } else { 3 }, forged.clone());
+            let mut chain = Chain::new(Ledger::Api, org(), head.0, head.1);
+            for e in stored {
+                chain.push(e);
+            }
+            let found: Vec<_> =
+                chain.finish().findings.into_iter().map(|f| (f.kind, f.position, f.id)).collect();
+            assert_eq!(
+                found,
+                [(FindingKind::Inserted, Some(3), Some(Uuid::from_u128(0xF).to_string()))],
+                "forged entry first: {forged_first}"
+            );
+        }
     }
 
     #[test]
