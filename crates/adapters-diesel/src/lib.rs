@@ -5,15 +5,19 @@
 //! [`row_conversions!`], [`stored_as_is!`]), a page of the ledger from its stored rows
 //! ([`ledger_page`]), how many rows one multi-row `INSERT` carries ([`rows_per_statement`]),
 //! the pool's setup of a new connection ([`session_setup`]), the pool's numbers
-//! ([`pool_status`]) and how an export's entries reach their reader ([`ChannelStream`]).
+//! ([`pool_status`]), how an export's entries reach their reader ([`ChannelStream`]), and the
+//! group commit of the records of ledger reads ([`Recorder`]).
 //!
 //! It depends on `recruit-ports`, the backend-independent parts of diesel, diesel-async and
-//! deadpool, and tokio's channels only: never on a backend, a driver or an adapter, and never on the service or HTTP.
+//! deadpool, and tokio's channels and task spawning only: never on a backend, a driver or an adapter, and never on the service or HTTP.
 
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use diesel_async::pooled_connection::SetupCallback;
 use diesel_async::{AsyncConnection, SimpleAsyncConnection};
 pub use recruit_ports::StoreError;
+
+mod recorder;
+pub use recorder::Recorder;
 
 /// The translation of a diesel error every backend shares: no row is `NotFound`, a unique
 /// violation `Conflict`, a foreign-key violation `NotFound` (a reference to nothing is "no

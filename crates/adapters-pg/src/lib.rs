@@ -23,7 +23,6 @@ mod import;
 mod ledgers;
 mod maintenance;
 mod partitions;
-mod recorder;
 mod rows;
 mod schema;
 #[cfg(feature = "testkit")]
@@ -96,7 +95,7 @@ pub struct PgStore {
     writers: copy::CopyPool,
     credentials: Option<Arc<credentials::CredentialCache>>,
     /// Commits the records of concurrent ledger reads together.
-    recorder: Arc<recorder::Recorder>,
+    recorder: Arc<recruit_adapters_diesel::Recorder>,
 }
 
 impl std::fmt::Debug for PgStore {

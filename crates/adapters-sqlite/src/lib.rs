@@ -91,6 +91,8 @@ impl SqliteConfig {
 #[derive(Clone)]
 pub struct SqliteStore {
     pool: Pool<Conn>,
+    /// Commits the records of concurrent ledger reads together.
+    recorder: std::sync::Arc<recruit_adapters_diesel::Recorder>,
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -124,7 +126,7 @@ impl SqliteStore {
             .runtime(deadpool::Runtime::Tokio1)
             .build()
             .map_err(|e| StoreError::other(format!("cannot build the SQLite pool: {e}")))?;
-        let store = Self { pool };
+        let store = Self { pool, recorder: Default::default() };
         // Open one connection now, so that an unusable path fails here and not later.
         store.run(|_| Ok(())).await?;
         Ok(store)
@@ -160,8 +162,7 @@ impl SqliteStore {
         T: Send + 'static,
         F: FnOnce(&mut SqliteConnection) -> QueryResult<T> + Send + 'static,
     {
-        let mut conn = self.pool.get().await.map_err(pool_error)?;
-        conn.spawn_blocking(task).await.map_err(store_error)
+        run(&self.pool, task).await
     }
 
     /// Runs `task` in one immediate transaction (the write lock taken up front, so a read
@@ -172,8 +173,28 @@ impl SqliteStore {
         E: From<StoreError> + From<DieselError> + Send + 'static,
         F: FnOnce(&mut SqliteConnection) -> Result<T, E> + Send + 'static,
     {
-        self.run(move |c| Ok(c.immediate_transaction(task))).await?
+        run(&self.pool, move |c| Ok(c.immediate_transaction(task))).await?
     }
+
+    /// Commits the audit rows of a read with those of the reads made meanwhile: see
+    /// [`recruit_adapters_diesel::Recorder`].
+    async fn record(
+        &self,
+        api: neutral::AuditRow,
+        tool: Option<neutral::ToolAuditRow>,
+    ) -> Result<(), StoreError> {
+        self.recorder.record(|| group_writer(&self.pool), api, tool).await
+    }
+}
+
+/// Runs synchronous diesel code on a connection of `pool`, off the async runtime.
+async fn run<T, F>(pool: &Pool<Conn>, task: F) -> Result<T, StoreError>
+where
+    T: Send + 'static,
+    F: FnOnce(&mut SqliteConnection) -> QueryResult<T> + Send + 'static,
+{
+    let mut conn = pool.get().await.map_err(pool_error)?;
+    conn.spawn_blocking(task).await.map_err(store_error)
 }
 
 fn pool_error(e: PoolError<diesel_async::pooled_connection::PoolError>) -> StoreError {
@@ -251,6 +272,32 @@ macro_rules! insert_rows {
         }
     }};
 }
+
+/// What writes a group of read records on SQLite: the rows, linked into their chains, in one
+/// immediate transaction.
+fn group_writer(pool: &Pool<Conn>) -> impl Fn(neutral::ReadRecords) -> GroupWrite + Send + 'static {
+    let pool = pool.clone();
+    move |mut group| {
+        let pool = pool.clone();
+        Box::pin(async move {
+            run(&pool, move |c| {
+                Ok(c.immediate_transaction(|c| -> Result<(), TxError> {
+                    chain(c, &mut group)?;
+                    let neutral::ReadRecords { api, tool } = group;
+                    insert_rows!(c, api_audit_log::table, AuditRow, api);
+                    insert_rows!(c, tool_audit_log::table, ToolAuditRow, tool);
+                    Ok(())
+                }))
+            })
+            .await?
+            .map_err(StoreError::from)
+        })
+    }
+}
+
+/// A group's write under way.
+type GroupWrite =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), StoreError>> + Send>>;
 
 /// Links the ledger rows of a write in the caller's transaction, which holds the database's
 /// write lock (an immediate transaction) until it ends: reads the heads of their chains
@@ -1087,9 +1134,8 @@ impl Ledgers for SqliteStore {
             query.ids.as_ref().map(|f| f.iter().map(|i| blob(i.uuid())).collect());
         let after = query.after.map(|p| (p.access_time.unix_micros(), blob(p.id.uuid())));
         let limit = usize::try_from(query.limit).unwrap_or(usize::MAX);
-        let record = record.clone();
-        let (rows, more) = self
-            .transaction(move |c| -> Result<(Vec<LedgerRow>, bool), TxError> {
+        let rows = self
+            .run(move |c| {
                 let mut q = pal::table
                     .filter(pal::organization_id.eq(org))
                     .filter(pal::access_time.ge(gte))
@@ -1106,17 +1152,15 @@ impl Ledgers for SqliteStore {
                         .filter(pal::access_time.lt(time).or(pal::id.lt(id)));
                 }
                 // One more than the page tells whether another page follows.
-                let rows: Vec<LedgerRow> = q
-                    .order((pal::access_time.desc(), pal::id.desc()))
+                q.order((pal::access_time.desc(), pal::id.desc()))
                     .limit(i64::try_from(limit).unwrap_or(i64::MAX - 1) + 1)
-                    .load(c)?;
-                let mut page = record.page(rows, limit);
-                chain(c, &mut page)?;
-                recruit_ports::record_read!(insert_rows!(c), page)
+                    .load::<LedgerRow>(c)
             })
-            .await
-            .map_err(StoreError::from)?;
-        recruit_adapters_diesel::ledger_page(rows, more)
+            .await?;
+        let page = record.page(rows, limit);
+        // Committed, with the records of the reads made meanwhile, before the page returns.
+        self.record(page.api, page.tool).await?;
+        recruit_adapters_diesel::ledger_page(page.rows, page.more)
     }
 
     async fn export(
@@ -1167,16 +1211,10 @@ impl Ledgers for SqliteStore {
 }
 
 impl SqliteStore {
-    /// Appends the record of a read that returned `n` entries, in a transaction of its own.
+    /// Appends the record of a read that returned `n` entries.
     async fn record_reads(&self, record: &ReadRecord, n: usize) -> Result<(), StoreError> {
-        let mut page = record.page(vec![(); n], n);
-        self.transaction(move |c| -> Result<(Vec<()>, bool), TxError> {
-            chain(c, &mut page)?;
-            recruit_ports::record_read!(insert_rows!(c), page)
-        })
-        .await
-        .map_err(StoreError::from)?;
-        Ok(())
+        let page = record.page(vec![(); n], n);
+        self.record(page.api, page.tool).await
     }
 }
 

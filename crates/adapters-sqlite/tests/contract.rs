@@ -3,6 +3,7 @@
 
 use std::ops::Deref;
 
+use diesel::connection::SimpleConnection as _;
 use diesel::prelude::*;
 use diesel::sqlite::SqliteConnection;
 use recruit_adapters_sqlite::{SqliteConfig, SqliteStore};
@@ -153,4 +154,72 @@ async fn a_migration_that_fails_is_reported_as_one() {
     let message = store.migrate().await.expect_err("the migration fails").to_string();
     assert!(message.contains("migration failed"), "{message}");
     assert!(message.contains("organizations"), "names what failed: {message}");
+}
+
+/// Reads of the privacy ledger are recorded in groups, as on PostgreSQL: while one group waits
+/// for the database's write lock, the reads made meanwhile form the next, which commits as one.
+/// When that shared commit fails (a deferred foreign key, checked only at `COMMIT`), every read
+/// of the group gets the error, none returns entries, and none of their records is stored; the
+/// read before them, and the one after, are unaffected.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_group_commit_fails_every_read_of_the_group_and_records_none() {
+    use std::time::Duration;
+
+    use recruit_domain::{TimeWindow, Uuid};
+    use recruit_ports::testkit::{ORG_A, record, t, world};
+    use recruit_ports::{Import, Ledgers, PrivacyLogQuery};
+
+    let store = fresh().await;
+    store.import(&world()).await.unwrap();
+    raw(&store)
+        .batch_execute(
+            "CREATE TABLE refusal_targets (x TEXT PRIMARY KEY);
+             CREATE TABLE refusals (x TEXT REFERENCES refusal_targets (x)
+                 DEFERRABLE INITIALLY DEFERRED);
+             CREATE TRIGGER refuse_group AFTER INSERT ON api_audit_log
+             WHEN NEW.request_id = 'req-13'
+             BEGIN INSERT INTO refusals VALUES ('injected failure of the shared commit'); END;",
+        )
+        .unwrap();
+    let query = PrivacyLogQuery {
+        organization_id: recruit_domain::Id::from_uuid(Uuid::from_u128(ORG_A)),
+        window: TimeWindow::new(t(0), t(100_000)).unwrap(),
+        ids: None,
+        after: None,
+        limit: 5,
+    };
+    let read = |n: u128| {
+        let (store, query) = (store.store.clone(), query.clone());
+        tokio::spawn(async move { store.read_privacy_audit_logs(&query, &record(ORG_A, n)).await })
+    };
+    // Another connection holds the database's write lock: the first read's group waits on it.
+    let mut holder = raw(&store);
+    holder.batch_execute("BEGIN IMMEDIATE").unwrap();
+    let first = read(1);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let group: Vec<_> = (10..20).map(read).collect();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    holder.batch_execute("COMMIT").unwrap();
+
+    let first = first.await.unwrap().expect("the read before the group is recorded");
+    assert_eq!(first.entries.len(), 5);
+    for read in group {
+        read.await.unwrap().expect_err("every read of the failed group fails");
+    }
+    let after = read(2).await.unwrap().expect("the read after the group is recorded");
+    assert_eq!(after.entries.len(), 5);
+
+    #[derive(QueryableByName)]
+    struct RequestId {
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        request_id: String,
+    }
+    let stored: Vec<String> =
+        diesel::sql_query("SELECT request_id FROM api_audit_log ORDER BY position")
+            .load::<RequestId>(&mut raw(&store))
+            .unwrap()
+            .into_iter()
+            .map(|r| r.request_id)
+            .collect();
+    assert_eq!(stored, ["req-1", "req-2"], "only the reads outside the group are recorded");
 }

@@ -970,20 +970,6 @@ pub struct RecordedPage<T> {
     pub tool: Option<ToolAuditRow>,
 }
 
-/// Records a page read in the audit ledgers, in the transaction of the read:
-/// `record_read!($insert!($args…), page)` calls `$insert!($args…, table, RowType, rows)` for
-/// the API ledger's row and the tool-interface ledger's (if any) of the [`RecordedPage`]
-/// `page`, then is `Ok((rows, more))` of the page.
-#[macro_export]
-macro_rules! record_read {
-    ($insert:ident!($($args:tt)*), $page:expr) => {{
-        let page: $crate::rows::RecordedPage<_> = $page;
-        $insert!($($args)*, api_audit_log::table, AuditRow, [page.api]);
-        $insert!($($args)*, tool_audit_log::table, ToolAuditRow, page.tool);
-        Ok((page.rows, page.more))
-    }};
-}
-
 impl crate::ReadRecord {
     /// The page of `rows`, read with one more than `limit` to tell whether more follow, and
     /// the audit rows of this read, counting the entries the page returns.
