@@ -318,13 +318,27 @@ INSERT INTO api_audit_log (organization_id, id, at, token_id, user_id, operation
 COMMIT;
 """
 
+# The same transaction for a hand-written server that also chains its records, as recruitd
+# does: the organization's API ledger head moved under its row lock to the commit, the record
+# stored at the new position after the hash before it (SHA-256 over the previous hash only:
+# cheaper than recruitd's hash of the whole entry).
+CHAINED_SQL = RECORDED_SQL.replace("""INSERT INTO api_audit_log (organization_id, id, at, token_id, user_id, operation, request_id,
+  client_ip, filters, entries_returned, interface)
+  VALUES ('{org}',""", """UPDATE ledger_heads SET position = position + 1, hash = sha256(hash)
+  WHERE organization_id = '{org}' AND ledger = 'api' RETURNING position, hash \\gset
+INSERT INTO api_audit_log (position, prev_hash, hash, organization_id, id, at, token_id,
+  user_id, operation, request_id, client_ip, filters, entries_returned, interface)
+  VALUES (:position, NULL, CAST(:hash AS bytea), '{org}',""")
+
 
 def scenario_recorded(url, args):
     """Reads of the privacy ledger, each recorded in the API audit ledger before its response
     (`GET /v1/audit-logs/privacy`, the last 30 days, 25 entries), against the transaction a
     hand-written server would run per read (RECORDED_SQL, prepared, through pgbench): the
-    token's look-up, the page, the insert of the read's record, the commit. The reference
-    does not chain its record; recruitd does. PostgreSQL at its default durability."""
+    token's look-up, the page, the insert of the read's record, the commit. That reference
+    does not chain its record; recruitd does, so a second one (CHAINED_SQL) also moves the
+    chain's head, as a hand-written server with the same tamper evidence would. PostgreSQL at
+    its default durability."""
     import datetime
     import hashlib
     token = demo(url)
@@ -341,7 +355,8 @@ def scenario_recorded(url, args):
             server.base + path, headers={"Authorization": f"Bearer {token}"})) as response:
         if len(json.load(response)["data"]) != 25:
             sys.exit("the demo's last 30 days hold fewer than 25 entries")
-    sql = RECORDED_SQL.format(digest=digest, org=org, gte=gte, lt=lt, token=token_id, user=user)
+    values = dict(digest=digest, org=org, gte=gte, lt=lt, token=token_id, user=user)
+    sql, chained = RECORDED_SQL.format(**values), CHAINED_SQL.format(**values)
     rows = []
     for connections in args.connections:
         before = psql(url, "SELECT count(*) FROM api_audit_log")
@@ -350,12 +365,15 @@ def scenario_recorded(url, args):
         if recorded < count:
             sys.exit(f"{count} reads answered, {recorded} recorded")
         tps, db50, db99 = pgbench(url, sql, connections, args.duration)
+        linked, _, linked99 = pgbench(url, chained, connections, args.duration)
         rows.append((connections, f"{rate:.0f}", f"{tps:.0f}", f"{rate / tps:.2f}",
-                     f"{p50:.2f}", f"{p99:.2f}", f"{db50:.2f}", f"{db99:.2f}"))
+                     f"{p50:.2f}", f"{p99:.2f}", f"{db50:.2f}", f"{db99:.2f}", f"{linked:.0f}",
+                     f"{rate / linked:.2f}", f"{linked99:.2f}"))
     peak = server.peak_rss_mib()
     server.stop()
     table(("conns", "HTTP req/s", "reference tps", "ratio", "HTTP p50 ms", "HTTP p99 ms",
-           "reference p50 ms", "reference p99 ms"), rows)
+           "reference p50 ms", "reference p99 ms", "chained reference tps", "ratio",
+           "chained reference p99 ms"), rows)
     print(f"\nPeak resident memory of the server over the whole run: {peak:.1f} MiB")
     print(f"({args.duration} s per run, wrk -t2, pgbench -M prepared -j 2; PostgreSQL at its "
           "default durability)")
