@@ -24,49 +24,45 @@ use crate::schema::*;
 /// The page query of the privacy ledger, with an optional prefix such as `EXPLAIN `. One
 /// index range scan on `privacy_audit_logs_page`: the organization, the window, and a row
 /// comparison that continues after a position, newest first.
-pub(crate) fn page_query(
-    prefix: &str,
-    q: &PrivacyLogQuery,
-) -> diesel::query_builder::BoxedSqlQuery<'static, diesel::pg::Pg, diesel::query_builder::SqlQuery>
-{
-    let mut sql = format!(
-        "{prefix}SELECT organization_id, id, access_time, account_id, ip_addresses, subject_type, \
-         subject_user_id, subject_candidate_id, bulk_count, query_type, query_ids, query_values, \
-         query_scope, access_data, access_menu, access_menu_path, activity_category, position, \
-         prev_hash, hash FROM privacy_audit_logs \
-         WHERE organization_id = $1 AND access_time >= $2 AND access_time < $3 \
-         AND recorded_at >= $2 - make_interval(secs => {margin})",
-        // Every entry is recorded no earlier than FUTURE_TOLERANCE before its access, by the
-        // server's clock; a day more leaves room for the database's clock to differ. The
-        // bound leaves out the monthly partitions recorded before the window can begin.
-        margin = recruit_domain::PrivacyAuditLog::FUTURE_TOLERANCE.as_secs() + 24 * 3600
-    );
-    let mut n = 3;
-    if q.ids.is_some() {
-        n += 1;
-        sql.push_str(&format!(" AND id = ANY(${n})"));
-    }
-    if q.after.is_some() {
-        sql.push_str(&format!(" AND (access_time, id) < (${}, ${})", n + 1, n + 2));
-        n += 2;
-    }
-    sql.push_str(&format!(" ORDER BY access_time DESC, id DESC LIMIT ${}", n + 1));
-    let mut query = diesel::sql_query(sql)
-        .into_boxed()
+pub(crate) fn page_query(prefix: &str, q: &PrivacyLogQuery) -> crate::prepared::PreparedSql {
+    // Every entry is recorded no earlier than FUTURE_TOLERANCE before its access, by the
+    // server's clock; a day more leaves room for the database's clock to differ. The bound
+    // leaves out the monthly partitions recorded before the window can begin.
+    let margin = recruit_domain::PrivacyAuditLog::FUTURE_TOLERANCE.as_secs() + 24 * 3600;
+    let (gte, lt) = (q.window.gte().as_datetime(), q.window.lt().as_datetime());
+    let mut query = crate::prepared::PreparedSql::default()
+        .sql(format!(
+            "{prefix}SELECT organization_id, id, access_time, account_id, ip_addresses, \
+             subject_type, subject_user_id, subject_candidate_id, bulk_count, query_type, \
+             query_ids, query_values, query_scope, access_data, access_menu, access_menu_path, \
+             activity_category, position, prev_hash, hash FROM privacy_audit_logs \
+             WHERE organization_id = "
+        ))
         .bind::<sql_types::Uuid, _>(q.organization_id.uuid())
-        .bind::<sql_types::Timestamptz, _>(q.window.gte().as_datetime())
-        .bind::<sql_types::Timestamptz, _>(q.window.lt().as_datetime());
+        .sql(" AND access_time >= ")
+        .bind::<sql_types::Timestamptz, _>(gte)
+        .sql(" AND access_time < ")
+        .bind::<sql_types::Timestamptz, _>(lt)
+        .sql(" AND recorded_at >= ")
+        .bind::<sql_types::Timestamptz, _>(gte)
+        .sql(format!(" - make_interval(secs => {margin})"));
     if let Some(ids) = &q.ids {
         let ids: Vec<recruit_domain::Uuid> = ids.iter().map(Id::uuid).collect();
-        query = query.bind::<sql_types::Array<sql_types::Uuid>, _>(ids);
+        query =
+            query.sql(" AND id = ANY(").bind::<sql_types::Array<sql_types::Uuid>, _>(ids).sql(")");
     }
     if let Some(after) = q.after {
         query = query
+            .sql(" AND (access_time, id) < (")
             .bind::<sql_types::Timestamptz, _>(after.access_time.as_datetime())
-            .bind::<sql_types::Uuid, _>(after.id.uuid());
+            .sql(", ")
+            .bind::<sql_types::Uuid, _>(after.id.uuid())
+            .sql(")");
     }
     // One more than the page tells whether another page follows.
-    query.bind::<sql_types::BigInt, _>(i64::from(q.limit) + 1)
+    query
+        .sql(" ORDER BY access_time DESC, id DESC LIMIT ")
+        .bind::<sql_types::BigInt, _>(i64::from(q.limit) + 1)
 }
 
 impl PgStore {

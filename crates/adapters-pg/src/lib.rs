@@ -23,6 +23,7 @@ mod import;
 mod ledgers;
 mod maintenance;
 mod partitions;
+mod prepared;
 mod rows;
 mod schema;
 #[cfg(feature = "testkit")]
