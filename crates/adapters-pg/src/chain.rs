@@ -3,7 +3,6 @@
 //! entries stored before chaining linked once by [`PgStore::migrate`].
 
 use diesel::prelude::*;
-use diesel::upsert::excluded;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use recruit_ports::StoreError;
 use recruit_ports::chain::{ChainKeys, ChainedRows, Heads};
@@ -30,30 +29,44 @@ pub(crate) async fn chain(
     save_heads(c, &heads).await
 }
 
+/// Locks the heads of the chains `$2` (organizations) and `$3` (ledger names) name, in one
+/// order whatever the write, a missing one created at the start (`$1`, the genesis hash).
+/// Fixed text over arrays, so that it stays prepared on the connection.
+const LOCK_HEADS: &str = "INSERT INTO ledger_heads (organization_id, ledger, position, hash) \
+     SELECT o, l, 0, $1 FROM unnest($2::uuid[], $3::text[]) AS k (o, l) ORDER BY o, l \
+     ON CONFLICT (organization_id, ledger) DO UPDATE SET position = ledger_heads.position \
+     RETURNING organization_id, ledger, position, hash";
+
+/// Moves the heads of the chains `$1` and `$2` name to positions `$3` and hashes `$4`.
+const SAVE_HEADS: &str = "UPDATE ledger_heads SET position = k.p, hash = k.h \
+     FROM unnest($1::uuid[], $2::text[], $3::bigint[], $4::bytea[]) AS k (o, l, p, h) \
+     WHERE organization_id = k.o AND ledger = k.l";
+
 async fn lock_heads(c: &mut AsyncPgConnection, keys: &ChainKeys) -> Result<Heads, TxError> {
-    let start: Vec<LedgerHeadRow> = keys.genesis().into_iter().map(LedgerHeadRow::from).collect();
-    let locked: Vec<LedgerHeadRow> = diesel::insert_into(ledger_heads::table)
-        .values(&start)
-        .on_conflict((ledger_heads::organization_id, ledger_heads::ledger))
-        .do_update()
-        .set(ledger_heads::position.eq(ledger_heads::position))
-        .returning(LedgerHeadRow::as_returning())
-        .get_results(c)
-        .await?;
-    let locked = locked.into_iter().map(Row::into_neutral).collect::<Result<Vec<_>, _>>()?;
-    Ok(Heads::new(locked)?)
+    use diesel::sql_types::{Array, BigInt, Bytea, Text, Uuid};
+    let start = keys.genesis();
+    let (orgs, ledgers): (Vec<_>, Vec<_>) =
+        start.into_iter().map(|h| (h.organization_id, h.ledger)).unzip();
+    let locked: Vec<(recruit_domain::Uuid, String, i64, Vec<u8>)> =
+        crate::prepared::PreparedSql::<(Uuid, Text, BigInt, Bytea)>::numbered(LOCK_HEADS)
+            .bind::<Bytea, _>(recruit_domain::chain::GENESIS.to_vec())
+            .bind::<Array<Uuid>, _>(orgs)
+            .bind::<Array<Text>, _>(ledgers)
+            .load(c)
+            .await?;
+    Ok(Heads::new(locked.into_iter().map(|(organization_id, ledger, position, hash)| {
+        neutral::LedgerHeadRow { organization_id, ledger, position, hash }
+    }))?)
 }
 
 async fn save_heads(c: &mut AsyncPgConnection, heads: &Heads) -> Result<(), TxError> {
-    let moved: Vec<LedgerHeadRow> = heads.moved().into_iter().map(LedgerHeadRow::from).collect();
-    diesel::insert_into(ledger_heads::table)
-        .values(&moved)
-        .on_conflict((ledger_heads::organization_id, ledger_heads::ledger))
-        .do_update()
-        .set((
-            ledger_heads::position.eq(excluded(ledger_heads::position)),
-            ledger_heads::hash.eq(excluded(ledger_heads::hash)),
-        ))
+    use diesel::sql_types::{Array, BigInt, Bytea, Text, Uuid};
+    let moved = heads.moved();
+    crate::prepared::PreparedSql::<()>::numbered(SAVE_HEADS)
+        .bind::<Array<Uuid>, _>(moved.iter().map(|h| h.organization_id).collect::<Vec<_>>())
+        .bind::<Array<Text>, _>(moved.iter().map(|h| h.ledger.clone()).collect::<Vec<_>>())
+        .bind::<Array<BigInt>, _>(moved.iter().map(|h| h.position).collect::<Vec<_>>())
+        .bind::<Array<Bytea>, _>(moved.iter().map(|h| h.hash.clone()).collect::<Vec<_>>())
         .execute(c)
         .await?;
     Ok(())
@@ -74,13 +87,7 @@ pub(crate) async fn chain_copy(
     let (orgs, ledgers): (Vec<_>, Vec<_>) =
         start.iter().map(|h| (h.organization_id, h.ledger.as_str())).unzip();
     let locked = tx
-        .query(
-            "INSERT INTO ledger_heads (organization_id, ledger, position, hash) \
-             SELECT o, l, 0, $3 FROM unnest($1::uuid[], $2::text[]) AS k (o, l) ORDER BY o, l \
-             ON CONFLICT (organization_id, ledger) DO UPDATE SET position = ledger_heads.position \
-             RETURNING organization_id, ledger, position, hash",
-            &[&orgs, &ledgers, &recruit_domain::chain::GENESIS.as_slice()],
-        )
+        .query(LOCK_HEADS, &[&recruit_domain::chain::GENESIS.as_slice(), &orgs, &ledgers])
         .await
         .map_err(write_error)?;
     let mut heads = Heads::new(locked.iter().map(|r| neutral::LedgerHeadRow {
@@ -95,14 +102,7 @@ pub(crate) async fn chain_copy(
     let ledgers: Vec<_> = moved.iter().map(|h| h.ledger.as_str()).collect();
     let positions: Vec<_> = moved.iter().map(|h| h.position).collect();
     let hashes: Vec<_> = moved.iter().map(|h| h.hash.as_slice()).collect();
-    tx.execute(
-        "UPDATE ledger_heads SET position = k.p, hash = k.h \
-         FROM unnest($1::uuid[], $2::text[], $3::bigint[], $4::bytea[]) AS k (o, l, p, h) \
-         WHERE organization_id = k.o AND ledger = k.l",
-        &[&orgs, &ledgers, &positions, &hashes],
-    )
-    .await
-    .map_err(write_error)?;
+    tx.execute(SAVE_HEADS, &[&orgs, &ledgers, &positions, &hashes]).await.map_err(write_error)?;
     Ok(())
 }
 
