@@ -122,6 +122,15 @@ impl<'a> Object<'a> {
     }
 }
 
+/// Scalars written by `serde_json` as they are.
+macro_rules! scalars {
+    ($($method:ident: $t:ty),*) => {
+        $(fn $method(self, v: $t) -> Result<(), Error> {
+            self.leaf(&v)
+        })*
+    };
+}
+
 impl<'a> ser::Serializer for Canonical<'a> {
     type Ok = ();
     type Error = Error;
@@ -133,21 +142,9 @@ impl<'a> ser::Serializer for Canonical<'a> {
     type SerializeStruct = Object<'a>;
     type SerializeStructVariant = Object<'a>;
 
-    fn serialize_bool(self, v: bool) -> Result<(), Error> {
-        self.leaf(&v)
-    }
-    fn serialize_i8(self, v: i8) -> Result<(), Error> {
-        self.leaf(&v)
-    }
-    fn serialize_i16(self, v: i16) -> Result<(), Error> {
-        self.leaf(&v)
-    }
-    fn serialize_i32(self, v: i32) -> Result<(), Error> {
-        self.leaf(&v)
-    }
-    fn serialize_i64(self, v: i64) -> Result<(), Error> {
-        self.leaf(&v)
-    }
+    scalars!(serialize_bool: bool, serialize_i8: i8, serialize_i16: i16, serialize_i32: i32,
+        serialize_i64: i64, serialize_u8: u8, serialize_u16: u16, serialize_u32: u32,
+        serialize_u64: u64);
     fn serialize_i128(self, v: i128) -> Result<(), Error> {
         // As `Value` holds it: a number only when it fits 64 bits.
         match (i64::try_from(v), u64::try_from(v)) {
@@ -155,18 +152,6 @@ impl<'a> ser::Serializer for Canonical<'a> {
             (_, Ok(v)) => self.leaf(&v),
             _ => Err(Error::custom("number out of range")),
         }
-    }
-    fn serialize_u8(self, v: u8) -> Result<(), Error> {
-        self.leaf(&v)
-    }
-    fn serialize_u16(self, v: u16) -> Result<(), Error> {
-        self.leaf(&v)
-    }
-    fn serialize_u32(self, v: u32) -> Result<(), Error> {
-        self.leaf(&v)
-    }
-    fn serialize_u64(self, v: u64) -> Result<(), Error> {
-        self.leaf(&v)
     }
     fn serialize_u128(self, v: u128) -> Result<(), Error> {
         match u64::try_from(v) {
@@ -303,35 +288,25 @@ impl ser::SerializeMap for Object<'_> {
     }
 }
 
-impl ser::SerializeStruct for Object<'_> {
-    type Ok = ();
-    type Error = Error;
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        key: &'static str,
-        value: &T,
-    ) -> Result<(), Error> {
-        self.member(Cow::Borrowed(key), value)
-    }
-    fn end(self) -> Result<(), Error> {
-        self.close()
-    }
+macro_rules! fields {
+    ($($trait:ident),*) => {$(
+        impl ser::$trait for Object<'_> {
+            type Ok = ();
+            type Error = Error;
+            fn serialize_field<T: Serialize + ?Sized>(
+                &mut self,
+                key: &'static str,
+                value: &T,
+            ) -> Result<(), Error> {
+                self.member(Cow::Borrowed(key), value)
+            }
+            fn end(self) -> Result<(), Error> {
+                self.close()
+            }
+        }
+    )*};
 }
-
-impl ser::SerializeStructVariant for Object<'_> {
-    type Ok = ();
-    type Error = Error;
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        key: &'static str,
-        value: &T,
-    ) -> Result<(), Error> {
-        self.member(Cow::Borrowed(key), value)
-    }
-    fn end(self) -> Result<(), Error> {
-        self.close()
-    }
-}
+fields!(SerializeStruct, SerializeStructVariant);
 
 /// A map's key as the text `Value` would key it by: strings, characters, integers and booleans
 /// (as their text) and unit variants; anything else is refused, as `Value` refuses it.
