@@ -107,8 +107,7 @@ def psql(url, sql, *args):
 
 class Server:
     """recruitd serving the database; its CPU time and peak memory read from /proc. Rate limits
-    are off: the benchmarks measure the server's capacity, not its quotas (the cost of counting
-    is measured by `bench/run.py limits`)."""
+    are off: the benchmarks measure the server's capacity, not its quotas."""
 
     def __init__(self, url, *extra, env=None):
         self.port = free_port()
