@@ -220,25 +220,39 @@ async fn backfill_ledger<R: LedgerTable>(c: &mut AsyncPgConnection) -> Result<()
 pub(crate) async fn entries<R: LedgerTable>(
     c: &mut AsyncPgConnection,
     organization: recruit_domain::Uuid,
-    positions: Option<std::ops::RangeInclusive<i64>>,
+    page: recruit_ports::chain::ChainPage,
+    limit: u32,
 ) -> Result<Vec<recruit_ports::chain::ChainEntry>, StoreError> {
     use diesel::sql_types::{BigInt, Uuid};
+    use recruit_ports::chain::ChainPage;
     let table = <R::Neutral as recruit_ports::chain::Chained>::TABLE;
-    let query = diesel::sql_query(match positions {
-        Some(_) => format!(
-            "SELECT * FROM {table} WHERE organization_id = $1 AND position BETWEEN $2 AND $3 \
-             ORDER BY position, id"
-        ),
-        None => format!(
-            "SELECT * FROM {table} WHERE organization_id = $1 AND position IS NULL ORDER BY id"
-        ),
-    })
+    let (condition, order) = match page {
+        ChainPage::Linked(None) => ("position IS NOT NULL", "position, id"),
+        ChainPage::Linked(Some(_)) => {
+            ("position >= $2 AND (position > $2 OR id > $3)", "position, id")
+        }
+        ChainPage::Unlinked(None) => ("position IS NULL", "id"),
+        ChainPage::Unlinked(Some(_)) => ("position IS NULL AND id > $2", "id"),
+    };
+    let last = match page {
+        ChainPage::Linked(Some(_)) => 4,
+        ChainPage::Unlinked(Some(_)) => 3,
+        _ => 2,
+    };
+    let query = diesel::sql_query(format!(
+        "SELECT * FROM {table} WHERE organization_id = $1 AND {condition} ORDER BY {order} \
+         LIMIT ${last}"
+    ))
     .into_boxed()
     .bind::<Uuid, _>(organization);
-    let query = match positions {
-        Some(range) => query.bind::<BigInt, _>(*range.start()).bind::<BigInt, _>(*range.end()),
-        None => query,
+    let query = match page {
+        ChainPage::Linked(Some((position, id))) => {
+            query.bind::<BigInt, _>(position).bind::<Uuid, _>(id)
+        }
+        ChainPage::Unlinked(Some(id)) => query.bind::<Uuid, _>(id),
+        _ => query,
     };
+    let query = query.bind::<BigInt, _>(i64::from(limit));
     let rows: Vec<R> = query.load(c).await.map_err(store_error)?;
     // Off the runtime's threads: the canonical JSON of a page is most of a verification's
     // work, and pages read ahead are turned into it side by side.

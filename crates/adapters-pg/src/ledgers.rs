@@ -497,14 +497,15 @@ impl Ledgers for PgStore {
         &self,
         ledger: Ledger,
         organization: recruit_domain::OrganizationId,
-        positions: Option<std::ops::RangeInclusive<i64>>,
+        page: recruit_ports::chain::ChainPage,
+        limit: u32,
     ) -> Result<Vec<ChainEntry>, StoreError> {
         let mut c = self.conn().await?;
-        let org = organization.uuid();
+        let (org, c) = (organization.uuid(), &mut c);
         match ledger {
-            Ledger::Privacy => crate::chain::entries::<LedgerRow>(&mut c, org, positions).await,
-            Ledger::Api => crate::chain::entries::<AuditRow>(&mut c, org, positions).await,
-            Ledger::Tool => crate::chain::entries::<ToolAuditRow>(&mut c, org, positions).await,
+            Ledger::Privacy => crate::chain::entries::<LedgerRow>(c, org, page, limit).await,
+            Ledger::Api => crate::chain::entries::<AuditRow>(c, org, page, limit).await,
+            Ledger::Tool => crate::chain::entries::<ToolAuditRow>(c, org, page, limit).await,
         }
     }
 

@@ -14,12 +14,14 @@ use diesel::{QueryResult, expression::AsExpression};
 /// values, so each shape is prepared once per connection.
 pub(crate) struct PreparedSql<ST = Untyped> {
     pieces: Vec<Piece>,
+    /// Whether its text numbers its parameters (`$1`…), each bound in order.
+    numbered: bool,
     rows: std::marker::PhantomData<fn() -> ST>,
 }
 
 impl<ST> Default for PreparedSql<ST> {
     fn default() -> Self {
-        Self { pieces: vec![], rows: std::marker::PhantomData }
+        Self { pieces: vec![], numbered: false, rows: std::marker::PhantomData }
     }
 }
 
@@ -28,6 +30,8 @@ enum Piece {
     Bind(Box<dyn QueryFragment<Pg> + Send>),
     /// A parameter of a numbered statement not bound yet.
     Slot,
+    /// A value bound to a numbered statement beyond its parameters.
+    Extra,
 }
 
 impl<ST> PreparedSql<ST> {
@@ -36,17 +40,22 @@ impl<ST> PreparedSql<ST> {
     pub(crate) fn numbered(text: &str) -> Self {
         let mut query = Self::default();
         let mut rest = text;
-        let mut n = 1;
-        while let Some(at) = rest.find(&format!("${n}")) {
-            let digits = n.to_string().len() + 1;
+        while let Some(at) = rest.find('$') {
+            let digits = rest[at + 1..].bytes().take_while(u8::is_ascii_digit).count();
+            let n = rest[at + 1..at + 1 + digits].parse::<usize>();
+            // The statements are the crate's own constants: a test runs each one.
+            assert_eq!(n.ok(), Some(query.slots() + 1), "parameters out of order in {text}");
             query.pieces.push(Piece::Sql(rest[..at].to_owned()));
             query.pieces.push(Piece::Slot);
-            rest = &rest[at + digits..];
-            n += 1;
+            rest = &rest[at + 1 + digits..];
         }
-        debug_assert!(!rest.contains('$'), "parameters out of order in {text}");
         query.pieces.push(Piece::Sql(rest.to_owned()));
+        query.numbered = true;
         query
+    }
+
+    fn slots(&self) -> usize {
+        self.pieces.iter().filter(|p| matches!(p, Piece::Slot)).count()
     }
 
     /// Appends SQL text.
@@ -66,6 +75,7 @@ impl<ST> PreparedSql<ST> {
         let value = Piece::Bind(Box::new(value.as_expression()));
         match self.pieces.iter_mut().find(|p| matches!(p, Piece::Slot)) {
             Some(slot) => *slot = value,
+            None if self.numbered => self.pieces.push(Piece::Extra),
             None => self.pieces.push(value),
         }
         self
@@ -78,9 +88,9 @@ impl<ST> QueryFragment<Pg> for PreparedSql<ST> {
             match piece {
                 Piece::Sql(text) => out.push_sql(text),
                 Piece::Bind(value) => value.walk_ast(out.reborrow())?,
-                Piece::Slot => {
+                Piece::Slot | Piece::Extra => {
                     return Err(diesel::result::Error::QueryBuilderError(
-                        "a parameter of a prepared statement is not bound".into(),
+                        "a prepared statement's values do not match its parameters".into(),
                     ));
                 }
             }
@@ -97,4 +107,49 @@ impl<ST> QueryId for PreparedSql<ST> {
 
 impl<ST: 'static> Query for PreparedSql<ST> {
     type SqlType = ST;
+}
+
+#[cfg(test)]
+mod tests {
+    use diesel::pg::Pg;
+    use diesel::sql_types::Integer;
+
+    use super::PreparedSql;
+
+    fn text(query: &PreparedSql<()>) -> String {
+        diesel::debug_query::<Pg, _>(query).to_string()
+    }
+
+    #[test]
+    fn numbered_parameters_take_their_values_in_order() {
+        let ten = (1..=10).fold(
+            PreparedSql::<()>::numbered(
+                &(1..=10).map(|n| format!("${n}")).collect::<Vec<_>>().join(","),
+            ),
+            |q, n| q.bind::<Integer, _>(n),
+        );
+        assert!(text(&ten).starts_with("$1,$2,$3,$4,$5,$6,$7,$8,$9,$10 --"), "{}", text(&ten));
+    }
+
+    #[test]
+    #[should_panic(expected = "parameters out of order")]
+    fn parameters_out_of_order_are_refused() {
+        let _ = PreparedSql::<()>::numbered("SELECT $2, $1");
+    }
+
+    #[test]
+    fn values_that_do_not_match_the_parameters_fail_the_statement() {
+        use diesel::query_builder::QueryFragment;
+        let build = |q: &PreparedSql<()>| {
+            let mut sql = diesel::pg::PgQueryBuilder::default();
+            q.to_sql(&mut sql, &Pg)
+        };
+        let missing = PreparedSql::<()>::numbered("SELECT $1, $2").bind::<Integer, _>(1);
+        assert!(build(&missing).is_err());
+        let extra =
+            PreparedSql::<()>::numbered("SELECT $1").bind::<Integer, _>(1).bind::<Integer, _>(2);
+        assert!(build(&extra).is_err());
+        let exact = PreparedSql::<()>::numbered("SELECT $1").bind::<Integer, _>(1);
+        assert!(build(&exact).is_ok());
+    }
 }

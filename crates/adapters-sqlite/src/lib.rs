@@ -398,25 +398,34 @@ fn backfill_ledger<R: LedgerTable>(c: &mut SqliteConnection) -> Result<(), TxErr
 fn chain_entries<R: LedgerTable>(
     c: &mut SqliteConnection,
     organization: Vec<u8>,
-    positions: Option<std::ops::RangeInclusive<i64>>,
+    page: recruit_ports::chain::ChainPage,
+    limit: u32,
 ) -> Result<Vec<recruit_ports::chain::ChainEntry>, TxError> {
     use diesel::sql_types::{BigInt, Binary};
+    use recruit_ports::chain::ChainPage;
     let table = <R::Neutral as recruit_ports::chain::Chained>::TABLE;
-    let query = diesel::sql_query(match positions {
-        Some(_) => format!(
-            "SELECT * FROM {table} WHERE organization_id = ? AND position BETWEEN ? AND ? \
-             ORDER BY position, id"
-        ),
-        None => format!(
-            "SELECT * FROM {table} WHERE organization_id = ? AND position IS NULL ORDER BY id"
-        ),
-    })
+    let (condition, order) = match page {
+        ChainPage::Linked(None) => ("position IS NOT NULL", "position, id"),
+        ChainPage::Linked(Some(_)) => {
+            ("position >= ? AND (position > ? OR id > ?)", "position, id")
+        }
+        ChainPage::Unlinked(None) => ("position IS NULL", "id"),
+        ChainPage::Unlinked(Some(_)) => ("position IS NULL AND id > ?", "id"),
+    };
+    let query = diesel::sql_query(format!(
+        "SELECT * FROM {table} WHERE organization_id = ? AND {condition} ORDER BY {order} LIMIT ?"
+    ))
     .into_boxed()
     .bind::<Binary, _>(organization);
-    let query = match positions {
-        Some(range) => query.bind::<BigInt, _>(*range.start()).bind::<BigInt, _>(*range.end()),
-        None => query,
+    let query = match page {
+        ChainPage::Linked(Some((position, id))) => query
+            .bind::<BigInt, _>(position)
+            .bind::<BigInt, _>(position)
+            .bind::<Binary, _>(blob(id)),
+        ChainPage::Unlinked(Some(id)) => query.bind::<Binary, _>(blob(id)),
+        _ => query,
     };
+    let query = query.bind::<BigInt, _>(i64::from(limit));
     let rows: Vec<R> = query.load(c)?;
     Ok(rows
         .into_iter()
@@ -1071,15 +1080,16 @@ impl Ledgers for SqliteStore {
         &self,
         ledger: recruit_domain::chain::Ledger,
         organization: OrganizationId,
-        positions: Option<std::ops::RangeInclusive<i64>>,
+        page: recruit_ports::chain::ChainPage,
+        limit: u32,
     ) -> Result<Vec<recruit_ports::chain::ChainEntry>, StoreError> {
         use recruit_domain::chain::Ledger;
         let org = blob(organization.uuid());
         self.run(move |c| {
             Ok(match ledger {
-                Ledger::Privacy => chain_entries::<LedgerRow>(c, org, positions),
-                Ledger::Api => chain_entries::<AuditRow>(c, org, positions),
-                Ledger::Tool => chain_entries::<ToolAuditRow>(c, org, positions),
+                Ledger::Privacy => chain_entries::<LedgerRow>(c, org, page, limit),
+                Ledger::Api => chain_entries::<AuditRow>(c, org, page, limit),
+                Ledger::Tool => chain_entries::<ToolAuditRow>(c, org, page, limit),
             })
         })
         .await?

@@ -527,6 +527,17 @@ mod tests {
         });
     }
 
+    /// The definition holds only while `serde_json` keeps a `Value`'s keys sorted and its
+    /// numbers as machine numbers: its `preserve_order` and `arbitrary_precision` features,
+    /// turned on by any crate of the build, would change what every entry hashes to.
+    #[test]
+    fn serde_json_keeps_values_as_the_definition_assumes() {
+        let value: Value = serde_json::from_str(r#"{"b":1,"a":2}"#).unwrap();
+        assert_eq!(serde_json::to_string(&value).unwrap(), r#"{"a":2,"b":1}"#, "preserve_order");
+        let big: Value = serde_json::from_str("100000000000000000000").unwrap();
+        assert!(big.is_f64(), "arbitrary_precision");
+    }
+
     #[test]
     fn refuses_what_a_value_refuses() {
         same(&BTreeMap::from([((1, 2), 3)]));

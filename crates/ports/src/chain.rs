@@ -261,6 +261,26 @@ chained_rows!(crate::rows::DocumentRows;
     |w| &w.privacy_audit_logs, |m| &mut m.privacy_audit_logs;
 );
 
+/// Where a read of a chain's stored entries begins: see `Ledgers::chain_entries`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChainPage {
+    /// Entries with a position, in the order of their positions, then ids: those after this
+    /// (position, id), or from the first.
+    Linked(Option<(i64, Uuid)>),
+    /// Entries stored without a position, in id order: those after this id, or from the first.
+    Unlinked(Option<Uuid>),
+}
+
+impl ChainPage {
+    /// The page after one that ended with `last`.
+    pub fn after(self, last: &ChainEntry) -> Self {
+        match (self, last.position) {
+            (Self::Linked(_), Some(position)) => Self::Linked(Some((position, last.id))),
+            _ => Self::Unlinked(Some(last.id)),
+        }
+    }
+}
+
 /// A stored entry as its chain shows it: what verification needs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ChainEntry {

@@ -256,10 +256,11 @@ impl<S: Ledgers> Ledgers for Faulty<S> {
         &self,
         ledger: recruit_domain::chain::Ledger,
         organization: OrganizationId,
-        positions: Option<std::ops::RangeInclusive<i64>>,
+        page: crate::chain::ChainPage,
+        limit: u32,
     ) -> Result<Vec<crate::chain::ChainEntry>, StoreError> {
         self.check().await?;
-        self.inner.chain_entries(ledger, organization, positions).await
+        self.inner.chain_entries(ledger, organization, page, limit).await
     }
 }
 

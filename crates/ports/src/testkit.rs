@@ -998,7 +998,7 @@ pub async fn checkpoints_are_kept_once_and_the_latest_is_the_highest(store: &dyn
 /// entry is removed until a stored cut covers it, and then every planned entry goes at once;
 /// the chains' heads stay, and the next entry links to the last one removed.
 pub async fn retention_removes_a_chain_prefix_only_below_a_stored_cut(store: &dyn Store) {
-    use crate::chain::ExportQuery;
+    use crate::chain::{ChainPage, ExportQuery};
     use recruit_domain::chain::{Ledger, RetentionCut};
     loaded(store).await;
     store.record_read(&record(ORG_A, 1)).await.unwrap();
@@ -1069,7 +1069,7 @@ pub async fn retention_removes_a_chain_prefix_only_below_a_stored_cut(store: &dy
     assert_eq!(store.chain_heads(None).await.unwrap(), heads, "the heads stay");
     assert!(
         store
-            .chain_entries(Ledger::Privacy, org_id(ORG_A), Some(0..=i64::MAX))
+            .chain_entries(Ledger::Privacy, org_id(ORG_A), ChainPage::Linked(None), 10)
             .await
             .unwrap()
             .is_empty()
@@ -1077,7 +1077,8 @@ pub async fn retention_removes_a_chain_prefix_only_below_a_stored_cut(store: &dy
 
     // The next entry links to the last one removed.
     store.record_read(&record(ORG_A, 2)).await.unwrap();
-    let api = store.chain_entries(Ledger::Api, org_id(ORG_A), Some(0..=i64::MAX)).await.unwrap();
+    let api =
+        store.chain_entries(Ledger::Api, org_id(ORG_A), ChainPage::Linked(None), 10).await.unwrap();
     let cut = cuts.iter().find(|c| c.ledger == Ledger::Api).unwrap();
     assert_eq!(api.len(), 1);
     assert_eq!(api[0].position, Some(i64::try_from(cut.position).unwrap() + 1));
@@ -1086,18 +1087,20 @@ pub async fn retention_removes_a_chain_prefix_only_below_a_stored_cut(store: &dy
         recruit_domain::chain::parse_hex(&cut.hash).as_ref().map(|h| &h[..])
     );
 
-    // A range of positions holds the entries at those positions, bounds included.
+    // Pages follow one another by (position, id), each up to its limit.
     let first = api[0].position.unwrap();
     for n in 3..6 {
         store.record_read(&record(ORG_A, n)).await.unwrap();
     }
-    let positions = |range| async move {
-        let entries = store.chain_entries(Ledger::Api, org_id(ORG_A), Some(range)).await.unwrap();
+    let positions = |page, limit| async move {
+        let entries = store.chain_entries(Ledger::Api, org_id(ORG_A), page, limit).await.unwrap();
         entries.into_iter().map(|e| e.position.unwrap()).collect::<Vec<_>>()
     };
-    assert_eq!(positions(first + 1..=first + 2).await, [first + 1, first + 2]);
-    assert_eq!(positions(first + 3..=i64::MAX).await, [first + 3]);
-    assert_eq!(positions(i64::MIN..=first - 1).await, [0; 0]);
+    assert_eq!(positions(ChainPage::Linked(None), 2).await, [first, first + 1]);
+    let after = ChainPage::Linked(None).after(&api[0]);
+    assert_eq!(positions(after, 10).await, [first + 1, first + 2, first + 3]);
+    let unlinked = store.chain_entries(Ledger::Api, org_id(ORG_A), ChainPage::Unlinked(None), 10);
+    assert!(unlinked.await.unwrap().is_empty(), "every entry is linked");
 }
 
 /// The next entry of an export.

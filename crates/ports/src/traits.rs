@@ -209,15 +209,16 @@ pub trait Ledgers: Send + Sync + 'static {
         ledger: Ledger,
     ) -> Result<Option<Checkpoint>, StoreError>;
 
-    /// The entries of `ledger` of `organization`: with `positions`, every one whose position
-    /// is in the range, however many hold one position, in the order of their positions, then
-    /// ids; without, those stored without a position (which a store never writes once its
-    /// entries are linked), in id order.
+    /// Up to `limit` entries of `ledger` of `organization`, from where `page` says: those with
+    /// a position in the order of (position, id), so that a page never ends between two
+    /// entries sharing a position unseen; or those stored without one (which a store never
+    /// writes once its entries are linked), in id order.
     async fn chain_entries(
         &self,
         ledger: Ledger,
         organization: OrganizationId,
-        positions: Option<std::ops::RangeInclusive<i64>>,
+        page: crate::chain::ChainPage,
+        limit: u32,
     ) -> Result<Vec<ChainEntry>, StoreError>;
 }
 

@@ -30,18 +30,18 @@
 use std::collections::BTreeMap;
 
 use ed25519_dalek::VerifyingKey;
-use futures_util::StreamExt as _;
+use futures_util::{StreamExt as _, TryStreamExt as _};
 use recruit_domain::chain::{Checkpoint, Digest, GENESIS, Ledger, entry_hash, hex};
 use recruit_domain::{OrganizationId, PrivacyAuditLogId, Uuid};
-use recruit_ports::chain::ChainEntry;
+use recruit_ports::chain::{ChainEntry, ChainPage};
 use recruit_ports::{Store, StoreError};
 use serde::Serialize;
 
-/// How many positions one read of a chain covers.
-const PAGE: usize = 10_000;
+/// How many entries one read of a chain takes.
+const PAGE: u32 = 10_000;
 
-/// How many reads of a chain are under way at once.
-const READ_AHEAD: usize = 2;
+/// How many chains are verified at once.
+const CHAINS_AT_ONCE: usize = 2;
 
 /// What is wrong with an entry, or a part of a chain.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -147,70 +147,97 @@ pub async fn verify(
     for kept in anchors.kept {
         chains.entry((kept.organization_id.uuid(), kept.ledger)).or_insert((0, GENESIS));
     }
-    let mut reports = vec![];
-    for ((org, ledger), (position, hash)) in chains {
-        let org = OrganizationId::from_uuid(org);
-        if !wanted(ledger, org) {
-            continue;
-        }
-        let mut chain = Chain::new(ledger, org, position, hash);
-        if !anchors.keys.is_empty() {
-            for c in store.checkpoints(Some(org), Some(ledger)).await? {
-                match signer(anchors.keys, &c.key_id).map(|key| c.verify(key)) {
-                    Some(Ok(digest)) => chain.anchor(c.position, digest),
-                    _ => chain.finding(
-                        FindingKind::BadCheckpoint,
-                        i64::try_from(c.position).ok(),
-                        None,
-                    ),
+    // Chains side by side: each page's canonical JSON is made off the runtime's threads, so two
+    // chains keep two cores busy where one chain keeps one.
+    let wanted: Vec<_> = chains
+        .into_iter()
+        .map(|((org, ledger), head)| (OrganizationId::from_uuid(org), ledger, head))
+        .filter(|(org, ledger, _)| wanted(*ledger, *org))
+        .collect();
+    futures_util::stream::iter(wanted)
+        .map(|(org, ledger, (position, hash))| {
+            verify_chain(store, &anchors, org, ledger, position, hash)
+        })
+        .buffered(CHAINS_AT_ONCE)
+        .try_collect()
+        .await
+}
+
+/// Verifies one chain, whose head is at `position` with `hash`.
+async fn verify_chain(
+    store: &dyn Store,
+    anchors: &Anchors<'_>,
+    org: OrganizationId,
+    ledger: Ledger,
+    position: i64,
+    hash: Digest,
+) -> Result<ChainReport, StoreError> {
+    let mut chain = Chain::new(ledger, org, position, hash);
+    if !anchors.keys.is_empty() {
+        for c in store.checkpoints(Some(org), Some(ledger)).await? {
+            match signer(anchors.keys, &c.key_id).map(|key| c.verify(key)) {
+                Some(Ok(digest)) => chain.anchor(c.position, digest),
+                _ => {
+                    chain.finding(FindingKind::BadCheckpoint, i64::try_from(c.position).ok(), None)
                 }
             }
         }
-        for cut in store.retention_cuts(Some(org), Some(ledger)).await? {
-            let hash = if anchors.keys.is_empty() {
-                recruit_domain::chain::parse_hex(&cut.hash)
-            } else {
-                signer(anchors.keys, &cut.key_id).and_then(|key| cut.verify(key).ok())
-            };
-            match hash {
-                Some(hash) => chain.cut(cut.position, hash),
-                None => chain.finding(
-                    FindingKind::BadCheckpoint,
-                    i64::try_from(cut.position).ok(),
-                    None,
-                ),
+    }
+    for cut in store.retention_cuts(Some(org), Some(ledger)).await? {
+        let hash = if anchors.keys.is_empty() {
+            recruit_domain::chain::parse_hex(&cut.hash)
+        } else {
+            signer(anchors.keys, &cut.key_id).and_then(|key| cut.verify(key).ok())
+        };
+        match hash {
+            Some(hash) => chain.cut(cut.position, hash),
+            None => {
+                chain.finding(FindingKind::BadCheckpoint, i64::try_from(cut.position).ok(), None)
             }
         }
-        for kept in anchors.kept.iter().filter(|k| k.organization_id == org && k.ledger == ledger) {
-            if let Some(digest) = recruit_domain::chain::parse_hex(&kept.head_hash) {
-                chain.anchor(kept.position, digest);
-            }
+    }
+    for kept in anchors.kept.iter().filter(|k| k.organization_id == org && k.ledger == ledger) {
+        if let Some(digest) = recruit_domain::chain::parse_hex(&kept.head_hash) {
+            chain.anchor(kept.position, digest);
         }
-        // Every position there can be, in ranges a page of entries wide up to the head: a
-        // forged entry may carry any, and each range holds every entry at its positions.
-        let head = position;
-        let ranges = std::iter::once(i64::MIN..=0)
-            .chain(
-                (1..=head)
-                    .step_by(PAGE)
-                    .map(|from| from..=from.saturating_add(PAGE as i64 - 1).min(head)),
-            )
-            .chain((head < i64::MAX).then(|| head + 1..=i64::MAX));
-        // Read ahead while a page is checked; the pages come in the order of their ranges.
-        let mut pages = futures_util::stream::iter(ranges)
-            .map(|range| store.chain_entries(ledger, org, Some(range)))
-            .buffered(READ_AHEAD);
-        while let Some(page) = pages.next().await {
-            for entry in page? {
+    }
+    // Every stored entry, linked ones by (position, id) from the lowest position there can
+    // be (a forged entry may carry any), then those without a position.
+    for first in [ChainPage::Linked(None), ChainPage::Unlinked(None)] {
+        read_chain(store, ledger, org, first, &mut chain).await?;
+    }
+    Ok(chain.finish())
+}
+
+/// Reads the entries of a chain from `page` on into `chain`, a page at a time; the next page
+/// is read while this one is checked.
+async fn read_chain(
+    store: &dyn Store,
+    ledger: Ledger,
+    org: OrganizationId,
+    mut page: ChainPage,
+    chain: &mut Chain,
+) -> Result<(), StoreError> {
+    let mut entries = store.chain_entries(ledger, org, page, PAGE).await?;
+    loop {
+        let next = match entries.last() {
+            Some(last) if entries.len() == PAGE as usize => Some(page.after(last)),
+            _ => None,
+        };
+        let check = async {
+            for entry in entries {
                 chain.push(entry);
             }
-        }
-        for entry in store.chain_entries(ledger, org, None).await? {
-            chain.push(entry);
-        }
-        reports.push(chain.finish());
+        };
+        let Some(next) = next else {
+            check.await;
+            return Ok(());
+        };
+        page = next;
+        let (read, ()) =
+            futures_util::future::join(store.chain_entries(ledger, org, page, PAGE), check).await;
+        entries = read?;
     }
-    Ok(reports)
 }
 
 /// The key among `keys` whose id is `key_id` (the key a checkpoint or a cut names).
@@ -328,19 +355,33 @@ impl Chain {
     }
 
     /// Takes the entries held at one position into the chain, now that `next`, the hash the
-    /// entry after them links to, is known: of two or more, the one it links to is the chain's
-    /// (the first if it links to none), and every other one was inserted.
+    /// entry after them links to, is known. Of two or more, the one it links to is the chain's
+    /// (else the first whose hash is its fields', else the first). Every other one whose hash is
+    /// its fields' at that position was inserted; one whose hash is not is a suspect like any
+    /// other (an entry moved there, or changed).
     fn settle(&mut self, next: Option<&[u8]>) {
         let mut held = std::mem::take(&mut self.held);
-        if held.is_empty() {
-            return;
+        if held.len() > 1 {
+            let fits = |chain: &Self, e: &ChainEntry| {
+                let prev = e.prev_hash.clone().unwrap_or_default();
+                e.position.is_some_and(|p| chain.matches(e, p, &prev))
+            };
+            let chosen = held
+                .iter()
+                .position(|e| next.is_some() && e.hash.as_deref() == next)
+                .or_else(|| held.iter().position(|e| fits(self, e)))
+                .unwrap_or(0);
+            let entry = held.remove(chosen);
+            for other in held {
+                match other.position {
+                    Some(position) if !fits(self, &other) => self.suspects.push((other, position)),
+                    _ => self.finding(FindingKind::Inserted, other.position, Some(other.id)),
+                }
+            }
+            self.take(entry);
+        } else if let Some(entry) = held.pop() {
+            self.take(entry);
         }
-        let chosen = held.iter().position(|e| next.is_some() && e.hash.as_deref() == next);
-        let entry = held.remove(chosen.unwrap_or(0));
-        for other in held {
-            self.finding(FindingKind::Inserted, other.position, Some(other.id));
-        }
-        self.take(entry);
     }
 
     /// Checks the entry the chain holds at its position.
@@ -585,6 +626,32 @@ mod tests {
                 found,
                 [(FindingKind::Inserted, Some(3), Some(Uuid::from_u128(0xF).to_string()))],
                 "forged entry first: {forged_first}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_entry_moved_onto_a_position_held_is_reordered_not_inserted() {
+        let (mut entries, head) = chain(8);
+        let mut moved = entries.remove(4);
+        moved.position = Some(3);
+        for moved_first in [true, false] {
+            let mut stored = entries.clone();
+            stored.insert(if moved_first { 2 } else { 3 }, moved.clone());
+            let mut chain = Chain::new(Ledger::Api, org(), head.0, head.1);
+            for e in stored {
+                chain.push(e);
+            }
+            let found: Vec<_> = chain
+                .finish()
+                .findings
+                .into_iter()
+                .map(|f| (f.kind, f.position, f.expected_position))
+                .collect();
+            assert_eq!(
+                found,
+                [(FindingKind::Reordered, Some(3), Some(5)), (FindingKind::Deleted, Some(5), None)],
+                "moved entry first: {moved_first}"
             );
         }
     }
