@@ -120,6 +120,35 @@ impl<B, T: Column<B>> Column<B> for Option<T> {
     }
 }
 
+/// The statement of a page of a chain's entries in `table` (`Ledgers::chain_entries`), the
+/// backend spelling its `n`th parameter `param(n)`. The parameters: the organization; for a
+/// page after a linked entry, its position then its id; for one after an unlinked entry, its
+/// id; then the limit.
+pub fn chain_page_sql(
+    table: &str,
+    page: recruit_ports::chain::ChainPage,
+    param: impl Fn(usize) -> String,
+) -> String {
+    use recruit_ports::chain::ChainPage;
+    let (condition, order, limit) = match page {
+        ChainPage::Linked(None) => ("position IS NOT NULL".to_owned(), "position, id", 2),
+        ChainPage::Linked(Some(_)) => {
+            let (p, id) = (param(2), param(3));
+            (format!("position >= {p} AND (position > {p} OR id > {id})"), "position, id", 4)
+        }
+        ChainPage::Unlinked(None) => ("position IS NULL".to_owned(), "id", 2),
+        ChainPage::Unlinked(Some(_)) => {
+            (format!("position IS NULL AND id > {}", param(2)), "id", 3)
+        }
+    };
+    format!(
+        "SELECT * FROM {table} WHERE organization_id = {} AND {condition} ORDER BY {order} \
+         LIMIT {}",
+        param(1),
+        param(limit)
+    )
+}
+
 /// The privacy ledger's page of the stored `rows` (newest first), `more` saying whether another
 /// follows.
 pub fn ledger_page<R>(rows: Vec<R>, more: bool) -> Result<recruit_ports::LedgerPage, StoreError>

@@ -226,23 +226,9 @@ pub(crate) async fn entries<R: LedgerTable>(
     use diesel::sql_types::{BigInt, Uuid};
     use recruit_ports::chain::ChainPage;
     let table = <R::Neutral as recruit_ports::chain::Chained>::TABLE;
-    let (condition, order) = match page {
-        ChainPage::Linked(None) => ("position IS NOT NULL", "position, id"),
-        ChainPage::Linked(Some(_)) => {
-            ("position >= $2 AND (position > $2 OR id > $3)", "position, id")
-        }
-        ChainPage::Unlinked(None) => ("position IS NULL", "id"),
-        ChainPage::Unlinked(Some(_)) => ("position IS NULL AND id > $2", "id"),
-    };
-    let last = match page {
-        ChainPage::Linked(Some(_)) => 4,
-        ChainPage::Unlinked(Some(_)) => 3,
-        _ => 2,
-    };
-    let query = diesel::sql_query(format!(
-        "SELECT * FROM {table} WHERE organization_id = $1 AND {condition} ORDER BY {order} \
-         LIMIT ${last}"
-    ))
+    let query = diesel::sql_query(recruit_adapters_diesel::chain_page_sql(table, page, |n| {
+        format!("${n}")
+    }))
     .into_boxed()
     .bind::<Uuid, _>(organization);
     let query = match page {
@@ -255,7 +241,7 @@ pub(crate) async fn entries<R: LedgerTable>(
     let query = query.bind::<BigInt, _>(i64::from(limit));
     let rows: Vec<R> = query.load(c).await.map_err(store_error)?;
     // Off the runtime's threads: the canonical JSON of a page is most of a verification's
-    // work, and pages read ahead are turned into it side by side.
+    // work, and the pages of chains verified side by side are turned into it in parallel.
     tokio::task::spawn_blocking(move || {
         rows.into_iter().map(|r| recruit_ports::chain::ChainEntry::of(r.into_neutral()?)).collect()
     })

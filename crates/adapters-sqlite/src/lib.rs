@@ -404,19 +404,11 @@ fn chain_entries<R: LedgerTable>(
     use diesel::sql_types::{BigInt, Binary};
     use recruit_ports::chain::ChainPage;
     let table = <R::Neutral as recruit_ports::chain::Chained>::TABLE;
-    let (condition, order) = match page {
-        ChainPage::Linked(None) => ("position IS NOT NULL", "position, id"),
-        ChainPage::Linked(Some(_)) => {
-            ("position >= ? AND (position > ? OR id > ?)", "position, id")
-        }
-        ChainPage::Unlinked(None) => ("position IS NULL", "id"),
-        ChainPage::Unlinked(Some(_)) => ("position IS NULL AND id > ?", "id"),
-    };
-    let query = diesel::sql_query(format!(
-        "SELECT * FROM {table} WHERE organization_id = ? AND {condition} ORDER BY {order} LIMIT ?"
-    ))
-    .into_boxed()
-    .bind::<Binary, _>(organization);
+    // SQLite's parameters are positional: the position is bound once for each use.
+    let query =
+        diesel::sql_query(recruit_adapters_diesel::chain_page_sql(table, page, |_| "?".to_owned()))
+            .into_boxed()
+            .bind::<Binary, _>(organization);
     let query = match page {
         ChainPage::Linked(Some((position, id))) => query
             .bind::<BigInt, _>(position)
