@@ -3,7 +3,8 @@
 //! errors become [`StoreError`]s whatever the backend ([`common_error`]), how a stored row
 //! converts to and from its neutral form in `recruit_ports::rows` ([`Column`], [`Row`],
 //! [`row_conversions!`], [`stored_as_is!`]), a page of the ledger from its stored rows
-//! ([`ledger_page`]), how many rows one multi-row `INSERT` carries ([`rows_per_statement`]),
+//! ([`ledger_page`]), the statement of a page of a chain ([`chain_page_sql`]), how many rows one
+//! multi-row `INSERT` carries ([`rows_per_statement`]),
 //! the pool's setup of a new connection ([`session_setup`]), the pool's numbers
 //! ([`pool_status`]), how an export's entries reach their reader ([`ChannelStream`]), and the
 //! group commit of the records of ledger reads ([`Recorder`]).
