@@ -18,7 +18,7 @@ use diesel_async::{AsyncConnection, SimpleAsyncConnection};
 pub use recruit_ports::StoreError;
 
 mod recorder;
-pub use recorder::Recorder;
+pub use recorder::{GroupWrite, Recorder};
 
 /// The translation of a diesel error every backend shares: no row is `NotFound`, a unique
 /// violation `Conflict`, a foreign-key violation `NotFound` (a reference to nothing is "no

@@ -20,6 +20,10 @@ const GROUP: usize = 512;
 /// How many records may wait for a group at once; a read past that waits to hand its record.
 const WAITING: usize = 4 * GROUP;
 
+/// A group's write under way, as a store's writer returns it.
+pub type GroupWrite =
+    std::pin::Pin<Box<dyn Future<Output = Result<(), StoreError>> + Send + 'static>>;
+
 struct Job {
     api: neutral::AuditRow,
     tool: Option<neutral::ToolAuditRow>,

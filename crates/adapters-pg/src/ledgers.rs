@@ -532,7 +532,7 @@ impl Ledgers for PgStore {
 /// one transaction.
 fn group_writer(
     pool: &Pool<AsyncPgConnection>,
-) -> impl Fn(ReadRecords) -> BoxFuture<Result<(), StoreError>> + Send + 'static {
+) -> impl Fn(ReadRecords) -> recruit_adapters_diesel::GroupWrite + Send + 'static {
     let pool = pool.clone();
     move |mut group| {
         let pool = pool.clone();
@@ -550,6 +550,3 @@ fn group_writer(
         })
     }
 }
-
-/// A boxed future of a group's write.
-type BoxFuture<T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send>>;

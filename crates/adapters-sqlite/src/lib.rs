@@ -275,7 +275,9 @@ macro_rules! insert_rows {
 
 /// What writes a group of read records on SQLite: the rows, linked into their chains, in one
 /// immediate transaction.
-fn group_writer(pool: &Pool<Conn>) -> impl Fn(neutral::ReadRecords) -> GroupWrite + Send + 'static {
+fn group_writer(
+    pool: &Pool<Conn>,
+) -> impl Fn(neutral::ReadRecords) -> recruit_adapters_diesel::GroupWrite + Send + 'static {
     let pool = pool.clone();
     move |mut group| {
         let pool = pool.clone();
@@ -294,10 +296,6 @@ fn group_writer(pool: &Pool<Conn>) -> impl Fn(neutral::ReadRecords) -> GroupWrit
         })
     }
 }
-
-/// A group's write under way.
-type GroupWrite =
-    std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), StoreError>> + Send>>;
 
 /// Links the ledger rows of a write in the caller's transaction, which holds the database's
 /// write lock (an immediate transaction) until it ends: reads the heads of their chains
