@@ -32,13 +32,13 @@ pub(crate) async fn chain(
 /// Locks the heads of the chains `$2` (organizations) and `$3` (ledger names) name, in one
 /// order whatever the write, a missing one created at the start (`$1`, the genesis hash).
 /// Fixed text over arrays, so that it stays prepared on the connection.
-const LOCK_HEADS: &str = "INSERT INTO ledger_heads (organization_id, ledger, position, hash) \
+pub(crate) const LOCK_HEADS: &str = "INSERT INTO ledger_heads (organization_id, ledger, position, hash) \
      SELECT o, l, 0, $1 FROM unnest($2::uuid[], $3::text[]) AS k (o, l) ORDER BY o, l \
      ON CONFLICT (organization_id, ledger) DO UPDATE SET position = ledger_heads.position \
      RETURNING organization_id, ledger, position, hash";
 
 /// Moves the heads of the chains `$1` and `$2` name to positions `$3` and hashes `$4`.
-const SAVE_HEADS: &str = "UPDATE ledger_heads SET position = k.p, hash = k.h \
+pub(crate) const SAVE_HEADS: &str = "UPDATE ledger_heads SET position = k.p, hash = k.h \
      FROM unnest($1::uuid[], $2::text[], $3::bigint[], $4::bytea[]) AS k (o, l, p, h) \
      WHERE organization_id = k.o AND ledger = k.l";
 
@@ -90,20 +90,47 @@ pub(crate) async fn chain_copy(
         .query(LOCK_HEADS, &[&recruit_domain::chain::GENESIS.as_slice(), &orgs, &ledgers])
         .await
         .map_err(write_error)?;
-    let mut heads = Heads::new(locked.iter().map(|r| neutral::LedgerHeadRow {
-        organization_id: r.get(0),
-        ledger: r.get(1),
-        position: r.get(2),
-        hash: r.get(3),
-    }))?;
+    let mut heads = heads_from(&locked)?;
     rows.link(&mut heads, contents)?;
     let moved = heads.moved();
-    let orgs: Vec<_> = moved.iter().map(|h| h.organization_id).collect();
-    let ledgers: Vec<_> = moved.iter().map(|h| h.ledger.as_str()).collect();
-    let positions: Vec<_> = moved.iter().map(|h| h.position).collect();
-    let hashes: Vec<_> = moved.iter().map(|h| h.hash.as_slice()).collect();
-    tx.execute(SAVE_HEADS, &[&orgs, &ledgers, &positions, &hashes]).await.map_err(write_error)?;
+    tx.execute(SAVE_HEADS, &SavedHeads::new(&moved).params()).await.map_err(write_error)?;
     Ok(())
+}
+
+/// The heads [`LOCK_HEADS`] returned, on a `tokio-postgres` connection.
+pub(crate) fn heads_from(locked: &[tokio_postgres::Row]) -> Result<Heads, StoreError> {
+    let row = |r: &tokio_postgres::Row| -> Result<_, tokio_postgres::Error> {
+        Ok(neutral::LedgerHeadRow {
+            organization_id: r.try_get(0)?,
+            ledger: r.try_get(1)?,
+            position: r.try_get(2)?,
+            hash: r.try_get(3)?,
+        })
+    };
+    Heads::new(locked.iter().map(row).collect::<Result<Vec<_>, _>>().map_err(write_error)?)
+}
+
+/// The parameters of [`SAVE_HEADS`] for the heads `moved`, on a `tokio-postgres` connection.
+pub(crate) struct SavedHeads<'a> {
+    orgs: Vec<recruit_domain::Uuid>,
+    ledgers: Vec<&'a str>,
+    positions: Vec<i64>,
+    hashes: Vec<&'a [u8]>,
+}
+
+impl<'a> SavedHeads<'a> {
+    pub(crate) fn new(moved: &'a [neutral::LedgerHeadRow]) -> Self {
+        Self {
+            orgs: moved.iter().map(|h| h.organization_id).collect(),
+            ledgers: moved.iter().map(|h| h.ledger.as_str()).collect(),
+            positions: moved.iter().map(|h| h.position).collect(),
+            hashes: moved.iter().map(|h| h.hash.as_slice()).collect(),
+        }
+    }
+
+    pub(crate) fn params(&self) -> [&(dyn tokio_postgres::types::ToSql + Sync); 4] {
+        [&self.orgs, &self.ledgers, &self.positions, &self.hashes]
+    }
 }
 
 /// How many stored entries one step of the backfill links.

@@ -25,7 +25,7 @@ pub(crate) struct CopySettings {
 impl CopySettings {
     /// A new connection with the pool's session settings; its driver runs as a task of its
     /// own, which ends when the client is dropped.
-    async fn connect(&self) -> Result<Client, tokio_postgres::Error> {
+    pub(crate) async fn connect(&self) -> Result<Client, tokio_postgres::Error> {
         let (client, connection) = self.config.connect(tokio_postgres::NoTls).await?;
         tokio::spawn(connection);
         client.batch_execute(&self.setup).await?;

@@ -28,10 +28,16 @@ pub(crate) fn copy_error(e: tokio_postgres::Error) -> StoreError {
         Some(c) if *c == SqlState::ADMIN_SHUTDOWN || *c == SqlState::CANNOT_CONNECT_NOW => {
             StoreError::Unavailable(e.to_string())
         }
-        Some(_) => StoreError::Other(Box::new(e)),
+        Some(_) => StoreError::other(db_message(&e)),
         // Not the database's answer: the connection could not be made or broke.
         None => StoreError::Unavailable(format!("the database cannot be reached: {e}")),
     }
+}
+
+/// The database's own words for an error it answered with (`tokio-postgres` says only "db
+/// error" and keeps them in the error's source).
+fn db_message(e: &tokio_postgres::Error) -> String {
+    e.as_db_error().map_or_else(|| e.to_string(), ToString::to_string)
 }
 
 /// Translates an error of a write on a `COPY` connection: as [`copy_error`], and a unique
@@ -39,7 +45,7 @@ pub(crate) fn copy_error(e: tokio_postgres::Error) -> StoreError {
 pub(crate) fn write_error(e: tokio_postgres::Error) -> StoreError {
     use tokio_postgres::error::SqlState;
     match e.code() {
-        Some(c) if *c == SqlState::UNIQUE_VIOLATION => StoreError::Conflict(e.to_string()),
+        Some(c) if *c == SqlState::UNIQUE_VIOLATION => StoreError::Conflict(db_message(&e)),
         Some(c) if *c == SqlState::FOREIGN_KEY_VIOLATION => StoreError::NotFound,
         _ => copy_error(e),
     }

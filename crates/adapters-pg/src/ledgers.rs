@@ -4,13 +4,12 @@
 use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel::sql_types;
-use diesel_async::pooled_connection::deadpool::Pool;
-use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use diesel_async::{AsyncConnection, RunQueryDsl};
 use recruit_domain::Id;
 use recruit_domain::Timestamp;
 use recruit_domain::chain::{Checkpoint, Ledger};
 use recruit_ports::chain::{ChainEntry, Export, ExportQuery};
-use recruit_ports::rows::{self as neutral, ReadRecords};
+use recruit_ports::rows as neutral;
 use recruit_ports::{
     AccessesWrite, AuditEntry, AuditListQuery, Claim, KeyClaim, LedgerPage, Ledgers,
     PrivacyLogQuery, ReadRecord, StoreError, ToolAuditEntry,
@@ -101,7 +100,9 @@ impl Ledgers for PgStore {
         };
         let page = record.page(rows, limit);
         // Committed, with the records of the reads made meanwhile, before the page returns.
-        self.recorder.record(|| group_writer(&self.pool), page.api, page.tool).await?;
+        self.recorder
+            .record(|| crate::group::group_writer(&self.copy), page.api, page.tool)
+            .await?;
         let (rows, more) = (page.rows, page.more);
         recruit_adapters_diesel::ledger_page(rows, more)
     }
@@ -205,14 +206,16 @@ impl Ledgers for PgStore {
             // Committed before the export is handed over: no entry leaves unrecorded.
             let n = usize::try_from(count).unwrap_or(usize::MAX);
             let page = record.page(vec![(); n], n);
-            self.recorder.record(|| group_writer(&self.pool), page.api, page.tool).await?;
+            self.recorder
+                .record(|| crate::group::group_writer(&self.copy), page.api, page.tool)
+                .await?;
         }
         Ok(Export { count, entries: Box::pin(ChannelStream(entries)) })
     }
 
     async fn record_read(&self, record: &ReadRecord) -> Result<(), StoreError> {
         let page = record.page(Vec::<()>::new(), 0);
-        self.recorder.record(|| group_writer(&self.pool), page.api, page.tool).await
+        self.recorder.record(|| crate::group::group_writer(&self.copy), page.api, page.tool).await
     }
 
     async fn claim_idempotency_key(&self, claim: &KeyClaim) -> Result<Claim, StoreError> {
@@ -525,28 +528,5 @@ impl Ledgers for PgStore {
             .await
             .map_err(store_error)?;
         rows.into_iter().map(|r| r.into_neutral()?.into_entry()).collect()
-    }
-}
-
-/// What writes a group of read records on PostgreSQL: the rows, linked into their chains, in
-/// one transaction.
-fn group_writer(
-    pool: &Pool<AsyncPgConnection>,
-) -> impl Fn(ReadRecords) -> recruit_adapters_diesel::GroupWrite + Send + 'static {
-    let pool = pool.clone();
-    move |mut group| {
-        let pool = pool.clone();
-        Box::pin(async move {
-            let mut c = pool.get().await.map_err(pool_error)?;
-            c.transaction::<_, TxError, _>(async |c| {
-                crate::chain::chain(c, &mut group).await?;
-                let ReadRecords { api, tool } = group;
-                insert_rows!(c, api_audit_log::table, AuditRow, api);
-                insert_rows!(c, tool_audit_log::table, ToolAuditRow, tool);
-                Ok(())
-            })
-            .await
-            .map_err(StoreError::from)
-        })
     }
 }

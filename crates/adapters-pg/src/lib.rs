@@ -19,6 +19,7 @@ mod copy;
 mod credentials;
 mod directory;
 mod error;
+mod group;
 mod import;
 mod ledgers;
 mod maintenance;

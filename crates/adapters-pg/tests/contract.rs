@@ -297,7 +297,7 @@ async fn an_exhausted_pool_is_unavailable_after_the_wait_timeout() {
     // The only connection waits for a lock held here, so the next caller finds none free.
     let mut blocker = raw(&db).await;
     blocker
-        .batch_execute("BEGIN; LOCK TABLE api_audit_log IN ACCESS EXCLUSIVE MODE;")
+        .batch_execute("BEGIN; LOCK TABLE privacy_audit_logs IN ACCESS EXCLUSIVE MODE;")
         .await
         .unwrap();
     let org = recruit_domain::OrganizationId::from_uuid(Uuid::from_u128(ORG_A));

@@ -1,0 +1,169 @@
+//! The group commit of read records on PostgreSQL ([`recruit_adapters_diesel::Recorder`]'s
+//! writer): one `tokio-postgres` connection of its own, its statements prepared once, and each
+//! group in two round trips while its chains' heads are held: `BEGIN` with the lock of the
+//! heads, then the rows' inserts, the heads' save and `COMMIT`, each pair of steps sent
+//! together without waiting for the first's answer (pipelined).
+//!
+//! A connection whose group failed is closed, whatever the failure: the next group opens a
+//! new one, so no group ever starts in a transaction a failure left open.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::Poll;
+
+use recruit_ports::StoreError;
+use recruit_ports::chain::{ChainedRows, Heads};
+use recruit_ports::rows::ReadRecords;
+use tokio_postgres::{Client, Statement};
+
+use crate::chain::{LOCK_HEADS, SAVE_HEADS, SavedHeads, heads_from};
+use crate::copy::CopySettings;
+use crate::error::{copy_error, write_error};
+use crate::rows::{AuditRow, Copied, ToolAuditRow};
+
+/// Multi-row inserts are prepared for 1, 2, 4, … `1 << (SIZES - 1)` rows; a group's rows go
+/// in as few of them as add up to its number.
+const SIZES: usize = 7;
+
+/// A table's multi-row inserts, one statement per size (`[k]` inserts `1 << k` rows).
+struct Inserts(Vec<Statement>);
+
+impl Inserts {
+    async fn prepare<R: Copied>(client: &Client) -> Result<Self, tokio_postgres::Error> {
+        let columns = R::TYPES.len();
+        let mut prepared = Vec::with_capacity(SIZES);
+        for k in 0..SIZES {
+            let rows = 1usize << k;
+            let values = (0..rows)
+                .map(|r| {
+                    let row: Vec<String> =
+                        (1..=columns).map(|c| format!("${}", r * columns + c)).collect();
+                    format!("({})", row.join(", "))
+                })
+                .collect::<Vec<_>>()
+                .join(", ");
+            let sql = format!("INSERT INTO {} ({}) VALUES {values}", R::TABLE, R::COLUMNS);
+            let types: Vec<_> = R::TYPES.iter().cycle().take(rows * columns).cloned().collect();
+            prepared.push(client.prepare_typed(&sql, &types).await?);
+        }
+        Ok(Self(prepared))
+    }
+
+    /// The steps that insert `rows`: the largest prepared sizes first.
+    fn steps<'a, R: Copied + Sync>(&'a self, client: &'a Client, mut rows: &'a [R]) -> Steps<'a> {
+        let mut steps: Steps<'a> = vec![];
+        while !rows.is_empty() {
+            let k = (usize::BITS - 1 - rows.len().leading_zeros()) as usize;
+            let k = k.min(SIZES - 1);
+            let (part, rest) = rows.split_at(1 << k);
+            rows = rest;
+            let statement = &self.0[k];
+            steps.push(Box::pin(async move {
+                let values: Vec<_> = part.iter().flat_map(R::copy_values).collect();
+                client.execute(statement, &values).await.map(drop)
+            }));
+        }
+        steps
+    }
+}
+
+type Steps<'a> = Vec<Pin<Box<dyn Future<Output = Result<(), tokio_postgres::Error>> + Send + 'a>>>;
+
+/// The recorder's connection and its prepared statements.
+struct GroupConnection {
+    client: Client,
+    lock: Statement,
+    save: Statement,
+    api: Inserts,
+    tool: Inserts,
+}
+
+impl GroupConnection {
+    async fn open(settings: &CopySettings) -> Result<Self, tokio_postgres::Error> {
+        let client = settings.connect().await?;
+        let lock = client.prepare(LOCK_HEADS).await?;
+        let save = client.prepare(SAVE_HEADS).await?;
+        let api = Inserts::prepare::<AuditRow>(&client).await?;
+        let tool = Inserts::prepare::<ToolAuditRow>(&client).await?;
+        Ok(Self { client, lock, save, api, tool })
+    }
+
+    /// Writes `group` in one transaction, linked into its chains.
+    async fn write(&self, mut group: ReadRecords) -> Result<(), StoreError> {
+        let client = &self.client;
+        // Before the heads are locked: the lock is held for the hashing only.
+        let contents = group.contents()?;
+        let start = group.chain_keys().genesis();
+        let (orgs, ledgers): (Vec<_>, Vec<_>) =
+            start.iter().map(|h| (h.organization_id, h.ledger.as_str())).unzip();
+        let genesis = recruit_domain::chain::GENESIS.as_slice();
+        let mut locked = vec![];
+        in_order(vec![
+            Box::pin(client.batch_execute("BEGIN")),
+            Box::pin(async {
+                locked = client.query(&self.lock, &[&genesis, &orgs, &ledgers]).await?;
+                Ok(())
+            }),
+        ])
+        .await
+        .map_err(write_error)?;
+        let mut heads: Heads = heads_from(&locked)?;
+        group.link(&mut heads, contents)?;
+        let ReadRecords { api, tool } = group;
+        let api: Vec<AuditRow> = api.into_iter().map(AuditRow::from).collect();
+        let tool: Vec<ToolAuditRow> = tool.into_iter().map(ToolAuditRow::from).collect();
+        let moved = heads.moved();
+        let saved = SavedHeads::new(&moved);
+        let mut steps = self.api.steps(client, &api);
+        steps.extend(self.tool.steps(client, &tool));
+        steps.push(Box::pin(async { client.execute(&self.save, &saved.params()).await.map(drop) }));
+        steps.push(Box::pin(client.batch_execute("COMMIT")));
+        in_order(steps).await.map_err(write_error)
+    }
+}
+
+/// Runs `steps` side by side and fails with the first error. Each step is first polled in the
+/// order given, and `tokio-postgres` sends a statement when its future is first polled: the
+/// statements reach PostgreSQL in this order, without waiting for each other's answers.
+async fn in_order(steps: Steps<'_>) -> Result<(), tokio_postgres::Error> {
+    let mut steps: Vec<_> = steps.into_iter().map(Some).collect();
+    std::future::poll_fn(move |cx| {
+        let mut pending = false;
+        for slot in &mut steps {
+            if let Some(step) = slot {
+                match step.as_mut().poll(cx) {
+                    Poll::Ready(Ok(())) => *slot = None,
+                    Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                    Poll::Pending => pending = true,
+                }
+            }
+        }
+        if pending { Poll::Pending } else { Poll::Ready(Ok(())) }
+    })
+    .await
+}
+
+/// What writes a group of read records on PostgreSQL: the rows, linked into their chains, in
+/// one transaction on the recorder's own connection.
+pub(crate) fn group_writer(
+    settings: &Arc<CopySettings>,
+) -> impl Fn(ReadRecords) -> recruit_adapters_diesel::GroupWrite + Send + 'static {
+    let settings = Arc::clone(settings);
+    let connection = Arc::new(tokio::sync::Mutex::new(None::<GroupConnection>));
+    move |group| {
+        let (settings, connection) = (Arc::clone(&settings), Arc::clone(&connection));
+        Box::pin(async move {
+            let mut held = connection.lock().await;
+            let c = match held.take() {
+                Some(c) if !c.client.is_closed() => c,
+                _ => GroupConnection::open(&settings).await.map_err(copy_error)?,
+            };
+            let written = c.write(group).await;
+            if written.is_ok() {
+                *held = Some(c);
+            }
+            written
+        })
+    }
+}
