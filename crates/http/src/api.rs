@@ -472,9 +472,9 @@ impl Api {
             Outcome::Recorded(recorded) => render::recorded(&recorded),
             Outcome::User(profile) => render::with_etag(render::json(&profile), &profile.etag),
             Outcome::Download(download) => render::download(download),
-            outcome => {
-                render::json(&outcome.to_json().inspect_err(|e| log_failure(request_id, e))?)
-            }
+            outcome => render::json_bytes(
+                outcome.to_json_bytes().inspect_err(|e| log_failure(request_id, e))?,
+            ),
         };
         render::rate_limit(response.headers_mut(), done.rate_limit.as_ref());
         *organization = Some(done.organization.to_string());

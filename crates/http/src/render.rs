@@ -82,6 +82,11 @@ pub(crate) fn json<T: serde::Serialize>(value: &T) -> Response<Body> {
     }
 }
 
+/// A 200 response carrying `bytes`, JSON already written.
+pub(crate) fn json_bytes(bytes: Vec<u8>) -> Response<Body> {
+    with_json(StatusCode::OK, bytes)
+}
+
 /// The response of a write, byte for byte as first sent; a replay says so in
 /// `Idempotent-Replayed: true`.
 pub(crate) fn recorded(recorded: &recruit_service::Recorded) -> Response<Body> {

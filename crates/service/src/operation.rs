@@ -414,18 +414,32 @@ impl Outcome {
     pub fn to_json(&self) -> Result<serde_json::Value, ServiceError> {
         let json = match self {
             Self::Recorded(r) => serde_json::from_slice(&r.body),
-            Self::Download(_) => {
-                return Err(ServiceError {
-                    cause: Some("a download has no JSON form".into()),
-                    ..ServiceError::internal()
-                });
-            }
+            Self::Download(_) => return Err(no_json_form()),
             other => serde_json::to_value(other),
         };
-        json.map_err(|e| ServiceError {
-            cause: Some(format!("the response could not be serialized: {e}").into()),
-            ..ServiceError::internal()
-        })
+        json.map_err(not_serialized)
+    }
+
+    /// The outcome as the bytes of its JSON, written straight from the outcome (no
+    /// [`serde_json::Value`] in between, so members keep the order the models declare). Fails
+    /// as [`Outcome::to_json`] does.
+    pub fn to_json_bytes(&self) -> Result<Vec<u8>, ServiceError> {
+        match self {
+            Self::Recorded(r) => Ok(r.body.clone()),
+            Self::Download(_) => Err(no_json_form()),
+            other => serde_json::to_vec(other).map_err(not_serialized),
+        }
+    }
+}
+
+fn no_json_form() -> ServiceError {
+    ServiceError { cause: Some("a download has no JSON form".into()), ..ServiceError::internal() }
+}
+
+fn not_serialized(e: serde_json::Error) -> ServiceError {
+    ServiceError {
+        cause: Some(format!("the response could not be serialized: {e}").into()),
+        ..ServiceError::internal()
     }
 }
 
