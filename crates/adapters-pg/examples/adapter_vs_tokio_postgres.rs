@@ -1,7 +1,8 @@
 //! Scenario 3 of the benchmarks: the job read through this adapter (diesel-async, its pool, the
-//! mapping into a `JobRecord`) against the same three queries through bare `tokio-postgres` with
-//! prepared statements, pipelined the same way, decoded into owned values, at the same
-//! concurrency, in one process. Prints queries (job reads) per second of each and the ratio.
+//! mapping into a `JobRecord`) against the same statement through bare `tokio-postgres`,
+//! prepared, every column decoded into an owned value (the hiring team's and the stages'
+//! record arrays too, as a hand-written server must), at the same concurrency, in one process.
+//! Prints queries (job reads) per second of each and the ratio.
 //!
 //! `cargo run --release -p recruit-adapters-pg --example adapter_vs_tokio_postgres -- 10 8,64`
 //! (seconds per run, concurrencies). Uses `DATABASE_URL`, or a throwaway cluster.
@@ -18,17 +19,80 @@ use recruit_ports::testkit::{ORG_A, job_id, world};
 use recruit_ports::{Directory, Import};
 use tokio_postgres::types::Type;
 
-const JOB: &str = "SELECT j.organization_id, j.id, j.name, j.status, j.confidential, j.locations, \
-    j.ats_type, j.ats_id, j.created_at, j.updated_at, j.default_task_queue_id, j.remote_ats_id, \
-    j.remote_name, j.remote_status, j.locale, s.*, d.* FROM jobs j JOIN job_settings s \
-    ON s.organization_id = j.organization_id AND s.job_id = j.id \
-    JOIN organization_scheduling_defaults d ON d.organization_id = j.organization_id \
-    WHERE j.organization_id = $1 AND j.id = $2";
-const TEAM: &str = "SELECT t.role, t.user_id, u.name FROM job_hiring_team t JOIN users u \
-    ON u.organization_id = t.organization_id AND u.id = t.user_id \
-    WHERE t.organization_id = $1 AND t.job_id = $2 ORDER BY t.position";
-const STAGES: &str = "SELECT organization_id, job_id, position, id, name FROM job_stages \
-    WHERE organization_id = $1 AND job_id = $2 ORDER BY position";
+/// The adapter's job read, as one statement: the job and its resolved settings joined, its
+/// hiring team and its stages as arrays of records in the same row.
+const JOB: &str = "SELECT jobs.organization_id, jobs.id, jobs.name, jobs.status, jobs.confidential, \
+    jobs.locations, jobs.ats_type, jobs.ats_id, jobs.created_at, jobs.updated_at, \
+    jobs.default_task_queue_id, jobs.remote_ats_id, jobs.remote_name, jobs.remote_status, \
+    jobs.locale, s.*, \
+    ARRAY(SELECT ROW(t.role, t.user_id, u.name) FROM job_hiring_team t \
+        JOIN users u ON u.organization_id = t.organization_id AND u.id = t.user_id \
+        WHERE t.organization_id = jobs.organization_id AND t.job_id = jobs.id \
+        ORDER BY t.position), \
+    ARRAY(SELECT ROW(st.position, st.id, st.name) FROM job_stages st \
+        WHERE st.organization_id = jobs.organization_id AND st.job_id = jobs.id \
+        ORDER BY st.position) \
+    FROM jobs JOIN job_resolved_settings s \
+    ON s.organization_id = jobs.organization_id AND s.job_id = jobs.id \
+    WHERE jobs.organization_id = $1 AND jobs.id = $2";
+
+/// A field of a record, decoded into an owned value.
+#[allow(dead_code)]
+enum Field {
+    Text(String),
+    Uuid(Uuid),
+    Int(i32),
+}
+
+/// An array of records (binary format) decoded into owned values.
+struct Records(Vec<Vec<Field>>);
+
+impl<'a> tokio_postgres::types::FromSql<'a> for Records {
+    fn from_sql(
+        _: &Type,
+        raw: &'a [u8],
+    ) -> Result<Self, Box<dyn std::error::Error + Sync + Send>> {
+        fn take<'b>(raw: &mut &'b [u8], n: usize) -> Result<&'b [u8], &'static str> {
+            let (head, rest) = raw.split_at_checked(n).ok_or("short")?;
+            *raw = rest;
+            Ok(head)
+        }
+        fn int(raw: &mut &[u8]) -> Result<i32, &'static str> {
+            Ok(i32::from_be_bytes(take(raw, 4)?.try_into().map_err(|_| "short")?))
+        }
+        let mut raw = raw;
+        let dimensions = int(&mut raw)?;
+        take(&mut raw, 8)?; // null flag, element type
+        let mut count = 0;
+        for _ in 0..dimensions {
+            count = int(&mut raw)?;
+            int(&mut raw)?; // lower bound
+        }
+        let mut records = Vec::with_capacity(usize::try_from(count)?);
+        for _ in 0..count {
+            let length = int(&mut raw)?;
+            let mut record = take(&mut raw, usize::try_from(length)?)?;
+            let fields = int(&mut record)?;
+            let mut decoded = Vec::with_capacity(usize::try_from(fields)?);
+            for _ in 0..fields {
+                let oid = u32::try_from(int(&mut record)?)?;
+                let length = int(&mut record)?;
+                let value = take(&mut record, usize::try_from(length)?)?;
+                decoded.push(match oid {
+                    23 => Field::Int(i32::from_be_bytes(value.try_into()?)),
+                    2950 => Field::Uuid(Uuid::from_slice(value)?),
+                    _ => Field::Text(std::str::from_utf8(value)?.to_owned()),
+                });
+            }
+            records.push(decoded);
+        }
+        Ok(Self(records))
+    }
+
+    fn accepts(ty: &Type) -> bool {
+        *ty == Type::RECORD_ARRAY
+    }
+}
 
 /// Decodes every column of `row` into an owned value, as a hand-written mapping would.
 fn decode(row: &tokio_postgres::Row) -> usize {
@@ -36,13 +100,14 @@ fn decode(row: &tokio_postgres::Row) -> usize {
     for (i, column) in row.columns().iter().enumerate() {
         n += match *column.type_() {
             Type::UUID => usize::from(row.get::<_, Uuid>(i).as_bytes()[0]),
-            Type::TEXT => row.get::<_, String>(i).len(),
+            Type::TEXT => row.get::<_, Option<String>>(i).map_or(0, |s| s.len()),
             Type::BOOL => usize::from(row.get::<_, bool>(i)),
             Type::TEXT_ARRAY => row.get::<_, Vec<String>>(i).len(),
             Type::TIMESTAMPTZ => {
                 usize::from(row.get::<_, chrono::DateTime<chrono::Utc>>(i).timestamp() > 0)
             }
-            _ => 0,
+            Type::RECORD_ARRAY => row.get::<_, Records>(i).0.len(),
+            ref other => panic!("a column of type {other} is not decoded"),
         };
     }
     n
@@ -70,25 +135,15 @@ async fn bare(url: &str, concurrency: usize, seconds: u64) -> f64 {
             tokio_postgres::connect(url, tokio_postgres::NoTls).await.expect("connects");
         tokio::spawn(connection);
         let job = client.prepare(JOB).await.expect("prepares");
-        let team = client.prepare(TEAM).await.expect("prepares");
-        let stages = client.prepare(STAGES).await.expect("prepares");
-        clients.push(Arc::new((client, job, team, stages)));
+        clients.push(Arc::new((client, job)));
     }
     let org = Uuid::from_u128(ORG_A);
     run(concurrency, seconds, move |task| {
         let client = Arc::clone(&clients[task % clients.len()]);
         async move {
-            let (client, job, team, stages) = &*client;
+            let (client, job) = &*client;
             let id = job_id(ORG_A, 1 + (task % 2) as u128).uuid();
-            let params: [&(dyn tokio_postgres::types::ToSql + Sync); 2] = [&org, &id];
-            let (row, members, stages) = tokio::join!(
-                client.query_one(job, &params),
-                client.query(team, &params),
-                client.query(stages, &params)
-            );
-            decode(&row.expect("reads"))
-                + members.expect("reads").iter().map(decode).sum::<usize>()
-                + stages.expect("reads").iter().map(decode).sum::<usize>()
+            decode(&client.query_one(job, &[&org, &id]).await.expect("reads"))
         }
     })
     .await
