@@ -406,7 +406,8 @@ def main():
         cluster = None
         env = dict(os.environ)
         if args.scenario != "ids" and not env.get("DATABASE_URL"):
-            cluster = Cluster()
+            # The import writes: PostgreSQL at its default durability.
+            cluster = Cluster(durable=args.scenario == "import")
             env["DATABASE_URL"] = cluster.url
         try:
             code = subprocess.run(delegated[args.scenario], cwd=ROOT, env=env).returncode

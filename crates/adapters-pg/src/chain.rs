@@ -83,6 +83,17 @@ pub(crate) async fn chain_copy(
     }
     // Before the heads are locked: the lock is held for the hashing only.
     let contents = rows.contents()?;
+    let mut heads = lock_heads_copy(tx, &keys).await?;
+    rows.link(&mut heads, contents)?;
+    save_heads_copy(tx, &heads).await
+}
+
+/// Locks the heads of the chains `keys` name until the commit of `tx`, a missing one created
+/// at the start.
+pub(crate) async fn lock_heads_copy(
+    tx: &tokio_postgres::Transaction<'_>,
+    keys: &ChainKeys,
+) -> Result<Heads, StoreError> {
     let start = keys.genesis();
     let (orgs, ledgers): (Vec<_>, Vec<_>) =
         start.iter().map(|h| (h.organization_id, h.ledger.as_str())).unzip();
@@ -90,8 +101,14 @@ pub(crate) async fn chain_copy(
         .query(LOCK_HEADS, &[&recruit_domain::chain::GENESIS.as_slice(), &orgs, &ledgers])
         .await
         .map_err(write_error)?;
-    let mut heads = heads_from(&locked)?;
-    rows.link(&mut heads, contents)?;
+    heads_from(&locked)
+}
+
+/// Saves the heads that moved, in `tx`.
+pub(crate) async fn save_heads_copy(
+    tx: &tokio_postgres::Transaction<'_>,
+    heads: &Heads,
+) -> Result<(), StoreError> {
     let moved = heads.moved();
     tx.execute(SAVE_HEADS, &SavedHeads::new(&moved).params()).await.map_err(write_error)?;
     Ok(())

@@ -89,14 +89,19 @@ impl PgStore {
     /// constraint refused it (nothing is written then): the checked path finds and names the
     /// problem.
     ///
+    /// The chains' heads are locked first; then each [`LINKED_AT_A_TIME`] entries are linked
+    /// (their canonical JSON and hashes computed) while PostgreSQL stores the ones sent before,
+    /// so that neither side waits for the other's share of the work.
+    ///
     /// `COPY` goes through a `tokio-postgres` connection of its own, opened for the call, as
     /// diesel-async does not offer it; it carries the pool's session settings.
     pub(crate) async fn copy_ledger(
         &self,
         doc: &ImportDocument,
     ) -> Result<Option<ImportSummary>, StoreError> {
+        use recruit_ports::chain::ChainedRows;
         use tokio_postgres::error::SqlState;
-        let Ok(mut rows) = doc
+        let Ok(rows) = doc
             .privacy_audit_logs
             .iter()
             .map(neutral::LedgerRow::new)
@@ -105,27 +110,74 @@ impl PgStore {
             return Ok(None);
         };
         let count = rows.len();
+        let keys = rows.chain_keys();
         let mut client = self.copy.connect().await.map_err(copy_error)?;
         let tx = client.transaction().await.map_err(copy_error)?;
-        crate::chain::chain_copy(&tx, &mut rows).await?;
-        let rows: Vec<LedgerRow> = rows.into_iter().map(LedgerRow::from).collect();
+        let mut heads = crate::chain::lock_heads_copy(&tx, &keys).await?;
         let copied = async {
-            copy_rows(&tx, &rows).await?;
-            tx.commit().await
+            let sink = tx
+                .copy_in(&format!(
+                    "COPY {} ({}) FROM STDIN (FORMAT binary)",
+                    LedgerRow::TABLE,
+                    LedgerRow::COLUMNS
+                ))
+                .await?;
+            let mut writer = std::pin::pin!(BinaryCopyInWriter::new(sink, LedgerRow::TYPES));
+            let mut rows = rows.into_iter();
+            loop {
+                let mut part: Vec<neutral::LedgerRow> =
+                    rows.by_ref().take(LINKED_AT_A_TIME).collect();
+                if part.is_empty() {
+                    break;
+                }
+                let contents = part.contents()?;
+                heads.link(&mut part, &mut contents.into_iter())?;
+                for row in part {
+                    writer.as_mut().write(&LedgerRow::from(row).copy_values()).await?;
+                }
+            }
+            writer.finish().await?;
+            crate::chain::save_heads_copy(&tx, &heads).await?;
+            tx.commit().await?;
+            Ok::<_, Refusal>(())
         }
         .await;
         drop(client);
         match copied {
-            Ok(_) => {
+            Ok(()) => {
                 Ok(Some(ImportSummary { privacy_audit_logs: count, ..ImportSummary::default() }))
             }
-            Err(e)
+            Err(Refusal::Database(e))
                 if e.code() == Some(&SqlState::UNIQUE_VIOLATION)
                     || e.code() == Some(&SqlState::FOREIGN_KEY_VIOLATION) =>
             {
                 Ok(None)
             }
-            Err(e) => Err(copy_error(e)),
+            Err(Refusal::Database(e)) => Err(copy_error(e)),
+            Err(Refusal::Store(e)) => Err(e),
         }
+    }
+}
+
+/// How many entries of an import are linked into their chains at a time, while the ones
+/// linked before are stored.
+const LINKED_AT_A_TIME: usize = 1_000;
+
+/// Why a `COPY` of linked rows failed: the database's answer, or a row that could not be
+/// linked.
+enum Refusal {
+    Database(tokio_postgres::Error),
+    Store(StoreError),
+}
+
+impl From<tokio_postgres::Error> for Refusal {
+    fn from(e: tokio_postgres::Error) -> Self {
+        Self::Database(e)
+    }
+}
+
+impl From<StoreError> for Refusal {
+    fn from(e: StoreError) -> Self {
+        Self::Store(e)
     }
 }

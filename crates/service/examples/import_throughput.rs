@@ -50,25 +50,36 @@ fn report(line: &str) {
 }
 
 /// PostgreSQL's own limit for the same rows: `INSERT … SELECT` of what was imported, in the
-/// import's order, into an empty copy of the table with the same keys, indexes and foreign key,
-/// with no client in the way. Prints it and the import's share of it.
+/// import's order, with no client in the way. First into the ledger itself, emptied (its
+/// partitions, keys, indexes, foreign key and the trigger that keeps entry ids unique: what the
+/// import pays), the reference of the import's share; then, for comparison with earlier
+/// figures, into a plain table with the same keys, indexes and foreign key. Prints both.
 async fn ceiling(db: &TestDatabase, rows: usize, import_rate: f64) {
     db.batch_execute(
         "CREATE UNLOGGED TABLE ceiling_source AS SELECT * FROM privacy_audit_logs;
          CREATE TABLE ceiling_target (LIKE privacy_audit_logs INCLUDING ALL);
          ALTER TABLE ceiling_target ADD FOREIGN KEY (organization_id) REFERENCES organizations (id);
+         ALTER TABLE privacy_audit_logs DISABLE TRIGGER privacy_audit_logs_no_truncate;
+         TRUNCATE privacy_audit_logs, privacy_audit_log_ids;
+         ALTER TABLE privacy_audit_logs ENABLE TRIGGER privacy_audit_logs_no_truncate;
          CHECKPOINT;",
     )
     .await;
-    let started = Instant::now();
-    db.batch_execute("INSERT INTO ceiling_target SELECT * FROM ceiling_source").await;
-    let seconds = started.elapsed().as_secs_f64();
-    let rate = rows as f64 / seconds;
-    report(&format!(
-        "postgres   INSERT … SELECT of the same rows, no client: {seconds:.1} s  {rate:.0} rows/s; \
-         the import reaches {:.2} of it",
-        import_rate / rate
-    ));
+    for (target, what) in [
+        ("privacy_audit_logs", "into the ledger itself"),
+        ("ceiling_target", "into a plain table with the same keys and indexes"),
+    ] {
+        let started = Instant::now();
+        db.batch_execute(&format!("INSERT INTO {target} SELECT * FROM ceiling_source")).await;
+        let seconds = started.elapsed().as_secs_f64();
+        let rate = rows as f64 / seconds;
+        report(&format!(
+            "postgres   INSERT … SELECT of the same rows {what}, no client: {seconds:.1} s  \
+             {rate:.0} rows/s; the import reaches {:.2} of it",
+            import_rate / rate
+        ));
+        db.batch_execute("CHECKPOINT").await;
+    }
     db.batch_execute("DROP TABLE ceiling_target; DROP TABLE ceiling_source;").await;
 }
 
