@@ -10,12 +10,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand, ValueEnum};
-
-/// mimalloc in place of the system's allocator: a response allocates and frees many small
-/// values across threads, where glibc's allocator spent a tenth of the server's time
-/// (docs/performance.md).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use recruit_adapters_pg::{PgConfig, PgStore};
 use recruit_adapters_sqlite::{SqliteConfig, SqliteStore};
 use recruit_domain::chain::Checkpoint;
