@@ -631,6 +631,7 @@ def scenario_ledger(url, args):
         rate, p50, p99, _ = wrk(server.base, [path], token, connections, args.duration)
         results[name] = p50
         rows.append(("HTTP keyset", name, f"{rate:.0f}", f"{p50:.2f}", f"{p99:.2f}"))
+    peak = server.peak_rss_mib()
     server.stop()
     for name, tail in [("first page", "LIMIT 101"), (f"{DEPTH:,} deep", f"OFFSET {DEPTH} LIMIT 101")]:
         sql = OFFSET_SQL.format(org=org, gte=gte, lt=lt, tail=tail)
@@ -639,6 +640,7 @@ def scenario_ledger(url, args):
     table(("path", "page", "per second", "p50 ms", "p99 ms"), rows)
     ratio = results[f"{DEPTH:,} deep"] / results["first page"]
     print(f"\nDeep page p50 / first page p50 (HTTP, keyset): {ratio:.2f}")
+    print(f"Peak resident memory of the server over both runs: {peak:.1f} MiB")
     print(f"({args.entries:,} entries over {args.organizations} organizations, {count:,} in the "
           f"listed one; generated in {generated:.0f} s, imported in {imported:.0f} s; "
           f"{connections} connections, {args.duration} s per run)")
@@ -823,6 +825,7 @@ def scenario_record(url, args):
                               "--timeout", "10s", "--latency", "-s", script.name, server.base],
                              check=True, capture_output=True, text=True).stdout
         os.unlink(script.name)
+        peak = server.peak_rss_mib()
         server.stop()
         if "Non-2xx" in out or "Socket errors" in out:
             sys.exit(f"recording failed under load:\n{out}")
@@ -857,9 +860,9 @@ def scenario_record(url, args):
         copy_rate = connections * batches * 1000 / (time.perf_counter() - started)
         shutil.rmtree(work, ignore_errors=True)
         rows.append((connections, f"{http_rate:,.0f}", f"{p99:.1f}", f"{copy_rate:,.0f}",
-                     f"{http_rate / copy_rate:.2f}"))
+                     f"{http_rate / copy_rate:.2f}", f"{peak:.1f}"))
     table(("connections", "recruitd entries/s", "recruitd p99 ms per batch",
-           "COPY entries/s", "ratio"), rows)
+           "COPY entries/s", "ratio", "server peak RSS MiB"), rows)
     print(f"\n(1 000-entry batches, {args.duration} s of wrk -t2 per run; PostgreSQL with fsync "
           "and synchronous_commit on; COPY through psql, one transaction per 1 000 rows)")
 
