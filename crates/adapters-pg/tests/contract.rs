@@ -323,7 +323,7 @@ async fn an_exhausted_pool_is_unavailable_after_the_wait_timeout() {
 /// Reads of the privacy ledger are recorded in groups: while one group waits, the reads made
 /// meanwhile form the next, which commits as one. When that shared commit fails, every read of
 /// the group gets the error, none returns entries, and none of their records is stored; the
-/// read before them is unaffected.
+/// reads before and after them are unaffected.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_failed_group_commit_fails_every_read_of_the_group_and_records_none() {
     use recruit_ports::Ledgers;
@@ -383,14 +383,18 @@ async fn a_failed_group_commit_fails_every_read_of_the_group_and_records_none() 
         let err = read.await.unwrap().expect_err("every read of the failed group fails");
         assert!(err.to_string().contains("injected failure"), "{err}");
     }
-    let stored: Vec<String> = diesel::sql_query("SELECT request_id FROM api_audit_log")
-        .load::<RequestId>(&mut raw(&db).await)
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|r| r.request_id)
-        .collect();
-    assert_eq!(stored, ["req-1"], "only the first read is recorded");
+    // The recorder goes on after a failed group, on a connection of its own again.
+    let after = store.read_privacy_audit_logs(&query, &record(ORG_A, 30)).await;
+    assert_eq!(after.expect("the read after the group is recorded").entries.len(), 5);
+    let stored: Vec<String> =
+        diesel::sql_query("SELECT request_id FROM api_audit_log ORDER BY position")
+            .load::<RequestId>(&mut raw(&db).await)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|r| r.request_id)
+            .collect();
+    assert_eq!(stored, ["req-1", "req-30"], "only the reads before and after are recorded");
 }
 
 #[derive(diesel::QueryableByName)]

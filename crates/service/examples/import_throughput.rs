@@ -117,9 +117,14 @@ async fn measure(
     let started = Instant::now();
     // The first progress comes once the whole file is checked, before anything is written.
     let mut checked = None;
-    let written = import_ndjson(store, || File::open(path).map(BufReader::new), batch, |_| {
-        checked.get_or_insert_with(|| started.elapsed().as_secs_f64());
-    })
+    let written = import_ndjson(
+        store,
+        || File::open(path).map(BufReader::new),
+        batch,
+        |_| {
+            checked.get_or_insert_with(|| started.elapsed().as_secs_f64());
+        },
+    )
     .await
     .expect("the ledger imports")
     .written;
