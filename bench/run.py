@@ -76,7 +76,7 @@ class Cluster:
         self.run([pg_bin("initdb"), "-D", str(self.dir / "data"), "-A", "trust", "-U", "postgres",
                   "--no-sync"])
         options = (f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 "
-                   "-c shared_buffers=1GB -c max_connections=300")
+                   "-c shared_buffers=1GB -c max_connections=200")
         if not durable:
             # Reads only: durability settings do not change what they measure.
             options += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
