@@ -68,6 +68,69 @@ fixed_sql! {
         WHERE w.organization_id = organizations.id ORDER BY w.position)";
 }
 
+/// The job read: one statement, the job and its resolved settings joined, its hiring team and
+/// its stages as arrays of records in the same row; `$1` the organization, `$2` the job.
+#[expect(clippy::type_complexity, reason = "diesel's query type, named once here")]
+fn job_query(
+    organization: Uuid,
+    id: Uuid,
+) -> diesel::dsl::Select<
+    diesel::dsl::Filter<
+        diesel::dsl::InnerJoinOn<
+            jobs::table,
+            job_resolved_settings::table,
+            diesel::dsl::And<
+                diesel::dsl::Eq<job_resolved_settings::organization_id, jobs::organization_id>,
+                diesel::dsl::Eq<job_resolved_settings::job_id, jobs::id>,
+            >,
+        >,
+        diesel::dsl::And<
+            diesel::dsl::Eq<jobs::organization_id, Uuid>,
+            diesel::dsl::Eq<jobs::id, Uuid>,
+        >,
+    >,
+    (
+        diesel::dsl::AsSelect<JobRow, diesel::pg::Pg>,
+        diesel::dsl::AsSelect<ResolvedSettingsRow, diesel::pg::Pg>,
+        Team,
+        Stages,
+    ),
+> {
+    jobs::table
+        .inner_join(
+            job_resolved_settings::table.on(job_resolved_settings::organization_id
+                .eq(jobs::organization_id)
+                .and(job_resolved_settings::job_id.eq(jobs::id))),
+        )
+        .filter(jobs::organization_id.eq(organization).and(jobs::id.eq(id)))
+        .select((JobRow::as_select(), ResolvedSettingsRow::as_select(), Team, Stages))
+}
+
+/// The job read's text, built once: it does not depend on the values, and diesel would
+/// otherwise build it again, quoting its 45 columns, at every read before finding the
+/// statement already prepared on the connection.
+static JOB_STATEMENT: std::sync::OnceLock<Result<String, String>> = std::sync::OnceLock::new();
+
+/// The text diesel sends for `query`, its parameters numbered in the order of its values.
+fn statement_text(
+    query: &impl diesel::query_builder::QueryFragment<diesel::pg::Pg>,
+) -> Result<String, String> {
+    use diesel::query_builder::QueryBuilder;
+    let mut sql = diesel::pg::PgQueryBuilder::default();
+    query
+        .to_sql(&mut sql, &diesel::pg::Pg)
+        .map_err(|e| format!("the job read's statement cannot be built: {e}"))?;
+    Ok(sql.finish())
+}
+
+/// `text`, the text of `query`, as a statement kept prepared whose rows are `query`'s.
+fn prepared_like<Q: diesel::query_builder::Query>(
+    _: &Q,
+    text: &str,
+) -> crate::prepared::PreparedSql<Q::SqlType> {
+    crate::prepared::PreparedSql::numbered(text)
+}
+
 #[async_trait]
 impl Directory for PgStore {
     async fn organization(&self, id: OrganizationId) -> Result<OrganizationRecord, StoreError> {
@@ -187,19 +250,23 @@ impl Directory for PgStore {
 
     async fn job(&self, organization: OrganizationId, id: JobId) -> Result<JobRecord, StoreError> {
         let mut c = self.conn().await?;
-        // One statement: the job and its resolved settings joined, its hiring team and its
-        // stages as arrays of records in the same row.
-        let (row, settings, team, stages) = jobs::table
-            .inner_join(
-                job_resolved_settings::table.on(job_resolved_settings::organization_id
-                    .eq(jobs::organization_id)
-                    .and(job_resolved_settings::job_id.eq(jobs::id))),
-            )
-            .filter(jobs::organization_id.eq(organization.uuid()).and(jobs::id.eq(id.uuid())))
-            .select((JobRow::as_select(), ResolvedSettingsRow::as_select(), Team, Stages))
-            .get_result::<(_, _, Vec<neutral::TeamMemberColumns>, Vec<(i32, Uuid, String)>)>(&mut c)
-            .await
-            .map_err(store_error)?;
+        let query = job_query(organization.uuid(), id.uuid());
+        let text = JOB_STATEMENT
+            .get_or_init(|| statement_text(&job_query(Uuid::nil(), Uuid::nil())))
+            .as_deref()
+            .map_err(StoreError::other)?;
+        let (row, settings, team, stages) =
+            prepared_like(&query, text)
+                .bind::<SqlUuid, _>(organization.uuid())
+                .bind::<SqlUuid, _>(id.uuid())
+                .get_result::<(
+                    JobRow,
+                    ResolvedSettingsRow,
+                    Vec<neutral::TeamMemberColumns>,
+                    Vec<(i32, Uuid, String)>,
+                )>(&mut c)
+                .await
+                .map_err(store_error)?;
         let stages = stages.into_iter().map(|(position, stage, name)| neutral::JobStageRow {
             organization_id: organization.uuid(),
             job_id: id.uuid(),
