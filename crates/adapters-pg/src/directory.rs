@@ -106,10 +106,41 @@ fn job_query(
         .select((JobRow::as_select(), ResolvedSettingsRow::as_select(), Team, Stages))
 }
 
-/// The job read's text, built once: it does not depend on the values, and diesel would
-/// otherwise build it again, quoting its 45 columns, at every read before finding the
-/// statement already prepared on the connection.
+/// The organization read: one statement, the organization and its defaults joined, its work
+/// hours as an array of records in the same row; `$1` the organization.
+#[expect(clippy::type_complexity, reason = "diesel's query type, named once here")]
+fn organization_query(
+    id: Uuid,
+) -> diesel::dsl::Select<
+    diesel::dsl::Filter<
+        diesel::dsl::InnerJoinOn<
+            organizations::table,
+            organization_scheduling_defaults::table,
+            diesel::dsl::Eq<organization_scheduling_defaults::organization_id, organizations::id>,
+        >,
+        diesel::dsl::Eq<organizations::id, Uuid>,
+    >,
+    (
+        diesel::dsl::AsSelect<OrganizationRow, diesel::pg::Pg>,
+        diesel::dsl::AsSelect<SchedulingDefaultsRow, diesel::pg::Pg>,
+        WorkHours,
+    ),
+> {
+    organizations::table
+        .inner_join(
+            organization_scheduling_defaults::table
+                .on(organization_scheduling_defaults::organization_id.eq(organizations::id)),
+        )
+        .filter(organizations::id.eq(id))
+        .select((OrganizationRow::as_select(), SchedulingDefaultsRow::as_select(), WorkHours))
+}
+
+/// The job read's and the organization read's texts, each built once: they do not depend on
+/// the values, and diesel would otherwise build them again, quoting every column, at every
+/// read before finding the statement already prepared on the connection.
 static JOB_STATEMENT: std::sync::OnceLock<Result<String, String>> = std::sync::OnceLock::new();
+static ORGANIZATION_STATEMENT: std::sync::OnceLock<Result<String, String>> =
+    std::sync::OnceLock::new();
 
 /// The text diesel sends for `query`, its parameters numbered in the order of its values.
 fn statement_text(
@@ -119,7 +150,7 @@ fn statement_text(
     let mut sql = diesel::pg::PgQueryBuilder::default();
     query
         .to_sql(&mut sql, &diesel::pg::Pg)
-        .map_err(|e| format!("the job read's statement cannot be built: {e}"))?;
+        .map_err(|e| format!("a read's statement cannot be built: {e}"))?;
     Ok(sql.finish())
 }
 
@@ -135,16 +166,18 @@ fn prepared_like<Q: diesel::query_builder::Query>(
 impl Directory for PgStore {
     async fn organization(&self, id: OrganizationId) -> Result<OrganizationRecord, StoreError> {
         let mut c = self.conn().await?;
-        // One statement: the organization, its defaults joined, its work hours as an array of
-        // records in the same row.
-        let (row, defaults, hours) = organizations::table
-            .inner_join(
-                organization_scheduling_defaults::table
-                    .on(organization_scheduling_defaults::organization_id.eq(organizations::id)),
-            )
-            .filter(organizations::id.eq(id.uuid()))
-            .select((OrganizationRow::as_select(), SchedulingDefaultsRow::as_select(), WorkHours))
-            .get_result::<(_, _, Vec<(i32, String, String, String)>)>(&mut c)
+        let query = organization_query(id.uuid());
+        let text = ORGANIZATION_STATEMENT
+            .get_or_init(|| statement_text(&organization_query(Uuid::nil())))
+            .as_deref()
+            .map_err(StoreError::other)?;
+        let (row, defaults, hours) = prepared_like(&query, text)
+            .bind::<SqlUuid, _>(id.uuid())
+            .get_result::<(
+                OrganizationRow,
+                SchedulingDefaultsRow,
+                Vec<(i32, String, String, String)>,
+            )>(&mut c)
             .await
             .map_err(store_error)?;
         let hours =
