@@ -233,6 +233,15 @@ struct ServiceArgs {
     /// connection while it streams; further ones get 429 RATE_LIMITED until one ends.
     #[arg(long, env = "RECRUITD_MAX_EXPORTS", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=64))]
     max_exports: u32,
+    /// The most batches of recorded accesses read and written at once. Each holds its entries
+    /// in memory (a few MB for 1 000) while it is written; the batches of one organization
+    /// take turns at its ledger's head anyway. Further batches wait their turn.
+    #[arg(long, env = "RECRUITD_MAX_BATCH_WRITES", default_value_t = recruit_service::BatchWrites::DEFAULT.at_once as u32, value_parser = clap::value_parser!(u32).range(1..=256))]
+    max_batch_writes: u32,
+    /// How long a batch of recorded accesses waits for its turn to be written before it is
+    /// refused with 503 UNAVAILABLE and `Retry-After`, nothing written (e.g. `5s`).
+    #[arg(long, env = "RECRUITD_BATCH_WRITE_WAIT", default_value = "5s", value_parser = humantime::parse_duration)]
+    batch_write_wait: Duration,
 }
 
 #[derive(Debug, clap::Args)]
@@ -742,6 +751,10 @@ async fn service(
     config.checkpoint_key = checkpoint_key;
     config.ledger_retention = ledger_retention;
     config.max_exports = args.max_exports as usize;
+    config.batch_writes = recruit_service::BatchWrites {
+        at_once: args.max_batch_writes as usize,
+        wait: args.batch_write_wait,
+    };
     config.rate_limits = RateLimitConfig {
         reads: args.rate_limit_reads,
         ledger_reads: args.rate_limit_ledger_reads,

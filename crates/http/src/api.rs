@@ -455,7 +455,7 @@ impl Api {
         };
         match &mut operation {
             Operation::RecordPrivacyAccesses(params) => {
-                crate::write::read_write(params, &parts.headers, &body);
+                crate::write::read_write(params, &parts.headers, body);
             }
             Operation::UpdateUser(params) => {
                 crate::write::read_patch(params, &parts.headers, &body)

@@ -6,12 +6,12 @@
 use hyper::HeaderMap;
 use hyper::header::{CONTENT_TYPE, IF_MATCH};
 use recruit_domain::ErrorDetail;
-use recruit_service::{RecordParams, UpdateUserParams};
+use recruit_service::{RecordParams, UpdateUserParams, problems};
 
 use crate::route::IDEMPOTENCY_KEY;
 
 /// Fills `params` from the request's headers and body.
-pub(crate) fn read_write(params: &mut RecordParams, headers: &HeaderMap, body: &[u8]) {
+pub(crate) fn read_write(params: &mut RecordParams, headers: &HeaderMap, body: bytes::Bytes) {
     let mut values = headers.get_all(IDEMPOTENCY_KEY).iter();
     match (values.next(), values.next()) {
         (None, _) => {}
@@ -27,7 +27,12 @@ pub(crate) fn read_write(params: &mut RecordParams, headers: &HeaderMap, body: &
         essence.eq_ignore_ascii_case("application/json")
             || essence.to_ascii_lowercase().ends_with("+json")
     };
-    params.body = json_body(headers, body, json, "application/json", &mut params.problems);
+    if json_type(headers, json, "application/json", &mut params.problems)
+        && present(&body, &mut params.problems)
+    {
+        // Read by the service when the batch's turn comes, entry by entry.
+        params.body = Some(Vec::from(body));
+    }
 }
 
 /// Fills `params` of a profile change from the request's `If-Match` fields and its body, a
@@ -60,24 +65,36 @@ fn json_body(
     expected: &str,
     problems: &mut Vec<ErrorDetail>,
 ) -> Option<serde_json::Value> {
+    if !json_type(headers, accepted, expected, problems) || !present(body, problems) {
+        return None;
+    }
+    serde_json::from_slice(body).map_err(|e| problems.push(problems::not_json(&e))).ok()
+}
+
+/// Whether the body's `Content-Type` (when given) is `accepted`; if not, a problem saying that
+/// it must be `expected`.
+fn json_type(
+    headers: &HeaderMap,
+    accepted: impl Fn(&str) -> bool,
+    expected: &str,
+    problems: &mut Vec<ErrorDetail>,
+) -> bool {
     let ok = headers
         .get(CONTENT_TYPE)
         .is_none_or(|v| accepted(v.to_str().unwrap_or("").split(';').next().unwrap_or("").trim()));
     if !ok {
         problems.push(ErrorDetail::field("Content-Type", format!("must be {expected}")));
-        return None;
     }
-    if body.iter().all(u8::is_ascii_whitespace) {
+    ok
+}
+
+/// Whether there is a body, not only white space; if not, a problem saying it is required.
+fn present(body: &[u8], problems: &mut Vec<ErrorDetail>) -> bool {
+    let present = !body.iter().all(u8::is_ascii_whitespace);
+    if !present {
         problems.push(ErrorDetail::field("body", "is required: a JSON document"));
-        return None;
     }
-    match serde_json::from_slice(body) {
-        Ok(value) => Some(value),
-        Err(e) => {
-            problems.push(ErrorDetail::field("body", format!("is not valid JSON: {e}")));
-            None
-        }
-    }
+    present
 }
 
 /// The key of a header value: a Structured Field string (`"…"`, with `\"` and `\\` escapes, RFC

@@ -391,7 +391,8 @@ fn record_params(arguments: &Map<String, Value>) -> RecordParams {
             _ => params.problems.push(problems::unknown_parameter(name)),
         }
     }
-    params.body = Some(Value::Object(body));
+    // Serializing a JSON value does not fail.
+    params.body = serde_json::to_vec(&Value::Object(body)).ok();
     params
 }
 

@@ -74,9 +74,8 @@ pub fn fingerprint(operation: &str, body: &Value) -> [u8; 32] {
     hash.update(b"\n");
     // serde_json's map is ordered by key, so this is the normalised form; it is written
     // straight into the hash.
-    let mut writer = HashWriter(&mut hash);
     // Writing into a hash does not fail, nor does serializing a JSON value.
-    let _ = serde_json::to_writer(&mut writer, body);
+    let _ = serde_json::to_writer(HashWriter(&mut hash), body);
     hash.finalize().into()
 }
 
@@ -93,60 +92,197 @@ impl std::io::Write for HashWriter<'_> {
     }
 }
 
-/// The entries of a request body `{"entries": [ … ]}`, each checked field by field; every
-/// problem of every entry is pushed to `problems` with its path (`entries[3].access_time`).
-/// `None` when there is any problem.
-pub fn entries(
-    body: &Value,
+/// A batch read from a request body with no problem: its entries, and the request's
+/// [`fingerprint`].
+#[derive(Debug)]
+pub struct Batch {
+    /// The entries, in the order sent.
+    pub entries: Vec<NewEntry>,
+    /// The request's fingerprint, the same as [`fingerprint`] of the body's document.
+    pub fingerprint: [u8; 32],
+}
+
+/// Reads a request body, the JSON text `{"entries": [ … ]}`, one entry at a time: no JSON tree
+/// of the whole body is built, only one entry's at once, each checked field by field. Every
+/// problem of every entry is pushed to `problems` with its path (`entries[3].access_time`);
+/// `None` when there is any. The fingerprint of `operation` is computed while reading.
+pub fn read(
+    operation: &str,
+    body: &[u8],
     now: Timestamp,
     problems: &mut Vec<ErrorDetail>,
-) -> Option<Vec<NewEntry>> {
+) -> Option<Batch> {
+    let mut hash = Sha256::new();
+    hash.update(operation.as_bytes());
+    hash.update(b"\n");
+    let mut reader = Reader {
+        latest: now.checked_add_duration(FUTURE_TOLERANCE).unwrap_or(Timestamp::MAX),
+        problems: vec![],
+        entry_problems: vec![],
+        hash,
+        entries: vec![],
+        seen: std::collections::HashMap::new(),
+        reading: Reading::Body,
+    };
+    let mut json = serde_json::Deserializer::from_slice(body);
+    let read =
+        serde::Deserializer::deserialize_map(&mut json, &mut reader).and_then(|()| json.end());
     let before = problems.len();
-    let Some(object) = body.as_object() else {
-        problems.push(ErrorDetail::field("body", "must be a JSON object with `entries`"));
-        return None;
-    };
-    for name in object.keys().filter(|k| *k != "entries") {
-        problems.push(ErrorDetail::field(name, "is not a field of this request"));
+    // The body's own problems first, then those of `entries`, whatever their order in it.
+    problems.append(&mut reader.problems);
+    problems.append(&mut reader.entry_problems);
+    match read {
+        Ok(()) => {}
+        // A value of the wrong kind where the body or the list of entries must be.
+        Err(e) if e.classify() == serde_json::error::Category::Data => {
+            problems.push(reader.reading.wrong_kind());
+        }
+        Err(e) => {
+            problems.truncate(before);
+            problems.push(crate::problems::not_json(&e));
+        }
     }
-    let list = match object.get("entries") {
-        None => {
-            problems.push(ErrorDetail::field("entries", "is required"));
-            return None;
+    (problems.len() == before)
+        .then(|| Batch { entries: reader.entries, fingerprint: reader.hash.finalize().into() })
+}
+
+/// The state of [`read`].
+struct Reader {
+    /// The latest `access_time` accepted.
+    latest: Timestamp,
+    /// The problems of the body found so far.
+    problems: Vec<ErrorDetail>,
+    /// The problems of `entries` found so far.
+    entry_problems: Vec<ErrorDetail>,
+    /// The fingerprint, fed the body's normalised form as it is read.
+    hash: Sha256,
+    /// The valid entries read so far.
+    entries: Vec<NewEntry>,
+    /// Where each client-given id was first seen.
+    seen: std::collections::HashMap<PrivacyAuditLogId, usize>,
+    /// What is being read.
+    reading: Reading,
+}
+
+/// What [`read`] is reading, so that a value of the wrong kind is reported where it is.
+#[derive(Clone, Copy)]
+enum Reading {
+    /// The body, which must be an object.
+    Body,
+    /// The value of `entries`, which must be an array.
+    Entries,
+}
+
+impl Reading {
+    fn wrong_kind(self) -> ErrorDetail {
+        match self {
+            Self::Body => ErrorDetail::field("body", "must be a JSON object with `entries`"),
+            Self::Entries => ErrorDetail::field("entries", "must be an array of entries"),
         }
-        Some(Value::Array(list)) if (1..=MAX_ENTRIES).contains(&list.len()) => list,
-        Some(Value::Array(list)) => {
-            problems.push(ErrorDetail::field(
-                "entries",
-                format!("must hold 1 to {MAX_ENTRIES} entries; it holds {}", list.len()),
-            ));
-            return None;
-        }
-        Some(_) => {
-            problems.push(ErrorDetail::field("entries", "must be an array of entries"));
-            return None;
-        }
-    };
-    let latest = now.checked_add_duration(FUTURE_TOLERANCE).unwrap_or(Timestamp::MAX);
-    let mut out = Vec::with_capacity(list.len());
-    let mut seen = std::collections::HashMap::new();
-    for (i, value) in list.iter().enumerate() {
-        let at = At::Entry(i);
-        let Some(fields) = value.as_object() else {
-            problems.push(ErrorDetail::field(at.to_string(), "must be an object"));
-            continue;
-        };
-        if let Some(entry) = entry(fields, &at, latest, problems) {
-            if let Some(first) = entry.id.and_then(|id| seen.insert(id, i)) {
-                problems.push(ErrorDetail::field(
-                    format!("{at}.id"),
-                    format!("repeats entries[{first}].id"),
-                ));
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for &mut Reader {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON object with `entries`")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let mut given = false;
+        while let Some(name) = map.next_key::<String>()? {
+            if name == "entries" && !given {
+                given = true;
+                self.reading = Reading::Entries;
+                map.next_value_seed(Entries(&mut *self))?;
+                self.reading = Reading::Body;
+                continue;
             }
-            out.push(entry);
+            let reason = if name == "entries" {
+                "is given more than once"
+            } else {
+                "is not a field of this request"
+            };
+            self.problems.push(ErrorDetail::field(name, reason));
+            map.next_value::<serde::de::IgnoredAny>()?;
         }
+        if !given {
+            self.problems.push(ErrorDetail::field("entries", "is required"));
+        }
+        Ok(())
     }
-    (problems.len() == before).then_some(out)
+}
+
+/// The value of `entries`, read element by element into [`Reader`].
+struct Entries<'r>(&'r mut Reader);
+
+impl<'de> serde::de::DeserializeSeed<'de> for Entries<'_> {
+    type Value = ();
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, value: D) -> Result<(), D::Error> {
+        value.deserialize_seq(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Entries<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("an array of entries")
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut list: A) -> Result<(), A::Error> {
+        let reader = self.0;
+        // The problems of the entries count only if their number is right.
+        let mut problems = vec![];
+        let mut count = 0;
+        reader.hash.update(b"{\"entries\":[");
+        loop {
+            if count >= MAX_ENTRIES {
+                // Past the limit the request is refused: the rest is only counted.
+                match list.next_element::<serde::de::IgnoredAny>()? {
+                    Some(_) => count += 1,
+                    None => break,
+                }
+                continue;
+            }
+            let Some(value) = list.next_element::<Value>()? else { break };
+            if count > 0 {
+                reader.hash.update(b",");
+            }
+            // Writing into a hash does not fail, nor does serializing a JSON value; a map
+            // of serde_json is ordered by key, so this is the normalised form.
+            let _ = serde_json::to_writer(HashWriter(&mut reader.hash), &value);
+            let at = At::Entry(count);
+            match value.as_object() {
+                None => problems.push(ErrorDetail::field(at.to_string(), "must be an object")),
+                Some(fields) => {
+                    if let Some(entry) = entry(fields, &at, reader.latest, &mut problems) {
+                        if let Some(first) = entry.id.and_then(|id| reader.seen.insert(id, count)) {
+                            problems.push(ErrorDetail::field(
+                                format!("{at}.id"),
+                                format!("repeats entries[{first}].id"),
+                            ));
+                        }
+                        reader.entries.push(entry);
+                    }
+                }
+            }
+            count += 1;
+        }
+        reader.hash.update(b"]}");
+        if (1..=MAX_ENTRIES).contains(&count) {
+            reader.entry_problems.append(&mut problems);
+        } else {
+            reader.entries.clear();
+            reader.entry_problems.push(ErrorDetail::field(
+                "entries",
+                format!("must hold 1 to {MAX_ENTRIES} entries; it holds {count}"),
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// Where a value is in the request, written out only for a problem: a request of 1 000 valid
@@ -394,9 +530,25 @@ mod tests {
         })
     }
 
+    /// The entries of `body`, written as JSON text.
+    fn entries(
+        body: &Value,
+        now: Timestamp,
+        problems: &mut Vec<ErrorDetail>,
+    ) -> Option<Vec<NewEntry>> {
+        read("op", body.to_string().as_bytes(), now, problems).map(|batch| batch.entries)
+    }
+
     fn problems_of(body: Value) -> Vec<(String, String)> {
+        problems_of_text(&body.to_string())
+    }
+
+    fn problems_of_text(body: &str) -> Vec<(String, String)> {
         let mut problems = vec![];
-        assert!(entries(&body, now(), &mut problems).is_none(), "{body} should be refused");
+        assert!(
+            read("op", body.as_bytes(), now(), &mut problems).is_none(),
+            "{body} should be refused"
+        );
         problems
             .iter()
             .map(|d| {
@@ -483,6 +635,11 @@ mod tests {
         assert!(problems_of(json!({"entries": many}))[0].1.contains("1 to 1000"));
         assert_eq!(problems_of(json!({}))[0], ("entries".into(), "is required".into()));
         assert_eq!(problems_of(json!([]))[0].0, "body");
+        assert_eq!(problems_of(json!({"entries": {}}))[0].0, "entries");
+        assert_eq!(
+            problems_of(json!({"entries": [good()], "more": 1})),
+            [("more".into(), "is not a field of this request".into())]
+        );
         let mut a = good();
         a["id"] = json!("pal_0b7c5d1e6f8a4b3c9d2e1f0a1b2c3d4e");
         let b = a.clone();
@@ -509,5 +666,41 @@ mod tests {
         assert_eq!(fingerprint("op", &a), fingerprint("op", &b));
         assert_ne!(fingerprint("op", &a), fingerprint("op", &c));
         assert_ne!(fingerprint("op", &a), fingerprint("other", &a));
+    }
+
+    #[test]
+    fn a_body_read_entry_by_entry_has_the_fingerprint_of_its_document() {
+        // Keys claimed by a server that read whole documents still match.
+        let mut later = good();
+        later["access_menu"] = json!("People");
+        let text = format!(
+            "{{ \"entries\" : [ {},\n{} ] }}",
+            serde_json::to_string_pretty(&good()).unwrap(),
+            later
+        );
+        let document: Value = serde_json::from_str(&text).unwrap();
+        let batch = read("op", text.as_bytes(), now(), &mut vec![]).unwrap();
+        assert_eq!(batch.entries.len(), 2);
+        assert_eq!(batch.fingerprint, fingerprint("op", &document));
+        let one =
+            read("op", json!({"entries": [good()]}).to_string().as_bytes(), now(), &mut vec![]);
+        assert_ne!(one.unwrap().fingerprint, batch.fingerprint);
+    }
+
+    #[test]
+    fn a_body_that_is_not_json_is_one_problem() {
+        let broken = format!("{{\"entries\": [{}, {{\"access_time\": 1}}", good());
+        let problems = problems_of_text(&broken);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_eq!(problems[0].0, "body");
+        assert!(problems[0].1.starts_with("is not valid JSON"), "{problems:?}");
+        assert_eq!(problems_of_text(&format!("{} x", json!({"entries": [good()]})))[0].0, "body");
+        assert_eq!(
+            problems_of_text(r#"{"entries": [], "entries": []}"#),
+            [
+                ("entries".into(), "is given more than once".into()),
+                ("entries".into(), "must hold 1 to 1000 entries; it holds 0".into())
+            ]
+        );
     }
 }

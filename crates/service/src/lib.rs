@@ -45,4 +45,4 @@ pub use operation::{
     Operation, OperationKind, Outcome, RecordParams, Recorded, RequestContext, UpdateUserParams,
     Via,
 };
-pub use service::{IdempotencyConfig, Service, ServiceConfig};
+pub use service::{BatchWrites, IdempotencyConfig, Service, ServiceConfig};

@@ -140,9 +140,10 @@ pub struct RecordParams {
     /// What the transport calls the key (`Idempotency-Key`, `idempotency_key`), so that error
     /// details name what the client sent.
     pub key_name: &'static str,
-    /// The body, `{"entries": [ … ]}`; `None` when it is not JSON (the transport says why in
-    /// `problems`).
-    pub body: Option<serde_json::Value>,
+    /// The body's JSON text, `{"entries": [ … ]}`, read by the service only when the batch's
+    /// turn to be written has come; `None` when the transport found it unusable (and said why
+    /// in `problems`).
+    pub body: Option<Vec<u8>>,
     /// Problems the transport found itself, reported with the service's own.
     pub problems: Vec<ErrorDetail>,
 }

@@ -23,6 +23,11 @@ pub fn wrong_type(name: &str, expected: &str) -> ErrorDetail {
     ErrorDetail::field(shorten(name), format!("must be {expected}"))
 }
 
+/// A body that is not a JSON document, with the parser's words for where and why.
+pub fn not_json(e: &serde_json::Error) -> ErrorDetail {
+    ErrorDetail::field("body", format!("is not valid JSON: {e}"))
+}
+
 /// Whether `problems` already hold one about `name`: a parameter the transport found unusable
 /// (of the wrong JSON type, say) is not reported again as missing or malformed. One problem,
 /// one detail.

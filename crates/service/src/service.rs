@@ -58,6 +58,27 @@ pub struct ServiceConfig {
     /// The most exports streaming at once; each holds a connection of the store while it
     /// streams. More are refused with RATE_LIMITED until one ends.
     pub max_exports: usize,
+    /// How many batches of accesses are written at once, and how long a batch waits for its
+    /// turn.
+    pub batch_writes: BatchWrites,
+}
+
+/// How many batches of recorded accesses are read and written at once. Each holds its entries
+/// in memory (a few MB for 1 000) and a connection while it writes, and the batches of one
+/// organization take turns at the head of its ledger's chain anyway: more at once buys
+/// memory and lock waits, not throughput.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BatchWrites {
+    /// The most batches read and written at once.
+    pub at_once: usize,
+    /// How long a batch waits for its turn before it is refused with UNAVAILABLE, nothing
+    /// written.
+    pub wait: Duration,
+}
+
+impl BatchWrites {
+    /// The defaults: 4 at once, each waiting at most 5 seconds for its turn.
+    pub const DEFAULT: Self = Self { at_once: 4, wait: Duration::from_secs(5) };
 }
 
 /// How idempotency keys of writes are kept.
@@ -89,6 +110,7 @@ impl ServiceConfig {
             checkpoint_key: None,
             ledger_retention: recruit_domain::Retention::DEFAULT,
             max_exports: 2,
+            batch_writes: BatchWrites::DEFAULT,
         }
     }
 }
@@ -104,6 +126,8 @@ pub struct Service {
     recorded: [AtomicU64; 2],
     /// A slot for each export that may stream at once.
     exports: Arc<tokio::sync::Semaphore>,
+    /// A turn for each batch of accesses that may be read and written at once.
+    batch_turns: tokio::sync::Semaphore,
 }
 
 impl std::fmt::Debug for Service {
@@ -129,6 +153,7 @@ impl Service {
             touched: Mutex::new(HashMap::new()),
             recorded: Default::default(),
             exports: Arc::new(tokio::sync::Semaphore::new(config.max_exports.max(1))),
+            batch_turns: tokio::sync::Semaphore::new(config.batch_writes.at_once.max(1)),
             config,
         }
     }
@@ -482,22 +507,24 @@ impl Service {
                 ));
             }
         };
-        let now = Timestamp::now();
-        let entries =
-            params.body.as_ref().and_then(|body| accesses::entries(body, now, &mut problems));
-        let (Some(key), Some(body), Some(entries)) = (key, params.body, entries) else {
+        let Some(body) = params.body else {
             return Err(ServiceError::validation(problems));
         };
-        if !problems.is_empty() {
-            return Err(ServiceError::validation(problems));
-        }
+        // The body is read in the batch's turn, so that only so many are in memory at once.
+        let _turn = self.batch_turn().await?;
         let kind = OperationKind::RecordPrivacyAccesses;
+        let now = Timestamp::now();
+        let batch = accesses::read(kind.operation_id(), &body, now, &mut problems);
+        drop(body);
+        let (Some(key), Some(batch), true) = (key, batch, problems.is_empty()) else {
+            return Err(ServiceError::validation(problems));
+        };
         let organization = caller.token.organization_id;
         let add = |d: Duration| now.checked_add_duration(d).unwrap_or(Timestamp::MAX);
         let claim = KeyClaim {
             organization_id: organization,
             key: key.clone(),
-            fingerprint: accesses::fingerprint(kind.operation_id(), &body),
+            fingerprint: batch.fingerprint,
             now,
             lease_until: add(self.config.idempotency.lease),
             expires_at: add(self.config.idempotency.retention),
@@ -530,7 +557,8 @@ impl Service {
                 ));
             }
         }
-        let entries: Vec<LedgerEntry> = entries
+        let entries: Vec<LedgerEntry> = batch
+            .entries
             .into_iter()
             .map(|new| {
                 let id = new.id.unwrap_or_else(PrivacyAuditLogId::new_v7);
@@ -578,6 +606,29 @@ impl Service {
                     other => other.into(),
                 })
             }
+        }
+    }
+
+    /// A turn to read and write a batch of accesses, waited for at most
+    /// [`BatchWrites::wait`]; then UNAVAILABLE, before anything is claimed or written.
+    async fn batch_turn(&self) -> Result<tokio::sync::SemaphorePermit<'_>, ServiceError> {
+        let BatchWrites { at_once, wait } = self.config.batch_writes;
+        match tokio::time::timeout(wait, self.batch_turns.acquire()).await {
+            Ok(Ok(turn)) => Ok(turn),
+            // Waited too long, or (never) closed.
+            _ => Err(ServiceError {
+                retry_after: Some(Duration::from_secs(1)),
+                ..ServiceError::new(
+                    ErrorCode::Unavailable,
+                    format!(
+                        "The server writes at most {} batches at once, and this one waited {} \
+                         ms for its turn. Nothing was written: send it again, with the same \
+                         idempotency key.",
+                        at_once.max(1),
+                        wait.as_millis()
+                    ),
+                )
+            }),
         }
     }
 

@@ -629,3 +629,81 @@ async fn a_profile_is_not_returned_when_its_read_cannot_be_recorded() {
         service.execute(Credential::Authenticated(Box::new(caller)), &rest(), operation).await;
     assert_eq!(code(result), ErrorCode::Unavailable);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn batches_take_turns_and_one_that_waits_too_long_writes_nothing() {
+    use recruit_ports::faulty::{Fault, Faulty};
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(&SqliteConfig::new(dir.path().join("db"))).await.unwrap();
+    store.migrate().await.unwrap();
+    store.import(&world()).await.unwrap();
+    let faulty = Arc::new(Faulty::new(store));
+    let mut config =
+        ServiceConfig::new("https://app.example.com/", CursorKey::new(&[9; 32]).unwrap());
+    config.batch_writes =
+        recruit_service::BatchWrites { at_once: 1, wait: std::time::Duration::from_millis(300) };
+    let service = Arc::new(Service::new(faulty.clone(), config));
+    let (_, secret) = service
+        .create_token(
+            org(ORG_A),
+            user_id(ORG_A, Role::Owner),
+            "t".into(),
+            vec![Scope::AuditLogsWrite, Scope::AuditLogsRead],
+            None,
+        )
+        .await
+        .unwrap();
+    let caller = service.authenticate(Some(&secret), None).await.unwrap();
+    let batch = |key: &str, menu: &str| {
+        let entry = serde_json::json!({
+            "access_time": Timestamp::now().to_string(),
+            "account_id": "0b7c5d1e6f8a4b3c9d2e1f0a1b2c3d4e",
+            "ip_addresses": ["203.0.113.9"],
+            "data_subject": {"type": "EMPLOYEE", "user": "usr_0b7c5d1e6f8a4b3c9d2e1f0a1b2c3d4e"},
+            "access_data": ["NAME"],
+            "access_menu": menu,
+            "access_menu_path": "/people",
+            "activity_category": "READ"
+        });
+        Operation::RecordPrivacyAccesses(recruit_service::RecordParams {
+            idempotency_key: Some(key.into()),
+            key_name: "Idempotency-Key",
+            body: Some(serde_json::json!({ "entries": [entry] }).to_string().into_bytes()),
+            problems: vec![],
+        })
+    };
+    let run = |operation: Operation| {
+        let service = Arc::clone(&service);
+        let caller = Credential::Authenticated(Box::new(caller.clone()));
+        tokio::spawn(async move { service.execute(caller, &rest(), operation).await })
+    };
+    // The first batch takes its turn and is slow to write; the second waits longer than it
+    // may, and is refused with nothing claimed nor written.
+    faulty.set_after_authentication(Fault::Slow(std::time::Duration::from_millis(600)));
+    let first = run(batch("first", "People"));
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    let started = std::time::Instant::now();
+    let refused = run(batch("second", "Payroll")).await.unwrap().expect_err("no turn");
+    assert_eq!(refused.code, ErrorCode::Unavailable, "{refused:?}");
+    assert!(refused.retry_after.is_some(), "{refused:?}");
+    assert!(started.elapsed() < std::time::Duration::from_millis(600), "{:?}", started.elapsed());
+    assert!(first.await.unwrap().is_ok(), "the batch in its turn is written");
+    faulty.set(Fault::None);
+    let hour = |sign: i64| {
+        Timestamp::from_unix_micros(Timestamp::now().unix_micros() + sign * 3_600_000_000)
+            .unwrap()
+            .to_string()
+    };
+    let window = params(&hour(-1), &hour(1));
+    let written = |menu: &'static str| {
+        let (service, caller, window) = (Arc::clone(&service), caller.clone(), window.clone());
+        async move {
+            let page = service.list_privacy_audit_logs(&caller, &rest(), window).await.unwrap();
+            page.data.iter().filter(|e| e.access_menu == menu).count()
+        }
+    };
+    assert_eq!((written("People").await, written("Payroll").await), (1, 0));
+    // Its key was never claimed: the same request is written when sent again.
+    assert!(run(batch("second", "Payroll")).await.unwrap().is_ok());
+    assert_eq!(written("Payroll").await, 1);
+}
