@@ -264,6 +264,22 @@ impl Api {
         response
     }
 
+    /// The caller a request's bearer token names, under the request deadline. A request's body
+    /// is read only after this: the server holds no body of a client it does not know.
+    async fn authenticate(
+        &self,
+        headers: &hyper::HeaderMap,
+        client_ip: Option<IpAddr>,
+        request_id: &str,
+    ) -> Result<recruit_service::Caller, ServiceError> {
+        let secret = bearer_secret(headers)?;
+        let service = Arc::clone(&self.service);
+        let authenticate = async move { service.authenticate(secret.as_deref(), client_ip).await };
+        guarded(self.config.request_deadline, authenticate)
+            .await
+            .inspect_err(|e| log_failure(request_id, e))
+    }
+
     /// The whole request body, refused with PAYLOAD_TOO_LARGE past `limit` bytes.
     async fn read_body<B>(&self, body: B, limit: usize) -> Result<bytes::Bytes, ServiceError>
     where
@@ -329,14 +345,9 @@ impl Api {
             }
         }
         let (mut parts, body) = request.into_parts();
-        let body = self.read_body(body, self.config.max_write_body_bytes).await?;
-        let secret = bearer_secret(&parts.headers)?;
-        let service = Arc::clone(&self.service);
-        let authenticate = async move { service.authenticate(secret.as_deref(), client_ip).await };
-        let caller = guarded(self.config.request_deadline, authenticate)
-            .await
-            .inspect_err(|e| log_failure(request_id, e))?;
+        let caller = self.authenticate(&parts.headers, client_ip, request_id).await?;
         *organization = Some(caller.token.organization_id.to_string());
+        let body = self.read_body(body, self.config.max_write_body_bytes).await?;
         let accept = parts.headers.get_all(header::ACCEPT).iter().filter_map(|v| v.to_str().ok());
         let content_type = parts.headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
         if let Err(refusal) = transport::check_request(content_type, accept, &body) {
@@ -437,13 +448,6 @@ impl Api {
             Routing::Mcp => return self.mcp(request, request_id, client_ip, organization).await,
         };
         let (parts, body) = request.into_parts();
-        // Reads take no body; one is read (within the limit) and ignored.
-        let body = self.read_body(body, limit).await?;
-        // Probes take no credential; for operations an ambiguous one is refused first.
-        let secret = match operation {
-            Some(_) => bearer_secret(&parts.headers)?,
-            None => None,
-        };
         let Some(mut operation) = operation else {
             // The readiness probe asks the database, so it runs like an operation: under the
             // deadline and the panic barrier.
@@ -453,6 +457,9 @@ impl Api {
                 .inspect_err(|e| log_failure(request_id, e))?;
             return Ok(render::json(&serde_json::json!({"status": "ready"})));
         };
+        let caller = self.authenticate(&parts.headers, client_ip, request_id).await?;
+        // Reads take no body; one is read (within the limit) and ignored.
+        let body = self.read_body(body, limit).await?;
         match &mut operation {
             Operation::RecordPrivacyAccesses(params) => {
                 crate::write::read_write(params, &parts.headers, body);
@@ -466,7 +473,12 @@ impl Api {
             RequestContext { request_id: request_id.to_owned(), client_ip, via: Via::Rest };
         let done = self
             .service
-            .run(self.config.request_deadline, Credential::Secret(secret), context, operation)
+            .run(
+                self.config.request_deadline,
+                Credential::Authenticated(Box::new(caller)),
+                context,
+                operation,
+            )
             .await?;
         let mut response = match done.outcome {
             Outcome::Recorded(recorded) => render::recorded(&recorded),

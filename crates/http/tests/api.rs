@@ -166,10 +166,44 @@ async fn bodies_over_the_limit_are_refused() {
     let (status, response, json) = f.send(declared).await;
     assert_eq!(error_code(status, &response, &json), "PAYLOAD_TOO_LARGE");
     // A chunked body with no declared length is counted as it arrives.
+    let owner = f.token(ORG_A, Role::Owner, &Scope::ALL).await;
     let chunks = futures_chunks(vec![vec![b'x'; 600], vec![b'x'; 600]]);
-    let (status, response, json) =
-        f.send(Request::get("/v1/organization").body(chunks).unwrap()).await;
+    let request = Request::get("/v1/organization")
+        .header("authorization", format!("Bearer {owner}"))
+        .body(chunks)
+        .unwrap();
+    let (status, response, json) = f.send(request).await;
     assert_eq!(error_code(status, &response, &json), "PAYLOAD_TOO_LARGE");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_body_is_read_before_its_sender_is_known() {
+    let f = fixture().await;
+    // A body that never arrives: a request without a valid token is answered all the same,
+    // by the REST API and by the tool interface alike.
+    for path in ["/v1/audit-logs/privacy", "/mcp"] {
+        let request = Request::post(path)
+            .header("authorization", "Bearer rtk_not-a-token")
+            .header("content-type", "application/json")
+            .body(StreamBody::new(Never))
+            .unwrap();
+        let answer = tokio::time::timeout(std::time::Duration::from_secs(5), f.send(request));
+        let (status, response, json) = answer.await.expect("answered without the body");
+        assert_eq!(error_code(status, &response, &json), "UNAUTHENTICATED", "{path}");
+    }
+}
+
+/// A body stream that never yields a frame.
+struct Never;
+
+impl futures_core::Stream for Never {
+    type Item = Result<Frame<Bytes>, std::convert::Infallible>;
+    fn poll_next(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Self::Item>> {
+        std::task::Poll::Pending
+    }
 }
 
 fn futures_chunks(

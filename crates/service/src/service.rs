@@ -77,8 +77,8 @@ pub struct BatchWrites {
 }
 
 impl BatchWrites {
-    /// The defaults: 4 at once, each waiting at most 5 seconds for its turn.
-    pub const DEFAULT: Self = Self { at_once: 4, wait: Duration::from_secs(5) };
+    /// The defaults: 2 at once, each waiting at most 5 seconds for its turn.
+    pub const DEFAULT: Self = Self { at_once: 2, wait: Duration::from_secs(5) };
 }
 
 /// How idempotency keys of writes are kept.
