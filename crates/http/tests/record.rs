@@ -17,16 +17,7 @@ use common::Fixture;
 const PATH: &str = "/v1/audit-logs/privacy";
 
 fn entry(menu: &str) -> Value {
-    json!({
-        "access_time": Timestamp::now().to_string(),
-        "account_id": "0B7C5D1E-6F8A-4B3C-9D2E-1F0A1B2C3D4E",
-        "ip_addresses": ["203.0.113.9"],
-        "data_subject": {"type": "EMPLOYEE", "user": "usr_0b7c5d1e6f8a4b3c9d2e1f0a1b2c3d4e"},
-        "access_data": ["NAME"],
-        "access_menu": menu,
-        "access_menu_path": "/people",
-        "activity_category": "READ"
-    })
+    recruit_ports::testkit::access_entry(menu)
 }
 
 fn post(token: &str, key: Option<&str>, body: &str) -> Request<Full<Bytes>> {

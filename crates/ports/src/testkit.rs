@@ -413,6 +413,21 @@ fn query(org: u128, limit: u32) -> PrivacyLogQuery {
     }
 }
 
+/// One entry of a request recording accesses, as a client sends it: an employee's name read
+/// now, from the menu `menu`.
+pub fn access_entry(menu: &str) -> serde_json::Value {
+    serde_json::json!({
+        "access_time": Timestamp::now().to_string(),
+        "account_id": "0B7C5D1E-6F8A-4B3C-9D2E-1F0A1B2C3D4E",
+        "ip_addresses": ["203.0.113.9"],
+        "data_subject": {"type": "EMPLOYEE", "user": "usr_0b7c5d1e6f8a4b3c9d2e1f0a1b2c3d4e"},
+        "access_data": ["NAME"],
+        "access_menu": menu,
+        "access_menu_path": "/people",
+        "activity_category": "READ"
+    })
+}
+
 /// A record of a read by the owner of `org`, through REST.
 pub fn record(org: u128, n: u128) -> ReadRecord {
     ReadRecord {

@@ -655,16 +655,7 @@ async fn batches_take_turns_and_one_that_waits_too_long_writes_nothing() {
         .unwrap();
     let caller = service.authenticate(Some(&secret), None).await.unwrap();
     let batch = |key: &str, menu: &str| {
-        let entry = serde_json::json!({
-            "access_time": Timestamp::now().to_string(),
-            "account_id": "0b7c5d1e6f8a4b3c9d2e1f0a1b2c3d4e",
-            "ip_addresses": ["203.0.113.9"],
-            "data_subject": {"type": "EMPLOYEE", "user": "usr_0b7c5d1e6f8a4b3c9d2e1f0a1b2c3d4e"},
-            "access_data": ["NAME"],
-            "access_menu": menu,
-            "access_menu_path": "/people",
-            "activity_category": "READ"
-        });
+        let entry = recruit_ports::testkit::access_entry(menu);
         Operation::RecordPrivacyAccesses(recruit_service::RecordParams {
             idempotency_key: Some(key.into()),
             key_name: "Idempotency-Key",
