@@ -359,7 +359,9 @@ def scenario_recorded(url, args):
     rows = []
     for connections in args.connections:
         before = psql(url, "SELECT count(*) FROM api_audit_log")
+        cpu = server.cpu_seconds()
         rate, p50, p99, count = wrk(server.base, [path], token, connections, args.duration)
+        cpu = server.cpu_seconds() - cpu
         recorded = int(psql(url, "SELECT count(*) FROM api_audit_log")) - int(before)
         if recorded < count:
             sys.exit(f"{count} reads answered, {recorded} recorded")
@@ -367,12 +369,12 @@ def scenario_recorded(url, args):
         linked, _, linked99 = pgbench(url, chained, connections, args.duration)
         rows.append((connections, f"{rate:.0f}", f"{tps:.0f}", f"{rate / tps:.2f}",
                      f"{p50:.2f}", f"{p99:.2f}", f"{db50:.2f}", f"{db99:.2f}", f"{linked:.0f}",
-                     f"{rate / linked:.2f}", f"{linked99:.2f}"))
+                     f"{rate / linked:.2f}", f"{linked99:.2f}", f"{cpu / count * 1e6:.0f}"))
     peak = server.peak_rss_mib()
     server.stop()
     table(("conns", "HTTP req/s", "reference tps", "ratio", "HTTP p50 ms", "HTTP p99 ms",
            "reference p50 ms", "reference p99 ms", "chained reference tps", "ratio",
-           "chained reference p99 ms"), rows)
+           "chained reference p99 ms", "server CPU µs/read"), rows)
     print(f"\nPeak resident memory of the server over the whole run: {peak:.1f} MiB")
     print(f"({args.duration} s per run, wrk -t2, pgbench -M prepared -j 2; PostgreSQL at its "
           "default durability)")

@@ -20,10 +20,14 @@ use crate::error::*;
 use crate::rows::*;
 use crate::schema::*;
 
-/// The page query of the privacy ledger, with an optional prefix such as `EXPLAIN `. One
+/// The page query of the privacy ledger, returning `ST` ([`crate::prepared::RowType`] of
+/// [`LedgerRow`] for the page, `Untyped` after a prefix such as `EXPLAIN `). One
 /// index range scan on `privacy_audit_logs_page`: the organization, the window, and a row
 /// comparison that continues after a position, newest first.
-pub(crate) fn page_query(prefix: &str, q: &PrivacyLogQuery) -> crate::prepared::PreparedSql {
+pub(crate) fn page_query<ST>(
+    prefix: &str,
+    q: &PrivacyLogQuery,
+) -> crate::prepared::PreparedSql<ST> {
     // Every entry is recorded no earlier than FUTURE_TOLERANCE before its access, by the
     // server's clock; a day more leaves room for the database's clock to differ. The bound
     // leaves out the monthly partitions recorded before the window can begin.
@@ -31,11 +35,8 @@ pub(crate) fn page_query(prefix: &str, q: &PrivacyLogQuery) -> crate::prepared::
     let (gte, lt) = (q.window.gte().as_datetime(), q.window.lt().as_datetime());
     let mut query = crate::prepared::PreparedSql::default()
         .sql(format!(
-            "{prefix}SELECT organization_id, id, access_time, account_id, ip_addresses, \
-             subject_type, subject_user_id, subject_candidate_id, bulk_count, query_type, \
-             query_ids, query_values, query_scope, access_data, access_menu, access_menu_path, \
-             activity_category, position, prev_hash, hash FROM privacy_audit_logs \
-             WHERE organization_id = "
+            "{prefix}SELECT {} FROM privacy_audit_logs WHERE organization_id = ",
+            <LedgerRow as Copied>::COLUMNS
         ))
         .bind::<sql_types::Uuid, _>(q.organization_id.uuid())
         .sql(" AND access_time >= ")
@@ -80,8 +81,10 @@ impl PgStore {
         }
         let prefix = if analyze { "EXPLAIN (ANALYZE, BUFFERS) " } else { "EXPLAIN " };
         let mut conn = self.conn().await?;
-        let lines: Vec<Line> =
-            page_query(prefix, query).load(&mut conn).await.map_err(store_error)?;
+        let lines: Vec<Line> = page_query::<sql_types::Untyped>(prefix, query)
+            .load(&mut conn)
+            .await
+            .map_err(store_error)?;
         Ok(lines.into_iter().map(|l| l.line).collect::<Vec<_>>().join("\n"))
     }
 }
@@ -96,7 +99,11 @@ impl Ledgers for PgStore {
         let limit = usize::try_from(query.limit).unwrap_or(usize::MAX);
         let rows: Vec<LedgerRow> = {
             let mut c = self.conn().await?;
-            page_query("", query).load(&mut c).await.map_err(store_error)?
+            // Typed, so that rows are decoded column by position, not looked up by name.
+            page_query::<crate::prepared::RowType<LedgerRow>>("", query)
+                .load(&mut c)
+                .await
+                .map_err(store_error)?
         };
         let page = record.page(rows, limit);
         // Committed, with the records of the reads made meanwhile, before the page returns.

@@ -12,6 +12,11 @@ use diesel::{QueryResult, expression::AsExpression};
 /// A statement built from SQL text and bound values, in order, whose rows are of SQL type
 /// `ST` (untyped: read by column name). Its text depends only on its shape, never on the
 /// values, so each shape is prepared once per connection.
+/// The SQL types of a row's columns in the order of its fields: what a statement selecting
+/// them returns, decoded column by position rather than looked up by name.
+pub(crate) type RowType<R> =
+    <<R as diesel::Selectable<Pg>>::SelectExpression as diesel::Expression>::SqlType;
+
 pub(crate) struct PreparedSql<ST = Untyped> {
     pieces: Vec<Piece>,
     /// Whether its text numbers its parameters (`$1`…), each bound in order.
