@@ -599,13 +599,18 @@ async fn a_profile_change_is_checked_in_the_documented_order() {
     assert_eq!(changed.app_url, format!("https://app.example.com/users/{member}"));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_profile_is_not_returned_when_its_read_cannot_be_recorded() {
+/// The test world in a SQLite store that fails on demand, and the directory holding it.
+async fn faulty_world() -> (Arc<recruit_ports::faulty::Faulty<SqliteStore>>, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let store = SqliteStore::open(&SqliteConfig::new(dir.path().join("db"))).await.unwrap();
     store.migrate().await.unwrap();
     store.import(&world()).await.unwrap();
-    let faulty = Arc::new(recruit_ports::faulty::Faulty::new(store));
+    (Arc::new(recruit_ports::faulty::Faulty::new(store)), dir)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_profile_is_not_returned_when_its_read_cannot_be_recorded() {
+    let (faulty, _dir) = faulty_world().await;
     let config = ServiceConfig::new("https://app.example.com/", CursorKey::new(&[9; 32]).unwrap());
     let service = Service::new(faulty.clone(), config);
     let (_, secret) = service
@@ -632,12 +637,8 @@ async fn a_profile_is_not_returned_when_its_read_cannot_be_recorded() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn batches_take_turns_and_one_that_waits_too_long_writes_nothing() {
-    use recruit_ports::faulty::{Fault, Faulty};
-    let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(&SqliteConfig::new(dir.path().join("db"))).await.unwrap();
-    store.migrate().await.unwrap();
-    store.import(&world()).await.unwrap();
-    let faulty = Arc::new(Faulty::new(store));
+    use recruit_ports::faulty::Fault;
+    let (faulty, _dir) = faulty_world().await;
     let mut config =
         ServiceConfig::new("https://app.example.com/", CursorKey::new(&[9; 32]).unwrap());
     config.batch_writes =
