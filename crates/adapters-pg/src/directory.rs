@@ -15,6 +15,7 @@ use recruit_ports::{
 
 use crate::PgStore;
 use crate::error::*;
+use crate::prepared::Known;
 use crate::rows::*;
 use crate::schema::*;
 
@@ -154,6 +155,12 @@ fn statement_text(
     Ok(sql.finish())
 }
 
+/// The job read's statement, to the cache of prepared statements.
+struct JobRead;
+
+/// The organization read's statement, to the cache of prepared statements.
+struct OrganizationRead;
+
 /// `text`, the text of `query`, as a statement kept prepared whose rows are `query`'s.
 fn prepared_like<Q: diesel::query_builder::Query>(
     _: &Q,
@@ -171,8 +178,8 @@ impl Directory for PgStore {
             .get_or_init(|| statement_text(&organization_query(Uuid::nil())))
             .as_deref()
             .map_err(StoreError::other)?;
-        let (row, defaults, hours) = prepared_like(&query, text)
-            .bind::<SqlUuid, _>(id.uuid())
+        let statement = prepared_like(&query, text).bind::<SqlUuid, _>(id.uuid());
+        let (row, defaults, hours) = Known::<OrganizationRead, _>::new(statement)
             .get_result::<(
                 OrganizationRow,
                 SchedulingDefaultsRow,
@@ -289,10 +296,12 @@ impl Directory for PgStore {
             .as_deref()
             .map_err(StoreError::other)?;
         let (row, settings, team, stages) =
-            prepared_like(&query, text)
-                .bind::<SqlUuid, _>(organization.uuid())
-                .bind::<SqlUuid, _>(id.uuid())
-                .get_result::<(
+            Known::<JobRead, _>::new(
+                prepared_like(&query, text)
+                    .bind::<SqlUuid, _>(organization.uuid())
+                    .bind::<SqlUuid, _>(id.uuid()),
+            )
+            .get_result::<(
                     JobRow,
                     ResolvedSettingsRow,
                     Vec<neutral::TeamMemberColumns>,
