@@ -95,12 +95,8 @@ pub(crate) async fn lock_heads_copy(
     keys: &ChainKeys,
 ) -> Result<Heads, StoreError> {
     let start = keys.genesis();
-    let (orgs, ledgers): (Vec<_>, Vec<_>) =
-        start.iter().map(|h| (h.organization_id, h.ledger.as_str())).unzip();
-    let locked = tx
-        .query(LOCK_HEADS, &[&recruit_domain::chain::GENESIS.as_slice(), &orgs, &ledgers])
-        .await
-        .map_err(write_error)?;
+    let locked =
+        tx.query(LOCK_HEADS, &LockedHeads::new(&start).params()).await.map_err(write_error)?;
     heads_from(&locked)
 }
 
@@ -125,6 +121,28 @@ pub(crate) fn heads_from(locked: &[tokio_postgres::Row]) -> Result<Heads, StoreE
         })
     };
     Heads::new(locked.iter().map(row).collect::<Result<Vec<_>, _>>().map_err(write_error)?)
+}
+
+/// The parameters of [`LOCK_HEADS`] for the chains of `start` (their heads at genesis, for
+/// chains not begun yet), on a `tokio-postgres` connection.
+pub(crate) struct LockedHeads<'a> {
+    genesis: &'static [u8],
+    orgs: Vec<recruit_domain::Uuid>,
+    ledgers: Vec<&'a str>,
+}
+
+impl<'a> LockedHeads<'a> {
+    pub(crate) fn new(start: &'a [neutral::LedgerHeadRow]) -> Self {
+        Self {
+            genesis: &recruit_domain::chain::GENESIS,
+            orgs: start.iter().map(|h| h.organization_id).collect(),
+            ledgers: start.iter().map(|h| h.ledger.as_str()).collect(),
+        }
+    }
+
+    pub(crate) fn params(&self) -> [&(dyn tokio_postgres::types::ToSql + Sync); 3] {
+        [&self.genesis, &self.orgs, &self.ledgers]
+    }
 }
 
 /// The parameters of [`SAVE_HEADS`] for the heads `moved`, on a `tokio-postgres` connection.

@@ -161,24 +161,28 @@ struct JobRead;
 /// The organization read's statement, to the cache of prepared statements.
 struct OrganizationRead;
 
-/// `text`, the text of `query`, as a statement kept prepared whose rows are `query`'s.
-fn prepared_like<Q: diesel::query_builder::Query>(
-    _: &Q,
-    text: &str,
-) -> crate::prepared::PreparedSql<Q::SqlType> {
-    crate::prepared::PreparedSql::numbered(text)
+/// The statement of the read `query` makes, its text built at the first read into `text`
+/// (whatever `query`'s values: only the text is kept) and its rows `query`'s; the caller binds
+/// the values in the order of the parameters.
+fn kept_statement<Q>(
+    text: &'static std::sync::OnceLock<Result<String, String>>,
+    query: impl FnOnce() -> Q,
+) -> Result<crate::prepared::PreparedSql<Q::SqlType>, StoreError>
+where
+    Q: diesel::query_builder::Query + diesel::query_builder::QueryFragment<diesel::pg::Pg>,
+{
+    let text =
+        text.get_or_init(|| statement_text(&query())).as_deref().map_err(StoreError::other)?;
+    Ok(crate::prepared::PreparedSql::numbered(text))
 }
 
 #[async_trait]
 impl Directory for PgStore {
     async fn organization(&self, id: OrganizationId) -> Result<OrganizationRecord, StoreError> {
         let mut c = self.conn().await?;
-        let query = organization_query(id.uuid());
-        let text = ORGANIZATION_STATEMENT
-            .get_or_init(|| statement_text(&organization_query(Uuid::nil())))
-            .as_deref()
-            .map_err(StoreError::other)?;
-        let statement = prepared_like(&query, text).bind::<SqlUuid, _>(id.uuid());
+        let statement =
+            kept_statement(&ORGANIZATION_STATEMENT, || organization_query(Uuid::nil()))?
+                .bind::<SqlUuid, _>(id.uuid());
         let (row, defaults, hours) = Known::<OrganizationRead, _>::new(statement)
             .get_result::<(
                 OrganizationRow,
@@ -290,18 +294,12 @@ impl Directory for PgStore {
 
     async fn job(&self, organization: OrganizationId, id: JobId) -> Result<JobRecord, StoreError> {
         let mut c = self.conn().await?;
-        let query = job_query(organization.uuid(), id.uuid());
-        let text = JOB_STATEMENT
-            .get_or_init(|| statement_text(&job_query(Uuid::nil(), Uuid::nil())))
-            .as_deref()
-            .map_err(StoreError::other)?;
+        let statement = kept_statement(&JOB_STATEMENT, || job_query(Uuid::nil(), Uuid::nil()))?
+            .bind::<SqlUuid, _>(organization.uuid())
+            .bind::<SqlUuid, _>(id.uuid());
         let (row, settings, team, stages) =
-            Known::<JobRead, _>::new(
-                prepared_like(&query, text)
-                    .bind::<SqlUuid, _>(organization.uuid())
-                    .bind::<SqlUuid, _>(id.uuid()),
-            )
-            .get_result::<(
+            Known::<JobRead, _>::new(statement)
+                .get_result::<(
                     JobRow,
                     ResolvedSettingsRow,
                     Vec<neutral::TeamMemberColumns>,

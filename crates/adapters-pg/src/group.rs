@@ -17,7 +17,7 @@ use recruit_ports::chain::{ChainedRows, Heads};
 use recruit_ports::rows::ReadRecords;
 use tokio_postgres::{Client, Statement};
 
-use crate::chain::{LOCK_HEADS, SAVE_HEADS, SavedHeads, heads_from};
+use crate::chain::{LOCK_HEADS, LockedHeads, SAVE_HEADS, SavedHeads, heads_from};
 use crate::copy::CopySettings;
 use crate::error::{copy_error, write_error};
 use crate::rows::{AuditRow, Copied, ToolAuditRow};
@@ -95,14 +95,12 @@ impl GroupConnection {
         // Before the heads are locked: the lock is held for the hashing only.
         let contents = group.contents()?;
         let start = group.chain_keys().genesis();
-        let (orgs, ledgers): (Vec<_>, Vec<_>) =
-            start.iter().map(|h| (h.organization_id, h.ledger.as_str())).unzip();
-        let genesis = recruit_domain::chain::GENESIS.as_slice();
+        let lock = LockedHeads::new(&start);
         let mut locked = vec![];
         in_order(vec![
             Box::pin(client.batch_execute("BEGIN")),
             Box::pin(async {
-                locked = client.query(&self.lock, &[&genesis, &orgs, &ledgers]).await?;
+                locked = client.query(&self.lock, &lock.params()).await?;
                 Ok(())
             }),
         ])
