@@ -25,8 +25,24 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import Implementation
 
 BASE, OWNER, MEMBER, RECRUITD, DATABASE_URL, CHECKPOINT_KEY = sys.argv[1:7]
-TOOLS = {"list_privacy_audit_logs", "get_job", "get_organization", "record_privacy_accesses",
-         "get_user", "update_user", "get_latest_privacy_audit_log_checkpoint"}
+
+
+def snake_case(name):
+    return "".join("_" + c.lower() if c.isupper() else c for c in name)
+
+
+def declared_tools():
+    """The tools the served OpenAPI document declares: every operation under /v1/ that has a
+    tool description, by its operationId in snake case (the server's one rule for both)."""
+    document = httpx2.get(BASE + "/openapi.json", timeout=30).json()
+    return {
+        snake_case(operation["operationId"])
+        for path, item in document["paths"].items() if path.startswith("/v1/")
+        for operation in item.values() if "x-tool-description" in operation
+    }
+
+
+TOOLS = declared_tools()
 CHECKPOINT = "/v1/audit-logs/privacy/checkpoints/latest"
 # The demo's member, whose profile the owner may change (the OpenAPI document's example).
 USER = "usr_5616645275f24ead8b29525ba5e380ae"
@@ -94,6 +110,8 @@ async def exercise(client, label, token):
 
     organization = rest("/v1/organization", token)
     await same(client, "get_organization", {}, organization, f"{label}: get_organization")
+    check("get_me" in TOOLS, f"{label}: the document declares get_me")
+    await same(client, "get_me", {}, rest("/v1/me", token), f"{label}: get_me")
 
     # The chain's checkpoint: nothing is recorded in the privacy ledger between the two calls,
     # so the tool returns the checkpoint REST just signed.

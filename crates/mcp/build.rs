@@ -1,7 +1,7 @@
 //! Derives the tools' JSON Schemas from `docs/openapi.yaml`, so that a tool's arguments are its
 //! REST twin's parameters and its output is the REST response body, by construction: for each
 //! operation of the API (under `/v1/`), keyed by its `operationId` in snake case (the tool's
-//! name), an input schema (an object with one property per parameter, named in snake case) and
+//! name), its title and description for models (`x-tool-title`, `x-tool-description`), an input schema (an object with one property per parameter, named in snake case) and
 //! an output schema (the 200 response's schema), each self-contained, with the component
 //! schemas it uses under `$defs`. A tool without schemas fails the crate's tests.
 
@@ -81,9 +81,15 @@ fn main() {
             if responses.get("200").is_some() { &responses["200"] } else { &responses["201"] };
         let output = success["content"]["application/json"]["schema"].clone();
         let output = json!({"type": "object", "allOf": [output]});
+        // What a model reads of the tool: its title and description, beside the REST text.
         tools.insert(
             tool,
-            json!({"input": self_contained(&doc, input), "output": self_contained(&doc, output)}),
+            json!({
+                "input": self_contained(&doc, input),
+                "output": self_contained(&doc, output),
+                "title": operation["x-tool-title"],
+                "description": operation["x-tool-description"],
+            }),
         );
     }
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));

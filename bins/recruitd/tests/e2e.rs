@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use recruit_domain::model::Role;
 use recruit_ports::testkit::{ORG_A, ORG_B, job_id, t, user_id, world};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 const BIN: &str = env!("CARGO_BIN_EXE_recruitd");
 
@@ -45,6 +45,43 @@ fn token_with_id(database_url: &str, org: u128, role: Role, scopes: &str) -> (St
 
 fn token(database_url: &str, org: u128, role: Role, scopes: &str) -> String {
     token_with_id(database_url, org, role, scopes).1
+}
+
+/// The organization `n` of the test world.
+fn org_id(n: u128) -> recruit_domain::OrganizationId {
+    recruit_domain::OrganizationId::from_uuid(recruit_domain::Uuid::from_u128(n))
+}
+
+/// `GET /v1/me`: any valid token learns who it acts as, whatever its scopes; any other is
+/// UNAUTHENTICATED.
+fn me(server: &Server, member_b: &str, member_b_id: &str, admin_a: &Value) {
+    let (status, me) = server.get("/v1/me", member_b);
+    assert_eq!(status, 200, "{me}");
+    assert_eq!(me["user"]["id"], user_id(ORG_B, Role::Member).to_string());
+    assert_eq!(me["user"]["role"], "MEMBER");
+    assert!(me["user"]["email"].as_str().is_some_and(|e| e.contains('@')), "{me}");
+    assert!(me["user"]["name"].as_str().is_some_and(|n| !n.is_empty()), "{me}");
+    assert_eq!(me["organization_id"], org_id(ORG_B).to_string());
+    assert_eq!(
+        me["token"],
+        json!({"id": member_b_id, "scopes": ["jobs:read"], "expires_at": null})
+    );
+
+    let secret = admin_a["token"].as_str().unwrap();
+    let (status, me) = server.get("/v1/me", secret);
+    assert_eq!(status, 200, "{me}");
+    assert_eq!(
+        (me["user"]["role"].as_str(), me["token"]["id"].as_str()),
+        (Some("ADMIN"), admin_a["id"].as_str())
+    );
+    assert_eq!(me["token"]["expires_at"], admin_a["expires_at"]);
+    assert_eq!(me["token"]["scopes"], json!(["users:read"]));
+    assert_eq!(me["organization_id"], org_id(ORG_A).to_string());
+
+    let (status, error) = server.get("/v1/me", "rtk_not-a-real-token");
+    assert_eq!((status, code(&error)), (401, "UNAUTHENTICATED"));
+    let (status, error) = server.get("/v1/me?scope=all", member_b);
+    assert_eq!((status, code(&error)), (400, "VALIDATION_FAILED"));
 }
 
 /// A running server, stopped (SIGTERM) when dropped if the test did not stop it.
@@ -213,7 +250,25 @@ fn scenario(database_url: &str, dir: &std::path::Path) {
     let owner_b =
         token(database_url, ORG_B, Role::Owner, "audit_logs:read,jobs:read,organization:read");
 
+    let (token_id, expiring) = token_with_id(database_url, ORG_B, Role::Member, "jobs:read");
+    let expiring_in = cli(
+        database_url,
+        &[
+            "token",
+            "create",
+            "--user",
+            &user_id(ORG_A, Role::Admin).to_string(),
+            "--scopes",
+            "users:read",
+            "--expires-in",
+            "1h",
+            "--json",
+        ],
+    );
+    let expiring_in: Value = serde_json::from_str(expiring_in.trim()).unwrap();
+
     let server = Server::start(database_url);
+    me(&server, &expiring, &token_id, &expiring_in);
 
     // The three endpoints.
     let (status, org) = server.get("/v1/organization", &owner);

@@ -53,6 +53,21 @@ impl fmt::Display for Scope {
     }
 }
 
+#[cfg(feature = "serde")]
+impl serde::Serialize for Scope {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+#[cfg(feature = "serde")]
+impl<'de> serde::Deserialize<'de> for Scope {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let name = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
+        name.parse().map_err(serde::de::Error::custom)
+    }
+}
+
 /// A scope name that does not exist.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ParseScopeError(());
@@ -88,6 +103,18 @@ pub enum Permission {
     /// Change the profile of any user of the organization; without it, a user changes only
     /// their own. Owners and admins.
     UpdateAnyProfile,
+}
+
+impl Permission {
+    /// The permission's name, as the OpenAPI document's `x-permission` names it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ReadAuditLogs => "READ_AUDIT_LOGS",
+            Self::ReadConfidentialJobs => "READ_CONFIDENTIAL_JOBS",
+            Self::RecordAccesses => "RECORD_ACCESSES",
+            Self::UpdateAnyProfile => "UPDATE_ANY_PROFILE",
+        }
+    }
 }
 
 impl Role {

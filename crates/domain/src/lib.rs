@@ -24,7 +24,7 @@ pub use id::{
 };
 pub use input::{IdFilter, IdFilterError, PageLimit, PageLimitError, TimeWindow, TimeWindowError};
 pub use model::{
-    Candidate, Job, Organization, Page, Pagination, PrivacyAuditLog, Role, TaskQueue, User,
+    Candidate, Job, Me, Organization, Page, Pagination, PrivacyAuditLog, Role, TaskQueue, User,
 };
 pub use open_enum::UnknownValue;
 pub use retention::{Retention, RetentionError};

@@ -13,13 +13,36 @@ use hyper_util::service::TowerToHyperService;
 use recruit_domain::{ErrorCode, Scope};
 use recruit_mcp::{HttpCaller, McpService, Tools, ToolsConfig, transport};
 use recruit_service::{
-    Credential, Operation, Outcome, RequestContext, Service, ServiceError, Via, guarded,
-    log_failure,
+    Arguments, BATCH_BODY_LIMIT, BODY_LIMIT, Credential, Operation, OperationKind, Outcome,
+    RequestContext, Service, ServiceError, Via, guarded, input::too_large, log_failure,
 };
 
 use crate::metrics::Metrics;
 use crate::render::{self, Body};
-use crate::route::{Public, Routing, route, template};
+use crate::route::{Public, Routing, route};
+
+/// What a request to the tool interface may carry beyond its tool's arguments: the JSON-RPC
+/// envelope around them.
+const MCP_ENVELOPE: usize = 16 * 1024;
+
+/// The largest request the tool interface reads: the largest arguments of any tool, in their
+/// envelope. Each tool's own limit is checked on its arguments.
+pub(crate) const MCP_BODY_LIMIT: usize = BATCH_BODY_LIMIT + MCP_ENVELOPE;
+
+/// The arguments of a REST request for `kind` from its path parameters and query string.
+pub(crate) fn rest_arguments(
+    kind: OperationKind,
+    path: Vec<(&'static str, String)>,
+    query: Option<&str>,
+) -> Arguments {
+    let mut arguments = Arguments::rest(kind);
+    for (placeholder, value) in path {
+        arguments.path(placeholder, value);
+    }
+    let pairs = form_urlencoded::parse(query.unwrap_or_default().as_bytes());
+    arguments.query(pairs.map(|(k, v)| (k.into_owned(), v.into_owned())));
+    arguments
+}
 
 /// The HTTP layer's settings.
 #[derive(Clone, Debug)]
@@ -28,10 +51,6 @@ pub struct HttpConfig {
     pub public_base_url: String,
     /// The longest a request may take before it is answered with UPSTREAM_TIMEOUT.
     pub request_deadline: Duration,
-    /// The largest request body accepted; larger ones get PAYLOAD_TOO_LARGE.
-    pub max_body_bytes: usize,
-    /// The largest body of a write (recording up to 1 000 accesses).
-    pub max_write_body_bytes: usize,
     /// How long a client may take to send its request headers.
     pub header_read_timeout: Duration,
     /// The largest request head (request line and headers) accepted, in bytes.
@@ -55,15 +74,13 @@ pub struct HttpConfig {
 }
 
 impl HttpConfig {
-    /// Defaults: 10 s per request, 64 KiB bodies (2 MiB for writes), 10 s for headers, 16 KiB heads, 10 s grace,
+    /// Defaults: 10 s per request, 10 s for headers, 16 KiB heads, 10 s grace,
     /// idle connections closed after 30 s, at most 4 096 connections, no origin allowed to call
     /// the tool interface from a browser.
     pub fn new(public_base_url: impl Into<String>) -> Self {
         Self {
             public_base_url: public_base_url.into(),
             request_deadline: Duration::from_secs(10),
-            max_body_bytes: 64 * 1024,
-            max_write_body_bytes: 2 * 1024 * 1024,
             header_read_timeout: Duration::from_secs(10),
             max_header_bytes: 16 * 1024,
             shutdown_grace: Duration::from_secs(10),
@@ -209,9 +226,9 @@ impl Api {
             .and_then(sane_request_id)
             .unwrap_or_else(|| uuid::Uuid::now_v7().simple().to_string());
         let method = request.method().clone();
-        let routing = route(&method, request.uri().path(), request.uri().query());
+        let routing = route(&method, request.uri().path());
         let template = match &routing {
-            Routing::Api(operation) => template(operation),
+            Routing::Api(kind, _) => kind.spec().path,
             Routing::Public(_, t) | Routing::MethodNotAllowed(t, _) => t,
             Routing::Mcp => "/mcp",
             Routing::NotFound => "unknown",
@@ -288,15 +305,8 @@ impl Api {
     {
         match Limited::new(body, limit).collect().await {
             Ok(collected) => Ok(collected.to_bytes()),
-            Err(_) => Err(self.too_large(limit)),
+            Err(_) => Err(too_large(limit)),
         }
-    }
-
-    fn too_large(&self, limit: usize) -> ServiceError {
-        ServiceError::new(
-            ErrorCode::PayloadTooLarge,
-            format!("The request body exceeds {limit} bytes."),
-        )
     }
 
     /// Where the tool interface's protected resource metadata is served.
@@ -347,7 +357,7 @@ impl Api {
         let (mut parts, body) = request.into_parts();
         let caller = self.authenticate(&parts.headers, client_ip, request_id).await?;
         *organization = Some(caller.token.organization_id.to_string());
-        let body = self.read_body(body, self.config.max_write_body_bytes).await?;
+        let body = self.read_body(body, MCP_BODY_LIMIT).await?;
         let accept = parts.headers.get_all(header::ACCEPT).iter().filter_map(|v| v.to_str().ok());
         let content_type = parts.headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
         if let Err(refusal) = transport::check_request(content_type, accept, &body) {
@@ -396,14 +406,16 @@ impl Api {
             .get(header::CONTENT_LENGTH)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.parse::<u64>().ok());
-        let batch = matches!(&routing, Routing::Api(op) if op.kind().takes_batch());
-        let limit =
-            if batch { self.config.max_write_body_bytes } else { self.config.max_body_bytes };
+        let limit = match &routing {
+            Routing::Api(kind, _) => kind.spec().body_limit,
+            Routing::Mcp => MCP_BODY_LIMIT,
+            _ => BODY_LIMIT,
+        };
         if declared.is_some_and(|n| n > limit as u64) {
-            return Err(self.too_large(limit));
+            return Err(too_large(limit));
         }
         let operation = match routing {
-            Routing::Api(operation) => Some(operation),
+            Routing::Api(kind, path) => Some((kind, path)),
             Routing::Public(Public::ErrorDocs, _) => {
                 return Ok(render::ok(render::error_docs(), "text/html; charset=utf-8"));
             }
@@ -440,15 +452,17 @@ impl Api {
                         "This server signs no checkpoints: it runs without a checkpoint key.",
                     )
                 })?;
-                return Ok(render::ok(
-                    serde_json::to_vec(&keys).unwrap_or_default(),
-                    "application/jwk-set+json",
-                ));
+                let keys = serde_json::to_vec(&keys).map_err(|e| ServiceError {
+                    cause: Some(format!("the key set could not be serialized: {e}").into()),
+                    ..ServiceError::internal()
+                });
+                let keys = keys.inspect_err(|e| log_failure(request_id, e))?;
+                return Ok(render::ok(keys, "application/jwk-set+json"));
             }
             Routing::Mcp => return self.mcp(request, request_id, client_ip, organization).await,
         };
         let (parts, body) = request.into_parts();
-        let Some(mut operation) = operation else {
+        let Some((kind, path)) = operation else {
             // The readiness probe asks the database, so it runs like an operation: under the
             // deadline and the panic barrier.
             let service = Arc::clone(&self.service);
@@ -458,17 +472,11 @@ impl Api {
             return Ok(render::json(&serde_json::json!({"status": "ready"})));
         };
         let caller = self.authenticate(&parts.headers, client_ip, request_id).await?;
-        // Reads take no body; one is read (within the limit) and ignored.
         let body = self.read_body(body, limit).await?;
-        match &mut operation {
-            Operation::RecordPrivacyAccesses(params) => {
-                crate::write::read_write(params, &parts.headers, body);
-            }
-            Operation::UpdateUser(params) => {
-                crate::write::read_patch(params, &parts.headers, &body)
-            }
-            _ => {}
-        }
+        let mut arguments = rest_arguments(kind, path, parts.uri.query());
+        crate::write::headers_and_body(kind, &mut arguments, &parts.headers, body);
+        let operation =
+            Operation::parse(kind, arguments).inspect_err(|e| log_failure(request_id, e))?;
         let context =
             RequestContext { request_id: request_id.to_owned(), client_ip, via: Via::Rest };
         let done = self

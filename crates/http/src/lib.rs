@@ -1,6 +1,7 @@
 //! The REST API of recruitd on plain hyper 1.x: no web framework.
 //!
-//! A request is parsed into a typed route (`route`), dispatched to `recruit-service`, and the
+//! A request is routed by the operations' declarations (`route`), its input collected into
+//! the operation's typed input, dispatched to `recruit-service`, and the
 //! result rendered in one place (`render`): the JSON of a success or the error envelope with its
 //! status and headers. Around that, [`Api::handle`] adds what every request gets: a request id,
 //! a body size limit, a deadline, a panic barrier, and one log line. [`serve`] runs it on a
@@ -29,7 +30,9 @@ pub fn route_target(method: &[u8], target: &str) {
         Some((path, query)) => (path, Some(query)),
         None => (target, None),
     };
-    let _ = route::route(&method, path, query);
+    if let route::Routing::Api(kind, values) = route::route(&method, path) {
+        let _ = recruit_service::Operation::parse(kind, api::rest_arguments(kind, values, query));
+    }
 }
 pub use render::Body;
 pub use server::serve;

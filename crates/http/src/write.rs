@@ -1,78 +1,77 @@
-//! What a write takes from HTTP: its idempotency key out of the `Idempotency-Key` header (a
-//! Structured Field string, draft-ietf-httpapi-idempotency-key-header; an unquoted token is
-//! accepted too), a profile change's `If-Match` fields, and the JSON body. Problems of syntax are handed to the service, which
+//! What an operation takes from HTTP beyond its path and query: its header parameters out of
+//! their syntax (`If-Match` a list of entity tags, RFC 9110 §13.1.1; any other, such as
+//! `Idempotency-Key`, a Structured Field string, RFC 9651, or leniently a bare token), and its
+//! body, whose media type is checked here. Problems of syntax are handed to the service, which
 //! reports them with its own after authorization.
 
 use hyper::HeaderMap;
 use hyper::header::{CONTENT_TYPE, IF_MATCH};
 use recruit_domain::ErrorDetail;
-use recruit_service::{RecordParams, UpdateUserParams, problems};
+use recruit_service::{Arguments, Body, OperationKind, Place};
 
-use crate::route::IDEMPOTENCY_KEY;
-
-/// Fills `params` from the request's headers and body.
-pub(crate) fn read_write(params: &mut RecordParams, headers: &HeaderMap, body: bytes::Bytes) {
-    let mut values = headers.get_all(IDEMPOTENCY_KEY).iter();
-    match (values.next(), values.next()) {
-        (None, _) => {}
-        (Some(_), Some(_)) => params
-            .problems
-            .push(ErrorDetail::field(IDEMPOTENCY_KEY, "is given more than once; send one key")),
-        (Some(value), None) => match sf_string(value.as_bytes()) {
-            Ok(key) => params.idempotency_key = Some(key),
-            Err(reason) => params.problems.push(ErrorDetail::field(IDEMPOTENCY_KEY, reason)),
-        },
+/// Fills `arguments` from the request's headers and body, as `kind` declares them.
+pub(crate) fn headers_and_body(
+    kind: OperationKind,
+    arguments: &mut Arguments,
+    headers: &HeaderMap,
+    body: bytes::Bytes,
+) {
+    for param in kind.params_in(Place::Header) {
+        let value = if param.rest.eq_ignore_ascii_case(IF_MATCH.as_str()) {
+            entity_tags(headers)
+        } else {
+            single(headers, param.rest)
+        };
+        arguments.header(param, value);
     }
-    let json = |essence: &str| {
-        essence.eq_ignore_ascii_case("application/json")
-            || essence.to_ascii_lowercase().ends_with("+json")
+    let (accepted, expected): (fn(&str) -> bool, &str) = match kind.spec().body {
+        // Reads take no body; one is read (within the limit) and ignored.
+        Body::None => return,
+        Body::Json(_) => (
+            |essence| {
+                essence.eq_ignore_ascii_case("application/json")
+                    || essence.to_ascii_lowercase().ends_with("+json")
+            },
+            "application/json",
+        ),
+        Body::MergePatch => (
+            |essence| {
+                essence.eq_ignore_ascii_case("application/merge-patch+json")
+                    || essence.eq_ignore_ascii_case("application/json")
+            },
+            "application/merge-patch+json (or application/json)",
+        ),
     };
-    if json_type(headers, json, "application/json", &mut params.problems)
-        && present(&body, &mut params.problems)
-    {
-        // Read by the service when the batch's turn comes, entry by entry.
-        params.body = Some(Vec::from(body));
+    let mut problems = vec![];
+    if json_type(headers, accepted, expected, &mut problems) && present(&body, &mut problems) {
+        arguments.body(Vec::from(body));
+    }
+    problems.into_iter().for_each(|p| arguments.problem(p));
+}
+
+/// The value of a header that is given at most once, out of its Structured Field string.
+fn single(headers: &HeaderMap, name: &str) -> Result<Option<String>, String> {
+    let mut values = headers.get_all(name).iter();
+    match (values.next(), values.next()) {
+        (None, _) => Ok(None),
+        (Some(_), Some(_)) => Err("is given more than once; send one key".into()),
+        (Some(value), None) => sf_string(value.as_bytes()).map(Some).map_err(str::to_owned),
     }
 }
 
-/// Fills `params` of a profile change from the request's `If-Match` fields and its body, a
-/// JSON Merge Patch (`application/merge-patch+json`, or `application/json`).
-pub(crate) fn read_patch(params: &mut UpdateUserParams, headers: &HeaderMap, body: &[u8]) {
+/// The entity tags of the `If-Match` fields: several fields of a list are one list.
+fn entity_tags(headers: &HeaderMap) -> Result<Option<String>, String> {
     let values: Result<Vec<&str>, _> =
         headers.get_all(IF_MATCH).iter().map(|v| v.to_str()).collect();
     match values {
-        Ok(values) if values.is_empty() => {}
-        // Several fields of a list are one list (RFC 9110 §5.3).
-        Ok(values) => params.if_match = Some(values.join(", ")),
-        Err(_) => params
-            .problems
-            .push(ErrorDetail::field(params.if_match_name, "must be ASCII entity tags")),
+        Ok(values) if values.is_empty() => Ok(None),
+        Ok(values) => Ok(Some(values.join(", "))),
+        Err(_) => Err("must be ASCII entity tags".into()),
     }
-    let merge_patch = |essence: &str| {
-        essence.eq_ignore_ascii_case("application/merge-patch+json")
-            || essence.eq_ignore_ascii_case("application/json")
-    };
-    let expected = "application/merge-patch+json (or application/json)";
-    params.patch = json_body(headers, body, merge_patch, expected, &mut params.problems);
 }
 
-/// The JSON document of a body whose `Content-Type` (when given) is `accepted`; a problem
-/// otherwise, saying that it must be `expected`.
-fn json_body(
-    headers: &HeaderMap,
-    body: &[u8],
-    accepted: impl Fn(&str) -> bool,
-    expected: &str,
-    problems: &mut Vec<ErrorDetail>,
-) -> Option<serde_json::Value> {
-    if !json_type(headers, accepted, expected, problems) || !present(body, problems) {
-        return None;
-    }
-    serde_json::from_slice(body).map_err(|e| problems.push(problems::not_json(&e))).ok()
-}
-
-/// Whether the body's `Content-Type` (when given) is `accepted`; if not, a problem saying that
-/// it must be `expected`.
+/// Whether the body's `Content-Type` is `accepted`; if not, a problem saying that it must be
+/// `expected`. A body without one is taken for JSON.
 fn json_type(
     headers: &HeaderMap,
     accepted: impl Fn(&str) -> bool,

@@ -160,14 +160,15 @@ async fn request_ids_are_echoed_when_sane_and_made_otherwise() {
 async fn bodies_over_the_limit_are_refused() {
     let f = fixture().await;
     let declared = Request::get("/v1/organization")
-        .header("content-length", "5000")
+        .header("content-length", (recruit_service::BODY_LIMIT + 1).to_string())
         .body(Empty::<Bytes>::new())
         .unwrap();
     let (status, response, json) = f.send(declared).await;
     assert_eq!(error_code(status, &response, &json), "PAYLOAD_TOO_LARGE");
     // A chunked body with no declared length is counted as it arrives.
     let owner = f.token(ORG_A, Role::Owner, &Scope::ALL).await;
-    let chunks = futures_chunks(vec![vec![b'x'; 600], vec![b'x'; 600]]);
+    let half = recruit_service::BODY_LIMIT / 2 + 1;
+    let chunks = futures_chunks(vec![vec![b'x'; half], vec![b'x'; half]]);
     let request = Request::get("/v1/organization")
         .header("authorization", format!("Bearer {owner}"))
         .body(chunks)

@@ -51,8 +51,10 @@ fn rpc(revision: &str, method: &str, params: Value, token: Option<&str>) -> Requ
     if let Some(t) = token {
         request = request.header("authorization", format!("Bearer {t}"));
     }
-    let body = json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params});
-    request.body(Full::new(Bytes::from(body.to_string()))).unwrap()
+    // With its length declared, as HTTP clients send it.
+    let body = json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params}).to_string();
+    request = request.header("content-length", body.len());
+    request.body(Full::new(Bytes::from(body))).unwrap()
 }
 
 /// Calls `tool` and returns the JSON-RPC result.
@@ -113,9 +115,13 @@ async fn clients_of_both_revisions_find_the_server_and_its_tools() {
                 "record_privacy_accesses",
                 "get_user",
                 "update_user",
-                "get_latest_privacy_audit_log_checkpoint"
+                "get_latest_privacy_audit_log_checkpoint",
+                "get_me"
             ]
         );
+        // The list is the operations' declaration, which README.md and the SDK check follow.
+        let declared = recruit_service::OperationKind::tools().filter_map(|k| k.tool_name());
+        assert_eq!(names, declared.collect::<Vec<_>>());
         for tool in tools {
             assert!(tool["description"].as_str().unwrap().len() > 200, "{}", tool["name"]);
             assert_eq!(tool["inputSchema"]["type"], "object");
@@ -161,6 +167,9 @@ async fn every_tool_returns_the_rest_body() {
     for revision in REVISIONS {
         let result = call(&f, revision, &owner, "get_organization", json!({})).await;
         carries(&result, &rest(&f, "/v1/organization", &owner).await, false, "organization");
+
+        let result = call(&f, revision, &owner, "get_me", json!({})).await;
+        carries(&result, &rest(&f, "/v1/me", &owner).await, false, "me");
 
         let dashed = job.uuid().hyphenated().to_string().to_uppercase();
         let result = call(&f, revision, &owner, "get_job", json!({"job_id": dashed})).await;
@@ -234,6 +243,7 @@ async fn every_failure_is_the_rest_envelope_with_is_error() {
             "INVALID_CURSOR",
         ),
         (&owner, "get_organization", json!({"expand": "all"}), "/v1/organization?expand=all".into(), "VALIDATION_FAILED"),
+        (&owner, "get_me", json!({"x": 1}), "/v1/me?x=1".into(), "VALIDATION_FAILED"),
     ];
     for revision in REVISIONS {
         for (token, tool, arguments, uri, code) in &cases {
@@ -450,9 +460,10 @@ async fn http_refuses_missing_tokens_foreign_origins_large_bodies_and_other_meth
     let (status, _, body) = f.send(with_origin("https://agent.example")).await;
     assert_eq!(status, StatusCode::OK, "{body}");
 
-    // The tool interface takes writes' bodies: its limit is theirs.
+    // The tool interface takes writes' bodies in their envelope: past that, nothing is read.
     let mut request = rpc(CURRENT, "tools/list", json!({}), Some(&owner));
-    *request.body_mut() = Full::new(Bytes::from(vec![b' '; 1024 * 1024 + 1]));
+    *request.body_mut() =
+        Full::new(Bytes::from(vec![b' '; recruit_service::BATCH_BODY_LIMIT + 16 * 1024 + 1]));
     let (status, _, body) = f.send(request).await;
     assert_eq!(
         (status, body["error"]["code"].as_str()),
@@ -581,6 +592,33 @@ async fn the_write_tool_takes_its_key_as_an_argument_and_replays() {
     assert_eq!(tools.len(), 1, "one write recorded: {tools:?}");
     assert_eq!(tools[0].arguments, json!({"idempotency_key": "tool-1", "entries": 1}));
     assert_eq!(tools[0].entries_returned, 1);
+}
+
+/// A tool's arguments take its operation's body limit, as REST does: a batch of 1 000 entries
+/// (the most the API takes, several hundred KiB) is recorded whole through the tool, and a
+/// read's arguments past the limit of bodies without a batch are PAYLOAD_TOO_LARGE.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_takes_its_operations_body_limit_and_a_batch_of_1000_entries() {
+    let f = Fixture::with(|_| {}).await;
+    let owner = f.token(ORG_A, Role::Owner, &Scope::ALL).await;
+    let entries: Vec<Value> = (0..1000)
+        .map(|i| {
+            let mut entry = recruit_ports::testkit::access_entry("Candidates");
+            entry["access_menu_path"] = json!(format!("/candidates/{i}/profile/contact-details"));
+            entry
+        })
+        .collect();
+    let arguments = json!({"idempotency_key": "thousand", "entries": entries});
+    let size = arguments.to_string().len();
+    assert!(size > 4 * recruit_service::BODY_LIMIT, "the batch is {size} bytes");
+    let result = call(&f, CURRENT, &owner, "record_privacy_accesses", arguments).await;
+    assert_eq!(result["isError"], false, "{result}");
+    assert_eq!(result["structuredContent"]["entries"].as_array().unwrap().len(), 1000);
+
+    let big = "x".repeat(recruit_service::BODY_LIMIT);
+    let result = call(&f, CURRENT, &owner, "get_job", json!({"job_id": big})).await;
+    assert_eq!(result["isError"], true, "{result}");
+    assert_eq!(result["structuredContent"]["error"]["code"], "PAYLOAD_TOO_LARGE");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

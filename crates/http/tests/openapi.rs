@@ -21,6 +21,12 @@ mod common;
 
 use common::Fixture;
 
+/// `GET /v1/me`.
+const ME: &str = "/v1/me";
+
+/// A body one byte over the limit of every operation but a batch's.
+const TOO_LARGE: usize = recruit_service::BODY_LIMIT + 1;
+
 /// The document as kept in the repository.
 fn document() -> Value {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/openapi.yaml");
@@ -255,6 +261,75 @@ fn the_document_names_every_error_code_and_scope_the_server_has() {
     assert_eq!(required, scopes);
 }
 
+/// A parameter of the document, its reference resolved.
+fn parameter<'a>(doc: &'a Value, parameter: &'a Value) -> &'a Value {
+    match parameter["$ref"].as_str().and_then(|r| r.strip_prefix("#/components/parameters/")) {
+        Some(name) => &doc["components"]["parameters"][name],
+        None => parameter,
+    }
+}
+
+#[test]
+fn every_operation_is_documented_as_it_is_declared_and_nothing_else_is() {
+    use recruit_service::{Body as Taken, OperationKind, Place};
+    let doc = document();
+    let mut documented = vec![];
+    for (template, path) in doc["paths"].as_object().unwrap() {
+        if !template.starts_with("/v1/") {
+            continue;
+        }
+        for (method, operation) in path.as_object().unwrap() {
+            let id = operation["operationId"].as_str().unwrap();
+            documented.push(id);
+            let kind = OperationKind::ALL.into_iter().find(|k| k.operation_id() == id);
+            let spec = kind.unwrap_or_else(|| panic!("{id} is documented, not declared")).spec();
+            assert_eq!(method.to_uppercase(), spec.method.as_str(), "{id}");
+            assert_eq!(template, spec.path, "{id}");
+            let statuses: Vec<u16> = operation["responses"]
+                .as_object()
+                .unwrap()
+                .keys()
+                .map(|s| s.parse().unwrap())
+                .collect();
+            assert_eq!(statuses, spec.statuses, "{id}: documented statuses");
+            assert!(statuses.contains(&spec.success), "{id}");
+            let scopes = &operation["security"][0]["bearerAuth"];
+            let scope = spec.scope.map(|s| s.as_str());
+            assert_eq!(scopes, &json!(scope.into_iter().collect::<Vec<_>>()), "{id}: scope");
+            let permission = spec.permission.map(|(p, _)| p.as_str());
+            assert_eq!(operation["x-permission"].as_str(), permission, "{id}: permission");
+            let tool = operation.get("x-tool-description").is_some();
+            assert_eq!(tool, spec.tool, "{id}: a tool, or not");
+            // Its parameters, by name and place.
+            let mut given: Vec<(String, String)> = operation["parameters"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|p| parameter(&doc, p))
+                .map(|p| (p["name"].as_str().unwrap().into(), p["in"].as_str().unwrap().into()))
+                .collect();
+            let place = |p: Place| match p {
+                Place::Path => "path",
+                Place::Query => "query",
+                Place::Header => "header",
+            };
+            let mut declared: Vec<(String, String)> =
+                spec.params.iter().map(|p| (p.rest.into(), place(p.place).into())).collect();
+            given.sort();
+            declared.sort();
+            assert_eq!(given, declared, "{id}: parameters");
+            let body = operation.get("requestBody").is_some();
+            assert_eq!(body, spec.body != Taken::None, "{id}: a body, or not");
+        }
+    }
+    let declared: Vec<&str> = OperationKind::ALL.iter().map(|k| k.operation_id()).collect();
+    let mut sorted = documented.clone();
+    sorted.sort_unstable();
+    let mut all = declared.clone();
+    all.sort_unstable();
+    assert_eq!(sorted, all, "every declared operation is documented, once");
+}
+
 #[test]
 fn the_job_example_is_a_job_of_the_demo_owners_organization() {
     let doc = document();
@@ -332,16 +407,16 @@ async fn every_response_of_every_endpoint_matches_the_document() {
         get(&f, org, Some(&jobs_only)).await,
         get(&f, &confidential, Some(&member)).await,
         get(&f, &job, Some(&b_owner)).await,
-        send(&f, list, &owner, 4096).await,
-        send(&f, &job, &owner, 4096).await,
-        send(&f, org, &owner, 4096).await,
+        send(&f, list, &owner, TOO_LARGE).await,
+        send(&f, &job, &owner, TOO_LARGE).await,
+        send(&f, org, &owner, TOO_LARGE).await,
         // Profiles: read, changed, and each refusal.
         get(&f, &member_user, Some(&owner)).await,
         get(&f, "/v1/users/job_0190b3c1d2e37f4a8b9c0d1e2f3a4b5c", Some(&owner)).await,
         get(&f, &member_user, None).await,
         get(&f, &member_user, Some(&jobs_only)).await,
         get(&f, &b_member, Some(&owner)).await,
-        send(&f, &member_user, &owner, 4096).await,
+        send(&f, &member_user, &owner, TOO_LARGE).await,
         patch(&f, &member_user, Some(&owner), None, r#"{"title": "Lead", "linkedin_url": null}"#)
             .await,
         patch(&f, &member_user, Some(&owner), None, r#"{"email": "x@example.com"}"#).await,
@@ -351,7 +426,7 @@ async fn every_response_of_every_endpoint_matches_the_document() {
         patch(&f, &b_member, Some(&owner), None, "{}").await,
         patch(&f, &member_user, Some(&owner), Some("\"stale\""), "{}").await,
         patch(&f, &b_member, Some(&b_owner), None, r#"{"name": "N", "title": null}"#).await,
-        patch(&f, &member_user, Some(&owner), None, &" ".repeat(64 * 1024 + 1)).await,
+        patch(&f, &member_user, Some(&owner), None, &" ".repeat(TOO_LARGE)).await,
         // Checkpoints: signed, and each refusal; the key they are signed with.
         get(&f, checkpoint, Some(&owner)).await,
         get(&f, &format!("{checkpoint}?position=1"), Some(&owner)).await,
@@ -359,7 +434,7 @@ async fn every_response_of_every_endpoint_matches_the_document() {
         get(&f, checkpoint, Some(&jobs_only)).await,
         get(&f, checkpoint, Some(&member)).await,
         get(&f, checkpoint, Some(&c_owner)).await,
-        send(&f, checkpoint, &owner, 4096).await,
+        send(&f, checkpoint, &owner, TOO_LARGE).await,
         get(&keyless, checkpoint, Some(&keyless_owner)).await,
         get(&f, keys, None).await,
         get(&keyless, keys, None).await,
@@ -368,7 +443,12 @@ async fn every_response_of_every_endpoint_matches_the_document() {
         get(&f, "/v1/audit-logs/privacy/export?limit=5", Some(&owner)).await,
         get(&f, export, None).await,
         get(&f, export, Some(&member)).await,
-        send(&f, export, &owner, 4096).await,
+        send(&f, export, &owner, TOO_LARGE).await,
+        // The caller: any valid token, whatever its scopes.
+        get(&f, ME, Some(&jobs_only)).await,
+        get(&f, &format!("{ME}?x=1"), Some(&owner)).await,
+        get(&f, ME, None).await,
+        send(&f, ME, &owner, TOO_LARGE).await,
     ];
     let first: Value = serde_json::from_slice(&seen[0].body).unwrap();
     let cursor = first["pagination"]["next_cursor"].as_str().unwrap();
@@ -386,7 +466,10 @@ async fn every_response_of_every_endpoint_matches_the_document() {
     seen.push(post(&f, None, Some("k-2"), &batch).await);
     seen.push(post(&f, Some(&audit_only), Some("k-2"), &batch).await);
     seen.push(post(&f, Some(&member), Some("k-2"), &batch).await);
-    seen.push(post(&f, Some(&owner), Some("k-2"), &" ".repeat(1024 * 1024 + 1)).await);
+    seen.push(
+        post(&f, Some(&owner), Some("k-2"), &" ".repeat(recruit_service::BATCH_BODY_LIMIT + 1))
+            .await,
+    );
     let now = recruit_domain::Timestamp::now();
     let body: Value = serde_json::from_str(&batch).unwrap();
     let running = recruit_ports::KeyClaim {
@@ -411,7 +494,7 @@ async fn every_response_of_every_endpoint_matches_the_document() {
         [Fault::Unavailable, Fault::Timeout, Fault::Panic, Fault::Slow(Duration::from_secs(2))]
     {
         f.store.set(fault);
-        for uri in [list, job.as_str(), org, checkpoint, export] {
+        for uri in [list, job.as_str(), org, checkpoint, export, ME] {
             seen.push(get(&f, uri, Some(&owner)).await);
         }
         seen.push(get(&f, &member_user, Some(&owner)).await);
@@ -446,11 +529,12 @@ async fn every_response_of_every_endpoint_matches_the_document() {
         seen.push(post(&limited, Some(&token), Some(key), &entries(1, "Quota")).await);
     }
     seen.push(get(&limited, &member_user, Some(&token)).await);
+    seen.push(get(&limited, ME, Some(&token)).await);
     seen.push(patch(&limited, &member_user, Some(&token), None, "{}").await);
     for _ in 0..2 {
         seen.push(get(&limited, org, Some("rtk_not-a-real-token")).await);
     }
-    assert_eq!(seen.iter().filter(|r| r.status == StatusCode::TOO_MANY_REQUESTS).count(), 10);
+    assert_eq!(seen.iter().filter(|r| r.status == StatusCode::TOO_MANY_REQUESTS).count(), 11);
 
     let mut covered = BTreeSet::new();
     for response in &seen {

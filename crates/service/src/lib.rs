@@ -30,6 +30,7 @@ pub mod demo;
 mod error;
 pub mod export;
 pub mod import;
+pub mod input;
 pub mod limits;
 mod operation;
 pub mod problems;
@@ -40,9 +41,12 @@ mod service;
 pub mod verify;
 
 pub use error::{ServiceError, guarded, log_failure};
+pub use input::{
+    Arguments, ExportParams, GetJobParams, GetUserParams, ListParams, NoParams, Param, Place,
+    RecordParams, Shape, UpdateUserParams,
+};
 pub use operation::{
-    Caller, Credential, Done, Effect, ExportParams, GetJobParams, GetUserParams, ListParams,
-    Operation, OperationKind, Outcome, RecordParams, Recorded, RequestContext, UpdateUserParams,
-    Via,
+    BATCH_BODY_LIMIT, BODY_LIMIT, Body, Caller, Credential, Done, Effect, Method, Operation,
+    OperationKind, Outcome, Recorded, RequestContext, Spec, Via,
 };
 pub use service::{BatchWrites, IdempotencyConfig, Service, ServiceConfig};

@@ -1,17 +1,28 @@
 //! The operation model: what a transport hands the service. An [`Operation`] is one variant
-//! per operation of the API with its input raw, as received; its [`OperationKind`] says
-//! everything known before the input is looked at (its names, the scope and permission it
-//! needs, its rate-limit class, whether it is recorded); an [`Outcome`] is what it returns.
+//! per operation of the API with its typed input ([`crate::input`]); its [`OperationKind`]
+//! says everything known before the input is looked at, in one [`Spec`] per operation (its
+//! names, method and path, parameters, body and its limit, the scope and permission it needs,
+//! its rate-limit class, whether it is recorded); an [`Outcome`] is what it returns.
+//!
+//! To add an operation: a variant of [`OperationKind`] with its [`Spec`] in
+//! [`OperationKind::spec`], a variant of [`Operation`] with its input struct, its arm in
+//! [`Operation::parse`] and in the service's dispatch, and its path in `docs/openapi.yaml`.
+//! The REST router, the tool list and the checks against the OpenAPI document follow.
 
 use std::net::IpAddr;
+use std::sync::LazyLock;
 
 use recruit_domain::model::UserProfile;
 use recruit_domain::{
-    ErrorDetail, Job, Organization, OrganizationId, Page, Permission, PrivacyAuditLog, Scope, User,
+    Job, Me, Organization, OrganizationId, Page, Permission, PrivacyAuditLog, Scope, User,
 };
 use recruit_ports::ApiToken;
 
 use crate::error::ServiceError;
+use crate::input::{
+    Arguments, ExportParams, GetJobParams, GetUserParams, ListParams, NoParams, Param, Place,
+    RecordParams, Shape, UpdateUserParams,
+};
 use crate::limits::{OperationClass, RateLimitStatus};
 
 /// An authenticated caller: the token and the user it acts as.
@@ -24,11 +35,12 @@ pub struct Caller {
 }
 
 impl Caller {
-    pub(crate) fn require(&self, scope: Scope) -> Result<(), ServiceError> {
-        if self.token.scopes.contains(&scope) {
-            Ok(())
-        } else {
-            Err(ServiceError::insufficient_scope(scope))
+    pub(crate) fn require(&self, scope: Option<Scope>) -> Result<(), ServiceError> {
+        match scope {
+            Some(scope) if !self.token.scopes.contains(&scope) => {
+                Err(ServiceError::insufficient_scope(scope))
+            }
+            _ => Ok(()),
         }
     }
 }
@@ -58,97 +70,18 @@ pub enum Via {
     },
 }
 
-/// The parameters of listing the privacy audit ledger, raw, as a transport received them.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ListParams {
-    /// `timestamp_gte`, required.
-    pub timestamp_gte: Option<String>,
-    /// `timestamp_lt`, required.
-    pub timestamp_lt: Option<String>,
-    /// `limit`, 1 to 100, default 25.
-    pub limit: Option<String>,
-    /// The values of `ids`, when the parameter was given (possibly none).
-    pub ids: Option<Vec<String>>,
-    /// `cursor`, from the previous page.
-    pub cursor: Option<String>,
-    /// Problems the transport found itself (an unknown or repeated parameter, a value of the
-    /// wrong JSON type), reported together with the service's own.
-    pub problems: Vec<ErrorDetail>,
+impl Via {
+    /// What this interface calls the parameter `name` of `kind` (`jobId` in a REST path,
+    /// `job_id` among a tool's arguments), so that error details name what the client sent.
+    pub fn name(&self, kind: OperationKind, name: &'static str) -> &'static str {
+        match self {
+            Self::Rest => kind.param(name).map_or(name, |p| p.rest),
+            Self::Tool { .. } => name,
+        }
+    }
 }
 
-/// The parameters of exporting the privacy audit ledger, raw, as a transport received them.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ExportParams {
-    /// `timestamp_gte`, required.
-    pub timestamp_gte: Option<String>,
-    /// `timestamp_lt`, required.
-    pub timestamp_lt: Option<String>,
-    /// The values of `ids`, when the parameter was given (possibly none).
-    pub ids: Option<Vec<String>>,
-    /// Problems the transport found itself, reported together with the service's own.
-    pub problems: Vec<ErrorDetail>,
-}
-
-/// The parameters of reading a job, raw.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct GetJobParams {
-    /// The job's identifier, in any accepted spelling.
-    pub job_id: String,
-    /// What the transport calls the identifier (`jobId` in the REST path, `job_id` among a
-    /// tool's arguments), so that error details name what the client sent.
-    pub name: &'static str,
-    /// Problems the transport found itself, reported with the service's own.
-    pub problems: Vec<ErrorDetail>,
-}
-
-/// The parameters of reading a user, raw.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct GetUserParams {
-    /// The user's identifier, in any accepted spelling.
-    pub user_id: String,
-    /// What the transport calls the identifier (`userId`, `user_id`).
-    pub name: &'static str,
-    /// Problems the transport found itself, reported with the service's own.
-    pub problems: Vec<ErrorDetail>,
-}
-
-/// The input of changing a user's profile, raw.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct UpdateUserParams {
-    /// The user's identifier, in any accepted spelling.
-    pub user_id: String,
-    /// What the transport calls the identifier (`userId`, `user_id`).
-    pub name: &'static str,
-    /// The precondition: `*` or a list of entity tags, as the `If-Match` header carries it (the
-    /// values of several fields joined with commas); `None` when the request has none.
-    pub if_match: Option<String>,
-    /// What the transport calls the precondition (`If-Match`, `if_match`).
-    pub if_match_name: &'static str,
-    /// The JSON Merge Patch (RFC 7396); `None` when the body is not JSON (the transport says
-    /// why in `problems`).
-    pub patch: Option<serde_json::Value>,
-    /// Problems the transport found itself, reported with the service's own.
-    pub problems: Vec<ErrorDetail>,
-}
-
-/// The input of recording accesses, raw.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RecordParams {
-    /// The idempotency key, out of its transport syntax (the REST header's Structured Field
-    /// string, a tool's argument); `None` when the request has none.
-    pub idempotency_key: Option<String>,
-    /// What the transport calls the key (`Idempotency-Key`, `idempotency_key`), so that error
-    /// details name what the client sent.
-    pub key_name: &'static str,
-    /// The body's JSON text, `{"entries": [ … ]}`, read by the service only when the batch's
-    /// turn to be written has come; `None` when the transport found it unusable (and said why
-    /// in `problems`).
-    pub body: Option<Vec<u8>>,
-    /// Problems the transport found itself, reported with the service's own.
-    pub problems: Vec<ErrorDetail>,
-}
-
-/// An operation of the API, with its input raw, as a transport received it.
+/// An operation of the API, with its typed input, as a transport received it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Operation {
     /// One page of the privacy audit ledger.
@@ -163,34 +96,50 @@ pub enum Operation {
     GetUser(GetUserParams),
     /// Change a user's profile.
     UpdateUser(UpdateUserParams),
-    /// The caller's organization; it takes no input, so only the transport's problems (such
-    /// as a parameter it does not have).
-    GetOrganization {
-        /// Problems the transport found.
-        problems: Vec<ErrorDetail>,
-    },
-    /// The latest signed checkpoint of the caller's organization's privacy ledger chain; it
-    /// takes no input either.
-    GetLatestPrivacyAuditLogCheckpoint {
-        /// Problems the transport found.
-        problems: Vec<ErrorDetail>,
-    },
+    /// The caller's organization.
+    GetOrganization(NoParams),
+    /// The latest signed checkpoint of the caller's organization's privacy ledger chain.
+    GetLatestPrivacyAuditLogCheckpoint(NoParams),
+    /// The caller: the user, the organization and the token.
+    GetMe(NoParams),
 }
 
 impl Operation {
+    /// The operation of `kind` with the input the transport collected: the one place where
+    /// an operation's input struct is named. Fails only as INTERNAL, when an input struct does
+    /// not fit its declared parameters.
+    pub fn parse(kind: OperationKind, arguments: Arguments) -> Result<Self, ServiceError> {
+        Ok(match kind {
+            OperationKind::ListPrivacyAuditLogs => Self::ListPrivacyAuditLogs(arguments.input()?),
+            OperationKind::ExportPrivacyAuditLogs => {
+                Self::ExportPrivacyAuditLogs(arguments.input()?)
+            }
+            OperationKind::GetJob => Self::GetJob(arguments.input()?),
+            OperationKind::RecordPrivacyAccesses => Self::RecordPrivacyAccesses(arguments.input()?),
+            OperationKind::GetUser => Self::GetUser(arguments.input()?),
+            OperationKind::UpdateUser => Self::UpdateUser(arguments.input()?),
+            OperationKind::GetOrganization => Self::GetOrganization(arguments.input()?),
+            OperationKind::GetLatestPrivacyAuditLogCheckpoint => {
+                Self::GetLatestPrivacyAuditLogCheckpoint(arguments.input()?)
+            }
+            OperationKind::GetMe => Self::GetMe(arguments.input()?),
+        })
+    }
+
     /// What kind of operation it is.
     pub fn kind(&self) -> OperationKind {
         match self {
             Self::ListPrivacyAuditLogs(_) => OperationKind::ListPrivacyAuditLogs,
             Self::ExportPrivacyAuditLogs(_) => OperationKind::ExportPrivacyAuditLogs,
             Self::GetJob(_) => OperationKind::GetJob,
-            Self::GetOrganization { .. } => OperationKind::GetOrganization,
+            Self::GetOrganization(_) => OperationKind::GetOrganization,
             Self::RecordPrivacyAccesses(_) => OperationKind::RecordPrivacyAccesses,
             Self::GetUser(_) => OperationKind::GetUser,
             Self::UpdateUser(_) => OperationKind::UpdateUser,
-            Self::GetLatestPrivacyAuditLogCheckpoint { .. } => {
+            Self::GetLatestPrivacyAuditLogCheckpoint(_) => {
                 OperationKind::GetLatestPrivacyAuditLogCheckpoint
             }
+            Self::GetMe(_) => OperationKind::GetMe,
         }
     }
 }
@@ -200,9 +149,8 @@ impl Operation {
 macro_rules! operation_kinds {
     ($($(#[$doc:meta])* $kind:ident),* $(,)?) => {
         /// The operations of the API, without their input: everything that is known of an
-        /// operation before its input is looked at. Every interface names its operations
-        /// through this, and every property below is an exhaustive `match`, so a new operation
-        /// is a compile error in each place that must say something about it.
+        /// operation before its input is looked at, in its [`Spec`]. Every interface names
+        /// its operations through this.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
         pub enum OperationKind {
             $($(#[$doc])* $kind,)*
@@ -232,6 +180,8 @@ operation_kinds! {
     GetLatestPrivacyAuditLogCheckpoint,
     /// `exportPrivacyAuditLogs`.
     ExportPrivacyAuditLogs,
+    /// `getMe`.
+    GetMe,
 }
 
 /// What an operation does to stored data.
@@ -245,40 +195,276 @@ pub enum Effect {
     Change,
 }
 
-impl OperationKind {
-    /// The OpenAPI `operationId`, as the audit ledgers record it.
-    pub fn operation_id(self) -> &'static str {
+/// An HTTP method of the REST API, named without an HTTP stack.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Method {
+    /// `GET`.
+    Get,
+    /// `POST`.
+    Post,
+    /// `PATCH`.
+    Patch,
+}
+
+impl Method {
+    /// Every method, in the order an `Allow` field lists them.
+    pub const ALL: [Self; 3] = [Self::Get, Self::Post, Self::Patch];
+
+    /// The method's name.
+    pub fn as_str(self) -> &'static str {
         match self {
-            Self::ListPrivacyAuditLogs => "listPrivacyAuditLogs",
-            Self::GetJob => "getJob",
-            Self::GetOrganization => "getOrganization",
-            Self::RecordPrivacyAccesses => "recordPrivacyAccesses",
-            Self::GetUser => "getUser",
-            Self::UpdateUser => "updateUser",
-            Self::GetLatestPrivacyAuditLogCheckpoint => "getLatestPrivacyAuditLogCheckpoint",
-            Self::ExportPrivacyAuditLogs => "exportPrivacyAuditLogs",
+            Self::Get => "GET",
+            Self::Post => "POST",
+            Self::Patch => "PATCH",
+        }
+    }
+}
+
+/// What an operation takes as its request body.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Body {
+    /// Nothing: a body sent anyway is read within the limit and ignored.
+    None,
+    /// A JSON document (`application/json` or a `+json` type) whose members are these tool
+    /// arguments.
+    Json(&'static [&'static str]),
+    /// A JSON Merge Patch (`application/merge-patch+json` or `application/json`): every tool
+    /// argument that is not a parameter is one of its members.
+    MergePatch,
+}
+
+/// The largest request body (or a tool call's arguments) of an operation that takes no batch.
+pub const BODY_LIMIT: usize = 64 * 1024;
+
+/// The largest body of a batch: up to 1 000 recorded accesses.
+pub const BATCH_BODY_LIMIT: usize = 2 * 1024 * 1024;
+
+/// Everything known of an operation before its input is looked at: declared once, in
+/// [`OperationKind::spec`], for every interface.
+#[derive(Clone, Copy, Debug)]
+pub struct Spec {
+    /// The OpenAPI `operationId`, as the audit ledgers record it; the tool's name is its snake
+    /// case.
+    pub operation_id: &'static str,
+    /// The REST method.
+    pub method: Method,
+    /// The REST path template, with `{name}` for a path parameter.
+    pub path: &'static str,
+    /// Its parameters, beside the body.
+    pub params: &'static [Param],
+    /// What its body is.
+    pub body: Body,
+    /// The largest body, or tool arguments, it takes, in bytes; past it PAYLOAD_TOO_LARGE.
+    pub body_limit: usize,
+    /// The status of its success.
+    pub success: u16,
+    /// The statuses its OpenAPI document lists, the success among them.
+    pub statuses: &'static [u16],
+    /// The scope the token needs; `None`: any valid token may call it.
+    pub scope: Option<Scope>,
+    /// The permission the acting user needs, and what a caller without it is told. Access to
+    /// one object (a confidential job, another user's profile) is checked by the operation
+    /// itself, once it has it.
+    pub permission: Option<(Permission, &'static str)>,
+    /// The class whose rate limit the operation counts against.
+    pub class: OperationClass,
+    /// Whether a successful run is recorded in the audit ledgers (the API ledger, and the
+    /// tool-interface ledger for tool calls), in the same transaction as what it does. (Reads
+    /// and changes of profiles are recorded in the privacy ledger instead.)
+    pub recorded: bool,
+    /// What it does to stored data: its tool is read-only only for [`Effect::Read`].
+    pub effect: Effect,
+    /// Whether the tool interface has it. An export has no tool: its answer is a stream of any
+    /// size, which a tool's single result cannot carry, and an agent reads the ledger a page
+    /// at a time.
+    pub tool: bool,
+}
+
+/// What reading the ledger needs of the acting user.
+const READ_AUDIT_LOGS: Option<(Permission, &str)> = Some((
+    Permission::ReadAuditLogs,
+    "Reading the privacy audit ledger needs the READ_AUDIT_LOGS permission, which only owners \
+     of the organization hold.",
+));
+
+/// The parameters of a time window of the ledger.
+const WINDOW: [Param; 2] =
+    [Param::query("timestamp_gte", Shape::Text), Param::query("timestamp_lt", Shape::Text)];
+
+/// A read of one thing and nothing more: the default a spec starts from.
+const READ: Spec = Spec {
+    operation_id: "",
+    method: Method::Get,
+    path: "",
+    params: &[],
+    body: Body::None,
+    body_limit: BODY_LIMIT,
+    success: 200,
+    statuses: &[200, 400, 401, 403, 413, 429, 500, 503, 504],
+    scope: None,
+    permission: None,
+    class: OperationClass::Read,
+    recorded: false,
+    effect: Effect::Read,
+    tool: true,
+};
+
+impl OperationKind {
+    /// The operation's declaration: everything the interfaces derive it from.
+    pub fn spec(self) -> &'static Spec {
+        match self {
+            Self::ListPrivacyAuditLogs => {
+                const SPEC: Spec = Spec {
+                    operation_id: "listPrivacyAuditLogs",
+                    path: "/v1/audit-logs/privacy",
+                    // The specification declares 404, 409 and 410 for the list; this version
+                    // never answers them.
+                    statuses: &[200, 400, 401, 403, 404, 409, 410, 413, 429, 500, 503, 504],
+                    params: &[
+                        WINDOW[0],
+                        WINDOW[1],
+                        Param::query("limit", Shape::Integer),
+                        Param::query("ids", Shape::TextList),
+                        Param::query("cursor", Shape::Text),
+                    ],
+                    scope: Some(Scope::AuditLogsRead),
+                    permission: READ_AUDIT_LOGS,
+                    class: OperationClass::LedgerRead,
+                    recorded: true,
+                    ..READ
+                };
+                &SPEC
+            }
+            Self::ExportPrivacyAuditLogs => {
+                const SPEC: Spec = Spec {
+                    operation_id: "exportPrivacyAuditLogs",
+                    path: "/v1/audit-logs/privacy/export",
+                    params: &[WINDOW[0], WINDOW[1], Param::query("ids", Shape::TextList)],
+                    scope: Some(Scope::AuditLogsRead),
+                    permission: READ_AUDIT_LOGS,
+                    class: OperationClass::LedgerRead,
+                    recorded: true,
+                    tool: false,
+                    ..READ
+                };
+                &SPEC
+            }
+            Self::GetLatestPrivacyAuditLogCheckpoint => {
+                const SPEC: Spec = Spec {
+                    operation_id: "getLatestPrivacyAuditLogCheckpoint",
+                    path: "/v1/audit-logs/privacy/checkpoints/latest",
+                    statuses: &[200, 400, 401, 403, 404, 413, 429, 500, 501, 503, 504],
+                    scope: Some(Scope::AuditLogsRead),
+                    permission: READ_AUDIT_LOGS,
+                    class: OperationClass::LedgerRead,
+                    recorded: true,
+                    ..READ
+                };
+                &SPEC
+            }
+            Self::RecordPrivacyAccesses => {
+                const SPEC: Spec = Spec {
+                    operation_id: "recordPrivacyAccesses",
+                    method: Method::Post,
+                    path: "/v1/audit-logs/privacy",
+                    params: &[Param::header("idempotency_key", "Idempotency-Key", Shape::Text)],
+                    body: Body::Json(&["entries"]),
+                    body_limit: BATCH_BODY_LIMIT,
+                    success: 201,
+                    statuses: &[201, 400, 401, 403, 409, 413, 422, 429, 500, 503, 504],
+                    scope: Some(Scope::AuditLogsWrite),
+                    permission: Some((
+                        Permission::RecordAccesses,
+                        "Recording accesses in the privacy audit ledger needs an owner or an admin: \
+                         create the service's token for such a user.",
+                    )),
+                    class: OperationClass::Write,
+                    recorded: true,
+                    effect: Effect::Append,
+                    ..READ
+                };
+                &SPEC
+            }
+            Self::GetJob => {
+                const SPEC: Spec = Spec {
+                    operation_id: "getJob",
+                    path: "/v1/jobs/{jobId}",
+                    params: &[Param::path("job_id", "jobId")],
+                    statuses: &[200, 400, 401, 403, 404, 413, 429, 500, 503, 504],
+                    scope: Some(Scope::JobsRead),
+                    ..READ
+                };
+                &SPEC
+            }
+            Self::GetOrganization => {
+                const SPEC: Spec = Spec {
+                    operation_id: "getOrganization",
+                    path: "/v1/organization",
+                    scope: Some(Scope::OrganizationRead),
+                    ..READ
+                };
+                &SPEC
+            }
+            Self::GetUser => {
+                const SPEC: Spec = Spec {
+                    operation_id: "getUser",
+                    path: "/v1/users/{userId}",
+                    params: &[Param::path("user_id", "userId")],
+                    statuses: &[200, 400, 401, 403, 404, 413, 429, 500, 503, 504],
+                    scope: Some(Scope::UsersRead),
+                    ..READ
+                };
+                &SPEC
+            }
+            Self::UpdateUser => {
+                const SPEC: Spec = Spec {
+                    operation_id: "updateUser",
+                    method: Method::Patch,
+                    path: "/v1/users/{userId}",
+                    params: &[
+                        Param::path("user_id", "userId"),
+                        Param::header("if_match", "If-Match", Shape::Text),
+                    ],
+                    body: Body::MergePatch,
+                    statuses: &[200, 400, 401, 403, 404, 409, 413, 429, 500, 503, 504],
+                    scope: Some(Scope::UsersWrite),
+                    class: OperationClass::Write,
+                    effect: Effect::Change,
+                    ..READ
+                };
+                &SPEC
+            }
+            Self::GetMe => {
+                const SPEC: Spec = Spec {
+                    operation_id: "getMe",
+                    path: "/v1/me",
+                    statuses: &[200, 400, 401, 413, 429, 500, 503, 504],
+                    ..READ
+                };
+                &SPEC
+            }
         }
     }
 
-    /// The name of the operation's tool in the tool interface, if it has one. An export has
-    /// none: its answer is a stream of any size, which a tool's single result cannot carry,
-    /// and an agent reads the ledger a page at a time.
+    /// The OpenAPI `operationId`, as the audit ledgers record it.
+    pub fn operation_id(self) -> &'static str {
+        self.spec().operation_id
+    }
+
+    /// The name of the operation's tool in the tool interface, if it has one: its operation
+    /// id in snake case.
     pub fn tool_name(self) -> Option<&'static str> {
-        Some(match self {
-            Self::ListPrivacyAuditLogs => "list_privacy_audit_logs",
-            Self::GetJob => "get_job",
-            Self::GetOrganization => "get_organization",
-            Self::RecordPrivacyAccesses => "record_privacy_accesses",
-            Self::GetUser => "get_user",
-            Self::UpdateUser => "update_user",
-            Self::GetLatestPrivacyAuditLogCheckpoint => "get_latest_privacy_audit_log_checkpoint",
-            Self::ExportPrivacyAuditLogs => return None,
-        })
+        /// Every operation's snake-case name, in the order of [`OperationKind::ALL`].
+        static NAMES: LazyLock<Vec<String>> = LazyLock::new(|| {
+            OperationKind::ALL.iter().map(|k| snake_case(k.operation_id())).collect()
+        });
+        let index = Self::ALL.iter().position(|k| *k == self)?;
+        self.spec().tool.then(|| NAMES[index].as_str())
     }
 
     /// The operations of the tool interface, in the order it lists them.
     pub fn tools() -> impl Iterator<Item = Self> {
-        Self::ALL.into_iter().filter(|kind| kind.tool_name().is_some())
+        Self::ALL.into_iter().filter(|kind| kind.spec().tool)
     }
 
     /// The operation whose tool is called `name`.
@@ -286,93 +472,29 @@ impl OperationKind {
         Self::tools().find(|kind| kind.tool_name() == Some(name))
     }
 
-    /// The scope the token needs.
-    pub fn scope(self) -> Scope {
-        match self {
-            Self::ListPrivacyAuditLogs
-            | Self::GetLatestPrivacyAuditLogCheckpoint
-            | Self::ExportPrivacyAuditLogs => Scope::AuditLogsRead,
-            Self::GetJob => Scope::JobsRead,
-            Self::GetOrganization => Scope::OrganizationRead,
-            Self::RecordPrivacyAccesses => Scope::AuditLogsWrite,
-            Self::GetUser => Scope::UsersRead,
-            Self::UpdateUser => Scope::UsersWrite,
-        }
+    /// The parameter called `name` (its snake-case name), if the operation has one.
+    pub fn param(self, name: &str) -> Option<&'static Param> {
+        self.spec().params.iter().find(|p| p.name == name)
     }
 
-    /// The permission the acting user needs, and what a caller without it is told. Access to
-    /// one object (a confidential job, another user's profile) is checked by the operation
-    /// itself, once it has it.
-    pub fn permission(self) -> Option<(Permission, &'static str)> {
-        match self {
-            Self::ListPrivacyAuditLogs
-            | Self::GetLatestPrivacyAuditLogCheckpoint
-            | Self::ExportPrivacyAuditLogs => Some((
-                Permission::ReadAuditLogs,
-                "Reading the privacy audit ledger needs the READ_AUDIT_LOGS permission, which \
-                 only owners of the organization hold.",
-            )),
-            Self::RecordPrivacyAccesses => Some((
-                Permission::RecordAccesses,
-                "Recording accesses in the privacy audit ledger needs an owner or an admin: \
-                 create the service's token for such a user.",
-            )),
-            Self::GetJob | Self::GetOrganization | Self::GetUser | Self::UpdateUser => None,
-        }
+    /// The parameters of the operation that a REST request carries at `place`.
+    pub fn params_in(self, place: Place) -> impl Iterator<Item = &'static Param> {
+        self.spec().params.iter().filter(move |p| p.place == place)
     }
+}
 
-    /// The class whose rate limit the operation counts against.
-    pub fn class(self) -> OperationClass {
-        match self {
-            Self::ListPrivacyAuditLogs
-            | Self::GetLatestPrivacyAuditLogCheckpoint
-            | Self::ExportPrivacyAuditLogs => OperationClass::LedgerRead,
-            Self::GetJob | Self::GetOrganization | Self::GetUser => OperationClass::Read,
-            Self::RecordPrivacyAccesses | Self::UpdateUser => OperationClass::Write,
+/// `camelCase` as `snake_case`.
+pub(crate) fn snake_case(name: &str) -> String {
+    let mut out = String::with_capacity(name.len() + 8);
+    for c in name.chars() {
+        if c.is_ascii_uppercase() {
+            out.push('_');
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
         }
     }
-
-    /// Whether a successful run is recorded in the audit ledgers (the API ledger, and the
-    /// tool-interface ledger for tool calls), in the same transaction as what it does. (Reads
-    /// and changes of profiles are recorded in the privacy ledger instead.)
-    pub fn recorded(self) -> bool {
-        match self {
-            Self::ListPrivacyAuditLogs
-            | Self::RecordPrivacyAccesses
-            | Self::GetLatestPrivacyAuditLogCheckpoint
-            | Self::ExportPrivacyAuditLogs => true,
-            Self::GetJob | Self::GetOrganization | Self::GetUser | Self::UpdateUser => false,
-        }
-    }
-
-    /// What it does to stored data: its tool is read-only only for [`Effect::Read`].
-    pub fn effect(self) -> Effect {
-        match self {
-            Self::ListPrivacyAuditLogs
-            | Self::GetJob
-            | Self::GetOrganization
-            | Self::GetUser
-            | Self::GetLatestPrivacyAuditLogCheckpoint
-            | Self::ExportPrivacyAuditLogs => Effect::Read,
-            Self::RecordPrivacyAccesses => Effect::Append,
-            Self::UpdateUser => Effect::Change,
-        }
-    }
-
-    /// Whether its request body is a batch (up to 1 000 entries), taking the larger body
-    /// limit.
-    pub fn takes_batch(self) -> bool {
-        match self {
-            Self::RecordPrivacyAccesses => true,
-            Self::ListPrivacyAuditLogs
-            | Self::GetJob
-            | Self::GetOrganization
-            | Self::GetUser
-            | Self::UpdateUser
-            | Self::GetLatestPrivacyAuditLogCheckpoint
-            | Self::ExportPrivacyAuditLogs => false,
-        }
-    }
+    out
 }
 
 /// What an operation returns; serialized, the body of its success.
@@ -389,6 +511,8 @@ pub enum Outcome {
     User(UserProfile),
     /// A signed checkpoint of a ledger's chain.
     Checkpoint(recruit_domain::chain::Checkpoint),
+    /// The caller.
+    Me(Me),
     /// Accesses recorded: the response of a write, as first sent (and as replayed for a
     /// request with the same idempotency key).
     #[serde(skip)]

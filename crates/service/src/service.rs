@@ -12,7 +12,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use recruit_domain::model::{AccessData, ActivityCategory, DataSubject, UserProfile};
+use recruit_domain::model::{
+    AccessData, ActivityCategory, DataSubject, Me, MeToken, MeUser, UserProfile,
+};
 use recruit_domain::resource::PrivacyAuditLog as PrivacyAuditLogResource;
 use recruit_domain::{
     AccountId, ApiTokenId, ErrorCode, ErrorDetail, IdFilter, Job, JobId, Organization, Page,
@@ -29,10 +31,11 @@ use crate::auth::{hash_secret, looks_like_secret};
 use crate::checkpoint::CheckpointKey;
 use crate::cursor::{self, CursorKey, Filters};
 use crate::error::{ServiceError, guarded};
+use crate::input::{GetJobParams, GetUserParams, ListParams, RecordParams, UpdateUserParams};
 use crate::limits::{RateLimitConfig, RateLimits};
 use crate::operation::{
-    Caller, Credential, Done, Effect, GetJobParams, GetUserParams, ListParams, Operation,
-    OperationKind, Outcome, RecordParams, Recorded, RequestContext, UpdateUserParams, Via,
+    Caller, Credential, Done, Effect, Operation, OperationKind, Outcome, Recorded, RequestContext,
+    Via,
 };
 use crate::{accesses, profiles};
 
@@ -205,7 +208,7 @@ impl Service {
             Credential::Authenticated(caller) => *caller,
         };
         let kind = operation.kind();
-        let rate_limit = self.limits.admit(caller.token.id, kind.class())?;
+        let rate_limit = self.limits.admit(caller.token.id, kind.spec().class)?;
         let outcome = match self.authorize(&caller, kind) {
             Err(e) => Err(e),
             Ok(()) => match operation {
@@ -217,13 +220,15 @@ impl Service {
                     .export_privacy_audit_logs(&caller, context, params)
                     .await
                     .map(Outcome::Download),
-                Operation::GetJob(params) => self.get_job(&caller, params).await.map(Outcome::Job),
+                Operation::GetJob(params) => {
+                    self.get_job(&caller, context, params).await.map(Outcome::Job)
+                }
                 Operation::RecordPrivacyAccesses(params) => self
                     .record_privacy_accesses(&caller, context, params)
                     .await
                     .map(Outcome::Recorded),
-                Operation::GetOrganization { problems } => {
-                    self.get_organization(&caller, problems).await.map(Outcome::Organization)
+                Operation::GetOrganization(params) => {
+                    self.get_organization(&caller, params.problems).await.map(Outcome::Organization)
                 }
                 Operation::GetUser(params) => {
                     self.get_user(&caller, context, params).await.map(Outcome::User)
@@ -231,15 +236,16 @@ impl Service {
                 Operation::UpdateUser(params) => {
                     self.update_user(&caller, context, params).await.map(Outcome::User)
                 }
-                Operation::GetLatestPrivacyAuditLogCheckpoint { problems } => self
-                    .latest_checkpoint(&caller, context, problems)
+                Operation::GetLatestPrivacyAuditLogCheckpoint(params) => self
+                    .latest_checkpoint(&caller, context, params.problems)
                     .await
                     .map(Outcome::Checkpoint),
+                Operation::GetMe(params) => get_me(&caller, params.problems).map(Outcome::Me),
             },
         };
         match outcome {
             Ok(outcome) => {
-                if kind.recorded() {
+                if kind.spec().recorded {
                     self.recorded[0].fetch_add(1, Ordering::Relaxed);
                     if matches!(context.via, Via::Tool { .. }) {
                         self.recorded[1].fetch_add(1, Ordering::Relaxed);
@@ -255,8 +261,8 @@ impl Service {
 
     /// The scope and the acting user's permission an operation of `kind` needs.
     fn authorize(&self, caller: &Caller, kind: OperationKind) -> Result<(), ServiceError> {
-        caller.require(kind.scope())?;
-        match kind.permission() {
+        caller.require(kind.spec().scope)?;
+        match kind.spec().permission {
             Some((permission, why)) if !caller.user.role.holds(permission) => {
                 Err(ServiceError::permission_denied(why))
             }
@@ -487,22 +493,23 @@ impl Service {
         params: RecordParams,
     ) -> Result<Recorded, ServiceError> {
         let mut problems = params.problems;
+        let key_name = context.via.name(OperationKind::RecordPrivacyAccesses, "idempotency_key");
         let key = match params.idempotency_key {
             Some(key) => {
-                if let Err(problem) = accesses::check_key(&key, params.key_name) {
+                if let Err(problem) = accesses::check_key(&key, key_name) {
                     problems.push(problem);
                 }
                 Some(key)
             }
             // The transport found the key unusable and said so: one problem among the others.
-            None if crate::problems::reported(&problems, params.key_name) => None,
+            None if crate::problems::reported(&problems, key_name) => None,
             None => {
                 return Err(ServiceError::new(
                     ErrorCode::IdempotencyKeyRequired,
                     format!(
                         "Recording accesses needs an idempotency key ({}): generate a fresh one \
                          for this batch and send the same one when retrying it.",
-                        params.key_name
+                        key_name
                     ),
                 ));
             }
@@ -643,9 +650,15 @@ impl Service {
     /// A job of the caller's organization. Needs `jobs:read`; a confidential job is readable
     /// only by owners, admins and members of its hiring team. A job of another organization is
     /// not found, exactly like a missing one.
-    async fn get_job(&self, caller: &Caller, params: GetJobParams) -> Result<Job, ServiceError> {
+    async fn get_job(
+        &self,
+        caller: &Caller,
+        context: &RequestContext,
+        params: GetJobParams,
+    ) -> Result<Job, ServiceError> {
         let mut problems = params.problems;
-        let id = match parse_id::<JobId>(&params.job_id, params.name, &mut problems) {
+        let name = context.via.name(OperationKind::GetJob, "job_id");
+        let id = match parse_id::<JobId>(&params.job_id, name, &mut problems) {
             Some(id) if problems.is_empty() => id,
             _ => return Err(ServiceError::validation(problems)),
         };
@@ -676,7 +689,8 @@ impl Service {
         params: GetUserParams,
     ) -> Result<UserProfile, ServiceError> {
         let mut problems = params.problems;
-        let id = parse_id::<UserId>(&params.user_id, params.name, &mut problems);
+        let name = context.via.name(OperationKind::GetUser, "user_id");
+        let id = parse_id::<UserId>(&params.user_id, name, &mut problems);
         let id = match id {
             Some(id) if problems.is_empty() => id,
             _ => return Err(ServiceError::validation(problems)),
@@ -705,14 +719,24 @@ impl Service {
         params: UpdateUserParams,
     ) -> Result<UserProfile, ServiceError> {
         let mut problems = params.problems;
-        let id = parse_id::<UserId>(&params.user_id, params.name, &mut problems);
+        let kind = OperationKind::UpdateUser;
+        let if_match_name = context.via.name(kind, "if_match");
+        let id =
+            parse_id::<UserId>(&params.user_id, context.via.name(kind, "user_id"), &mut problems);
         let if_match = match &params.if_match {
-            Some(value) => profiles::IfMatch::parse(value, params.if_match_name)
-                .map_err(|p| problems.push(p))
-                .ok(),
+            Some(value) => {
+                profiles::IfMatch::parse(value, if_match_name).map_err(|p| problems.push(p)).ok()
+            }
             None => None,
         };
-        let patch = params.patch.as_ref().and_then(|body| profiles::patch(body, &mut problems));
+        let patch = params
+            .body
+            .and_then(|body| {
+                serde_json::from_slice(&body)
+                    .map_err(|e| problems.push(crate::problems::not_json(&e)))
+                    .ok()
+            })
+            .and_then(|body: serde_json::Value| profiles::patch(&body, &mut problems));
         let (Some(id), Some(patch)) = (id, patch) else {
             return Err(ServiceError::validation(problems));
         };
@@ -768,7 +792,7 @@ impl Service {
                         "The profile changed since it was read ({} does not match its current \
                          entity tag {current}). Read it again, reapply the change, and send it \
                          with the new tag. Nothing was written.",
-                        params.if_match_name
+                        if_match_name
                     ),
                 ));
             }
@@ -936,6 +960,26 @@ impl Service {
     }
 }
 
+/// The caller: the user the token acts as, their organization, and the token. Any valid
+/// token may ask; it needs no scope, reads nothing more than authentication did, and is not
+/// recorded (it shows callers only what they presented and who they are).
+fn get_me(caller: &Caller, problems: Vec<ErrorDetail>) -> Result<Me, ServiceError> {
+    if !problems.is_empty() {
+        return Err(ServiceError::validation(problems));
+    }
+    let (user, token) = (&caller.user, &caller.token);
+    Ok(Me {
+        user: MeUser {
+            id: user.id,
+            name: user.name.clone(),
+            email: user.email.clone(),
+            role: user.role,
+        },
+        organization_id: token.organization_id,
+        token: MeToken { id: token.id, scopes: token.scopes.clone(), expires_at: token.expires_at },
+    })
+}
+
 /// How many times a change of a profile is decided again after meeting a concurrent one.
 const PROFILE_ATTEMPTS: usize = 3;
 
@@ -988,7 +1032,7 @@ fn profile_entry(
             access_data: vec![AccessData::Name, AccessData::EmailAddress],
             access_menu: "API".into(),
             access_menu_path: path.into(),
-            activity_category: match kind.effect() {
+            activity_category: match kind.spec().effect {
                 Effect::Read => ActivityCategory::Read,
                 Effect::Append => ActivityCategory::Create,
                 Effect::Change => ActivityCategory::Update,

@@ -72,7 +72,7 @@ impl Operations for Service {
         caller: &Caller,
         problems: Vec<recruit_domain::ErrorDetail>,
     ) -> Result<recruit_domain::Organization, ServiceError> {
-        let operation = Operation::GetOrganization { problems };
+        let operation = Operation::GetOrganization(recruit_service::NoParams { problems });
         match self
             .execute(Credential::Authenticated(Box::new(caller.clone())), &rest(), operation)
             .await?
@@ -144,7 +144,7 @@ fn everything() -> ListParams {
 }
 
 fn job(id: impl ToString) -> recruit_service::GetJobParams {
-    recruit_service::GetJobParams { job_id: id.to_string(), name: "jobId", problems: vec![] }
+    recruit_service::GetJobParams { job_id: id.to_string(), problems: vec![] }
 }
 
 fn code<T: std::fmt::Debug>(result: Result<T, ServiceError>) -> ErrorCode {
@@ -496,8 +496,7 @@ async fn problems_found_by_the_transport_are_reported_after_authorization() {
         details(w.service.get_organization(&c, unknown()).await),
         [("expand".into(), "is not a parameter of this operation".into())]
     );
-    let params =
-        recruit_service::GetJobParams { job_id: "bad".into(), name: "jobId", problems: unknown() };
+    let params = recruit_service::GetJobParams { job_id: "bad".into(), problems: unknown() };
     let fields: Vec<String> =
         details(w.service.get_job(&c, params).await).into_iter().map(|(f, _)| f).collect();
     assert_eq!(fields, ["expand", "jobId"]);
@@ -513,10 +512,8 @@ async fn update(
 ) -> Result<recruit_domain::model::UserProfile, ServiceError> {
     let operation = Operation::UpdateUser(recruit_service::UpdateUserParams {
         user_id: user.to_string(),
-        name: "userId",
         if_match: if_match.map(str::to_owned),
-        if_match_name: "If-Match",
-        patch: Some(patch),
+        body: Some(patch.to_string().into_bytes()),
         problems: vec![],
     });
     let credential = Credential::Authenticated(Box::new(caller.clone()));
@@ -627,7 +624,6 @@ async fn a_profile_is_not_returned_when_its_read_cannot_be_recorded() {
     faulty.set_after_authentication(recruit_ports::faulty::Fault::Unavailable);
     let operation = Operation::GetUser(recruit_service::GetUserParams {
         user_id: user_id(ORG_A, Role::Member).to_string(),
-        name: "userId",
         problems: vec![],
     });
     let result =
@@ -659,7 +655,6 @@ async fn batches_take_turns_and_one_that_waits_too_long_writes_nothing() {
         let entry = recruit_ports::testkit::access_entry(menu);
         Operation::RecordPrivacyAccesses(recruit_service::RecordParams {
             idempotency_key: Some(key.into()),
-            key_name: "Idempotency-Key",
             body: Some(serde_json::json!({ "entries": [entry] }).to_string().into_bytes()),
             problems: vec![],
         })

@@ -6,6 +6,7 @@
 //! added.
 
 mod job;
+mod me;
 mod organization;
 mod page;
 mod people;
@@ -18,6 +19,7 @@ pub use job::{
     Job, JobSettings, JobStage, JobStatus, RecruitingTeamContactInfoSetting,
     RemoteAtsHiringProcess, RemoteProcessStatus, SettingLevel, UserRef,
 };
+pub use me::{Me, MeToken, MeUser};
 pub use organization::{
     ConflictKeywords, InterviewBuffer, InterviewerLoadLimits, LoadLimit, LoadLimitType,
     MaximumLoad, MinimumLoad, Organization, OrganizationSettings, Weekday, WorkHours,

@@ -70,8 +70,6 @@ impl Fixture {
         let World { service, store, dir } = world_service(limits, key).await;
         let mut http = recruit_http::HttpConfig::new("http://127.0.0.1:8080");
         http.request_deadline = std::time::Duration::from_millis(500);
-        http.max_body_bytes = 1024;
-        http.max_write_body_bytes = 1024 * 1024;
         configure(&mut http);
         Self { api: recruit_http::Api::new(service.clone(), http), store, service, _dir: dir }
     }
