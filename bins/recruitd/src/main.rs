@@ -169,6 +169,11 @@ struct ServeArgs {
     /// at start (with a warning) when the limit of open files (`ulimit -n`) leaves less room.
     #[arg(long, env = "RECRUITD_MAX_CONNECTIONS", default_value_t = 4096, value_parser = clap::value_parser!(u32).range(1..))]
     max_connections: u32,
+    /// The most connections one client address may have open at once, so that one client's
+    /// idle sockets cannot hold every slot; further ones of that address are closed on
+    /// arrival. Default: a quarter of --max-connections. Trusted proxies are exempt.
+    #[arg(long, env = "RECRUITD_MAX_CONNECTIONS_PER_ADDRESS", value_parser = clap::value_parser!(u32).range(1..))]
+    max_connections_per_address: Option<u32>,
     /// Load balancers and reverse proxies in front of the server, as addresses or CIDR blocks
     /// (comma-separated, such as `10.0.0.0/8,2001:db8::/32`). A request arriving from one of
     /// them is taken to come from the client address it forwarded in `X-Forwarded-For`: that
@@ -716,6 +721,7 @@ async fn serve(
     http.shutdown_grace = args.shutdown_grace;
     http.idle_timeout = args.idle_timeout;
     http.max_connections = args.max_connections as usize;
+    http.max_connections_per_address = args.max_connections_per_address.map(|n| n as usize);
     http.trusted_proxies = args.trusted_proxies;
     let api = Arc::new(
         Api::new(service, http)

@@ -309,6 +309,10 @@ fn scenario(database_url: &str, dir: &std::path::Path) {
     // Every error code the three endpoints return, in the envelope with its status.
     let (status, headers, json) = server.request("GET", "/v1/organization", None);
     assert_eq!((status, code(&json)), (401, "UNAUTHENTICATED"));
+    assert!(headers.iter().any(|(k, v)| k == "www-authenticate" && v == "Bearer"), "{headers:?}");
+    let (status, headers, json) =
+        server.request("GET", "/v1/organization", Some("rtk_not-a-real-token"));
+    assert_eq!((status, code(&json)), (401, "UNAUTHENTICATED"));
     assert!(headers.iter().any(|(k, v)| k == "www-authenticate" && v.contains("invalid_token")));
     let cases = [
         (format!("/v1/audit-logs/privacy?{WINDOW}"), &jobs_only, 403, "INSUFFICIENT_SCOPE"),

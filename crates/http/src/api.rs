@@ -63,6 +63,9 @@ pub struct HttpConfig {
     /// The most client connections open at once; past it new ones are closed at once. Lowered
     /// at start to what the process's limit of open files allows.
     pub max_connections: usize,
+    /// The most connections one client address may have open at once; past it its new ones
+    /// are closed at once. `None`: a quarter of `max_connections`. Trusted proxies are exempt.
+    pub max_connections_per_address: Option<usize>,
     /// The proxies (load balancers) whose `X-Forwarded-For` is believed: a request whose peer
     /// is in one of these blocks is taken to come from the address the proxies forwarded.
     /// Empty: the peer is the client.
@@ -75,7 +78,8 @@ pub struct HttpConfig {
 
 impl HttpConfig {
     /// Defaults: 10 s per request, 10 s for headers, 16 KiB heads, 10 s grace,
-    /// idle connections closed after 30 s, at most 4 096 connections, no origin allowed to call
+    /// idle connections closed after 30 s, at most 4 096 connections (a quarter of them per
+    /// client address), no origin allowed to call
     /// the tool interface from a browser.
     pub fn new(public_base_url: impl Into<String>) -> Self {
         Self {
@@ -86,6 +90,7 @@ impl HttpConfig {
             shutdown_grace: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(30),
             max_connections: 4096,
+            max_connections_per_address: None,
             trusted_proxies: vec![],
             mcp_allowed_origins: vec![],
         }
@@ -104,6 +109,11 @@ impl std::fmt::Debug for Api {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Api").field("config", &self.config).finish_non_exhaustive()
     }
+}
+
+/// What is left of a request's time until `until`: none once it has passed.
+fn left(until: Instant) -> Duration {
+    until.saturating_duration_since(Instant::now())
 }
 
 /// A request id a client may choose: 1 to 128 characters of letters, digits, `-`, `_`, `.`.
@@ -241,7 +251,10 @@ impl Api {
         };
         let mcp = routing == Routing::Mcp;
         let mut organization = None;
-        let result = self.answer(request, routing, &request_id, client_ip, &mut organization).await;
+        // One deadline for the whole request: authentication, the body and the operation.
+        let until = started + self.config.request_deadline;
+        let result =
+            self.answer(request, routing, &request_id, client_ip, until, &mut organization).await;
         let mut response = match result {
             Ok(response) => response,
             // Trouble on the server's side was logged where it happened, once.
@@ -253,8 +266,9 @@ impl Api {
                 }
                 // The tool interface's clients learn where to read about it (RFC 9728).
                 if mcp && e.code == ErrorCode::Unauthenticated {
+                    let error = if e.no_credential { "" } else { r#"error="invalid_token", "# };
                     let value = format!(
-                        r#"Bearer error="invalid_token", resource_metadata="{}""#,
+                        r#"Bearer {error}resource_metadata="{}""#,
                         self.protected_resource_url()
                     );
                     if let Ok(value) = HeaderValue::from_str(&value) {
@@ -288,13 +302,12 @@ impl Api {
         headers: &hyper::HeaderMap,
         client_ip: Option<IpAddr>,
         request_id: &str,
+        until: Instant,
     ) -> Result<recruit_service::Caller, ServiceError> {
         let secret = bearer_secret(headers)?;
         let service = Arc::clone(&self.service);
         let authenticate = async move { service.authenticate(secret.as_deref(), client_ip).await };
-        guarded(self.config.request_deadline, authenticate)
-            .await
-            .inspect_err(|e| log_failure(request_id, e))
+        guarded(left(until), authenticate).await.inspect_err(|e| log_failure(request_id, e))
     }
 
     /// The whole request body, refused with PAYLOAD_TOO_LARGE past `limit` bytes.
@@ -335,6 +348,7 @@ impl Api {
         request: Request<B>,
         request_id: &str,
         client_ip: Option<IpAddr>,
+        until: Instant,
         organization: &mut Option<String>,
     ) -> Result<Response<Body>, ServiceError>
     where
@@ -355,7 +369,7 @@ impl Api {
             }
         }
         let (mut parts, body) = request.into_parts();
-        let caller = self.authenticate(&parts.headers, client_ip, request_id).await?;
+        let caller = self.authenticate(&parts.headers, client_ip, request_id, until).await?;
         *organization = Some(caller.token.organization_id.to_string());
         let body = self.read_body(body, MCP_BODY_LIMIT).await?;
         let accept = parts.headers.get_all(header::ACCEPT).iter().filter_map(|v| v.to_str().ok());
@@ -367,6 +381,7 @@ impl Api {
             caller,
             request_id: request_id.to_owned(),
             client_ip,
+            until,
         });
         let request = Request::from_parts(parts, http_body_util::Full::new(body.clone()));
         let response = match hyper::service::Service::call(&self.mcp, request).await {
@@ -394,6 +409,7 @@ impl Api {
         routing: Routing,
         request_id: &str,
         client_ip: Option<IpAddr>,
+        until: Instant,
         organization: &mut Option<String>,
     ) -> Result<Response<Body>, ServiceError>
     where
@@ -459,19 +475,21 @@ impl Api {
                 let keys = keys.inspect_err(|e| log_failure(request_id, e))?;
                 return Ok(render::ok(keys, "application/jwk-set+json"));
             }
-            Routing::Mcp => return self.mcp(request, request_id, client_ip, organization).await,
+            Routing::Mcp => {
+                return self.mcp(request, request_id, client_ip, until, organization).await;
+            }
         };
         let (parts, body) = request.into_parts();
         let Some((kind, path)) = operation else {
             // The readiness probe asks the database, so it runs like an operation: under the
             // deadline and the panic barrier.
             let service = Arc::clone(&self.service);
-            guarded(self.config.request_deadline, async move { service.ready().await })
+            guarded(left(until), async move { service.ready().await })
                 .await
                 .inspect_err(|e| log_failure(request_id, e))?;
             return Ok(render::json(&serde_json::json!({"status": "ready"})));
         };
-        let caller = self.authenticate(&parts.headers, client_ip, request_id).await?;
+        let caller = self.authenticate(&parts.headers, client_ip, request_id, until).await?;
         let body = self.read_body(body, limit).await?;
         let mut arguments = rest_arguments(kind, path, parts.uri.query());
         crate::write::headers_and_body(kind, &mut arguments, &parts.headers, body);
@@ -481,18 +499,14 @@ impl Api {
             RequestContext { request_id: request_id.to_owned(), client_ip, via: Via::Rest };
         let done = self
             .service
-            .run(
-                self.config.request_deadline,
-                Credential::Authenticated(Box::new(caller)),
-                context,
-                operation,
-            )
+            .run(left(until), Credential::Authenticated(Box::new(caller)), context, operation)
             .await?;
         let mut response = match done.outcome {
             Outcome::Recorded(recorded) => render::recorded(&recorded),
             Outcome::User(profile) => render::with_etag(render::json(&profile), &profile.etag),
             Outcome::Download(download) => render::download(download),
             outcome => render::json_bytes(
+                kind.spec().success,
                 outcome.to_json_bytes().inspect_err(|e| log_failure(request_id, e))?,
             ),
         };

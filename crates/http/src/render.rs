@@ -82,9 +82,9 @@ pub(crate) fn json<T: serde::Serialize>(value: &T) -> Response<Body> {
     }
 }
 
-/// A 200 response carrying `bytes`, JSON already written.
-pub(crate) fn json_bytes(bytes: Vec<u8>) -> Response<Body> {
-    with_json(StatusCode::OK, bytes)
+/// A response of `status` carrying `bytes`, JSON already written.
+pub(crate) fn json_bytes(status: u16, bytes: Vec<u8>) -> Response<Body> {
+    with_json(StatusCode::from_u16(status).unwrap_or(StatusCode::OK), bytes)
 }
 
 /// The response of a write, byte for byte as first sent; a replay says so in
@@ -164,6 +164,11 @@ pub(crate) fn error(e: &ServiceError, docs_base: &str) -> Response<Body> {
     let mut response = with_json(status, bytes);
     let headers = response.headers_mut();
     match code {
+        // A request without a credential is challenged without an error code (RFC 6750
+        // §3.1); one whose credential is not valid learns that it is not.
+        ErrorCode::Unauthenticated if e.no_credential => {
+            headers.insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
         ErrorCode::Unauthenticated => {
             headers.insert(
                 header::WWW_AUTHENTICATE,

@@ -1,13 +1,16 @@
 //! The server loop: accept on a listener, serve HTTP/1.1 and HTTP/2 with keep-alive, limit
-//! request heads, close idle connections, cap how many are open, and shut down gracefully: stop
+//! request heads, close idle connections, cap how many are open (in all and per client address),
+//! and shut down gracefully: stop
 //! accepting, let in-flight requests finish within the grace period, then return.
 
+use std::collections::HashMap;
 use std::convert::Infallible;
 use std::future::Future;
 use std::io;
+use std::net::IpAddr;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
@@ -49,6 +52,8 @@ pub async fn serve(
         .max_header_list_size(u32::try_from(config.max_header_bytes).unwrap_or(u32::MAX));
     let max_connections = connection_cap(config.max_connections);
     let slots = Arc::new(Semaphore::new(max_connections));
+    let per_address = config.max_connections_per_address.unwrap_or(max_connections / 4).max(1);
+    let addresses = Arc::new(PerAddress { cap: per_address, open: Mutex::default() });
     let graceful = GracefulShutdown::new();
     let mut last_refusal_warning: Option<Instant> = None;
     tokio::pin!(shutdown);
@@ -78,6 +83,26 @@ pub async fn serve(
                     }
                     drop(stream);
                     continue;
+                };
+                // One client's idle sockets must not hold every slot: past its own cap a
+                // client's new connection is closed at once. Proxies speak for many clients.
+                let ip = peer.ip().to_canonical();
+                let trusted = config.trusted_proxies.iter().any(|net| net.contains(&ip));
+                let address_slot = if trusted { None } else {
+                    let Some(address_slot) = addresses.admit(ip) else {
+                        api.metrics().connection_refused();
+                        if last_refusal_warning.is_none_or(|at| at.elapsed() >= REFUSAL_WARNING_INTERVAL) {
+                            last_refusal_warning = Some(Instant::now());
+                            tracing::warn!(
+                                max_connections_per_address = per_address,
+                                client.ip = %ip,
+                                "refusing connections of one address: the most it may open are open"
+                            );
+                        }
+                        drop(stream);
+                        continue;
+                    };
+                    Some(address_slot)
                 };
                 let activity = Arc::new(Activity::new());
                 let api = Arc::clone(&api);
@@ -112,6 +137,7 @@ pub async fn serve(
                         }
                     }
                     api.metrics().connection_closed();
+                    drop(address_slot);
                     drop(slot);
                 });
             }
@@ -127,6 +153,47 @@ pub async fn serve(
         tracing::warn!("the grace period ended with requests still in flight");
     }
     Ok(())
+}
+
+/// How many connections each client address has open.
+#[derive(Debug)]
+struct PerAddress {
+    /// The most one address may have open.
+    cap: usize,
+    /// Addresses with connections open, and how many.
+    open: Mutex<HashMap<IpAddr, usize>>,
+}
+
+impl PerAddress {
+    /// A slot for one more connection of `ip`, unless it has its most open.
+    fn admit(self: &Arc<Self>, ip: IpAddr) -> Option<AddressSlot> {
+        let mut open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
+        let count = open.entry(ip).or_insert(0);
+        if *count >= self.cap {
+            return None;
+        }
+        *count += 1;
+        Some(AddressSlot { table: Arc::clone(self), ip })
+    }
+}
+
+/// One open connection of an address, given back when dropped.
+#[derive(Debug)]
+struct AddressSlot {
+    table: Arc<PerAddress>,
+    ip: IpAddr,
+}
+
+impl Drop for AddressSlot {
+    fn drop(&mut self) {
+        let mut open = self.table.open.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(count) = open.get_mut(&self.ip) {
+            *count = count.saturating_sub(1);
+            if *count == 0 {
+                open.remove(&self.ip);
+            }
+        }
+    }
 }
 
 /// `configured`, lowered to what the process's limit of open files leaves for clients.

@@ -97,6 +97,10 @@ async fn every_error_comes_in_the_envelope_with_its_status_and_headers() {
         let (status, response, json) = f.get(&uri, token).await;
         assert_eq!(error_code(status, &response, &json), expected, "{uri}");
         match expected {
+            // No credential: a challenge without an error code (RFC 6750 §3.1).
+            "UNAUTHENTICATED" if token.is_none() => {
+                assert_eq!(header(&response, "www-authenticate"), Some("Bearer"), "{uri}");
+            }
             "UNAUTHENTICATED" => {
                 assert_eq!(
                     header(&response, "www-authenticate"),
@@ -586,4 +590,22 @@ async fn an_address_guessing_tokens_is_stopped_before_its_guesses_are_checked() 
         text.lines().any(|l| l == r#"recruitd_rate_limited_total{policy="auth_failures"} 4"#),
         "{text}"
     );
+}
+
+/// One deadline covers authentication and the operation: a store slow enough that each
+/// alone fits the deadline but not both together answers UPSTREAM_TIMEOUT when the deadline
+/// passes, not after twice as long.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_deadline_covers_authentication_and_the_operation() {
+    let f = Fixture::with(|http| http.request_deadline = Duration::from_millis(500)).await;
+    let owner = f.token(ORG_A, Role::Owner, &Scope::ALL).await;
+    // Authentication reads the credential and writes its last use (200 ms each); the read of
+    // the organization takes 200 ms more.
+    f.store.set(Fault::Slow(Duration::from_millis(200)));
+    let started = std::time::Instant::now();
+    let (status, response, json) = f.get("/v1/organization", Some(&owner)).await;
+    let took = started.elapsed();
+    f.store.set(Fault::None);
+    assert_eq!(error_code(status, &response, &json), "UPSTREAM_TIMEOUT", "after {took:?}");
+    assert!(took < Duration::from_millis(580), "answered after {took:?}");
 }

@@ -278,7 +278,12 @@ async fn connections_that_send_nothing_or_sit_idle_are_closed() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn connections_past_the_cap_are_closed_on_arrival_and_the_others_served() {
-    let server = start(|c| c.max_connections = 4).await;
+    // One address may take every slot here: this is about the cap of all connections.
+    let server = start(|c| {
+        c.max_connections = 4;
+        c.max_connections_per_address = Some(4);
+    })
+    .await;
     let (port, secret) = (server.port, server.secret.clone());
     tokio::task::spawn_blocking(move || {
         let mut open: Vec<TcpStream> =
@@ -306,6 +311,56 @@ async fn connections_past_the_cap_are_closed_on_arrival_and_the_others_served() 
         assert!(metric(port, "recruitd_http_connections_refused_total") >= 1.0);
         assert!(metric(port, "recruitd_http_connections_open") >= 3.0, "the idle three");
         drop(open);
+    })
+    .await
+    .unwrap();
+}
+
+/// A connection from `ip` (an address of the loopback range) to the server's port.
+fn connect_from(ip: [u8; 4], port: u16) -> TcpStream {
+    let connected = tokio::runtime::Handle::current().block_on(async {
+        let socket = tokio::net::TcpSocket::new_v4()?;
+        socket.bind(std::net::SocketAddr::from((ip, 0)))?;
+        socket.connect(std::net::SocketAddr::from(([127, 0, 0, 1], port))).await
+    });
+    let stream = connected.unwrap().into_std().unwrap();
+    stream.set_nonblocking(false).unwrap();
+    stream
+}
+
+/// One client's idle sockets hold at most its own share of the slots: past it, that client's
+/// new connections are closed on arrival, while another client is still served; a trusted
+/// proxy, which speaks for many clients, is not held to it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_address_holds_at_most_its_share_of_the_connections() {
+    let server = start(|c| c.max_connections = 8).await;
+    let (port, secret) = (server.port, server.secret.clone());
+    tokio::task::spawn_blocking(move || {
+        // A quarter of 8 by default: two idle sockets of 127.0.0.2.
+        let _idle: Vec<TcpStream> = (0..2).map(|_| connect_from([127, 0, 0, 2], port)).collect();
+        std::thread::sleep(Duration::from_millis(200));
+        let mut third = connect_from([127, 0, 0, 2], port);
+        let closed = closed_within(&mut third, Duration::from_secs(5));
+        assert!(closed.is_some_and(|d| d < Duration::from_secs(1)), "closed after {closed:?}");
+        // Another client is served meanwhile.
+        assert_eq!(get(port, &secret).unwrap(), "HTTP/1.1 200 OK");
+        assert!(metric(port, "recruitd_http_connections_refused_total") >= 1.0);
+    })
+    .await
+    .unwrap();
+
+    let proxy = start(|c| {
+        c.max_connections = 8;
+        c.trusted_proxies = vec!["127.0.0.3/32".parse().unwrap()];
+    })
+    .await;
+    let port = proxy.port;
+    tokio::task::spawn_blocking(move || {
+        let mut open: Vec<TcpStream> = (0..4).map(|_| connect_from([127, 0, 0, 3], port)).collect();
+        std::thread::sleep(Duration::from_millis(200));
+        for stream in &mut open {
+            assert_eq!(closed_within(stream, Duration::from_millis(300)), None, "a proxy's");
+        }
     })
     .await
     .unwrap();

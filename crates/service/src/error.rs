@@ -27,6 +27,9 @@ pub struct ServiceError {
     pub rate_limit: Option<Box<RateLimitStatus>>,
     /// What went wrong inside, for the server's log. Never rendered to a client.
     pub cause: Option<Box<str>>,
+    /// For `UNAUTHENTICATED`: the request carried no credential at all, so its challenge
+    /// names no error code (RFC 6750 §3.1); a credential that is not valid is `invalid_token`.
+    pub no_credential: bool,
 }
 
 impl ServiceError {
@@ -40,6 +43,7 @@ impl ServiceError {
             retry_after: None,
             rate_limit: None,
             cause: None,
+            no_credential: false,
         }
     }
 

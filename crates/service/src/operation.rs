@@ -4,10 +4,10 @@
 //! names, method and path, parameters, body and its limit, the scope and permission it needs,
 //! its rate-limit class, whether it is recorded); an [`Outcome`] is what it returns.
 //!
-//! To add an operation: a variant of [`OperationKind`] with its [`Spec`] in
-//! [`OperationKind::spec`], a variant of [`Operation`] with its input struct, its arm in
-//! [`Operation::parse`] and in the service's dispatch, and its path in `docs/openapi.yaml`.
-//! The REST router, the tool list and the checks against the OpenAPI document follow.
+//! To add an operation: its line in `operations!` (with its input struct), its [`Spec`] in
+//! [`OperationKind::spec`], its arm in the service's dispatch, and its path in
+//! `docs/openapi.yaml`. The REST router, the tool list and the checks against the OpenAPI
+//! document follow.
 
 use std::net::IpAddr;
 use std::sync::LazyLock;
@@ -81,73 +81,11 @@ impl Via {
     }
 }
 
-/// An operation of the API, with its typed input, as a transport received it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Operation {
-    /// One page of the privacy audit ledger.
-    ListPrivacyAuditLogs(ListParams),
-    /// Every entry of a window of the privacy audit ledger, streamed.
-    ExportPrivacyAuditLogs(ExportParams),
-    /// One job.
-    GetJob(GetJobParams),
-    /// Record accesses to personal data in the privacy ledger.
-    RecordPrivacyAccesses(RecordParams),
-    /// A user's profile.
-    GetUser(GetUserParams),
-    /// Change a user's profile.
-    UpdateUser(UpdateUserParams),
-    /// The caller's organization.
-    GetOrganization(NoParams),
-    /// The latest signed checkpoint of the caller's organization's privacy ledger chain.
-    GetLatestPrivacyAuditLogCheckpoint(NoParams),
-    /// The caller: the user, the organization and the token.
-    GetMe(NoParams),
-}
-
-impl Operation {
-    /// The operation of `kind` with the input the transport collected: the one place where
-    /// an operation's input struct is named. Fails only as INTERNAL, when an input struct does
-    /// not fit its declared parameters.
-    pub fn parse(kind: OperationKind, arguments: Arguments) -> Result<Self, ServiceError> {
-        Ok(match kind {
-            OperationKind::ListPrivacyAuditLogs => Self::ListPrivacyAuditLogs(arguments.input()?),
-            OperationKind::ExportPrivacyAuditLogs => {
-                Self::ExportPrivacyAuditLogs(arguments.input()?)
-            }
-            OperationKind::GetJob => Self::GetJob(arguments.input()?),
-            OperationKind::RecordPrivacyAccesses => Self::RecordPrivacyAccesses(arguments.input()?),
-            OperationKind::GetUser => Self::GetUser(arguments.input()?),
-            OperationKind::UpdateUser => Self::UpdateUser(arguments.input()?),
-            OperationKind::GetOrganization => Self::GetOrganization(arguments.input()?),
-            OperationKind::GetLatestPrivacyAuditLogCheckpoint => {
-                Self::GetLatestPrivacyAuditLogCheckpoint(arguments.input()?)
-            }
-            OperationKind::GetMe => Self::GetMe(arguments.input()?),
-        })
-    }
-
-    /// What kind of operation it is.
-    pub fn kind(&self) -> OperationKind {
-        match self {
-            Self::ListPrivacyAuditLogs(_) => OperationKind::ListPrivacyAuditLogs,
-            Self::ExportPrivacyAuditLogs(_) => OperationKind::ExportPrivacyAuditLogs,
-            Self::GetJob(_) => OperationKind::GetJob,
-            Self::GetOrganization(_) => OperationKind::GetOrganization,
-            Self::RecordPrivacyAccesses(_) => OperationKind::RecordPrivacyAccesses,
-            Self::GetUser(_) => OperationKind::GetUser,
-            Self::UpdateUser(_) => OperationKind::UpdateUser,
-            Self::GetLatestPrivacyAuditLogCheckpoint(_) => {
-                OperationKind::GetLatestPrivacyAuditLogCheckpoint
-            }
-            Self::GetMe(_) => OperationKind::GetMe,
-        }
-    }
-}
-
-/// Declares [`OperationKind`] and its [`OperationKind::ALL`] from one list, so that a new
-/// kind is listed in `ALL` by construction.
-macro_rules! operation_kinds {
-    ($($(#[$doc:meta])* $kind:ident),* $(,)?) => {
+/// Declares [`OperationKind`] (with [`OperationKind::ALL`]) and [`Operation`] from one list
+/// of operations with their input structs, so that a new operation is one line here and one
+/// [`Spec`] in [`OperationKind::spec`].
+macro_rules! operations {
+    ($($(#[$doc:meta])* $kind:ident($input:ty),)*) => {
         /// The operations of the API, without their input: everything that is known of an
         /// operation before its input is looked at, in its [`Spec`]. Every interface names
         /// its operations through this.
@@ -160,28 +98,64 @@ macro_rules! operation_kinds {
             /// Every operation, in the order the tool interface lists them.
             pub const ALL: [Self; [$(stringify!($kind)),*].len()] = [$(Self::$kind),*];
         }
+
+        /// An operation of the API, with its typed input, as a transport received it.
+        #[derive(Clone, Debug, PartialEq, Eq)]
+        pub enum Operation {
+            $($(#[$doc])* $kind($input),)*
+        }
+
+        impl Operation {
+            /// The operation of `kind` with the input the transport collected, in its input
+            /// struct. Fails only as INTERNAL, when an input struct does not fit its declared
+            /// parameters.
+            pub fn parse(kind: OperationKind, arguments: Arguments) -> Result<Self, ServiceError> {
+                Ok(match kind {
+                    $(OperationKind::$kind => Self::$kind(arguments.input()?),)*
+                })
+            }
+
+            /// What kind of operation it is.
+            pub fn kind(&self) -> OperationKind {
+                match self {
+                    $(Self::$kind(_) => OperationKind::$kind,)*
+                }
+            }
+
+            /// The input's parameters as JSON, by their names (the transport's problems and
+            /// the body left out).
+            pub fn parameters(&self) -> serde_json::Value {
+                let value = match self {
+                    $(Self::$kind(input) => serde_json::to_value(input),)*
+                };
+                // The input structs hold strings and lists of them, which always serialize.
+                value.unwrap_or_default()
+            }
+        }
     };
 }
 
-operation_kinds! {
-    /// `listPrivacyAuditLogs`.
-    ListPrivacyAuditLogs,
-    /// `getJob`.
-    GetJob,
-    /// `getOrganization`.
-    GetOrganization,
-    /// `recordPrivacyAccesses`.
-    RecordPrivacyAccesses,
-    /// `getUser`.
-    GetUser,
-    /// `updateUser`.
-    UpdateUser,
-    /// `getLatestPrivacyAuditLogCheckpoint`.
-    GetLatestPrivacyAuditLogCheckpoint,
-    /// `exportPrivacyAuditLogs`.
-    ExportPrivacyAuditLogs,
-    /// `getMe`.
-    GetMe,
+operations! {
+    /// `listPrivacyAuditLogs`: one page of the privacy audit ledger.
+    ListPrivacyAuditLogs(ListParams),
+    /// `getJob`: one job.
+    GetJob(GetJobParams),
+    /// `getOrganization`: the caller's organization.
+    GetOrganization(NoParams),
+    /// `recordPrivacyAccesses`: record accesses to personal data in the privacy ledger.
+    RecordPrivacyAccesses(RecordParams),
+    /// `getUser`: a user's profile.
+    GetUser(GetUserParams),
+    /// `updateUser`: change a user's profile.
+    UpdateUser(UpdateUserParams),
+    /// `getLatestPrivacyAuditLogCheckpoint`: the latest signed checkpoint of the caller's
+    /// organization's privacy ledger chain.
+    GetLatestPrivacyAuditLogCheckpoint(NoParams),
+    /// `exportPrivacyAuditLogs`: every entry of a window of the privacy audit ledger,
+    /// streamed.
+    ExportPrivacyAuditLogs(ExportParams),
+    /// `getMe`: the caller, the user the token acts as, the organization and the token.
+    GetMe(NoParams),
 }
 
 /// What an operation does to stored data.

@@ -324,9 +324,12 @@ impl Service {
 
     /// The caller a secret belongs to, if it is live.
     async fn verify(&self, secret: Option<&str>) -> Result<Caller, ServiceError> {
-        let Some(secret) = secret.filter(|s| looks_like_secret(s)) else {
-            return Err(ServiceError::unauthenticated());
+        let Some(secret) = secret else {
+            return Err(ServiceError { no_credential: true, ..ServiceError::unauthenticated() });
         };
+        if !looks_like_secret(secret) {
+            return Err(ServiceError::unauthenticated());
+        }
         let hash = hash_secret(secret);
         let credential = match self.store.credential(&hash).await {
             Ok(c) => c,
