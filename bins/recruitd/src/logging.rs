@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use tracing_appender::non_blocking::{ErrorCounter, NonBlockingBuilder, WorkerGuard};
 
-use crate::LogFormat;
+use crate::cli::LogFormat;
 
 /// Lines waiting for the sink at most; past it new lines are dropped, not waited for.
 const BUFFERED_LINES: usize = 16_384;

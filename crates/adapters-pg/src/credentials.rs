@@ -28,7 +28,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
-use recruit_ports::{Credential, SecretHash};
+use recruit_ports::{SecretHash, TokenHolder};
 use tokio::task::AbortHandle;
 
 /// The notification channel the schema's triggers send on.
@@ -57,7 +57,7 @@ const HEARTBEAT_CHANNEL_PREFIX: &str = "recruitd_heartbeat_";
 /// What a lookup in the cache found.
 pub(crate) enum Lookup {
     /// A credential verified less than `max_age` ago and unchanged since.
-    Hit(Box<Credential>),
+    Hit(Box<TokenHolder>),
     /// Nothing usable: look it up, then [`CredentialCache::put`] it with this epoch.
     Miss(u64),
     /// The cache is off: look it up and keep nothing.
@@ -73,7 +73,7 @@ struct State {
     fresh_as_of: Option<Instant>,
     /// Moves on at every change announced and every change of `live`.
     epoch: u64,
-    entries: HashMap<SecretHash, (Credential, Instant)>,
+    entries: HashMap<SecretHash, (TokenHolder, Instant)>,
 }
 
 impl State {
@@ -140,7 +140,7 @@ impl CredentialCache {
 
     /// Keeps `credential`, looked up after [`CredentialCache::get`] returned `Miss(epoch)`,
     /// unless something changed since.
-    pub(crate) fn put(&self, hash: SecretHash, credential: &Credential, epoch: u64) {
+    pub(crate) fn put(&self, hash: SecretHash, credential: &TokenHolder, epoch: u64) {
         let mut state = self.state();
         if !state.live || state.epoch != epoch {
             return;

@@ -7,7 +7,7 @@ use diesel::sql_types;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use recruit_domain::{ApiTokenId, OrganizationId, Timestamp};
 use recruit_ports::rows as neutral;
-use recruit_ports::{ApiToken, Credential, NewApiToken, SecretHash, StoreError, Tokens};
+use recruit_ports::{ApiToken, NewApiToken, SecretHash, StoreError, TokenHolder, Tokens};
 
 use crate::PgStore;
 use crate::error::*;
@@ -28,7 +28,7 @@ pub(crate) async fn load_token(
 
 #[async_trait]
 impl Tokens for PgStore {
-    async fn credential(&self, secret_hash: &SecretHash) -> Result<Credential, StoreError> {
+    async fn credential(&self, secret_hash: &SecretHash) -> Result<TokenHolder, StoreError> {
         use crate::credentials::Lookup;
         let lookup = self.credentials.as_ref().map_or(Lookup::Off, |cache| cache.get(secret_hash));
         let epoch = match lookup {
@@ -48,7 +48,7 @@ impl Tokens for PgStore {
             .first(&mut c)
             .await
             .map_err(store_error)?;
-        let credential = Credential {
+        let credential = TokenHolder {
             token: token.into_neutral()?.into_token()?,
             user: user.into_neutral()?.into_user()?,
         };

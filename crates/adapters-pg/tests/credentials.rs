@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use recruit_adapters_pg::testkit::TestDatabase;
 use recruit_domain::{ApiTokenId, OrganizationId, Role, Scope, Uuid};
 use recruit_ports::testkit::{ORG_A, t, user_id, world};
-use recruit_ports::{Credential, Import, NewApiToken, SecretHash, Tokens};
+use recruit_ports::{Import, NewApiToken, SecretHash, TokenHolder, Tokens};
 use tokio_postgres::{AsyncMessage, Client, NoTls};
 
 const TOKEN: u128 = 0xA_0000_0000_0000_0000_0000_0000_0951;
@@ -48,7 +48,7 @@ async fn client(db: &TestDatabase) -> Client {
     client
 }
 
-async fn credential(db: &TestDatabase) -> Credential {
+async fn credential(db: &TestDatabase) -> TokenHolder {
     db.credential(&HASH).await.unwrap()
 }
 
@@ -64,7 +64,7 @@ async fn rename_silently(sql: &Client, name: &str) {
 }
 
 /// Waits until `check` holds of the store's answer; fails after ten seconds.
-async fn eventually(db: &TestDatabase, what: &str, check: impl Fn(&Credential) -> bool) {
+async fn eventually(db: &TestDatabase, what: &str, check: impl Fn(&TokenHolder) -> bool) {
     let started = Instant::now();
     loop {
         let found = credential(db).await;

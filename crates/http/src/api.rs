@@ -13,7 +13,7 @@ use hyper_util::service::TowerToHyperService;
 use recruit_domain::{ErrorCode, Scope};
 use recruit_mcp::{HttpCaller, McpService, Tools, ToolsConfig, transport};
 use recruit_service::{
-    Arguments, BATCH_BODY_LIMIT, BODY_LIMIT, Credential, Operation, OperationKind, Outcome,
+    Arguments, BATCH_BODY_LIMIT, BODY_LIMIT, Identity, Operation, OperationKind, Outcome,
     RequestContext, Service, ServiceError, Via, guarded, input::too_large, log_failure,
 };
 
@@ -499,7 +499,7 @@ impl Api {
             RequestContext { request_id: request_id.to_owned(), client_ip, via: Via::Rest };
         let done = self
             .service
-            .run(left(until), Credential::Authenticated(Box::new(caller)), context, operation)
+            .run(left(until), Identity::Authenticated(Box::new(caller)), context, operation)
             .await?;
         let mut response = match done.outcome {
             Outcome::Recorded(recorded) => render::recorded(&recorded),

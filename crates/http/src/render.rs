@@ -222,7 +222,9 @@ pub(crate) fn http1_error(
     docs_base: &str,
     request_id: &str,
 ) -> Vec<u8> {
-    let body = serde_json::to_vec(&e.envelope(docs_base)).unwrap_or_default();
+    let body = serde_json::to_vec(&e.envelope(docs_base)).unwrap_or_else(|_| {
+        br#"{"error":{"code":"INTERNAL","message":"An unexpected error occurred."}}"#.to_vec()
+    });
     let reason = StatusCode::from_u16(status).ok().and_then(|s| s.canonical_reason()).unwrap_or("");
     let mut response = format!(
         "HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nx-request-id: {request_id}\r\nconnection: close\r\n\r\n",

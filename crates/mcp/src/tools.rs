@@ -7,7 +7,7 @@ use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
 use recruit_service::{
-    Arguments, Caller, Credential, Effect, Operation, OperationKind, RequestContext, Service,
+    Arguments, Caller, Effect, Identity, Operation, OperationKind, RequestContext, Service,
     ServiceError, Via,
 };
 use rmcp::model::{
@@ -175,8 +175,8 @@ impl Tools {
             None => (None, uuid::Uuid::now_v7().simple().to_string(), None, self.config.deadline),
         };
         let credential = match (&self.source, caller) {
-            (_, Some(caller)) => Credential::Authenticated(Box::new(caller)),
-            (CallerSource::Token(secret), None) => Credential::Secret(Some(secret.to_string())),
+            (_, Some(caller)) => Identity::Authenticated(Box::new(caller)),
+            (CallerSource::Token(secret), None) => Identity::Secret(Some(secret.to_string())),
             (CallerSource::Http, None) => return Err(ServiceError::unauthenticated()),
         };
         let Some(name) = kind.tool_name() else {

@@ -8,10 +8,10 @@ use async_trait::async_trait;
 use recruit_domain::{ApiTokenId, JobId, OrganizationId, Timestamp, User, UserId};
 
 use crate::{
-    AccessesWrite, ApiToken, AuditEntry, AuditListQuery, Claim, Credential, Directory, Import,
-    ImportDocument, ImportError, ImportSummary, JobRecord, KeyClaim, LedgerEntry, LedgerPage,
-    Ledgers, Maintenance, NewApiToken, OrganizationRecord, PrivacyLogQuery, ProfileUpdate,
-    ReadRecord, ResumedBatch, SecretHash, StoreError, Tokens, ToolAuditEntry,
+    AccessesWrite, ApiToken, AuditEntry, AuditListQuery, Claim, Directory, Import, ImportDocument,
+    ImportError, ImportSummary, JobRecord, KeyClaim, LedgerEntry, LedgerPage, Ledgers, Maintenance,
+    NewApiToken, OrganizationRecord, PrivacyLogQuery, ProfileUpdate, ReadRecord, ResumedBatch,
+    SecretHash, StoreError, TokenHolder, Tokens, ToolAuditEntry,
 };
 
 /// What every call does while set.
@@ -125,7 +125,7 @@ impl<S: Directory> Directory for Faulty<S> {
 
 #[async_trait]
 impl<S: Tokens> Tokens for Faulty<S> {
-    async fn credential(&self, hash: &SecretHash) -> Result<Credential, StoreError> {
+    async fn credential(&self, hash: &SecretHash) -> Result<TokenHolder, StoreError> {
         self.check_tokens().await?;
         self.inner.credential(hash).await
     }

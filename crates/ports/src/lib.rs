@@ -34,8 +34,8 @@ pub use import::{
     ResumedBatch,
 };
 pub use records::{
-    AccessesWrite, ApiToken, AuditEntry, AuditListQuery, Credential, Interface, JobRecord,
-    LedgerEntry, LedgerPage, LedgerPosition, NewApiToken, OrganizationRecord, PoolStatus,
-    PrivacyLogQuery, ProfileUpdate, ReadRecord, SecretHash, ToolAuditEntry,
+    AccessesWrite, ApiToken, AuditEntry, AuditListQuery, Interface, JobRecord, LedgerEntry,
+    LedgerPage, LedgerPosition, NewApiToken, OrganizationRecord, PoolStatus, PrivacyLogQuery,
+    ProfileUpdate, ReadRecord, SecretHash, TokenHolder, ToolAuditEntry,
 };
 pub use traits::{Directory, Import, Ledgers, Maintenance, Store, Tokens};

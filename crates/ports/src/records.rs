@@ -164,7 +164,7 @@ pub struct ApiToken {
 
 /// A token together with the user it acts as: what authentication needs, in one read.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Credential {
+pub struct TokenHolder {
     /// The token.
     pub token: ApiToken,
     /// The user the token acts as, with their current role.

@@ -16,10 +16,10 @@ use recruit_domain::{ApiTokenId, JobId, OrganizationId, Timestamp, User, UserId}
 use crate::chain::{ChainEntry, Export, ExportQuery, PlannedCut};
 use crate::rows::LedgerHeadRow;
 use crate::{
-    AccessesWrite, ApiToken, AuditEntry, AuditListQuery, Claim, Credential, ImportDocument,
-    ImportError, ImportSummary, JobRecord, KeyClaim, LedgerEntry, LedgerPage, NewApiToken,
-    OrganizationRecord, PrivacyLogQuery, ProfileUpdate, ReadRecord, ResumedBatch, SecretHash,
-    StoreError, ToolAuditEntry,
+    AccessesWrite, ApiToken, AuditEntry, AuditListQuery, Claim, ImportDocument, ImportError,
+    ImportSummary, JobRecord, KeyClaim, LedgerEntry, LedgerPage, NewApiToken, OrganizationRecord,
+    PrivacyLogQuery, ProfileUpdate, ReadRecord, ResumedBatch, SecretHash, StoreError, TokenHolder,
+    ToolAuditEntry,
 };
 
 /// Organizations, their people, queues and jobs.
@@ -69,7 +69,7 @@ pub trait Tokens: Send + Sync + 'static {
     /// A store may answer from memory, provided that it forgets what it kept as soon as the
     /// token or its user changes (revocation first of all); the token's `last_used_at` may
     /// then be older than stored, as [`Tokens::touch_token`] does not count as a change.
-    async fn credential(&self, secret_hash: &SecretHash) -> Result<Credential, StoreError>;
+    async fn credential(&self, secret_hash: &SecretHash) -> Result<TokenHolder, StoreError>;
 
     /// Stores a new token and returns it as stored. `Conflict` when its id or secret hash is
     /// taken; `NotFound` when its user does not exist in its organization.

@@ -2,7 +2,7 @@
 //! the tool interface both call, so that neither re-implements a rule.
 //!
 //! [`Service::run`] is the one entry point of every interface: a transport turns a request into
-//! an [`Operation`] and hands it over with the client's [`Credential`]; everything known of an
+//! an [`Operation`] and hands it over with the client's [`Identity`]; everything known of an
 //! operation before its input is read (its names, scope, permission, rate-limit class, whether
 //! it is recorded) is its [`OperationKind`]'s. The service
 //! authenticates the secret (hashed, compared in constant time, expired and revoked tokens
@@ -46,7 +46,7 @@ pub use input::{
     RecordParams, Shape, UpdateUserParams,
 };
 pub use operation::{
-    BATCH_BODY_LIMIT, BODY_LIMIT, Body, Caller, Credential, Done, Effect, Method, Operation,
+    BATCH_BODY_LIMIT, BODY_LIMIT, Body, Caller, Done, Effect, Identity, Method, Operation,
     OperationKind, Outcome, Recorded, RequestContext, Spec, Via,
 };
 pub use service::{BatchWrites, IdempotencyConfig, Service, ServiceConfig};

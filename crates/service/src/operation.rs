@@ -545,14 +545,14 @@ fn not_serialized(e: serde_json::Error) -> ServiceError {
 /// Who runs an operation: a secret still to authenticate, or a caller a transport has
 /// authenticated already (the tool interface over HTTP, before the protocol library runs).
 #[derive(Clone)]
-pub enum Credential {
+pub enum Identity {
     /// The secret the client presented, if any.
     Secret(Option<String>),
     /// An authenticated caller.
     Authenticated(Box<Caller>),
 }
 
-impl std::fmt::Debug for Credential {
+impl std::fmt::Debug for Identity {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Self::Secret(s) => f.debug_tuple("Secret").field(&s.as_ref().map(|_| "…")).finish(),

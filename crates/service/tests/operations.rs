@@ -11,7 +11,7 @@ use recruit_ports::testkit::{ORG_A, ORG_B, job_id, t, user_id, world};
 use recruit_ports::{AuditListQuery, Import, Interface, Ledgers, Tokens};
 use recruit_service::cursor::CursorKey;
 use recruit_service::{
-    Caller, Credential, ListParams, Operation, Outcome, RequestContext, Service, ServiceConfig,
+    Caller, Identity, ListParams, Operation, Outcome, RequestContext, Service, ServiceConfig,
     ServiceError, Via,
 };
 
@@ -44,7 +44,7 @@ impl Operations for Service {
     ) -> Result<recruit_domain::Page<recruit_domain::PrivacyAuditLog>, ServiceError> {
         let operation = Operation::ListPrivacyAuditLogs(params);
         match self
-            .execute(Credential::Authenticated(Box::new(caller.clone())), context, operation)
+            .execute(Identity::Authenticated(Box::new(caller.clone())), context, operation)
             .await?
         {
             recruit_service::Done { outcome: Outcome::PrivacyAuditLogs(page), .. } => Ok(page),
@@ -59,7 +59,7 @@ impl Operations for Service {
     ) -> Result<recruit_domain::Job, ServiceError> {
         let operation = Operation::GetJob(params);
         match self
-            .execute(Credential::Authenticated(Box::new(caller.clone())), &rest(), operation)
+            .execute(Identity::Authenticated(Box::new(caller.clone())), &rest(), operation)
             .await?
         {
             recruit_service::Done { outcome: Outcome::Job(job), .. } => Ok(job),
@@ -74,7 +74,7 @@ impl Operations for Service {
     ) -> Result<recruit_domain::Organization, ServiceError> {
         let operation = Operation::GetOrganization(recruit_service::NoParams { problems });
         match self
-            .execute(Credential::Authenticated(Box::new(caller.clone())), &rest(), operation)
+            .execute(Identity::Authenticated(Box::new(caller.clone())), &rest(), operation)
             .await?
         {
             recruit_service::Done { outcome: Outcome::Organization(o), .. } => Ok(o),
@@ -516,7 +516,7 @@ async fn update(
         body: Some(patch.to_string().into_bytes()),
         problems: vec![],
     });
-    let credential = Credential::Authenticated(Box::new(caller.clone()));
+    let credential = Identity::Authenticated(Box::new(caller.clone()));
     match w.service.execute(credential, &rest(), operation).await? {
         recruit_service::Done { outcome: Outcome::User(profile), .. } => Ok(profile),
         other => panic!("a profile change returned {other:?}"),
@@ -627,7 +627,7 @@ async fn a_profile_is_not_returned_when_its_read_cannot_be_recorded() {
         problems: vec![],
     });
     let result =
-        service.execute(Credential::Authenticated(Box::new(caller)), &rest(), operation).await;
+        service.execute(Identity::Authenticated(Box::new(caller)), &rest(), operation).await;
     assert_eq!(code(result), ErrorCode::Unavailable);
 }
 
@@ -661,7 +661,7 @@ async fn batches_take_turns_and_one_that_waits_too_long_writes_nothing() {
     };
     let run = |operation: Operation| {
         let service = Arc::clone(&service);
-        let caller = Credential::Authenticated(Box::new(caller.clone()));
+        let caller = Identity::Authenticated(Box::new(caller.clone()));
         tokio::spawn(async move { service.execute(caller, &rest(), operation).await })
     };
     // The first batch takes its turn and is slow to write; the second waits longer than it

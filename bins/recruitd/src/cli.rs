@@ -1,0 +1,457 @@
+//! The command line: `recruitd`'s global options, its commands and their arguments (clap), with
+//! the parsers and defaults of their values.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use recruit_domain::{ApiTokenId, OrganizationId, Scope, Timestamp, UserId};
+use recruit_service::limits::{Limit, RateLimitConfig};
+
+/// The recruiting API server and its operator commands.
+///
+/// Every command first applies the database's pending migrations.
+#[derive(Debug, Parser)]
+#[command(name = "recruitd", version, about, long_about = None)]
+pub(crate) struct Cli {
+    /// Where the data lives: `postgres://…` or `postgresql://…` for PostgreSQL, `sqlite://PATH`
+    /// or a plain path for an SQLite file (created when missing).
+    #[arg(
+        long,
+        global = true,
+        env = "RECRUITD_DATABASE_URL",
+        default_value = "sqlite://recruitd.db"
+    )]
+    pub(crate) database_url: String,
+
+    /// Connections to the database at most.
+    #[arg(long, global = true, env = "RECRUITD_DB_POOL_SIZE", default_value_t = 16)]
+    pub(crate) db_pool_size: usize,
+
+    /// How long a request waits for a free database connection before it is refused with
+    /// UNAVAILABLE (e.g. `2s`, `500ms`).
+    #[arg(long, global = true, env = "RECRUITD_DB_WAIT_TIMEOUT", default_value = "2s", value_parser = humantime::parse_duration)]
+    pub(crate) db_wait_timeout: Duration,
+
+    /// The longest one SQL statement may run (PostgreSQL `statement_timeout`).
+    #[arg(long, global = true, env = "RECRUITD_DB_STATEMENT_TIMEOUT", default_value = "5s", value_parser = humantime::parse_duration)]
+    pub(crate) db_statement_timeout: Duration,
+
+    /// PostgreSQL: how long `serve` and `mcp` may keep a verified token in memory, so that
+    /// authentication costs no database round trip. Every change to a token or a user
+    /// (revocation first of all) empties it on every replica at once, announced by the
+    /// database; while that announcement cannot be heard, nothing is kept. `0s` turns it off.
+    #[arg(long, global = true, env = "RECRUITD_CREDENTIAL_CACHE_MAX_AGE", default_value = "60s", value_parser = humantime::parse_duration)]
+    pub(crate) credential_cache_max_age: Duration,
+
+    /// Log format: `human` for people, `json` for one JSON object per line. The level comes
+    /// from `RUST_LOG` (default `info`).
+    #[arg(long, global = true, env = "RECRUITD_LOG_FORMAT", default_value = "human")]
+    pub(crate) log_format: LogFormat,
+
+    /// The Ed25519 private key (PKCS#8 PEM) the server signs checkpoints of the ledgers'
+    /// chains with (`recruitd audit keygen FILE` writes one). Without it, no checkpoint is
+    /// signed and `audit verify` checks none unless given `--public-key`.
+    #[arg(long, global = true, env = "RECRUITD_CHECKPOINT_KEY_FILE")]
+    pub(crate) checkpoint_key: Option<PathBuf>,
+
+    /// How long the ledgers keep their entries, in whole years or months (`2y`, `18mo`); at
+    /// least a year, the legal minimum for access records (PIPA safety-measure standard,
+    /// Art. 8). An export may span the whole period.
+    #[arg(long, global = true, env = "RECRUITD_LEDGER_RETENTION", default_value = "2y")]
+    pub(crate) ledger_retention: recruit_domain::Retention,
+
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub(crate) enum LogFormat {
+    Human,
+    Json,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Serve the REST API and the tool interface for agents (MCP at `/mcp`).
+    Serve(ServeArgs),
+    /// Serve the tool interface for agents (MCP) over standard input and output, as the holder
+    /// of one token, for agent hosts that start local servers.
+    Mcp(McpArgs),
+    /// Import JSON documents (`.json`) and NDJSON privacy ledgers (`.ndjson`), in the order
+    /// given. A document is imported whole or not at all; see docs/import-format.md.
+    ///
+    /// An NDJSON ledger is written in batches, each all or nothing. Running the same import
+    /// again after it stopped (a crash, a kill) finishes it: entries already stored exactly as
+    /// in the file are skipped and counted, and one stored with other values stops the import
+    /// at its line.
+    Import {
+        /// The files to import.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// NDJSON ledgers: entries written per transaction.
+        #[arg(long, default_value_t = DEFAULT_IMPORT_BATCH, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+        batch_size: u32,
+    },
+    /// Create and revoke API tokens.
+    #[command(subcommand)]
+    Token(TokenCommand),
+    /// Read the audit ledgers.
+    #[command(subcommand)]
+    Audit(AuditCommand),
+    /// Keep the ledgers: retention.
+    #[command(subcommand)]
+    Ledger(LedgerCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum LedgerCommand {
+    /// Remove what the ledgers recorded before the retention period (`--ledger-retention`),
+    /// a whole month at a time: first export it to `--export-dir` (one NDJSON file a ledger,
+    /// with the chain fields that prove it), then sign and store a cut of each chain at the
+    /// last entry removed (`--checkpoint-key`), so that `audit verify` proves what remains,
+    /// then remove it. With `--dry-run`, say what would go and change nothing.
+    Retention {
+        /// Where the exports of what is removed are written (a directory). Required unless
+        /// `--dry-run`.
+        #[arg(long, env = "RECRUITD_RETENTION_EXPORT_DIR", required_unless_present = "dry_run")]
+        export_dir: Option<PathBuf>,
+        /// Say what would be removed; change nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// One JSON object: the boundary, each chain's cut and what was done.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct ServeArgs {
+    /// The address to listen on.
+    #[arg(long, env = "RECRUITD_LISTEN", default_value = "127.0.0.1:8080")]
+    pub(crate) listen: SocketAddr,
+    /// The URL clients reach this server at; error `docs_url`s point under it. Defaults to
+    /// `http://` and the listen address.
+    #[arg(long, env = "RECRUITD_PUBLIC_BASE_URL")]
+    pub(crate) public_base_url: Option<String>,
+    #[command(flatten)]
+    pub(crate) service: ServiceArgs,
+    /// Origins (`https://host[:port]`, comma-separated) whose web pages may call the tool
+    /// interface; a request to `/mcp` carrying any other `Origin` is refused. Clients that send
+    /// no `Origin` (agents, command-line tools) are not affected.
+    #[arg(long, env = "RECRUITD_MCP_ALLOWED_ORIGINS", value_delimiter = ',')]
+    pub(crate) mcp_allowed_origins: Vec<String>,
+    /// How long in-flight requests may finish after SIGTERM or SIGINT.
+    #[arg(long, env = "RECRUITD_SHUTDOWN_GRACE", default_value = "10s", value_parser = humantime::parse_duration)]
+    pub(crate) shutdown_grace: Duration,
+    /// How long a client connection may stay open doing nothing: one that never sends a
+    /// request, or sits between keep-alive requests. Then the server closes it.
+    #[arg(long, env = "RECRUITD_IDLE_TIMEOUT", default_value = "30s", value_parser = humantime::parse_duration)]
+    pub(crate) idle_timeout: Duration,
+    /// The most client connections open at once; further ones are closed on arrival. Lowered
+    /// at start (with a warning) when the limit of open files (`ulimit -n`) leaves less room.
+    #[arg(long, env = "RECRUITD_MAX_CONNECTIONS", default_value_t = 4096, value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) max_connections: u32,
+    /// The most connections one client address may have open at once, so that one client's
+    /// idle sockets cannot hold every slot; further ones of that address are closed on
+    /// arrival. Default: a quarter of --max-connections. Trusted proxies are exempt.
+    #[arg(long, env = "RECRUITD_MAX_CONNECTIONS_PER_ADDRESS", value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) max_connections_per_address: Option<u32>,
+    /// Load balancers and reverse proxies in front of the server, as addresses or CIDR blocks
+    /// (comma-separated, such as `10.0.0.0/8,2001:db8::/32`). A request arriving from one of
+    /// them is taken to come from the client address it forwarded in `X-Forwarded-For`: that
+    /// is the address the audit ledgers record and failed authentications are counted against.
+    /// Without it the TCP peer is the client, and `X-Forwarded-For` is ignored.
+    #[arg(long, env = "RECRUITD_TRUSTED_PROXIES", value_delimiter = ',', value_parser = proxy_block)]
+    pub(crate) trusted_proxies: Vec<ipnet::IpNet>,
+    /// On an empty database, load deterministic demo data (two organizations, users of every
+    /// role, jobs, candidates, 40 000 privacy ledger entries over the last year), create an
+    /// owner and a member token, and print them with ready-to-paste curl commands. On a
+    /// database that holds data, change nothing.
+    #[arg(long, env = "RECRUITD_DEMO")]
+    pub(crate) demo: bool,
+
+    /// With `--checkpoint-key`, how often the server signs the head of every chain that moved
+    /// since its last checkpoint (e.g. `1h`, `15m`); `0s` turns the schedule off.
+    #[arg(long, env = "RECRUITD_CHECKPOINT_INTERVAL", default_value = "1h", value_parser = humantime::parse_duration)]
+    pub(crate) checkpoint_interval: Duration,
+
+    /// With `--checkpoint-key` and `--retention-export-dir`, how often the server runs
+    /// `recruitd ledger retention` itself (the first time a minute after it starts, or sooner
+    /// with a shorter interval); `0s` turns the schedule off.
+    #[arg(long, env = "RECRUITD_RETENTION_INTERVAL", default_value = "24h", value_parser = humantime::parse_duration)]
+    pub(crate) retention_interval: Duration,
+
+    /// Where the server's retention runs export what they remove; without it the server runs
+    /// no retention.
+    #[arg(long, env = "RECRUITD_RETENTION_EXPORT_DIR")]
+    pub(crate) retention_export_dir: Option<PathBuf>,
+}
+
+/// What the operations need, however they are served.
+#[derive(Debug, clap::Args)]
+pub(crate) struct ServiceArgs {
+    /// The web app's base URL; `app_url`s of jobs and organizations are built from it.
+    #[arg(long, env = "RECRUITD_APP_BASE_URL", default_value = "https://app.recruitd.example")]
+    pub(crate) app_base_url: String,
+    /// The secret cursors are signed with (at least 32 bytes); every replica needs the same.
+    /// Without it, one is generated once and kept in the database.
+    #[arg(long, env = "RECRUITD_CURSOR_SECRET", hide_env_values = true)]
+    pub(crate) cursor_secret: Option<String>,
+    /// The longest a request may take before it is answered with UPSTREAM_TIMEOUT.
+    #[arg(long, env = "RECRUITD_REQUEST_DEADLINE", default_value = "10s", value_parser = humantime::parse_duration)]
+    pub(crate) request_deadline: Duration,
+    /// Per token: reads of jobs and of the organization allowed, as `N/s`, `N/min` or `N/h`
+    /// (all of them at once at most, then evenly), or `off`. Past it: 429 RATE_LIMITED.
+    #[arg(long, env = "RECRUITD_RATE_LIMIT_READS", default_value_t = RateLimitConfig::DEFAULT.reads)]
+    pub(crate) rate_limit_reads: Limit,
+    /// Per token: reads of the privacy audit ledger allowed (`N/s`, `N/min`, `N/h` or `off`).
+    #[arg(long, env = "RECRUITD_RATE_LIMIT_LEDGER_READS", default_value_t = RateLimitConfig::DEFAULT.ledger_reads)]
+    pub(crate) rate_limit_ledger_reads: Limit,
+    /// Per token: writes allowed, each recording up to 1 000 accesses (`N/s`, `N/min`, `N/h` or
+    /// `off`).
+    #[arg(long, env = "RECRUITD_RATE_LIMIT_WRITES", default_value_t = RateLimitConfig::DEFAULT.writes)]
+    pub(crate) rate_limit_writes: Limit,
+    /// Per client address (IPv6: per /64): failed authentications allowed (`N/s`, `N/min`,
+    /// `N/h` or `off`). Past it every request from the address that needs a credential is
+    /// refused with 429 until the quota allows another attempt.
+    #[arg(long, env = "RECRUITD_RATE_LIMIT_AUTH_FAILURES", default_value_t = RateLimitConfig::DEFAULT.auth_failures)]
+    pub(crate) rate_limit_auth_failures: Limit,
+    /// The most exports of the privacy ledger streaming at once, each holding a database
+    /// connection while it streams; further ones get 429 RATE_LIMITED until one ends.
+    #[arg(long, env = "RECRUITD_MAX_EXPORTS", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub(crate) max_exports: u32,
+    /// The most batches of recorded accesses read and written at once. Each holds its entries
+    /// in memory (a few MB for 1 000) while it is written; the batches of one organization
+    /// take turns at its ledger's head anyway. Further batches wait their turn.
+    #[arg(long, env = "RECRUITD_MAX_BATCH_WRITES", default_value_t = recruit_service::BatchWrites::DEFAULT.at_once as u32, value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub(crate) max_batch_writes: u32,
+    /// How long a batch of recorded accesses waits for its turn to be written before it is
+    /// refused with 503 UNAVAILABLE and `Retry-After`, nothing written (e.g. `5s`).
+    #[arg(long, env = "RECRUITD_BATCH_WRITE_WAIT", default_value = "5s", value_parser = humantime::parse_duration)]
+    pub(crate) batch_write_wait: Duration,
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct McpArgs {
+    /// A file holding the API token (`rtk_…`) the tools act as; surrounding white space is
+    /// ignored. A file rather than an argument keeps the secret out of process listings.
+    #[arg(long, env = "RECRUITD_MCP_TOKEN_FILE")]
+    pub(crate) token_file: PathBuf,
+    /// The URL the REST server is reached at, for the `docs_url` of errors; without it errors
+    /// carry no link.
+    #[arg(long, env = "RECRUITD_PUBLIC_BASE_URL")]
+    pub(crate) public_base_url: Option<String>,
+    #[command(flatten)]
+    pub(crate) service: ServiceArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum TokenCommand {
+    /// Create a token acting as a user; prints its secret once.
+    Create {
+        /// The user the token acts as (its organization is the user's).
+        #[arg(long)]
+        user: UserId,
+        /// Comma-separated scopes: audit_logs:read, jobs:read, organization:read, audit_logs:write,
+        /// users:read, users:write.
+        #[arg(long, value_delimiter = ',', required = true)]
+        scopes: Vec<Scope>,
+        /// A name for people.
+        #[arg(long, default_value = "")]
+        name: String,
+        /// Lifetime, such as `30d` or `12h`; without it the token does not expire.
+        #[arg(long, value_parser = humantime::parse_duration)]
+        expires_in: Option<Duration>,
+        /// Print one JSON object: {id, token, organization_id, user_id, scopes, expires_at}.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Revoke a token: it stops working at once.
+    Revoke {
+        /// The token's id (`tok_…`).
+        id: ApiTokenId,
+    },
+    /// List tokens, newest first: id, organization, user, name, scopes, and when each was
+    /// created, expires, was revoked and last used. Never their secrets.
+    List {
+        /// Only this organization's tokens.
+        #[arg(long)]
+        org: Option<OrganizationId>,
+        /// One JSON object per line (NDJSON).
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum AuditCommand {
+    /// List audit ledger entries, newest first.
+    List {
+        /// Which ledger: `api` (every read of the privacy ledger) or `tool` (reads through the
+        /// tool interface).
+        #[arg(long, value_enum)]
+        ledger: Ledger,
+        /// Only this organization's entries.
+        #[arg(long)]
+        org: Option<OrganizationId>,
+        /// At most this many entries.
+        #[arg(long, default_value_t = 100)]
+        limit: u32,
+        /// One JSON object per line (NDJSON).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Recompute the hash chain of every ledger (or one) of every organization (or one) and
+    /// report every entry modified, deleted, inserted or reordered, and any truncated tail, by
+    /// position and id. Exits non-zero when anything is found.
+    Verify {
+        /// Only this ledger: `privacy`, `api` or `tool`.
+        #[arg(long, value_enum)]
+        ledger: Option<ChainedLedger>,
+        /// Only this organization's chains.
+        #[arg(long)]
+        org: Option<OrganizationId>,
+        /// Checkpoints kept outside the database (as `audit checkpoint --json` prints them or
+        /// the API returns one): each is checked with the public key, then the chain against
+        /// it, so that a chain rewritten or cut since shows even with its head moved too.
+        #[arg(long)]
+        checkpoint: Option<PathBuf>,
+        /// A public key (PEM) checkpoints may be signed with, besides the public half of
+        /// `--checkpoint-key`; repeat it for the keys a rotation replaced. With any key, every
+        /// stored checkpoint is checked too.
+        #[arg(long)]
+        public_key: Vec<PathBuf>,
+        /// One JSON object per chain and line (NDJSON), with its findings.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Sign the head of every chain (or every chain of one organization) that moved since its
+    /// last checkpoint, with `--checkpoint-key`, store the checkpoints and print them: keep
+    /// them outside the database. The server does this on its own every
+    /// `--checkpoint-interval`.
+    Checkpoint {
+        /// Only this organization's chains.
+        #[arg(long)]
+        org: Option<OrganizationId>,
+    },
+    /// Export a ledger (of every organization, or one), or the part of it recorded in a time
+    /// window, to FILE as NDJSON: one entry a line with its organization, position and chain
+    /// hashes, so that whoever receives it can check every entry. Read from one snapshot,
+    /// with flat memory; written to FILE.partial and renamed once complete; an existing FILE
+    /// is never overwritten. `-` writes to standard output.
+    Export {
+        /// Which ledger: `privacy`, `api` or `tool`.
+        #[arg(long, value_enum)]
+        ledger: ChainedLedger,
+        /// Only this organization's entries.
+        #[arg(long)]
+        org: Option<OrganizationId>,
+        /// The first instant exported (RFC 3339), by the entries' time (`access_time`, or
+        /// `at` in the audit ledgers).
+        #[arg(long, value_parser = parse_time)]
+        from: Option<Timestamp>,
+        /// The first instant not exported (RFC 3339).
+        #[arg(long, value_parser = parse_time)]
+        to: Option<Timestamp>,
+        /// Where to write the export.
+        file: PathBuf,
+    },
+    /// Summarise one month of an organization's privacy ledger for its monthly review: per
+    /// account, the accesses, the bulk accesses, the accesses outside the organization's work
+    /// hours, and every download listed (each needs its reason checked), with the exports of
+    /// the ledger through the API.
+    Review {
+        /// The month, `YYYY-MM`.
+        #[arg(long)]
+        month: recruit_service::review::Month,
+        /// Only this organization; without it, every organization with a privacy ledger.
+        #[arg(long)]
+        org: Option<OrganizationId>,
+        /// The UTC offset the month and the work hours are read at (`+09:00`, `Z`): the
+        /// organization's own. The ledger keeps instants, the work hours wall-clock times.
+        #[arg(long, default_value = "Z")]
+        utc_offset: recruit_service::review::UtcOffset,
+        /// One JSON object per organization and line (NDJSON).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write a new Ed25519 private key for signing checkpoints to FILE (readable by its owner
+    /// only; an existing file is never overwritten) and print its public key.
+    Keygen {
+        /// Where to write the key (PKCS#8 PEM).
+        file: PathBuf,
+    },
+}
+
+/// A ledger with a hash chain.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub(crate) enum ChainedLedger {
+    Privacy,
+    Api,
+    Tool,
+}
+
+impl From<ChainedLedger> for recruit_domain::chain::Ledger {
+    fn from(l: ChainedLedger) -> Self {
+        match l {
+            ChainedLedger::Privacy => Self::Privacy,
+            ChainedLedger::Api => Self::Api,
+            ChainedLedger::Tool => Self::Tool,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub(crate) enum Ledger {
+    Api,
+    Tool,
+}
+
+/// Entries an NDJSON import writes per transaction: large enough that a batch's fixed costs (a
+/// transaction, a connection for COPY) vanish, small enough to keep three batches in memory
+/// (parsed, queued, written) at a few tens of MiB.
+const DEFAULT_IMPORT_BATCH: u32 = 20_000;
+
+/// A trusted proxy: a CIDR block, or one address.
+fn proxy_block(value: &str) -> Result<ipnet::IpNet, String> {
+    let value = value.trim();
+    value
+        .parse::<ipnet::IpNet>()
+        .or_else(|_| value.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
+        .map_err(|_| {
+            format!("`{value}` is neither an IP address nor a CIDR block such as 10.0.0.0/8")
+        })
+}
+
+/// An RFC 3339 instant.
+fn parse_time(text: &str) -> Result<Timestamp, String> {
+    Timestamp::parse(text).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trusted_proxies_are_addresses_or_blocks() {
+        let parse = |args: &[&str]| {
+            let mut argv = vec!["recruitd", "serve"];
+            argv.extend_from_slice(args);
+            match Cli::try_parse_from(argv).map(|c| c.command) {
+                Ok(Command::Serve(serve)) => Ok(serve.trusted_proxies),
+                Ok(_) => unreachable!("serve parses as serve"),
+                Err(e) => Err(e.to_string()),
+            }
+        };
+        let blocks = parse(&["--trusted-proxies", "10.0.0.0/8, 192.0.2.1,2001:db8::/32"]).unwrap();
+        let shown: Vec<String> = blocks.iter().map(ToString::to_string).collect();
+        assert_eq!(shown, ["10.0.0.0/8", "192.0.2.1/32", "2001:db8::/32"]);
+        assert_eq!(parse(&[]).unwrap(), vec![]);
+        let error = parse(&["--trusted-proxies", "10.0.0.0/33"]).unwrap_err();
+        assert!(error.contains("neither an IP address nor a CIDR block"), "{error}");
+        let error = parse(&["--rate-limit-reads", "fast"]).unwrap_err();
+        assert!(error.contains("`N/s`, `N/min` or `N/h`"), "{error}");
+    }
+}

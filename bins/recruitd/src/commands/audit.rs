@@ -1,0 +1,155 @@
+//! `recruitd audit`: list, export and review the ledgers, sign their chains' heads, write a key
+//! to sign them with, and verify the chains (`verify`).
+
+use std::io::Write;
+use std::path::Path;
+
+use recruit_domain::OrganizationId;
+use recruit_ports::{AuditListQuery, Store};
+use recruit_service::checkpoint::CheckpointKey;
+
+use crate::Failure;
+use crate::cli::Ledger;
+use crate::output::{json_line, print, print_json};
+
+mod verify;
+
+pub(crate) use verify::audit_verify;
+
+pub(crate) async fn audit_list(
+    store: &dyn Store,
+    ledger: Ledger,
+    org: Option<OrganizationId>,
+    limit: u32,
+    json: bool,
+) -> Result<(), Failure> {
+    let query = AuditListQuery { organization_id: org, limit };
+    let lines: Vec<(String, String)> = match ledger {
+        Ledger::Api => store
+            .api_audit_entries(&query)
+            .await?
+            .iter()
+            .map(|e| {
+                let human = format!(
+                    "{}  {}  {}  user {}  {} entries  via {}{}  request {}",
+                    e.at,
+                    e.organization_id,
+                    e.operation,
+                    e.user_id,
+                    e.entries_returned,
+                    e.interface.as_str(),
+                    e.tool_name.as_deref().map(|t| format!(" ({t})")).unwrap_or_default(),
+                    e.request_id
+                );
+                Ok((json_line(e)?, human))
+            })
+            .collect::<Result<_, Failure>>()?,
+        Ledger::Tool => store
+            .tool_audit_entries(&query)
+            .await?
+            .iter()
+            .map(|e| {
+                let human = format!(
+                    "{}  {}  {}  user {}  {} entries  request {}",
+                    e.at,
+                    e.organization_id,
+                    e.tool_name,
+                    e.user_id,
+                    e.entries_returned,
+                    e.request_id
+                );
+                Ok((json_line(e)?, human))
+            })
+            .collect::<Result<_, Failure>>()?,
+    };
+    for (as_json, human) in lines {
+        print(if json { &as_json } else { &human });
+    }
+    Ok(())
+}
+
+/// Writes an export to `file` (`-`: standard output): to `file.partial`, renamed once
+/// complete and on disk, so that a file of that name is always a whole export.
+pub(crate) async fn audit_export(
+    store: &dyn Store,
+    query: &recruit_ports::chain::ExportQuery,
+    file: &Path,
+) -> Result<(), Failure> {
+    if file == Path::new("-") {
+        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+        recruit_service::export::write(store, query, &mut out).await?;
+        return Ok(());
+    }
+    let written = recruit_service::export::write_file(store, query, file).await?;
+    print(&format!("exported {written} {} ledger entries to {}", query.ledger, file.display()));
+    Ok(())
+}
+
+/// `recruitd audit checkpoint`: signs the head of every chain (of `org`'s only, when given)
+/// that moved since its last checkpoint with `key`, stores the checkpoints and prints them.
+pub(crate) async fn audit_checkpoint(
+    store: &dyn Store,
+    key: &CheckpointKey,
+    org: Option<OrganizationId>,
+) -> Result<(), Failure> {
+    for c in recruit_service::checkpoint::sign_heads(store, key, org).await? {
+        print_json(&c)?;
+    }
+    Ok(())
+}
+
+/// `recruitd audit review`: one month of the privacy ledger summarised, of `org` or of every
+/// organization with a privacy ledger.
+pub(crate) async fn audit_review(
+    store: &dyn Store,
+    month: recruit_service::review::Month,
+    org: Option<OrganizationId>,
+    utc_offset: recruit_service::review::UtcOffset,
+    json: bool,
+) -> Result<(), Failure> {
+    let orgs = match org {
+        Some(org) => vec![org],
+        None => {
+            let mut orgs: Vec<_> = store
+                .chain_heads(None)
+                .await?
+                .into_iter()
+                .filter(|h| h.ledger == "privacy")
+                .map(|h| h.organization_id)
+                .collect();
+            orgs.sort_unstable();
+            orgs.dedup();
+            orgs.into_iter().map(OrganizationId::from_uuid).collect()
+        }
+    };
+    for org in orgs {
+        let review = recruit_service::review::review(store, org, month, utc_offset)
+            .await
+            .map_err(|e| Failure(format!("cannot review {org}: {e}")))?;
+        if json {
+            print_json(&review)?;
+        } else {
+            print(&review.to_string());
+        }
+    }
+    Ok(())
+}
+
+/// Writes a new checkpoint key to `file`, readable by its owner only, never over a file.
+pub(crate) fn keygen(file: &Path) -> Result<(), Failure> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let key = CheckpointKey::generate();
+    let mut out = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(file)
+        .map_err(|e| Failure(format!("cannot create {}: {e}", file.display())))?;
+    out.write_all(key.to_pem().as_bytes())
+        .and_then(|()| out.sync_all())
+        .map_err(|e| Failure(format!("cannot write {}: {e}", file.display())))?;
+    print(&format!("wrote a new checkpoint key to {} (key id {})", file.display(), key.key_id()));
+    print("its public key, for whoever verifies checkpoints:");
+    print(recruit_service::checkpoint::public_pem(&key.public()).trim_end());
+    Ok(())
+}

@@ -1,0 +1,221 @@
+//! `recruitd serve`: the REST API and the tool interface over HTTP, with the server's schedules
+//! (idempotency keys purged, checkpoints signed, months prepared, retention), and `--demo`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use recruit_domain::Timestamp;
+use recruit_http::{Api, HttpConfig};
+use recruit_ports::Store;
+use recruit_service::Service;
+use recruit_service::checkpoint::CheckpointKey;
+
+use crate::Failure;
+use crate::cli::ServeArgs;
+use crate::output::print;
+
+/// How often a serving replica purges expired idempotency keys.
+const KEY_PURGE_INTERVAL: Duration = Duration::from_secs(600);
+
+pub(crate) async fn serve(
+    store: Arc<dyn Store>,
+    service: Arc<Service>,
+    pool_status: Box<dyn Fn() -> recruit_ports::PoolStatus + Send + Sync>,
+    dropped_log_lines: impl Fn() -> u64 + Send + Sync + 'static,
+    checkpoint_key: Option<CheckpointKey>,
+    retention_period: recruit_domain::Retention,
+    args: ServeArgs,
+) -> Result<(), Failure> {
+    let shutdown = shutdown_signal()?;
+    let checkpoint_key_for_retention = checkpoint_key.clone();
+    let listener = tokio::net::TcpListener::bind(args.listen)
+        .await
+        .map_err(|e| Failure(format!("cannot listen on {}: {e}", args.listen)))?;
+    let address = listener.local_addr()?;
+    let public = args.public_base_url.unwrap_or_else(|| format!("http://{address}"));
+    if args.demo {
+        demo(&service, &public).await?;
+    }
+    // Idempotency keys past their 24 hours are purged every ten minutes.
+    let purging = Arc::clone(&service);
+    tokio::spawn(async move {
+        let mut every = tokio::time::interval(KEY_PURGE_INTERVAL);
+        loop {
+            every.tick().await;
+            match purging.purge_expired_keys().await {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(keys = n, "expired idempotency keys purged"),
+                Err(e) => tracing::warn!(error = %e, "expired idempotency keys not purged"),
+            }
+        }
+    });
+    // The heads of the chains that moved are signed on a schedule, the first time at start.
+    if let Some(key) = checkpoint_key.filter(|_| !args.checkpoint_interval.is_zero()) {
+        let store = Arc::clone(&store);
+        let interval = args.checkpoint_interval;
+        tokio::spawn(async move {
+            let mut every = tokio::time::interval(interval);
+            every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                every.tick().await;
+                match recruit_service::checkpoint::sign_heads(store.as_ref(), &key, None).await {
+                    Ok(signed) if signed.is_empty() => {}
+                    Ok(signed) => {
+                        tracing::info!(checkpoints = signed.len(), "chains' heads signed")
+                    }
+                    Err(e) => tracing::warn!(error = %e, "chains' heads not signed"),
+                }
+            }
+        });
+    }
+    // The months to come are prepared daily (PostgreSQL's ledger partitions); the migration
+    // at start did it once already.
+    let preparing = Arc::clone(&store);
+    tokio::spawn(async move {
+        let day = Duration::from_secs(24 * 3600);
+        let mut every = tokio::time::interval_at(tokio::time::Instant::now() + day, day);
+        loop {
+            every.tick().await;
+            if let Err(e) = preparing.prepare().await {
+                tracing::warn!(error = %e, "the ledgers' months to come are not prepared; retried in a day");
+            }
+        }
+    });
+    // Retention on a schedule, when the server has a key to sign cuts and a place for exports.
+    match (&checkpoint_key_for_retention, &args.retention_export_dir) {
+        (Some(key), Some(dir)) if !args.retention_interval.is_zero() => {
+            let (store, key, dir) = (Arc::clone(&store), key.clone(), dir.clone());
+            let (interval, period) = (args.retention_interval, retention_period);
+            tokio::spawn(async move {
+                // The first run soon after start, so that a server restarted more often than
+                // the interval still runs it.
+                let first = tokio::time::Instant::now() + interval.min(Duration::from_secs(60));
+                let mut every = tokio::time::interval_at(first, interval);
+                every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                loop {
+                    every.tick().await;
+                    let now = Timestamp::now();
+                    let run =
+                        recruit_service::retention::run(store.as_ref(), &key, period, &dir, now);
+                    match run.await {
+                        Ok(applied) if applied.removed == 0 => {}
+                        Ok(applied) => tracing::info!(
+                            removed = applied.removed,
+                            recorded_before = %applied.before,
+                            "ledger retention: entries exported and removed"
+                        ),
+                        Err(e) => tracing::error!(error = %e, "ledger retention did not run"),
+                    }
+                }
+            });
+        }
+        (_, Some(_)) if !args.retention_interval.is_zero() => tracing::warn!(
+            "no ledger retention on a schedule: it needs --checkpoint-key to sign its cuts"
+        ),
+        _ => {}
+    }
+    let mut http = HttpConfig::new(public);
+    http.request_deadline = args.service.request_deadline;
+    http.mcp_allowed_origins = args.mcp_allowed_origins;
+    http.shutdown_grace = args.shutdown_grace;
+    http.idle_timeout = args.idle_timeout;
+    http.max_connections = args.max_connections as usize;
+    http.max_connections_per_address = args.max_connections_per_address.map(|n| n as usize);
+    http.trusted_proxies = args.trusted_proxies;
+    let api = Arc::new(
+        Api::new(service, http)
+            .with_pool_status(pool_status)
+            .with_dropped_log_lines(dropped_log_lines),
+    );
+    tracing::info!(listen = %address, "recruitd is serving");
+    recruit_http::serve(listener, api, shutdown).await?;
+    tracing::info!("recruitd stopped");
+    Ok(())
+}
+
+/// Loads the demo into an empty database and prints how to use it; on a database that holds
+/// data, says so and changes nothing.
+async fn demo(service: &Service, public: &str) -> Result<(), Failure> {
+    use recruit_service::demo::{self, DemoConfig};
+    let started = std::time::Instant::now();
+    let config = DemoConfig::quick_start(Timestamp::now());
+    let bar = indicatif::ProgressBar::new(config.ledger_entries as u64).with_style(
+        indicatif::ProgressStyle::with_template(
+            "Loading the demo ledger {bar:40} {pos}/{len} entries",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    let progress = |written: usize| bar.set_position(written as u64);
+    let loaded = demo::load(service.store().as_ref(), &config, progress)
+        .await
+        .map_err(|e| Failure(format!("loading the demo failed: {e}")))?;
+    bar.finish_and_clear();
+    let Some(loaded) = loaded else {
+        print("Demo mode: the database already holds data, so nothing was loaded or changed.");
+        print(
+            "Create a token for one of its users with `recruitd token create --user usr_… --scopes …`.",
+        );
+        return Ok(());
+    };
+    let (directory, org) = (&loaded.directory, &loaded.directory.organizations[0]);
+    let (owner, owner_token) = (&loaded.owner.user, &loaded.owner.secret);
+    let (member, member_token) = (&loaded.member.user, &loaded.member.secret);
+    let job = loaded.confidential_job;
+    // The last 30 days, a window the ledger list accepts.
+    let to = Timestamp::now();
+    let from = Timestamp::from_unix_micros(to.unix_micros() - 30 * 86_400_000_000).unwrap_or(to);
+    print(&format!(
+        "\nDemo loaded in {:.1} s: {} ({}) and one more organization, {} users, {} jobs, {} privacy ledger entries.\n",
+        started.elapsed().as_secs_f64(),
+        org.name,
+        org.id,
+        directory.users.len(),
+        directory.jobs.len(),
+        loaded.ledger_entries
+    ));
+    print(&format!("Listening on {public}\n"));
+    print(&format!("Owner token (every scope; {}):\n  {owner_token}", owner.name));
+    print(&format!(
+        "Member token (every scope, but not an owner; {}):\n  {member_token}\n",
+        member.name
+    ));
+    print("Try:");
+    print(&format!("  curl -H 'Authorization: Bearer {owner_token}' {public}/v1/organization"));
+    print(&format!(
+        "  curl -H 'Authorization: Bearer {owner_token}' {public}/v1/users/{}",
+        member.id
+    ));
+    if let Some(job) = job {
+        print(&format!("  curl -H 'Authorization: Bearer {owner_token}' {public}/v1/jobs/{job}"));
+    }
+    print(&format!(
+        "  curl -H 'Authorization: Bearer {owner_token}' '{public}/v1/audit-logs/privacy?timestamp_gte={from}&timestamp_lt={to}&limit=5'"
+    ));
+    print(
+        "\nThe member token gets PERMISSION_DENIED on the ledger and on the confidential job above.",
+    );
+    Ok(())
+}
+
+/// A future that completes on SIGINT (Ctrl-C) or SIGTERM. The handlers are installed now, not
+/// when the future is first polled, so a signal that arrives while the server is still starting
+/// is not lost (nor fatal).
+#[cfg(unix)]
+fn shutdown_signal() -> std::io::Result<impl std::future::Future<Output = ()>> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut interrupt = signal(SignalKind::interrupt())?;
+    let mut terminate = signal(SignalKind::terminate())?;
+    Ok(async move {
+        tokio::select! {
+            _ = interrupt.recv() => {}
+            _ = terminate.recv() => {}
+        }
+    })
+}
+
+#[cfg(not(unix))]
+fn shutdown_signal() -> std::io::Result<impl std::future::Future<Output = ()>> {
+    Ok(async {
+        let _ = tokio::signal::ctrl_c().await;
+    })
+}

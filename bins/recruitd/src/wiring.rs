@@ -1,0 +1,103 @@
+//! The wiring every command shares: the store the database URL names, opened with its pending
+//! migrations applied; the service over it; the checkpoint key.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use recruit_adapters_pg::{PgConfig, PgStore};
+use recruit_adapters_sqlite::{SqliteConfig, SqliteStore};
+use recruit_ports::Store;
+use recruit_service::checkpoint::CheckpointKey;
+use recruit_service::cursor::CursorKey;
+use recruit_service::limits::RateLimitConfig;
+use recruit_service::{Service, ServiceConfig};
+
+use crate::Failure;
+use crate::cli::{Cli, Command, ServiceArgs};
+
+/// A store, and where its pool's numbers come from for the metrics.
+pub(crate) struct Opened {
+    pub(crate) store: Arc<dyn Store>,
+    pub(crate) pool_status: Box<dyn Fn() -> recruit_ports::PoolStatus + Send + Sync>,
+}
+
+/// Opens the store the URL names and applies its pending migrations.
+pub(crate) async fn open_store(cli: &Cli) -> Result<Opened, Failure> {
+    let url = cli.database_url.as_str();
+    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        let mut config = PgConfig::new(url);
+        config.pool_size = cli.db_pool_size;
+        config.wait_timeout = cli.db_wait_timeout;
+        config.statement_timeout = cli.db_statement_timeout;
+        // Only long-running commands serve requests; the others need no extra connection.
+        if matches!(cli.command, Command::Serve(_) | Command::Mcp(_)) {
+            config.credential_cache = Some(cli.credential_cache_max_age);
+        }
+        let store = PgStore::connect(&config)?;
+        let applied = store
+            .migrate()
+            .await
+            .map_err(|e| Failure(format!("cannot migrate the database: {e}")))?;
+        tracing::info!(migrations.applied = applied, backend = "postgres", "database ready");
+        let pool = store.clone();
+        Ok(Opened { store: Arc::new(store), pool_status: Box::new(move || pool.pool_status()) })
+    } else {
+        let path = url.strip_prefix("sqlite://").unwrap_or(url);
+        let mut config = SqliteConfig::new(path);
+        config.pool_size = cli.db_pool_size;
+        config.wait_timeout = cli.db_wait_timeout;
+        let store = SqliteStore::open(&config)
+            .await
+            .map_err(|e| Failure(format!("cannot open the SQLite database {path}: {e}")))?;
+        let applied = store
+            .migrate()
+            .await
+            .map_err(|e| Failure(format!("cannot migrate the database: {e}")))?;
+        tracing::info!(migrations.applied = applied, backend = "sqlite", path, "database ready");
+        let pool = store.clone();
+        Ok(Opened { store: Arc::new(store), pool_status: Box::new(move || pool.pool_status()) })
+    }
+}
+
+/// The cursor key: from configuration, else generated once and kept in the database.
+async fn cursor_key(store: &dyn Store, configured: Option<&str>) -> Result<CursorKey, Failure> {
+    let secret = match configured {
+        Some(s) => s.as_bytes().to_vec(),
+        None => {
+            let (proposed, _) = recruit_service::auth::generate_secret();
+            store.server_secret("cursor", proposed.as_bytes()).await?
+        }
+    };
+    CursorKey::new(&secret)
+        .ok_or_else(|| Failure("the cursor secret must be at least 32 bytes long".into()))
+}
+
+/// The service over `store`, configured.
+pub(crate) async fn service(
+    store: Arc<dyn Store>,
+    args: &ServiceArgs,
+    checkpoint_key: Option<CheckpointKey>,
+    ledger_retention: recruit_domain::Retention,
+) -> Result<Arc<Service>, Failure> {
+    let key = cursor_key(store.as_ref(), args.cursor_secret.as_deref()).await?;
+    let mut config = ServiceConfig::new(args.app_base_url.clone(), key);
+    config.checkpoint_key = checkpoint_key;
+    config.ledger_retention = ledger_retention;
+    config.max_exports = args.max_exports as usize;
+    config.batch_writes = recruit_service::BatchWrites {
+        at_once: args.max_batch_writes as usize,
+        wait: args.batch_write_wait,
+    };
+    config.rate_limits = RateLimitConfig {
+        reads: args.rate_limit_reads,
+        ledger_reads: args.rate_limit_ledger_reads,
+        writes: args.rate_limit_writes,
+        auth_failures: args.rate_limit_auth_failures,
+    };
+    Ok(Arc::new(Service::new(store, config)))
+}
+
+/// The checkpoint key at `path`, if one is configured.
+pub(crate) fn checkpoint_key(path: Option<&Path>) -> Result<Option<CheckpointKey>, Failure> {
+    Ok(path.map(CheckpointKey::load).transpose()?)
+}

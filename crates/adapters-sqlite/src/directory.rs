@@ -1,0 +1,167 @@
+//! The directory port: organizations, users and jobs; users' profiles read and changed with
+//! the privacy ledger entry that records it, in one immediate transaction.
+
+use async_trait::async_trait;
+use diesel::prelude::*;
+use diesel::sqlite::SqliteConnection;
+use recruit_domain::{JobId, OrganizationId, Timestamp, User, UserId};
+use recruit_ports::rows as neutral;
+use recruit_ports::{
+    Directory, JobRecord, LedgerEntry, OrganizationRecord, ProfileUpdate, StoreError,
+};
+
+use crate::SqliteStore;
+use crate::chain::chain;
+use crate::error::TxError;
+use crate::rows::*;
+use crate::schema::*;
+
+fn load_organization(c: &mut SqliteConnection, org: &[u8]) -> Result<OrganizationRecord, TxError> {
+    let (row, defaults) = organizations::table
+        .inner_join(
+            organization_scheduling_defaults::table
+                .on(organization_scheduling_defaults::organization_id.eq(organizations::id)),
+        )
+        .filter(organizations::id.eq(org))
+        .select((OrganizationRow::as_select(), SchedulingDefaultsRow::as_select()))
+        .first(c)?;
+    let hours = organization_work_hours::table
+        .filter(organization_work_hours::organization_id.eq(org))
+        .order(organization_work_hours::position)
+        .select(WorkHoursRow::as_select())
+        .load(c)?;
+    let hours = hours.into_iter().map(Row::into_neutral).collect::<Result<_, _>>()?;
+    Ok(row.into_neutral()?.into_record(hours, defaults.into_neutral()?)?)
+}
+
+#[async_trait]
+impl Directory for SqliteStore {
+    async fn organization(&self, id: OrganizationId) -> Result<OrganizationRecord, StoreError> {
+        let org = blob(id.uuid());
+        self.run(move |c| Ok(load_organization(c, &org))).await?.map_err(Into::into)
+    }
+
+    async fn user(&self, organization: OrganizationId, id: UserId) -> Result<User, StoreError> {
+        let (org, id) = (blob(organization.uuid()), blob(id.uuid()));
+        let row = self
+            .run(move |c| users::table.find((org, id)).select(UserRow::as_select()).first(c))
+            .await?;
+        row.into_neutral()?.into_user()
+    }
+
+    async fn read_user(
+        &self,
+        organization: OrganizationId,
+        id: UserId,
+        entry: &LedgerEntry,
+    ) -> Result<User, StoreError> {
+        let (org, id) = (blob(organization.uuid()), blob(id.uuid()));
+        let mut logged = vec![neutral::LedgerRow::new(entry)?];
+        let row = self
+            .transaction(move |c| -> Result<UserRow, TxError> {
+                let row = users::table.find((org, id)).select(UserRow::as_select()).first(c)?;
+                chain(c, &mut logged)?;
+                insert_rows!(c, privacy_audit_logs::table, LedgerRow, logged);
+                Ok(row)
+            })
+            .await
+            .map_err(StoreError::from)?;
+        row.into_neutral()?.into_user()
+    }
+
+    async fn update_user(&self, update: &ProfileUpdate) -> Result<User, StoreError> {
+        let user = UserRow::from(neutral::UserRow::new(&update.user));
+        let mut logged = vec![neutral::LedgerRow::new(&update.entry)?];
+        let ids: Vec<Vec<u8>> = update.read_ids().into_iter().map(blob).collect();
+        let decision = update.clone();
+        self.transaction(move |c| -> Result<(), TxError> {
+            // The transaction holds the write lock: what is read here stays so until it ends.
+            let stored: Vec<(Vec<u8>, i64)> = users::table
+                .filter(users::organization_id.eq(&user.organization_id))
+                .filter(users::id.eq_any(&ids))
+                .select((users::id, users::updated_at))
+                .load(c)?;
+            let stored = stored
+                .into_iter()
+                .map(|(id, at)| {
+                    Ok((
+                        uuid(&id)?,
+                        <Timestamp as recruit_adapters_diesel::Column<Sqlite3>>::load(at)?,
+                    ))
+                })
+                .collect::<Result<_, StoreError>>()?;
+            decision.check_read(stored)?;
+            let changed = diesel::update(users::table.find((&user.organization_id, &user.id)))
+                .set((
+                    users::name.eq(&user.name),
+                    users::title.eq(&user.title),
+                    users::manager_id.eq(&user.manager_id),
+                    users::linkedin_url.eq(&user.linkedin_url),
+                    users::updated_at.eq(user.updated_at),
+                ))
+                .execute(c)?;
+            if changed != 1 {
+                return Err(StoreError::Conflict("the user is gone".into()).into());
+            }
+            chain(c, &mut logged)?;
+            insert_rows!(c, privacy_audit_logs::table, LedgerRow, logged);
+            Ok(())
+        })
+        .await
+        .map_err(StoreError::from)?;
+        Ok(update.user.clone())
+    }
+
+    async fn find_user(&self, id: UserId) -> Result<User, StoreError> {
+        let id = blob(id.uuid());
+        let row = self
+            .run(move |c| {
+                users::table.filter(users::id.eq(id)).select(UserRow::as_select()).first(c)
+            })
+            .await?;
+        row.into_neutral()?.into_user()
+    }
+
+    async fn job(&self, organization: OrganizationId, id: JobId) -> Result<JobRecord, StoreError> {
+        let (org, job) = (blob(organization.uuid()), blob(id.uuid()));
+        let (row, settings, team, stages) = self
+            .run(move |c| {
+                let (row, settings) = jobs::table
+                    .inner_join(
+                        job_resolved_settings::table.on(job_resolved_settings::organization_id
+                            .eq(jobs::organization_id)
+                            .and(job_resolved_settings::job_id.eq(jobs::id))),
+                    )
+                    .filter(jobs::organization_id.eq(&org).and(jobs::id.eq(&job)))
+                    .select((JobRow::as_select(), ResolvedSettingsRow::as_select()))
+                    .first(c)?;
+                let team = job_hiring_team::table
+                    .inner_join(
+                        users::table.on(users::organization_id
+                            .eq(job_hiring_team::organization_id)
+                            .and(users::id.eq(job_hiring_team::user_id))),
+                    )
+                    .filter(
+                        job_hiring_team::organization_id
+                            .eq(&org)
+                            .and(job_hiring_team::job_id.eq(&job)),
+                    )
+                    .order(job_hiring_team::position)
+                    .select((job_hiring_team::role, job_hiring_team::user_id, users::name))
+                    .load::<(String, Vec<u8>, String)>(c)?;
+                let stages = job_stages::table
+                    .filter(job_stages::organization_id.eq(&org).and(job_stages::job_id.eq(&job)))
+                    .order(job_stages::position)
+                    .select(JobStageRow::as_select())
+                    .load(c)?;
+                Ok((row, settings, team, stages))
+            })
+            .await?;
+        let team = team
+            .into_iter()
+            .map(|(role, user, name)| Ok((role, uuid(&user)?, name)))
+            .collect::<Result<_, StoreError>>()?;
+        let stages = stages.into_iter().map(Row::into_neutral).collect::<Result<_, _>>()?;
+        neutral::job_record(row.into_neutral()?, settings.into_neutral()?, team, stages)
+    }
+}

@@ -1,0 +1,425 @@
+//! The ledgers port: idempotency keys, recording privacy accesses, the chains' heads,
+//! checkpoints and retention, the audit ledgers, the privacy ledger's pages (each read
+//! recorded before it returns), and exports.
+
+use async_trait::async_trait;
+use diesel::prelude::*;
+use recruit_domain::{OrganizationId, Timestamp};
+use recruit_ports::rows as neutral;
+use recruit_ports::{
+    AccessesWrite, AuditEntry, AuditListQuery, Claim, KeyClaim, LedgerPage, Ledgers,
+    PrivacyLogQuery, ReadRecord, StoreError, ToolAuditEntry,
+};
+
+use crate::SqliteStore;
+use crate::chain::{chain, chain_entries};
+use crate::error::TxError;
+use crate::export::export_ledger;
+use crate::rows::*;
+use crate::schema::*;
+
+#[async_trait]
+impl Ledgers for SqliteStore {
+    async fn claim_idempotency_key(&self, claim: &KeyClaim) -> Result<Claim, StoreError> {
+        use crate::schema::idempotency_keys as keys;
+        let row = IdempotencyRow::from(neutral::IdempotencyRow::claimed(claim));
+        let claim = claim.clone();
+        self.transaction(move |c| -> Result<Claim, TxError> {
+            let held = keys::table.find((row.organization_id.clone(), row.key.clone()));
+            let stored = held.select(IdempotencyRow::as_select()).first(c).optional()?;
+            let stored = stored.map(|r| r.into_neutral()?.into_stored()).transpose()?;
+            let (found, write) = claim.decide(stored.as_ref());
+            if write {
+                diesel::replace_into(keys::table).values(&row).execute(c)?;
+            }
+            Ok(found)
+        })
+        .await
+        .map_err(StoreError::from)
+    }
+
+    async fn release_idempotency_key(&self, claim: &KeyClaim) -> Result<(), StoreError> {
+        use crate::schema::idempotency_keys as keys;
+        let (org, key) = (blob(claim.organization_id.uuid()), claim.key.clone());
+        let fingerprint = claim.fingerprint.to_vec();
+        self.run(move |c| {
+            diesel::delete(keys::table.find((org, key)))
+                .filter(keys::fingerprint.eq(fingerprint))
+                .filter(keys::response.is_null())
+                .execute(c)
+                .map(drop)
+        })
+        .await
+    }
+
+    async fn purge_idempotency_keys(&self, now: Timestamp) -> Result<usize, StoreError> {
+        use crate::schema::idempotency_keys as keys;
+        let now = now.unix_micros();
+        self.run(move |c| diesel::delete(keys::table.filter(keys::expires_at.le(now))).execute(c))
+            .await
+    }
+
+    async fn record_privacy_accesses(&self, write: &AccessesWrite) -> Result<(), StoreError> {
+        use crate::schema::idempotency_keys as keys;
+        let mut rows = neutral::AccessRows::new(write)?;
+        let done =
+            IdempotencyRow::from(neutral::IdempotencyRow::completed(&write.claim, &write.response));
+        let claim = write.claim.clone();
+        self.transaction(move |c| -> Result<(), TxError> {
+            let completed = diesel::update(keys::table.find((&done.organization_id, &done.key)))
+                .filter(keys::fingerprint.eq(&done.fingerprint))
+                .filter(keys::response.is_null())
+                .set((
+                    keys::locked_until.eq(done.locked_until),
+                    keys::status.eq(done.status),
+                    keys::response.eq(&done.response),
+                ))
+                .execute(c)?;
+            claim.completed(completed)?;
+            chain(c, &mut rows)?;
+            recruit_ports::insert_access_rows!(insert_rows!(c), rows);
+            Ok(())
+        })
+        .await
+        .map_err(StoreError::from)
+    }
+
+    async fn chain_heads(
+        &self,
+        organization: Option<OrganizationId>,
+    ) -> Result<Vec<neutral::LedgerHeadRow>, StoreError> {
+        let org = organization.map(|o| blob(o.uuid()));
+        let rows: Vec<LedgerHeadRow> = self
+            .run(move |c| {
+                let mut heads = ledger_heads::table
+                    .order((ledger_heads::organization_id, ledger_heads::ledger))
+                    .select(LedgerHeadRow::as_select())
+                    .into_boxed();
+                if let Some(org) = org {
+                    heads = heads.filter(ledger_heads::organization_id.eq(org));
+                }
+                heads.load(c)
+            })
+            .await?;
+        rows.into_iter().map(Row::into_neutral).collect()
+    }
+
+    async fn save_checkpoints(
+        &self,
+        checkpoints: &[recruit_domain::chain::Checkpoint],
+    ) -> Result<(), StoreError> {
+        let rows = checkpoints
+            .iter()
+            .map(|c| neutral::CheckpointRow::new(c).map(CheckpointRow::from))
+            .collect::<Result<Vec<_>, _>>()?;
+        self.run(move |c| {
+            diesel::insert_or_ignore_into(ledger_checkpoints::table).values(&rows).execute(c)
+        })
+        .await?;
+        Ok(())
+    }
+
+    async fn checkpoints(
+        &self,
+        organization: Option<OrganizationId>,
+        ledger: Option<recruit_domain::chain::Ledger>,
+    ) -> Result<Vec<recruit_domain::chain::Checkpoint>, StoreError> {
+        let org = organization.map(|o| blob(o.uuid()));
+        let rows: Vec<CheckpointRow> = self
+            .run(move |c| {
+                let mut query = ledger_checkpoints::table
+                    .order((
+                        ledger_checkpoints::organization_id,
+                        ledger_checkpoints::ledger,
+                        ledger_checkpoints::position,
+                        ledger_checkpoints::signed_at,
+                    ))
+                    .select(CheckpointRow::as_select())
+                    .into_boxed();
+                if let Some(org) = org {
+                    query = query.filter(ledger_checkpoints::organization_id.eq(org));
+                }
+                if let Some(ledger) = ledger {
+                    query = query.filter(ledger_checkpoints::ledger.eq(ledger.as_str()));
+                }
+                query.load(c)
+            })
+            .await?;
+        rows.into_iter().map(|r| r.into_neutral()?.into_checkpoint()).collect()
+    }
+
+    async fn retention_plan(
+        &self,
+        before: Timestamp,
+    ) -> Result<Vec<recruit_ports::chain::PlannedCut>, StoreError> {
+        use diesel::sql_types::{BigInt, Binary};
+        use recruit_ports::chain::{LEDGER_TABLES, PlannedCut, retention_plan_sql};
+        #[derive(QueryableByName)]
+        struct Planned {
+            #[diesel(sql_type = Binary)]
+            organization_id: Vec<u8>,
+            #[diesel(sql_type = BigInt)]
+            position: i64,
+            #[diesel(sql_type = BigInt)]
+            entries: i64,
+            #[diesel(sql_type = Binary)]
+            hash: Vec<u8>,
+        }
+        let planned: Vec<(recruit_domain::chain::Ledger, Vec<Planned>)> = self
+            .run(move |c| {
+                LEDGER_TABLES
+                    .into_iter()
+                    .map(|(ledger, table)| {
+                        diesel::sql_query(retention_plan_sql(table, "?"))
+                            .bind::<BigInt, _>(before.unix_micros())
+                            .load(c)
+                            .map(|rows| (ledger, rows))
+                    })
+                    .collect()
+            })
+            .await?;
+        let mut plan = vec![];
+        for (ledger, rows) in planned {
+            for p in rows {
+                let org = crate::rows::uuid(&p.organization_id)?;
+                plan.push(PlannedCut::from_stored(ledger, org, p.position, p.entries, &p.hash)?);
+            }
+        }
+        Ok(plan)
+    }
+
+    async fn save_retention_cuts(
+        &self,
+        cuts: &[recruit_domain::chain::RetentionCut],
+    ) -> Result<(), StoreError> {
+        let rows = cuts
+            .iter()
+            .map(|c| neutral::RetentionCutRow::new(c).map(RetentionCutRow::from))
+            .collect::<Result<Vec<_>, _>>()?;
+        self.run(move |c| {
+            diesel::insert_or_ignore_into(ledger_retention_cuts::table).values(&rows).execute(c)
+        })
+        .await?;
+        Ok(())
+    }
+
+    async fn retention_cuts(
+        &self,
+        organization: Option<OrganizationId>,
+        ledger: Option<recruit_domain::chain::Ledger>,
+    ) -> Result<Vec<recruit_domain::chain::RetentionCut>, StoreError> {
+        let org = organization.map(|o| blob(o.uuid()));
+        let rows: Vec<RetentionCutRow> = self
+            .run(move |c| {
+                let mut query = ledger_retention_cuts::table
+                    .order((
+                        ledger_retention_cuts::organization_id,
+                        ledger_retention_cuts::ledger,
+                        ledger_retention_cuts::position,
+                    ))
+                    .select(RetentionCutRow::as_select())
+                    .into_boxed();
+                if let Some(org) = org {
+                    query = query.filter(ledger_retention_cuts::organization_id.eq(org));
+                }
+                if let Some(ledger) = ledger {
+                    query = query.filter(ledger_retention_cuts::ledger.eq(ledger.as_str()));
+                }
+                query.load(c)
+            })
+            .await?;
+        rows.into_iter().map(|r| r.into_neutral()?.into_cut()).collect()
+    }
+
+    async fn remove_retained(&self, before: Timestamp) -> Result<u64, StoreError> {
+        use diesel::sql_types::BigInt;
+        let removed = self
+            .transaction(move |c| -> Result<usize, TxError> {
+                let mut removed = 0;
+                for (_, table) in recruit_ports::chain::LEDGER_TABLES {
+                    removed +=
+                        diesel::sql_query(format!("DELETE FROM {table} WHERE recorded_at < ?"))
+                            .bind::<BigInt, _>(before.unix_micros())
+                            .execute(c)?;
+                }
+                Ok(removed)
+            })
+            .await
+            .map_err(StoreError::from)?;
+        Ok(u64::try_from(removed).unwrap_or(u64::MAX))
+    }
+
+    async fn latest_checkpoint(
+        &self,
+        organization: OrganizationId,
+        ledger: recruit_domain::chain::Ledger,
+    ) -> Result<Option<recruit_domain::chain::Checkpoint>, StoreError> {
+        let org = blob(organization.uuid());
+        let row: Option<CheckpointRow> = self
+            .run(move |c| {
+                ledger_checkpoints::table
+                    .filter(ledger_checkpoints::organization_id.eq(org))
+                    .filter(ledger_checkpoints::ledger.eq(ledger.as_str()))
+                    .order((
+                        ledger_checkpoints::position.desc(),
+                        ledger_checkpoints::signed_at.desc(),
+                    ))
+                    .select(CheckpointRow::as_select())
+                    .first(c)
+                    .optional()
+            })
+            .await?;
+        row.map(|r| r.into_neutral()?.into_checkpoint()).transpose()
+    }
+
+    async fn chain_entries(
+        &self,
+        ledger: recruit_domain::chain::Ledger,
+        organization: OrganizationId,
+        page: recruit_ports::chain::ChainPage,
+        limit: u32,
+    ) -> Result<Vec<recruit_ports::chain::ChainEntry>, StoreError> {
+        use recruit_domain::chain::Ledger;
+        let org = blob(organization.uuid());
+        self.run(move |c| {
+            Ok(match ledger {
+                Ledger::Privacy => chain_entries::<LedgerRow>(c, org, page, limit),
+                Ledger::Api => chain_entries::<AuditRow>(c, org, page, limit),
+                Ledger::Tool => chain_entries::<ToolAuditRow>(c, org, page, limit),
+            })
+        })
+        .await?
+        .map_err(StoreError::from)
+    }
+
+    async fn api_audit_entries(
+        &self,
+        query: &AuditListQuery,
+    ) -> Result<Vec<AuditEntry>, StoreError> {
+        let org = query.organization_id.map(|o| blob(o.uuid()));
+        let limit = i64::from(query.limit);
+        let rows = self
+            .run(move |c| {
+                let mut q = api_audit_log::table.select(AuditRow::as_select()).into_boxed();
+                if let Some(org) = org {
+                    q = q.filter(api_audit_log::organization_id.eq(org));
+                }
+                q.order((api_audit_log::at.desc(), api_audit_log::id.desc())).limit(limit).load(c)
+            })
+            .await?;
+        rows.into_iter().map(|r| r.into_neutral()?.into_entry()).collect()
+    }
+
+    async fn tool_audit_entries(
+        &self,
+        query: &AuditListQuery,
+    ) -> Result<Vec<ToolAuditEntry>, StoreError> {
+        let org = query.organization_id.map(|o| blob(o.uuid()));
+        let limit = i64::from(query.limit);
+        let rows = self
+            .run(move |c| {
+                let mut q = tool_audit_log::table.select(ToolAuditRow::as_select()).into_boxed();
+                if let Some(org) = org {
+                    q = q.filter(tool_audit_log::organization_id.eq(org));
+                }
+                q.order((tool_audit_log::at.desc(), tool_audit_log::id.desc())).limit(limit).load(c)
+            })
+            .await?;
+        rows.into_iter().map(|r| r.into_neutral()?.into_entry()).collect()
+    }
+
+    async fn read_privacy_audit_logs(
+        &self,
+        query: &PrivacyLogQuery,
+        record: &ReadRecord,
+    ) -> Result<LedgerPage, StoreError> {
+        use crate::schema::privacy_audit_logs as pal;
+        let org = blob(query.organization_id.uuid());
+        let (gte, lt) = (query.window.gte().unix_micros(), query.window.lt().unix_micros());
+        let ids: Option<Vec<Vec<u8>>> =
+            query.ids.as_ref().map(|f| f.iter().map(|i| blob(i.uuid())).collect());
+        let after = query.after.map(|p| (p.access_time.unix_micros(), blob(p.id.uuid())));
+        let limit = usize::try_from(query.limit).unwrap_or(usize::MAX);
+        let rows = self
+            .run(move |c| {
+                let mut q = pal::table
+                    .filter(pal::organization_id.eq(org))
+                    .filter(pal::access_time.ge(gte))
+                    .filter(pal::access_time.lt(lt))
+                    .select(LedgerRow::as_select())
+                    .into_boxed();
+                if let Some(ids) = ids {
+                    q = q.filter(pal::id.eq_any(ids));
+                }
+                if let Some((time, id)) = after {
+                    // `access_time <= t` bounds the index range; the rest breaks the tie.
+                    q = q
+                        .filter(pal::access_time.le(time))
+                        .filter(pal::access_time.lt(time).or(pal::id.lt(id)));
+                }
+                // One more than the page tells whether another page follows.
+                q.order((pal::access_time.desc(), pal::id.desc()))
+                    .limit(i64::try_from(limit).unwrap_or(i64::MAX - 1) + 1)
+                    .load::<LedgerRow>(c)
+            })
+            .await?;
+        let page = record.page(rows, limit);
+        // Committed, with the records of the reads made meanwhile, before the page returns.
+        self.record(page.api, page.tool).await?;
+        recruit_adapters_diesel::ledger_page(page.rows, page.more)
+    }
+
+    async fn export(
+        &self,
+        query: &recruit_ports::chain::ExportQuery,
+        record: Option<&ReadRecord>,
+    ) -> Result<recruit_ports::chain::Export, StoreError> {
+        let (counted, count) = tokio::sync::oneshot::channel();
+        let (sender, entries) = tokio::sync::mpsc::channel(recruit_adapters_diesel::EXPORT_CHUNK);
+        let (q, store) = (query.clone(), self.clone());
+        // A task of its own reads the export from one snapshot (a read transaction), a chunk
+        // at a time, as fast as the reader takes it; the reader dropping the stream ends it.
+        tokio::spawn(async move {
+            let _ = store
+                .run(move |c| {
+                    let mut counted = Some(counted);
+                    let read = c.transaction(|c| export_ledger(c, &q, &mut counted, &sender));
+                    if let Err(e) = read {
+                        let e = StoreError::from(e);
+                        match counted.take() {
+                            Some(counted) => {
+                                let _ = counted.send(Err(e));
+                            }
+                            None => {
+                                let _ = sender.blocking_send(Err(e));
+                            }
+                        }
+                    }
+                    Ok(())
+                })
+                .await;
+        });
+        let gone = || StoreError::Unavailable("the export stopped before it began".into());
+        let count = count.await.map_err(|_| gone())??;
+        if let Some(record) = record {
+            // Committed before the export is handed over: no entry leaves unrecorded.
+            self.record_reads(record, usize::try_from(count).unwrap_or(usize::MAX)).await?;
+        }
+        Ok(recruit_ports::chain::Export {
+            count,
+            entries: Box::pin(recruit_adapters_diesel::ChannelStream(entries)),
+        })
+    }
+
+    async fn record_read(&self, record: &ReadRecord) -> Result<(), StoreError> {
+        self.record_reads(record, 0).await
+    }
+}
+
+impl SqliteStore {
+    /// Appends the record of a read that returned `n` entries.
+    async fn record_reads(&self, record: &ReadRecord, n: usize) -> Result<(), StoreError> {
+        let page = record.page(vec![(); n], n);
+        self.record(page.api, page.tool).await
+    }
+}
