@@ -237,3 +237,71 @@ async fn the_latest_checkpoint_verifies_with_the_published_key_and_follows_the_c
     assert_eq!(reads.len(), 3, "every read is recorded");
     assert!(reads.iter().all(|e| e.entries_returned == 0));
 }
+
+/// A call of the tool `record_privacy_accesses` with `arguments`; its result.
+async fn tool(f: &Fixture, token: &str, arguments: Value) -> Value {
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "record_privacy_accesses", "arguments": arguments}});
+    let request = Request::post("/mcp")
+        .header("host", "127.0.0.1:8080")
+        .header("authorization", format!("Bearer {token}"))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-11-25")
+        .body(Full::new(Bytes::from(call.to_string())))
+        .unwrap();
+    let (status, _, json) = f.send(request).await;
+    assert_eq!(status, StatusCode::OK, "{json}");
+    json["result"].clone()
+}
+
+/// One rule for keys: the key a REST client sends as a Structured Field string is the key a
+/// tool sends as plain text, so the same batch through the other interface is a replay.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_is_the_same_key_through_either_interface() {
+    let f = Fixture::with(|_| {}).await;
+    let owner = f.token(ORG_A, Role::Owner, &Scope::ALL).await;
+    let entries = json!([entry("People")]);
+    let body = json!({"entries": entries}).to_string();
+    let (status, _, first) = f.send(post(&owner, Some(r#""a key \"with\" quotes""#), &body)).await;
+    assert_eq!(status, StatusCode::CREATED, "{first}");
+    let result = tool(
+        &f,
+        &owner,
+        json!({"idempotency_key": r#"a key "with" quotes"#,
+        "entries": entries}),
+    )
+    .await;
+    assert_eq!(result["isError"], false, "{result}");
+    assert_eq!(result["structuredContent"], first, "the first response, replayed");
+    assert_eq!(recent(&f, &owner).await.len(), 1, "written once");
+}
+
+/// A batch's body is JSON: `application/json` or a `+json` type, or no `Content-Type` at all
+/// (read as JSON); any other type is VALIDATION_FAILED naming `Content-Type`, and writes
+/// nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_is_json_by_its_content_type_or_without_one() {
+    let f = Fixture::with(|_| {}).await;
+    let owner = f.token(ORG_A, Role::Owner, &Scope::ALL).await;
+    let body = json!({"entries": [entry("People")]}).to_string();
+    let send = |key: &str, content_type: Option<&str>| {
+        let mut request = Request::post(PATH)
+            .header("authorization", format!("Bearer {owner}"))
+            .header("idempotency-key", key);
+        if let Some(content_type) = content_type {
+            request = request.header("content-type", content_type);
+        }
+        request.body(Full::new(Bytes::from(body.clone()))).unwrap()
+    };
+    let (status, _, json) = f.send(send("plain", Some("text/plain"))).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{json}");
+    assert_eq!(json["error"]["code"], "VALIDATION_FAILED");
+    assert_eq!(json["error"]["details"][0]["field"], "Content-Type");
+    assert!(recent(&f, &owner).await.is_empty(), "nothing written");
+    let (status, _, json) = f.send(send("none", None)).await;
+    assert_eq!(status, StatusCode::CREATED, "{json}");
+    let (status, _, json) = f.send(send("problem", Some("application/problem+json"))).await;
+    assert_eq!(status, StatusCode::CREATED, "{json}");
+    assert_eq!(recent(&f, &owner).await.len(), 2);
+}
