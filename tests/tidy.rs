@@ -61,7 +61,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("recruit-domain", &[]),
     ("recruit-ports", &["recruit-domain"]),
     ("recruit-service", &["recruit-domain", "recruit-ports"]),
-    ("recruit-adapters-diesel", &["recruit-ports"]),
+    ("recruit-adapters-diesel", &["recruit-domain", "recruit-ports"]),
     ("recruit-adapters-pg", &["recruit-domain", "recruit-ports", "recruit-adapters-diesel"]),
     ("recruit-adapters-sqlite", &["recruit-domain", "recruit-ports", "recruit-adapters-diesel"]),
     ("recruit-mcp", &["recruit-domain", "recruit-service"]),
@@ -109,6 +109,11 @@ const DEV_ONLY: &[(&str, &str, &str)] = &[
     ),
     ("recruit-http", "recruit-adapters-sqlite", "its tests answer requests from a real store"),
     ("recruit-adapters-pg", "recruit-adapters-pg", "its tests use its own `testkit` feature"),
+    (
+        "recruit-adapters-sqlite",
+        "recruit-adapters-sqlite",
+        "its tests use its own `testkit` feature",
+    ),
     ("recruitd", "recruit-adapters-pg", "its tests start PostgreSQL clusters with the testkit"),
 ];
 

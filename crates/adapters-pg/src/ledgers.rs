@@ -389,7 +389,8 @@ impl Ledgers for PgStore {
         &self,
         before: Timestamp,
     ) -> Result<Vec<recruit_ports::chain::PlannedCut>, StoreError> {
-        use recruit_ports::chain::{LEDGER_TABLES, PlannedCut, retention_plan_sql};
+        use recruit_adapters_diesel::{LEDGER_TABLES, retention_plan_sql};
+        use recruit_ports::chain::PlannedCut;
         #[derive(QueryableByName)]
         struct Planned {
             #[diesel(sql_type = sql_types::Uuid)]

@@ -10,9 +10,9 @@
 use diesel::QueryableByName;
 use diesel::sql_types;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use recruit_adapters_diesel::LEDGER_TABLES;
 use recruit_domain::Timestamp;
 use recruit_ports::StoreError;
-use recruit_ports::chain::LEDGER_TABLES;
 
 use crate::error::TxError;
 

@@ -177,7 +177,7 @@ fn insert_document(
     let mut rows = neutral::DocumentRows::new(doc)?;
     chain(c, &mut rows)?;
     let summary = rows.summary();
-    recruit_ports::insert_document_rows!(insert_rows!(c), rows);
+    recruit_adapters_diesel::insert_document_rows!(insert_rows!(c), rows);
     if !doc.jobs.is_empty() {
         let jobs: Vec<_> = doc.jobs.iter().map(|j| blob(j.id.uuid())).collect();
         keep_resolved_settings(c, Some(&jobs))?;

@@ -77,7 +77,7 @@ impl Ledgers for SqliteStore {
                 .execute(c)?;
             claim.completed(completed)?;
             chain(c, &mut rows)?;
-            recruit_ports::insert_access_rows!(insert_rows!(c), rows);
+            recruit_adapters_diesel::insert_access_rows!(insert_rows!(c), rows);
             Ok(())
         })
         .await
@@ -153,7 +153,8 @@ impl Ledgers for SqliteStore {
         before: Timestamp,
     ) -> Result<Vec<recruit_ports::chain::PlannedCut>, StoreError> {
         use diesel::sql_types::{BigInt, Binary};
-        use recruit_ports::chain::{LEDGER_TABLES, PlannedCut, retention_plan_sql};
+        use recruit_adapters_diesel::{LEDGER_TABLES, retention_plan_sql};
+        use recruit_ports::chain::PlannedCut;
         #[derive(QueryableByName)]
         struct Planned {
             #[diesel(sql_type = Binary)]
@@ -236,7 +237,7 @@ impl Ledgers for SqliteStore {
         let removed = self
             .transaction(move |c| -> Result<usize, TxError> {
                 let mut removed = 0;
-                for (_, table) in recruit_ports::chain::LEDGER_TABLES {
+                for (_, table) in recruit_adapters_diesel::LEDGER_TABLES {
                     removed +=
                         diesel::sql_query(format!("DELETE FROM {table} WHERE recorded_at < ?"))
                             .bind::<BigInt, _>(before.unix_micros())

@@ -16,6 +16,8 @@
 
 #[macro_use]
 mod insert;
+#[cfg(feature = "testkit")]
+pub mod testkit;
 
 mod chain;
 mod directory;

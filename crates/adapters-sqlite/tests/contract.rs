@@ -1,34 +1,17 @@
 //! The contract suite of `recruit-ports` on the SQLite adapter, and what this adapter promises
 //! beyond it: idempotent migrations, append-only ledgers, WAL mode.
 
-use std::ops::Deref;
-
 use diesel::connection::SimpleConnection as _;
 use diesel::prelude::*;
 use diesel::sqlite::SqliteConnection;
+use recruit_adapters_sqlite::testkit::TestStore;
 use recruit_adapters_sqlite::{SqliteConfig, SqliteStore};
-use tempfile::TempDir;
 
 /// A migrated store on a file of its own, removed with the guard.
-struct Fresh {
-    store: SqliteStore,
-    dir: TempDir,
-}
-
-impl Deref for Fresh {
-    type Target = SqliteStore;
-
-    fn deref(&self) -> &SqliteStore {
-        &self.store
-    }
-}
+type Fresh = TestStore;
 
 async fn fresh() -> Fresh {
-    let dir = tempfile::tempdir().expect("a temporary directory");
-    let store =
-        SqliteStore::open(&SqliteConfig::new(dir.path().join("recruitd.db"))).await.expect("opens");
-    store.migrate().await.expect("migrates");
-    Fresh { store, dir }
+    TestStore::fresh().await
 }
 
 recruit_ports::store_contract_tests!(fresh());
@@ -43,8 +26,7 @@ fn raw(fresh: &Fresh) -> SqliteConnection {
 async fn migrations_apply_once_and_then_do_nothing() {
     let store = fresh().await;
     assert_eq!(store.migrate().await.unwrap(), 0);
-    let reopened =
-        SqliteStore::open(&SqliteConfig::new(store.dir.path().join("recruitd.db"))).await.unwrap();
+    let reopened = store.reopened().await;
     assert_eq!(reopened.migrate().await.unwrap(), 0);
 }
 

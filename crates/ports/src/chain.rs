@@ -407,7 +407,8 @@ pub struct PlannedCut {
 }
 
 impl PlannedCut {
-    /// The cut of what [`retention_plan_sql`] selected of `ledger`'s table.
+    /// The cut of what a store's retention plan query selected of `ledger`'s table: the
+    /// last position recorded before the boundary, how many entries, and that entry's hash.
     pub fn from_stored(
         ledger: Ledger,
         organization: Uuid,
@@ -424,27 +425,6 @@ impl PlannedCut {
             entries: u64::try_from(entries).unwrap_or_default(),
         })
     }
-}
-
-/// The three ledgers with chains, and their tables.
-pub const LEDGER_TABLES: [(Ledger, &str); 3] = [
-    (Ledger::Privacy, <LedgerRow as Chained>::TABLE),
-    (Ledger::Api, <AuditRow as Chained>::TABLE),
-    (Ledger::Tool, <ToolAuditRow as Chained>::TABLE),
-];
-
-/// The query of a retention plan of `table`, with `before` the placeholder of the boundary:
-/// per organization, the last position recorded before it, how many entries, and its hash
-/// (columns `organization_id`, `position`, `entries`, `hash`). Positions grow with the time
-/// of recording, so the entries counted are the chain's prefix up to that position.
-pub fn retention_plan_sql(table: &str, before: &str) -> String {
-    format!(
-        "SELECT p.organization_id, p.position, p.entries, t.hash \
-         FROM (SELECT organization_id, max(position) AS position, count(*) AS entries \
-               FROM {table} WHERE recorded_at < {before} GROUP BY organization_id) p \
-         JOIN {table} t ON t.organization_id = p.organization_id AND t.position = p.position \
-         ORDER BY p.organization_id"
-    )
 }
 
 /// What to export of a ledger: its entries of one organization (of every organization when

@@ -1054,19 +1054,6 @@ impl AccessRows {
     }
 }
 
-/// Inserts [`AccessRows`]: `insert_access_rows!($insert!($args…), rows)` calls
-/// `$insert!($args…, table, RowType, rows)` for the privacy ledger's rows and the audit
-/// ledgers'.
-#[macro_export]
-macro_rules! insert_access_rows {
-    ($insert:ident!($($args:tt)*), $rows:expr) => {{
-        let rows: $crate::rows::AccessRows = $rows;
-        $insert!($($args)*, privacy_audit_logs::table, LedgerRow, rows.privacy_audit_logs);
-        $insert!($($args)*, api_audit_log::table, AuditRow, [rows.api]);
-        $insert!($($args)*, tool_audit_log::table, ToolAuditRow, rows.tool);
-    }};
-}
-
 /// A count of entries as stored (a 32-bit integer column), saturating.
 fn stored_count(n: usize) -> i32 {
     i32::try_from(n).unwrap_or(i32::MAX)
@@ -1179,37 +1166,6 @@ pub struct DocumentRows {
     pub job_stages: Vec<JobStageRow>,
     /// `privacy_audit_logs`.
     pub privacy_audit_logs: Vec<LedgerRow>,
-}
-
-/// Calls the macro `$insert!($args…, table, RowType, rows)` for each table of a
-/// [`DocumentRows`], in the order of insertion (a row's references before it): `table` is the
-/// table's diesel path (`organizations::table`) and `RowType` the adapter's row struct, both
-/// resolved where the macro is called.
-///
-/// ```text
-/// recruit_ports::insert_document_rows!(insert_rows!(c), rows);
-/// ```
-#[macro_export]
-macro_rules! insert_document_rows {
-    ($insert:ident!($($args:tt)*), $rows:expr) => {{
-        let rows: $crate::rows::DocumentRows = $rows;
-        $insert!($($args)*, organizations::table, OrganizationRow, rows.organizations);
-        $insert!(
-            $($args)*,
-            organization_scheduling_defaults::table,
-            SchedulingDefaultsRow,
-            rows.scheduling_defaults
-        );
-        $insert!($($args)*, organization_work_hours::table, WorkHoursRow, rows.work_hours);
-        $insert!($($args)*, users::table, UserRow, rows.users);
-        $insert!($($args)*, task_queues::table, TaskQueueRow, rows.task_queues);
-        $insert!($($args)*, candidates::table, CandidateRow, rows.candidates);
-        $insert!($($args)*, jobs::table, JobRow, rows.jobs);
-        $insert!($($args)*, job_settings::table, JobSettingsRow, rows.job_settings);
-        $insert!($($args)*, job_hiring_team::table, HiringTeamRow, rows.hiring_team);
-        $insert!($($args)*, job_stages::table, JobStageRow, rows.job_stages);
-        $insert!($($args)*, privacy_audit_logs::table, LedgerRow, rows.privacy_audit_logs);
-    }};
 }
 
 impl DocumentRows {

@@ -3,7 +3,8 @@
 
 use std::io::{BufReader, Cursor};
 
-use recruit_adapters_sqlite::{SqliteConfig, SqliteStore};
+use recruit_adapters_sqlite::SqliteStore;
+use recruit_adapters_sqlite::testkit::TestStore;
 use recruit_domain::Timestamp;
 use recruit_ports::{Import, Maintenance};
 use recruit_service::demo::{self, DemoConfig};
@@ -13,9 +14,7 @@ use recruit_service::import::{
 use serde_json::{Value, json};
 
 async fn store() -> (SqliteStore, tempfile::TempDir) {
-    let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(&SqliteConfig::new(dir.path().join("db"))).await.unwrap();
-    store.migrate().await.unwrap();
+    let TestStore { store, dir } = TestStore::fresh().await;
     (store, dir)
 }
 

@@ -4,7 +4,8 @@
 
 use std::sync::Arc;
 
-use recruit_adapters_sqlite::{SqliteConfig, SqliteStore};
+use recruit_adapters_sqlite::SqliteStore;
+use recruit_adapters_sqlite::testkit::TestStore;
 use recruit_domain::model::Role;
 use recruit_domain::{ErrorCode, OrganizationId, Scope, Timestamp, Uuid};
 use recruit_ports::testkit::{ORG_A, ORG_B, job_id, t, user_id, world};
@@ -90,10 +91,7 @@ struct World {
 }
 
 async fn world_service() -> World {
-    let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(&SqliteConfig::new(dir.path().join("db"))).await.unwrap();
-    store.migrate().await.unwrap();
-    store.import(&world()).await.unwrap();
+    let TestStore { store, dir } = TestStore::world().await;
     let config = ServiceConfig::new("https://app.example.com/", CursorKey::new(&[9; 32]).unwrap());
     World { service: Service::new(Arc::new(store.clone()), config), store, _dir: dir }
 }
@@ -598,10 +596,7 @@ async fn a_profile_change_is_checked_in_the_documented_order() {
 
 /// The test world in a SQLite store that fails on demand, and the directory holding it.
 async fn faulty_world() -> (Arc<recruit_ports::faulty::Faulty<SqliteStore>>, tempfile::TempDir) {
-    let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(&SqliteConfig::new(dir.path().join("db"))).await.unwrap();
-    store.migrate().await.unwrap();
-    store.import(&world()).await.unwrap();
+    let TestStore { store, dir } = TestStore::world().await;
     (Arc::new(recruit_ports::faulty::Faulty::new(store)), dir)
 }
 

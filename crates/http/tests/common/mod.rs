@@ -3,10 +3,9 @@
 
 use std::sync::Arc;
 
-use recruit_adapters_sqlite::{SqliteConfig, SqliteStore};
-use recruit_ports::Import;
+use recruit_adapters_sqlite::SqliteStore;
+use recruit_adapters_sqlite::testkit::TestStore;
 use recruit_ports::faulty::Faulty;
-use recruit_ports::testkit::world;
 use recruit_service::cursor::CursorKey;
 use recruit_service::{Service, ServiceConfig};
 
@@ -22,10 +21,7 @@ pub(crate) async fn world_service(
     limits: recruit_service::limits::RateLimitConfig,
     key: Option<recruit_service::checkpoint::CheckpointKey>,
 ) -> World {
-    let dir = tempfile::tempdir().unwrap();
-    let sqlite = SqliteStore::open(&SqliteConfig::new(dir.path().join("db"))).await.unwrap();
-    sqlite.migrate().await.unwrap();
-    sqlite.import(&world()).await.unwrap();
+    let TestStore { store: sqlite, dir } = TestStore::world().await;
     let store = Arc::new(Faulty::new(sqlite));
     let mut config =
         ServiceConfig::new("https://app.example.com", CursorKey::new(&[1; 32]).unwrap());
