@@ -7,7 +7,8 @@
 //! multi-row `INSERT` carries ([`rows_per_statement`]),
 //! the chained ledgers' tables ([`LEDGER_TABLES`]), the retention plan's query
 //! ([`retention_plan_sql`]), the inserts of a batch's and an import document's rows table by
-//! table ([`insert_access_rows!`], [`insert_document_rows!`]),
+//! table ([`insert_access_rows!`], [`insert_document_rows!`]), the queries both run
+//! ([`keep_resolved_settings!`], [`stored_ledger_entries!`]),
 //! the pool's setup of a new connection ([`session_setup`]), the pool's numbers
 //! ([`pool_status`]), how an export's entries reach their reader ([`ChannelStream`]), and the
 //! group commit of the records of ledger reads ([`Recorder`]).
@@ -20,6 +21,7 @@ use diesel_async::pooled_connection::SetupCallback;
 use diesel_async::{AsyncConnection, SimpleAsyncConnection};
 pub use recruit_ports::StoreError;
 
+mod queries;
 mod recorder;
 mod statements;
 pub use recorder::{GroupWrite, Recorder};
@@ -237,3 +239,54 @@ impl<T> futures_core::Stream for ChannelStream<T> {
 /// How many entries an export reads in one statement, and how many it holds ready for its
 /// reader at most.
 pub const EXPORT_CHUNK: usize = 1_000;
+
+/// A stored ledger row, for reading and linking its entries whatever the ledger (its table and
+/// time column are its neutral row's, `Chained::TABLE` and `Chained::TIME`), on backend `B`.
+pub trait LedgerTable<B: diesel::backend::Backend>:
+    diesel::QueryableByName<B> + Row<Neutral: recruit_ports::chain::Chained + Send> + Send + 'static
+{
+}
+
+impl<B, R> LedgerTable<B> for R
+where
+    B: diesel::backend::Backend,
+    R: diesel::QueryableByName<B>
+        + Row<Neutral: recruit_ports::chain::Chained + Send>
+        + Send
+        + 'static,
+{
+}
+
+/// The one column of a `SELECT count(*) AS count …`.
+#[derive(Debug, diesel::QueryableByName)]
+pub struct CountRow {
+    /// The count.
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    pub count: i64,
+}
+
+/// The stored rows of `items`, each made by `neutral` (the neutral row's constructor) and
+/// converted to the adapter's row: what a write of checkpoints or retention cuts inserts.
+pub fn stored<T, N, R: From<N>>(
+    items: &[T],
+    neutral: impl Fn(&T) -> Result<N, StoreError>,
+) -> Result<Vec<R>, StoreError> {
+    items.iter().map(|item| neutral(item).map(R::from)).collect()
+}
+
+/// A pool's timeouts as UNAVAILABLE: no connection free in time, or a new one `opening` (the
+/// backend's words for it) too slowly. Any other failure is handed back for the backend to
+/// word.
+pub fn pool_timeout<E>(
+    e: deadpool::managed::PoolError<E>,
+    opening: &str,
+) -> Result<StoreError, deadpool::managed::PoolError<E>> {
+    use deadpool::managed::{PoolError, TimeoutType};
+    match e {
+        PoolError::Timeout(TimeoutType::Wait) => {
+            Ok(StoreError::Unavailable("no database connection was free in time".into()))
+        }
+        PoolError::Timeout(_) => Ok(StoreError::Unavailable(format!("{opening} took too long"))),
+        other => Err(other),
+    }
+}

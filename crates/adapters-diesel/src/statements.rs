@@ -70,3 +70,46 @@ macro_rules! insert_document_rows {
         $insert!($($args)*, privacy_audit_logs::table, LedgerRow, rows.privacy_audit_logs);
     }};
 }
+
+/// Declares `Planned`, a row of the retention plan's query ([`retention_plan_sql`]), with the
+/// organization's id of the Rust type `$org` stored as `$org_sql`, and hashes as `$bytes_sql`.
+#[macro_export]
+macro_rules! planned_cut_row {
+    ($org:ty as $org_sql:ty, $bytes_sql:ty) => {
+        /// A row of the retention plan's query.
+        #[derive(diesel::QueryableByName)]
+        struct Planned {
+            #[diesel(sql_type = $org_sql)]
+            organization_id: $org,
+            #[diesel(sql_type = diesel::sql_types::BigInt)]
+            position: i64,
+            #[diesel(sql_type = diesel::sql_types::BigInt)]
+            entries: i64,
+            #[diesel(sql_type = $bytes_sql)]
+            hash: Vec<u8>,
+        }
+    };
+}
+
+/// The cuts of a retention plan from its query's `Planned` rows, per ledger (`$planned`, pairs
+/// of a ledger and its rows), each organization's id read by `$uuid`. Evaluates to the cuts,
+/// or the first error, converted with `?`.
+#[macro_export]
+macro_rules! planned_cuts {
+    ($planned:expr, $uuid:expr) => {{
+        let mut plan = vec![];
+        for (ledger, rows) in $planned {
+            for p in rows {
+                let Planned { organization_id, position, entries, hash } = p;
+                plan.push(::recruit_ports::chain::PlannedCut::from_stored(
+                    ledger,
+                    $uuid(organization_id)?,
+                    position,
+                    entries,
+                    &hash,
+                )?);
+            }
+        }
+        Ok(plan)
+    }};
+}

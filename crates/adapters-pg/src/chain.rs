@@ -171,23 +171,10 @@ impl<'a> SavedHeads<'a> {
 /// How many stored entries one step of the backfill links.
 const BACKFILL_CHUNK: i64 = 10_000;
 
-/// A ledger's row, for reading and linking its entries whatever the ledger (its table and
-/// time column are its neutral row's, `Chained::TABLE` and `Chained::TIME`).
-pub(crate) trait LedgerTable:
-    diesel::QueryableByName<diesel::pg::Pg>
-    + Row<Neutral: recruit_ports::chain::Chained + Send>
-    + Send
-    + 'static
-{
-}
+/// A stored ledger row of this backend: [`recruit_adapters_diesel::LedgerTable`].
+pub(crate) trait LedgerTable: recruit_adapters_diesel::LedgerTable<diesel::pg::Pg> {}
 
-impl<R> LedgerTable for R where
-    R: diesel::QueryableByName<diesel::pg::Pg>
-        + Row<Neutral: recruit_ports::chain::Chained + Send>
-        + Send
-        + 'static
-{
-}
+impl<R: recruit_adapters_diesel::LedgerTable<diesel::pg::Pg>> LedgerTable for R {}
 
 /// Links, once, the entries stored before the ledgers were chained: in one transaction, while
 /// the migration's `ledger_chain_backfill` row exists (and removes it). Each organization's
@@ -376,16 +363,12 @@ pub(crate) async fn export_count<R: LedgerTable>(
     c: &mut AsyncPgConnection,
     q: &recruit_ports::chain::ExportQuery,
 ) -> Result<u64, TxError> {
-    #[derive(QueryableByName)]
-    struct Count {
-        #[diesel(sql_type = diesel::sql_types::BigInt)]
-        count: i64,
-    }
     let table = <R::Neutral as recruit_ports::chain::Chained>::TABLE;
     let time = <R::Neutral as recruit_ports::chain::Chained>::TIME;
     let (conditions, _) = export_conditions(q, time, 1);
     let sql = format!("SELECT count(*) AS count FROM {table} WHERE {conditions}");
-    let Count { count } = bind_export(diesel::sql_query(sql).into_boxed(), q).get_result(c).await?;
+    let recruit_adapters_diesel::CountRow { count } =
+        bind_export(diesel::sql_query(sql).into_boxed(), q).get_result(c).await?;
     Ok(u64::try_from(count).unwrap_or_default())
 }
 

@@ -1,22 +1,17 @@
 //! Errors at the seam: diesel, pool and `COPY` errors translated into `StoreError`, and the
 //! error type of transactions, which carries an import problem through a rollback.
 
-use deadpool::managed::{PoolError, TimeoutType};
+use deadpool::managed::PoolError;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use recruit_ports::{ImportError, StoreError};
 
 pub(crate) fn pool_error(e: PoolError<diesel_async::pooled_connection::PoolError>) -> StoreError {
-    match e {
-        PoolError::Timeout(TimeoutType::Wait) => {
-            StoreError::Unavailable("no database connection was free in time".into())
-        }
-        PoolError::Timeout(_) => {
-            StoreError::Unavailable("connecting to the database took too long".into())
-        }
-        PoolError::Backend(e) => {
+    match recruit_adapters_diesel::pool_timeout(e, "connecting to the database") {
+        Ok(timeout) => timeout,
+        Err(PoolError::Backend(e)) => {
             StoreError::Unavailable(format!("cannot connect to the database: {e}"))
         }
-        other => StoreError::Unavailable(other.to_string()),
+        Err(other) => StoreError::Unavailable(other.to_string()),
     }
 }
 
@@ -53,15 +48,10 @@ pub(crate) fn write_error(e: tokio_postgres::Error) -> StoreError {
 
 /// Translates a failure to get a connection of the `COPY` pool, as [`pool_error`] does.
 pub(crate) fn writer_pool_error(e: PoolError<tokio_postgres::Error>) -> StoreError {
-    match e {
-        PoolError::Timeout(TimeoutType::Wait) => {
-            StoreError::Unavailable("no database connection was free in time".into())
-        }
-        PoolError::Timeout(_) => {
-            StoreError::Unavailable("connecting to the database took too long".into())
-        }
-        PoolError::Backend(e) => copy_error(e),
-        other => StoreError::Unavailable(other.to_string()),
+    match recruit_adapters_diesel::pool_timeout(e, "connecting to the database") {
+        Ok(timeout) => timeout,
+        Err(PoolError::Backend(e)) => copy_error(e),
+        Err(other) => StoreError::Unavailable(other.to_string()),
     }
 }
 

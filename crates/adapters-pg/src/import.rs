@@ -9,7 +9,6 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use recruit_ports::rows as neutral;
 use recruit_ports::{
     ExistingIds, Import, ImportDocument, ImportError, ImportSummary, LedgerEntry, ResumedBatch,
-    StoreError,
 };
 
 use crate::PgStore;
@@ -151,38 +150,12 @@ pub(crate) async fn insert_document(
 
 /// Resolves and keeps the scheduling settings of the jobs that have none kept: those of `jobs`
 /// (just written, in the caller's transaction), or every one when `jobs` is `None` (once, when
-/// the store migrates). The rule is the domain's (`ResolvedSettingsRow::new`).
+/// the store migrates): [`recruit_adapters_diesel::keep_resolved_settings!`].
 pub(crate) async fn keep_resolved_settings(
     c: &mut AsyncPgConnection,
     jobs: Option<&[recruit_domain::Uuid]>,
 ) -> Result<(), TxError> {
-    let mut unresolved = job_settings::table
-        .inner_join(organization_scheduling_defaults::table.on(
-            organization_scheduling_defaults::organization_id.eq(job_settings::organization_id),
-        ))
-        .left_join(
-            job_resolved_settings::table.on(job_resolved_settings::organization_id
-                .eq(job_settings::organization_id)
-                .and(job_resolved_settings::job_id.eq(job_settings::job_id))),
-        )
-        .filter(job_resolved_settings::job_id.nullable().is_null())
-        .select((JobSettingsRow::as_select(), SchedulingDefaultsRow::as_select()))
-        .into_boxed();
-    if let Some(jobs) = jobs {
-        unresolved = unresolved.filter(job_settings::job_id.eq_any(jobs));
-    }
-    let pairs: Vec<(JobSettingsRow, SchedulingDefaultsRow)> = unresolved.load(c).await?;
-    let resolved = pairs
-        .into_iter()
-        .map(|(settings, defaults)| {
-            Ok(neutral::ResolvedSettingsRow::new(
-                &settings.into_neutral()?,
-                defaults.into_neutral()?,
-            ))
-        })
-        .collect::<Result<Vec<_>, StoreError>>()?;
-    insert_rows!(c, job_resolved_settings::table, ResolvedSettingsRow, resolved);
-    Ok(())
+    recruit_adapters_diesel::keep_resolved_settings!(c, jobs, .await)
 }
 
 /// The stored privacy ledger entries among the batch's (organization, id) pairs.
@@ -191,18 +164,5 @@ pub(crate) async fn stored_ledger_entries(
     batch: &ImportDocument,
 ) -> Result<Vec<LedgerEntry>, TxError> {
     let keys = neutral::LedgerKeys::new(batch);
-    let mut found = vec![];
-    for part in keys.ids.chunks(LOOKUP_CHUNK) {
-        let rows: Vec<LedgerRow> = privacy_audit_logs::table
-            .filter(privacy_audit_logs::organization_id.eq_any(&keys.organizations))
-            .filter(privacy_audit_logs::id.eq_any(part))
-            .select(LedgerRow::as_select())
-            .load(c)
-            .await?;
-        keys.keep(
-            rows.into_iter().map(Row::into_neutral).collect::<Result<Vec<_>, _>>()?,
-            &mut found,
-        )?;
-    }
-    Ok(found)
+    recruit_adapters_diesel::stored_ledger_entries!(c, keys, LOOKUP_CHUNK, |id| id, .await)
 }

@@ -343,10 +343,8 @@ impl Ledgers for PgStore {
     }
 
     async fn save_checkpoints(&self, checkpoints: &[Checkpoint]) -> Result<(), StoreError> {
-        let rows = checkpoints
-            .iter()
-            .map(|c| neutral::CheckpointRow::new(c).map(CheckpointRow::from))
-            .collect::<Result<Vec<_>, _>>()?;
+        let rows: Vec<CheckpointRow> =
+            recruit_adapters_diesel::stored(checkpoints, neutral::CheckpointRow::new)?;
         if rows.is_empty() {
             return Ok(());
         }
@@ -366,21 +364,8 @@ impl Ledgers for PgStore {
         ledger: Option<Ledger>,
     ) -> Result<Vec<Checkpoint>, StoreError> {
         let mut c = self.conn().await?;
-        let mut query = ledger_checkpoints::table
-            .order((
-                ledger_checkpoints::organization_id,
-                ledger_checkpoints::ledger,
-                ledger_checkpoints::position,
-                ledger_checkpoints::signed_at,
-            ))
-            .select(CheckpointRow::as_select())
-            .into_boxed();
-        if let Some(org) = organization {
-            query = query.filter(ledger_checkpoints::organization_id.eq(org.uuid()));
-        }
-        if let Some(ledger) = ledger {
-            query = query.filter(ledger_checkpoints::ledger.eq(ledger.as_str()));
-        }
+        let query =
+            recruit_adapters_diesel::checkpoints_query!(organization.map(|o| o.uuid()), ledger);
         let rows: Vec<CheckpointRow> = query.load(&mut c).await.map_err(store_error)?;
         rows.into_iter().map(|r| r.into_neutral()?.into_checkpoint()).collect()
     }
@@ -390,18 +375,10 @@ impl Ledgers for PgStore {
         before: Timestamp,
     ) -> Result<Vec<recruit_ports::chain::PlannedCut>, StoreError> {
         use recruit_adapters_diesel::{LEDGER_TABLES, retention_plan_sql};
-        use recruit_ports::chain::PlannedCut;
-        #[derive(QueryableByName)]
-        struct Planned {
-            #[diesel(sql_type = sql_types::Uuid)]
-            organization_id: recruit_domain::Uuid,
-            #[diesel(sql_type = sql_types::BigInt)]
-            position: i64,
-            #[diesel(sql_type = sql_types::BigInt)]
-            entries: i64,
-            #[diesel(sql_type = sql_types::Bytea)]
-            hash: Vec<u8>,
-        }
+        recruit_adapters_diesel::planned_cut_row!(
+            recruit_domain::Uuid as sql_types::Uuid,
+            sql_types::Bytea
+        );
         let mut c = self.conn().await?;
         let planned = c
             .transaction::<_, TxError, _>(async |c| {
@@ -419,29 +396,15 @@ impl Ledgers for PgStore {
             })
             .await
             .map_err(StoreError::from)?;
-        let mut plan = vec![];
-        for (ledger, rows) in planned {
-            for p in rows {
-                plan.push(PlannedCut::from_stored(
-                    ledger,
-                    p.organization_id,
-                    p.position,
-                    p.entries,
-                    &p.hash,
-                )?);
-            }
-        }
-        Ok(plan)
+        recruit_adapters_diesel::planned_cuts!(planned, Ok::<_, StoreError>)
     }
 
     async fn save_retention_cuts(
         &self,
         cuts: &[recruit_domain::chain::RetentionCut],
     ) -> Result<(), StoreError> {
-        let rows = cuts
-            .iter()
-            .map(|c| neutral::RetentionCutRow::new(c).map(RetentionCutRow::from))
-            .collect::<Result<Vec<_>, _>>()?;
+        let rows: Vec<RetentionCutRow> =
+            recruit_adapters_diesel::stored(cuts, neutral::RetentionCutRow::new)?;
         if rows.is_empty() {
             return Ok(());
         }
@@ -461,20 +424,8 @@ impl Ledgers for PgStore {
         ledger: Option<Ledger>,
     ) -> Result<Vec<recruit_domain::chain::RetentionCut>, StoreError> {
         let mut c = self.conn().await?;
-        let mut query = ledger_retention_cuts::table
-            .order((
-                ledger_retention_cuts::organization_id,
-                ledger_retention_cuts::ledger,
-                ledger_retention_cuts::position,
-            ))
-            .select(RetentionCutRow::as_select())
-            .into_boxed();
-        if let Some(org) = organization {
-            query = query.filter(ledger_retention_cuts::organization_id.eq(org.uuid()));
-        }
-        if let Some(ledger) = ledger {
-            query = query.filter(ledger_retention_cuts::ledger.eq(ledger.as_str()));
-        }
+        let query =
+            recruit_adapters_diesel::retention_cuts_query!(organization.map(|o| o.uuid()), ledger);
         let rows: Vec<RetentionCutRow> = query.load(&mut c).await.map_err(store_error)?;
         rows.into_iter().map(|r| r.into_neutral()?.into_cut()).collect()
     }
@@ -492,15 +443,12 @@ impl Ledgers for PgStore {
         ledger: Ledger,
     ) -> Result<Option<Checkpoint>, StoreError> {
         let mut c = self.conn().await?;
-        let row: Option<CheckpointRow> = ledger_checkpoints::table
-            .filter(ledger_checkpoints::organization_id.eq(organization.uuid()))
-            .filter(ledger_checkpoints::ledger.eq(ledger.as_str()))
-            .order((ledger_checkpoints::position.desc(), ledger_checkpoints::signed_at.desc()))
-            .select(CheckpointRow::as_select())
-            .first(&mut c)
-            .await
-            .optional()
-            .map_err(store_error)?;
+        let row: Option<CheckpointRow> =
+            recruit_adapters_diesel::latest_checkpoint_query!(organization.uuid(), ledger)
+                .first(&mut c)
+                .await
+                .optional()
+                .map_err(store_error)?;
         row.map(|r| r.into_neutral()?.into_checkpoint()).transpose()
     }
 

@@ -54,11 +54,6 @@ pub(crate) async fn remove_before(
     before: Timestamp,
 ) -> Result<u64, TxError> {
     #[derive(QueryableByName)]
-    struct Count {
-        #[diesel(sql_type = sql_types::BigInt)]
-        count: i64,
-    }
-    #[derive(QueryableByName)]
     struct Partition {
         #[diesel(sql_type = sql_types::Text)]
         name: String,
@@ -72,7 +67,7 @@ pub(crate) async fn remove_before(
     // Every check and count first, before any partition is locked for dropping: a dropped
     // partition holds its ledger's lock until commit, and nothing slow may run meanwhile.
     for (ledger, table) in LEDGER_TABLES {
-        let uncovered: Count = diesel::sql_query(format!(
+        let uncovered: recruit_adapters_diesel::CountRow = diesel::sql_query(format!(
             "SELECT count(*) AS count FROM {table} t WHERE recorded_at < $1 AND NOT EXISTS (\
              SELECT 1 FROM ledger_retention_cuts c WHERE c.organization_id = t.organization_id \
              AND c.ledger = '{ledger}' AND c.position >= t.position \
@@ -88,7 +83,7 @@ pub(crate) async fn remove_before(
                 uncovered.count
             ))));
         }
-        let gone: Count = diesel::sql_query(format!(
+        let gone: recruit_adapters_diesel::CountRow = diesel::sql_query(format!(
             "SELECT count(*) AS count FROM {table} WHERE recorded_at < $1"
         ))
         .bind::<sql_types::Timestamptz, _>(at)

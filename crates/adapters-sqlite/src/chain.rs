@@ -71,23 +71,13 @@ pub(crate) fn chain(c: &mut SqliteConnection, rows: &mut impl ChainedRows) -> Re
     Ok(())
 }
 
-/// A ledger's row, for reading and linking its entries whatever the ledger (its table and
-/// time column are its neutral row's, `Chained::TABLE` and `Chained::TIME`).
+/// A stored ledger row of this backend: [`recruit_adapters_diesel::LedgerTable`].
 pub(crate) trait LedgerTable:
-    diesel::QueryableByName<diesel::sqlite::Sqlite>
-    + Row<Neutral: recruit_ports::chain::Chained + Send>
-    + Send
-    + 'static
+    recruit_adapters_diesel::LedgerTable<diesel::sqlite::Sqlite>
 {
 }
 
-impl<R> LedgerTable for R where
-    R: diesel::QueryableByName<diesel::sqlite::Sqlite>
-        + Row<Neutral: recruit_ports::chain::Chained + Send>
-        + Send
-        + 'static
-{
-}
+impl<R: recruit_adapters_diesel::LedgerTable<diesel::sqlite::Sqlite>> LedgerTable for R {}
 
 /// Links, once, the entries stored before the ledgers were chained: in one transaction, while
 /// the migration's `ledger_chain_backfill` row exists (and removes it). Each organization's

@@ -1,19 +1,14 @@
 //! Errors at the seam: pool and diesel errors translated into `StoreError`, and the error
 //! type of transactions, which carries an import problem through a rollback.
 
-use deadpool::managed::{PoolError, TimeoutType};
+use deadpool::managed::PoolError;
 use diesel::result::Error as DieselError;
 use recruit_ports::{ImportError, StoreError};
 
 pub(crate) fn pool_error(e: PoolError<diesel_async::pooled_connection::PoolError>) -> StoreError {
-    match e {
-        PoolError::Timeout(TimeoutType::Wait) => {
-            StoreError::Unavailable("no database connection was free in time".into())
-        }
-        PoolError::Timeout(_) => {
-            StoreError::Unavailable("opening the database took too long".into())
-        }
-        other => StoreError::Unavailable(format!("cannot open the database: {other}")),
+    match recruit_adapters_diesel::pool_timeout(e, "opening the database") {
+        Ok(timeout) => timeout,
+        Err(other) => StoreError::Unavailable(format!("cannot open the database: {other}")),
     }
 }
 

@@ -79,12 +79,8 @@ fn export_count<R: LedgerTable>(
     c: &mut SqliteConnection,
     q: &recruit_ports::chain::ExportQuery,
 ) -> Result<u64, TxError> {
-    #[derive(QueryableByName)]
-    struct Count {
-        #[diesel(sql_type = diesel::sql_types::BigInt)]
-        count: i64,
-    }
-    let Count { count } = export_query::<R>(q, "count(*) AS count", None).get_result(c)?;
+    let recruit_adapters_diesel::CountRow { count } =
+        export_query::<R>(q, "count(*) AS count", None).get_result(c)?;
     Ok(u64::try_from(count).unwrap_or_default())
 }
 

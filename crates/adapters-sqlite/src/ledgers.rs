@@ -108,10 +108,8 @@ impl Ledgers for SqliteStore {
         &self,
         checkpoints: &[recruit_domain::chain::Checkpoint],
     ) -> Result<(), StoreError> {
-        let rows = checkpoints
-            .iter()
-            .map(|c| neutral::CheckpointRow::new(c).map(CheckpointRow::from))
-            .collect::<Result<Vec<_>, _>>()?;
+        let rows: Vec<CheckpointRow> =
+            recruit_adapters_diesel::stored(checkpoints, neutral::CheckpointRow::new)?;
         self.run(move |c| {
             diesel::insert_or_ignore_into(ledger_checkpoints::table).values(&rows).execute(c)
         })
@@ -126,24 +124,7 @@ impl Ledgers for SqliteStore {
     ) -> Result<Vec<recruit_domain::chain::Checkpoint>, StoreError> {
         let org = organization.map(|o| blob(o.uuid()));
         let rows: Vec<CheckpointRow> = self
-            .run(move |c| {
-                let mut query = ledger_checkpoints::table
-                    .order((
-                        ledger_checkpoints::organization_id,
-                        ledger_checkpoints::ledger,
-                        ledger_checkpoints::position,
-                        ledger_checkpoints::signed_at,
-                    ))
-                    .select(CheckpointRow::as_select())
-                    .into_boxed();
-                if let Some(org) = org {
-                    query = query.filter(ledger_checkpoints::organization_id.eq(org));
-                }
-                if let Some(ledger) = ledger {
-                    query = query.filter(ledger_checkpoints::ledger.eq(ledger.as_str()));
-                }
-                query.load(c)
-            })
+            .run(move |c| recruit_adapters_diesel::checkpoints_query!(org, ledger).load(c))
             .await?;
         rows.into_iter().map(|r| r.into_neutral()?.into_checkpoint()).collect()
     }
@@ -154,18 +135,7 @@ impl Ledgers for SqliteStore {
     ) -> Result<Vec<recruit_ports::chain::PlannedCut>, StoreError> {
         use diesel::sql_types::{BigInt, Binary};
         use recruit_adapters_diesel::{LEDGER_TABLES, retention_plan_sql};
-        use recruit_ports::chain::PlannedCut;
-        #[derive(QueryableByName)]
-        struct Planned {
-            #[diesel(sql_type = Binary)]
-            organization_id: Vec<u8>,
-            #[diesel(sql_type = BigInt)]
-            position: i64,
-            #[diesel(sql_type = BigInt)]
-            entries: i64,
-            #[diesel(sql_type = Binary)]
-            hash: Vec<u8>,
-        }
+        recruit_adapters_diesel::planned_cut_row!(Vec<u8> as Binary, Binary);
         let planned: Vec<(recruit_domain::chain::Ledger, Vec<Planned>)> = self
             .run(move |c| {
                 LEDGER_TABLES
@@ -179,24 +149,15 @@ impl Ledgers for SqliteStore {
                     .collect()
             })
             .await?;
-        let mut plan = vec![];
-        for (ledger, rows) in planned {
-            for p in rows {
-                let org = crate::rows::uuid(&p.organization_id)?;
-                plan.push(PlannedCut::from_stored(ledger, org, p.position, p.entries, &p.hash)?);
-            }
-        }
-        Ok(plan)
+        recruit_adapters_diesel::planned_cuts!(planned, |org: Vec<u8>| crate::rows::uuid(&org))
     }
 
     async fn save_retention_cuts(
         &self,
         cuts: &[recruit_domain::chain::RetentionCut],
     ) -> Result<(), StoreError> {
-        let rows = cuts
-            .iter()
-            .map(|c| neutral::RetentionCutRow::new(c).map(RetentionCutRow::from))
-            .collect::<Result<Vec<_>, _>>()?;
+        let rows: Vec<RetentionCutRow> =
+            recruit_adapters_diesel::stored(cuts, neutral::RetentionCutRow::new)?;
         self.run(move |c| {
             diesel::insert_or_ignore_into(ledger_retention_cuts::table).values(&rows).execute(c)
         })
@@ -211,23 +172,7 @@ impl Ledgers for SqliteStore {
     ) -> Result<Vec<recruit_domain::chain::RetentionCut>, StoreError> {
         let org = organization.map(|o| blob(o.uuid()));
         let rows: Vec<RetentionCutRow> = self
-            .run(move |c| {
-                let mut query = ledger_retention_cuts::table
-                    .order((
-                        ledger_retention_cuts::organization_id,
-                        ledger_retention_cuts::ledger,
-                        ledger_retention_cuts::position,
-                    ))
-                    .select(RetentionCutRow::as_select())
-                    .into_boxed();
-                if let Some(org) = org {
-                    query = query.filter(ledger_retention_cuts::organization_id.eq(org));
-                }
-                if let Some(ledger) = ledger {
-                    query = query.filter(ledger_retention_cuts::ledger.eq(ledger.as_str()));
-                }
-                query.load(c)
-            })
+            .run(move |c| recruit_adapters_diesel::retention_cuts_query!(org, ledger).load(c))
             .await?;
         rows.into_iter().map(|r| r.into_neutral()?.into_cut()).collect()
     }
@@ -258,16 +203,7 @@ impl Ledgers for SqliteStore {
         let org = blob(organization.uuid());
         let row: Option<CheckpointRow> = self
             .run(move |c| {
-                ledger_checkpoints::table
-                    .filter(ledger_checkpoints::organization_id.eq(org))
-                    .filter(ledger_checkpoints::ledger.eq(ledger.as_str()))
-                    .order((
-                        ledger_checkpoints::position.desc(),
-                        ledger_checkpoints::signed_at.desc(),
-                    ))
-                    .select(CheckpointRow::as_select())
-                    .first(c)
-                    .optional()
+                recruit_adapters_diesel::latest_checkpoint_query!(org, ledger).first(c).optional()
             })
             .await?;
         row.map(|r| r.into_neutral()?.into_checkpoint()).transpose()

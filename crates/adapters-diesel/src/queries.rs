@@ -1,0 +1,132 @@
+//! The queries both stores run, written once as macros that expand where the adapter's schema
+//! (`job_settings`, `privacy_audit_logs`, …), rows and `insert_rows!` are in scope: each
+//! backend resolves the table paths and column types to its own, and an async backend passes
+//! `.await` as the last argument.
+
+/// Resolves and keeps the scheduling settings of the jobs that have none kept: those whose
+/// stored ids are `$jobs` (`Some(&[…])`, just written in the caller's transaction), or every
+/// one (`None`, once, when the store migrates). The rule is the domain's
+/// (`ResolvedSettingsRow::new`). Evaluates to `Ok(())` or the first error, converted with `?`.
+#[macro_export]
+macro_rules! keep_resolved_settings {
+    ($c:ident, $jobs:expr $(, .$await:tt)?) => {{
+        let mut unresolved = job_settings::table
+            .inner_join(organization_scheduling_defaults::table.on(
+                organization_scheduling_defaults::organization_id
+                    .eq(job_settings::organization_id),
+            ))
+            .left_join(
+                job_resolved_settings::table.on(job_resolved_settings::organization_id
+                    .eq(job_settings::organization_id)
+                    .and(job_resolved_settings::job_id.eq(job_settings::job_id))),
+            )
+            .filter(job_resolved_settings::job_id.nullable().is_null())
+            .select((JobSettingsRow::as_select(), SchedulingDefaultsRow::as_select()))
+            .into_boxed();
+        if let Some(jobs) = $jobs {
+            unresolved = unresolved.filter(job_settings::job_id.eq_any(jobs));
+        }
+        let loaded = unresolved.load($c)$(.$await)?;
+        let pairs: Vec<(JobSettingsRow, SchedulingDefaultsRow)> = loaded?;
+        let resolved = pairs
+            .into_iter()
+            .map(|(settings, defaults)| {
+                Ok(::recruit_ports::rows::ResolvedSettingsRow::new(
+                    &settings.into_neutral()?,
+                    defaults.into_neutral()?,
+                ))
+            })
+            .collect::<Result<Vec<_>, ::recruit_ports::StoreError>>()?;
+        insert_rows!($c, job_resolved_settings::table, ResolvedSettingsRow, resolved);
+        Ok(())
+    }};
+}
+
+/// The stored privacy ledger entries among an import batch's (organization, id) pairs
+/// (`$keys`, a `recruit_ports::rows::LedgerKeys`), looked up `$chunk` ids at a time, each id
+/// stored as `$stored(uuid)`. Evaluates to the entries or the first error, converted with `?`.
+#[macro_export]
+macro_rules! stored_ledger_entries {
+    ($c:ident, $keys:expr, $chunk:expr, $stored:expr $(, .$await:tt)?) => {{
+        let keys: ::recruit_ports::rows::LedgerKeys = $keys;
+        let orgs: Vec<_> = keys.organizations.iter().copied().map($stored).collect();
+        let mut found = vec![];
+        for part in keys.ids.chunks($chunk) {
+            let part: Vec<_> = part.iter().copied().map($stored).collect();
+            let loaded = privacy_audit_logs::table
+                .filter(privacy_audit_logs::organization_id.eq_any(&orgs))
+                .filter(privacy_audit_logs::id.eq_any(&part))
+                .select(LedgerRow::as_select())
+                .load($c)$(.$await)?;
+            let rows: Vec<LedgerRow> = loaded?;
+            keys.keep(
+                rows.into_iter().map(Row::into_neutral).collect::<Result<Vec<_>, _>>()?,
+                &mut found,
+            )?;
+        }
+        Ok(found)
+    }};
+}
+
+/// The signed checkpoints, of the organization `$org` (its stored id, when `Some`) and of the
+/// ledger `$ledger` (when `Some`), in the order of organization, ledger, position and time of
+/// signing: a boxed query to load.
+#[macro_export]
+macro_rules! checkpoints_query {
+    ($org:expr, $ledger:expr) => {{
+        let mut query = ledger_checkpoints::table
+            .order((
+                ledger_checkpoints::organization_id,
+                ledger_checkpoints::ledger,
+                ledger_checkpoints::position,
+                ledger_checkpoints::signed_at,
+            ))
+            .select(CheckpointRow::as_select())
+            .into_boxed();
+        if let Some(org) = $org {
+            query = query.filter(ledger_checkpoints::organization_id.eq(org));
+        }
+        if let Some(ledger) = $ledger {
+            query = query.filter(ledger_checkpoints::ledger.eq(ledger.as_str()));
+        }
+        query
+    }};
+}
+
+/// The latest signed checkpoint of the organization `$org` (its stored id) and the ledger
+/// `$ledger`: the highest position, then the latest signature. A query to take the first
+/// row of.
+#[macro_export]
+macro_rules! latest_checkpoint_query {
+    ($org:expr, $ledger:expr) => {
+        ledger_checkpoints::table
+            .filter(ledger_checkpoints::organization_id.eq($org))
+            .filter(ledger_checkpoints::ledger.eq($ledger.as_str()))
+            .order((ledger_checkpoints::position.desc(), ledger_checkpoints::signed_at.desc()))
+            .select(CheckpointRow::as_select())
+    };
+}
+
+/// The retention cuts, of the organization `$org` (its stored id, when `Some`) and of the
+/// ledger `$ledger` (when `Some`), in the order of organization, ledger and position: a boxed
+/// query to load.
+#[macro_export]
+macro_rules! retention_cuts_query {
+    ($org:expr, $ledger:expr) => {{
+        let mut query = ledger_retention_cuts::table
+            .order((
+                ledger_retention_cuts::organization_id,
+                ledger_retention_cuts::ledger,
+                ledger_retention_cuts::position,
+            ))
+            .select(RetentionCutRow::as_select())
+            .into_boxed();
+        if let Some(org) = $org {
+            query = query.filter(ledger_retention_cuts::organization_id.eq(org));
+        }
+        if let Some(ledger) = $ledger {
+            query = query.filter(ledger_retention_cuts::ledger.eq(ledger.as_str()));
+        }
+        query
+    }};
+}
