@@ -290,3 +290,27 @@ pub fn pool_timeout<E>(
         other => Err(other),
     }
 }
+
+/// An export's failure, told where its reader waits: with the count, while that is not sent
+/// yet (`None` comes back), or else handed back to be sent as the stream's last item.
+pub fn export_failed(
+    counted: &mut Option<tokio::sync::oneshot::Sender<Result<u64, StoreError>>>,
+    e: StoreError,
+) -> Option<StoreError> {
+    match counted.take() {
+        Some(counted) => {
+            let _ = counted.send(Err(e));
+            None
+        }
+        None => Some(e),
+    }
+}
+
+/// What a change of a profile writes: the user's stored row, and the privacy ledger row that
+/// records the change, still to be linked into its chain.
+pub fn profile_rows<U: From<recruit_ports::rows::UserRow>>(
+    update: &recruit_ports::ProfileUpdate,
+) -> Result<(U, Vec<recruit_ports::rows::LedgerRow>), StoreError> {
+    let user = U::from(recruit_ports::rows::UserRow::new(&update.user));
+    Ok((user, vec![recruit_ports::rows::LedgerRow::new(&update.entry)?]))
+}

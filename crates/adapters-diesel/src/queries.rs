@@ -130,3 +130,45 @@ macro_rules! retention_cuts_query {
         query
     }};
 }
+
+/// Reads the stored user `$id` of the organization `$org` (stored ids) and appends the privacy
+/// ledger rows `$logged` that record the read, linked into their chain by `$chain`, in the
+/// caller's transaction: the body of `Directory::read_user`. Evaluates to the user's row or
+/// the first error, converted with `?`.
+#[macro_export]
+macro_rules! read_profile {
+    ($c:ident, $org:expr, $id:expr, $logged:ident, $chain:path $(, .$await:tt)?) => {{
+        let found = users::table.find(($org, $id)).select(UserRow::as_select()).first($c)$(.$await)?;
+        let row: UserRow = found?;
+        $chain($c, &mut $logged)$(.$await)??;
+        insert_rows!($c, privacy_audit_logs::table, LedgerRow, $logged);
+        Ok(row)
+    }};
+}
+
+/// Writes the profile fields the API changes of the stored user `$user` (a `UserRow`) and
+/// appends the privacy ledger rows `$logged` that record the change, linked into their chain
+/// by `$chain`, in the caller's transaction, once it has checked that what the decision read
+/// is unchanged. A user gone meanwhile is CONFLICT. Evaluates to `Ok(())` or the first error,
+/// converted with `?`.
+#[macro_export]
+macro_rules! write_profile {
+    ($c:ident, $user:expr, $logged:ident, $chain:path $(, .$await:tt)?) => {{
+        let user: &UserRow = $user;
+        let changed = diesel::update(users::table.find((&user.organization_id, &user.id)))
+            .set((
+                users::name.eq(&user.name),
+                users::title.eq(&user.title),
+                users::manager_id.eq(&user.manager_id),
+                users::linkedin_url.eq(&user.linkedin_url),
+                users::updated_at.eq(&user.updated_at),
+            ))
+            .execute($c)$(.$await)?;
+        if changed? != 1 {
+            return Err(::recruit_ports::StoreError::Conflict("the user is gone".into()).into());
+        }
+        $chain($c, &mut $logged)$(.$await)??;
+        insert_rows!($c, privacy_audit_logs::table, LedgerRow, $logged);
+        Ok(())
+    }};
+}

@@ -14,6 +14,7 @@ use recruit_ports::{
 };
 
 use crate::PgStore;
+use crate::chain::chain;
 use crate::error::*;
 use crate::prepared::Known;
 use crate::rows::*;
@@ -224,14 +225,8 @@ impl Directory for PgStore {
         let mut c = self.conn().await?;
         let row = c
             .transaction::<_, TxError, _>(async |c| {
-                let row: UserRow = users::table
-                    .find((organization.uuid(), id.uuid()))
-                    .select(UserRow::as_select())
-                    .first(c)
-                    .await?;
-                crate::chain::chain(c, &mut logged).await?;
-                insert_rows!(c, privacy_audit_logs::table, LedgerRow, logged);
-                Ok(row)
+                let (org, id) = (organization.uuid(), id.uuid());
+                recruit_adapters_diesel::read_profile!(c, org, id, logged, chain, .await)
             })
             .await
             .map_err(StoreError::from)?;
@@ -239,8 +234,7 @@ impl Directory for PgStore {
     }
 
     async fn update_user(&self, update: &ProfileUpdate) -> Result<User, StoreError> {
-        let user = UserRow::from(neutral::UserRow::new(&update.user));
-        let mut logged = vec![neutral::LedgerRow::new(&update.entry)?];
+        let (user, mut logged): (UserRow, _) = recruit_adapters_diesel::profile_rows(update)?;
         let ids = update.read_ids();
         let org = user.organization_id;
         let mut c = self.conn().await?;
@@ -258,22 +252,7 @@ impl Directory for PgStore {
                 .map(|(id, at)| Ok((id, <Timestamp as Column<Postgres>>::load(at)?)))
                 .collect::<Result<_, StoreError>>()?;
             update.check_read(stored)?;
-            let changed = diesel::update(users::table.find((org, user.id)))
-                .set((
-                    users::name.eq(&user.name),
-                    users::title.eq(&user.title),
-                    users::manager_id.eq(user.manager_id),
-                    users::linkedin_url.eq(&user.linkedin_url),
-                    users::updated_at.eq(user.updated_at),
-                ))
-                .execute(c)
-                .await?;
-            if changed != 1 {
-                return Err(StoreError::Conflict("the user is gone".into()).into());
-            }
-            crate::chain::chain(c, &mut logged).await?;
-            insert_rows!(c, privacy_audit_logs::table, LedgerRow, logged);
-            Ok(())
+            recruit_adapters_diesel::write_profile!(c, &user, logged, chain, .await)
         })
         .await
         .map_err(StoreError::from)?;

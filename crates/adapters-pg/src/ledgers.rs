@@ -195,16 +195,10 @@ impl Ledgers for PgStore {
                     Ok(())
                 })
                 .await;
-            if let Err(e) = read {
-                let e = StoreError::from(e);
-                match counted.take() {
-                    Some(counted) => {
-                        let _ = counted.send(Err(e));
-                    }
-                    None => {
-                        let _ = sender.send(Err(e)).await;
-                    }
-                }
+            if let Err(e) = read
+                && let Some(e) = recruit_adapters_diesel::export_failed(&mut counted, e.into())
+            {
+                let _ = sender.send(Err(e)).await;
             }
         });
         let gone = || StoreError::Unavailable("the export stopped before it began".into());

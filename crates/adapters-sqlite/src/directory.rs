@@ -59,10 +59,7 @@ impl Directory for SqliteStore {
         let mut logged = vec![neutral::LedgerRow::new(entry)?];
         let row = self
             .transaction(move |c| -> Result<UserRow, TxError> {
-                let row = users::table.find((org, id)).select(UserRow::as_select()).first(c)?;
-                chain(c, &mut logged)?;
-                insert_rows!(c, privacy_audit_logs::table, LedgerRow, logged);
-                Ok(row)
+                recruit_adapters_diesel::read_profile!(c, org, id, logged, chain)
             })
             .await
             .map_err(StoreError::from)?;
@@ -70,8 +67,7 @@ impl Directory for SqliteStore {
     }
 
     async fn update_user(&self, update: &ProfileUpdate) -> Result<User, StoreError> {
-        let user = UserRow::from(neutral::UserRow::new(&update.user));
-        let mut logged = vec![neutral::LedgerRow::new(&update.entry)?];
+        let (user, mut logged): (UserRow, _) = recruit_adapters_diesel::profile_rows(update)?;
         let ids: Vec<Vec<u8>> = update.read_ids().into_iter().map(blob).collect();
         let decision = update.clone();
         self.transaction(move |c| -> Result<(), TxError> {
@@ -91,21 +87,7 @@ impl Directory for SqliteStore {
                 })
                 .collect::<Result<_, StoreError>>()?;
             decision.check_read(stored)?;
-            let changed = diesel::update(users::table.find((&user.organization_id, &user.id)))
-                .set((
-                    users::name.eq(&user.name),
-                    users::title.eq(&user.title),
-                    users::manager_id.eq(&user.manager_id),
-                    users::linkedin_url.eq(&user.linkedin_url),
-                    users::updated_at.eq(user.updated_at),
-                ))
-                .execute(c)?;
-            if changed != 1 {
-                return Err(StoreError::Conflict("the user is gone".into()).into());
-            }
-            chain(c, &mut logged)?;
-            insert_rows!(c, privacy_audit_logs::table, LedgerRow, logged);
-            Ok(())
+            recruit_adapters_diesel::write_profile!(c, &user, logged, chain)
         })
         .await
         .map_err(StoreError::from)?;

@@ -321,16 +321,11 @@ impl Ledgers for SqliteStore {
                 .run(move |c| {
                     let mut counted = Some(counted);
                     let read = c.transaction(|c| export_ledger(c, &q, &mut counted, &sender));
-                    if let Err(e) = read {
-                        let e = StoreError::from(e);
-                        match counted.take() {
-                            Some(counted) => {
-                                let _ = counted.send(Err(e));
-                            }
-                            None => {
-                                let _ = sender.blocking_send(Err(e));
-                            }
-                        }
+                    if let Err(e) = read
+                        && let Some(e) =
+                            recruit_adapters_diesel::export_failed(&mut counted, e.into())
+                    {
+                        let _ = sender.blocking_send(Err(e));
                     }
                     Ok(())
                 })
