@@ -230,17 +230,26 @@ fn examples_tests_and_benchmarks_name_only_what_their_layer_or_dev_only_allows()
 
 #[test]
 fn every_case_of_the_contract_suite_is_run_by_store_contract_tests() {
-    let path = root().join("crates/ports/src/testkit.rs");
+    let dir = root().join("crates/ports/src/testkit");
+    let path = dir.join("mod.rs");
     let text = fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let (_, after) = text
         .split_once("$crate::store_contract_tests!(@cases $make;")
-        .expect("testkit.rs's store_contract_tests! lists its cases after `@cases $make;`");
+        .expect("testkit/mod.rs's store_contract_tests! lists its cases after `@cases $make;`");
     let (listed, _) = after.split_once(");").expect("the list of cases ends with `);`");
     let listed: Vec<&str> = listed.split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
+    // The cases live in every file of the suite's folder.
+    let mut files = vec![];
+    rust_files(&dir, &mut files);
+    files.sort();
+    let texts: Vec<String> = files
+        .iter()
+        .map(|f| fs::read_to_string(f).unwrap_or_else(|e| panic!("{}: {e}", f.display())))
+        .collect();
     // `pub async fn name(store: &dyn Store)`, the parameters possibly on lines of their own.
-    let cases: Vec<&str> = text
-        .split("\npub async fn ")
-        .skip(1)
+    let cases: Vec<&str> = texts
+        .iter()
+        .flat_map(|text| text.split("\npub async fn ").skip(1))
         .filter_map(|rest| rest.split_once('('))
         .filter(|(_, params)| {
             params
@@ -250,12 +259,13 @@ fn every_case_of_the_contract_suite_is_run_by_store_contract_tests() {
         })
         .map(|(name, _)| name)
         .collect();
-    assert!(cases.len() > 10, "tidy found too few contract cases in {}", path.display());
+    assert!(cases.len() > 10, "tidy found too few contract cases in {}", dir.display());
     let missing: Vec<_> = cases.iter().filter(|c| !listed.contains(c)).collect();
     assert!(
         missing.is_empty(),
-        "{}: contract cases no adapter runs (add them to store_contract_tests!): {missing:?}",
-        path.display()
+        "{}: contract cases no adapter runs (add them to store_contract_tests! in mod.rs): \
+         {missing:?}",
+        dir.display()
     );
     let unknown: Vec<_> = listed.iter().filter(|c| !cases.contains(c)).collect();
     assert!(unknown.is_empty(), "store_contract_tests! lists cases that do not exist: {unknown:?}");

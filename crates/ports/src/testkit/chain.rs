@@ -1,0 +1,277 @@
+//! Contract cases of the ledger chains: checkpoints, retention and exports.
+
+use recruit_domain::{Timestamp, Uuid};
+
+use crate::{AuditListQuery, ImportDocument, Store, StoreError};
+
+use super::{ORG_A, ORG_B, expected_order, ledger_entry, loaded, org_id, record, t};
+
+/// Checkpoints are stored once each (saving one again changes nothing), listed by
+/// organization, ledger and position, and the latest of a chain is the one at its highest
+/// position.
+pub async fn checkpoints_are_kept_once_and_the_latest_is_the_highest(store: &dyn Store) {
+    use recruit_domain::chain::{Checkpoint, Ledger};
+    loaded(store).await;
+    let key = recruit_domain::chain::SigningKey::from_bytes(&[4; 32]);
+    let sign = |org, ledger, position, at| {
+        Checkpoint::sign(&key, ledger, org_id(org), position, &[position as u8; 32], t(at))
+    };
+    assert_eq!(store.latest_checkpoint(org_id(ORG_A), Ledger::Privacy).await.unwrap(), None);
+    let (a3, a7, b2) = (
+        sign(ORG_A, Ledger::Privacy, 3, 10),
+        sign(ORG_A, Ledger::Privacy, 7, 20),
+        sign(ORG_B, Ledger::Privacy, 2, 30),
+    );
+    let a_api = sign(ORG_A, Ledger::Api, 9, 40);
+    store.save_checkpoints(&[a7.clone(), b2.clone(), a3.clone()]).await.unwrap();
+    store.save_checkpoints(&[a_api.clone(), a7.clone()]).await.unwrap();
+    store.save_checkpoints(&[]).await.unwrap();
+    assert_eq!(
+        store.latest_checkpoint(org_id(ORG_A), Ledger::Privacy).await.unwrap(),
+        Some(a7.clone())
+    );
+    assert_eq!(store.latest_checkpoint(org_id(ORG_B), Ledger::Api).await.unwrap(), None);
+    let a = store.checkpoints(Some(org_id(ORG_A)), None).await.unwrap();
+    assert_eq!(a, [a_api.clone(), a3.clone(), a7.clone()]);
+    assert_eq!(store.checkpoints(None, Some(Ledger::Privacy)).await.unwrap().len(), 3);
+    assert_eq!(store.checkpoints(None, None).await.unwrap().len(), 4);
+    for c in store.checkpoints(None, None).await.unwrap() {
+        assert!(c.verify(&key.verifying_key()).is_ok(), "{c:?} is stored as signed");
+    }
+}
+
+/// A retention plan at an instant names, for each chain, what was recorded before it: the
+/// last position, its hash, how many entries (all of a chain recorded before it: its head). No
+/// entry is removed until a stored cut covers it, and then every planned entry goes at once;
+/// the chains' heads stay, and the next entry links to the last one removed.
+pub async fn retention_removes_a_chain_prefix_only_below_a_stored_cut(store: &dyn Store) {
+    use crate::chain::{ChainPage, ExportQuery};
+    use recruit_domain::chain::{Ledger, RetentionCut};
+    loaded(store).await;
+    store.record_read(&record(ORG_A, 1)).await.unwrap();
+    assert!(store.retention_plan(t(0)).await.unwrap().is_empty(), "all recorded since");
+    let now = Timestamp::now();
+    let before = Timestamp::from_unix_micros(now.unix_micros() + 1_000).unwrap();
+    while Timestamp::now() <= before {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    let plan = store.retention_plan(before).await.unwrap();
+    let heads = store.chain_heads(None).await.unwrap();
+    assert_eq!(plan.len(), heads.len(), "every chain is planned: {plan:?}");
+    let mut total = 0;
+    for p in &plan {
+        let head = heads
+            .iter()
+            .find(|h| {
+                h.organization_id == p.organization_id.uuid() && h.ledger == p.ledger.as_str()
+            })
+            .unwrap();
+        assert_eq!(p.position, u64::try_from(head.position).unwrap());
+        assert_eq!(p.hash.as_slice(), head.hash.as_slice());
+        assert_eq!(p.entries, p.position, "{p:?}: the whole chain");
+        total += p.entries;
+    }
+    let stored = async || {
+        let mut n = 0;
+        for ledger in Ledger::ALL {
+            let q = ExportQuery {
+                ledger,
+                organization: None,
+                from: None,
+                to: None,
+                ids: None,
+                recorded_before: Some(before),
+            };
+            n += store.export(&q, None).await.unwrap().count;
+        }
+        n
+    };
+    assert_eq!(stored().await, total, "an export at the boundary holds what goes");
+
+    // Without a cut, or with cuts of some chains only, nothing is removed.
+    assert!(store.remove_retained(before).await.is_err());
+    let key = recruit_domain::chain::SigningKey::from_bytes(&[5; 32]);
+    let cuts: Vec<RetentionCut> = plan
+        .iter()
+        .map(|p| {
+            let (ledger, org) = (p.ledger, p.organization_id);
+            RetentionCut::sign(&key, ledger, org, (p.position, &p.hash), before, now)
+        })
+        .collect();
+    store.save_retention_cuts(&cuts[..1]).await.unwrap();
+    assert!(store.remove_retained(before).await.is_err());
+    assert_eq!(stored().await, total, "refused whole");
+
+    store.save_retention_cuts(&cuts).await.unwrap();
+    store.save_retention_cuts(&cuts).await.unwrap();
+    let mut kept = store.retention_cuts(None, None).await.unwrap();
+    let mut signed = cuts.clone();
+    let order = |c: &RetentionCut| (c.organization_id, c.ledger.as_str(), c.position);
+    kept.sort_by_key(order);
+    signed.sort_by_key(order);
+    assert_eq!(kept, signed, "kept once, as signed");
+    assert_eq!(store.remove_retained(before).await.unwrap(), total);
+    assert_eq!(stored().await, 0);
+    assert!(store.retention_plan(before).await.unwrap().is_empty());
+    assert_eq!(store.chain_heads(None).await.unwrap(), heads, "the heads stay");
+    assert!(
+        store
+            .chain_entries(Ledger::Privacy, org_id(ORG_A), ChainPage::Linked(None), 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+
+    // The next entry links to the last one removed.
+    store.record_read(&record(ORG_A, 2)).await.unwrap();
+    let api =
+        store.chain_entries(Ledger::Api, org_id(ORG_A), ChainPage::Linked(None), 10).await.unwrap();
+    let cut = cuts.iter().find(|c| c.ledger == Ledger::Api).unwrap();
+    assert_eq!(api.len(), 1);
+    assert_eq!(api[0].position, Some(i64::try_from(cut.position).unwrap() + 1));
+    assert_eq!(
+        api[0].prev_hash.as_deref(),
+        recruit_domain::chain::parse_hex(&cut.hash).as_ref().map(|h| &h[..])
+    );
+
+    // Pages follow one another by (position, id), each up to its limit.
+    let first = api[0].position.unwrap();
+    for n in 3..6 {
+        store.record_read(&record(ORG_A, n)).await.unwrap();
+    }
+    let positions = |page, limit| async move {
+        let entries = store.chain_entries(Ledger::Api, org_id(ORG_A), page, limit).await.unwrap();
+        entries.into_iter().map(|e| e.position.unwrap()).collect::<Vec<_>>()
+    };
+    assert_eq!(positions(ChainPage::Linked(None), 2).await, [first, first + 1]);
+    let after = ChainPage::Linked(None).after(&api[0]);
+    assert_eq!(positions(after, 10).await, [first + 1, first + 2, first + 3]);
+    let unlinked = store.chain_entries(Ledger::Api, org_id(ORG_A), ChainPage::Unlinked(None), 10);
+    assert!(unlinked.await.unwrap().is_empty(), "every entry is linked");
+}
+
+/// The next entry of an export.
+async fn next_exported(
+    export: &mut crate::chain::Export,
+) -> Option<Result<crate::chain::ExportedEntry, StoreError>> {
+    std::future::poll_fn(|cx| export.entries.as_mut().poll_next(cx)).await
+}
+
+/// Every entry of an export.
+async fn drain(mut export: crate::chain::Export) -> Vec<crate::chain::ExportedEntry> {
+    let mut all = vec![];
+    while let Some(entry) = next_exported(&mut export).await {
+        all.push(entry.expect("an exported entry"));
+    }
+    all
+}
+
+/// An export counts its entries, records the read with that count before any entry is
+/// taken, then yields exactly those entries in (organization, time, id) order, each with a
+/// hash its chain fields prove; the window and the ids filter it; an export of every
+/// organization holds each organization's entries.
+pub async fn an_export_holds_its_count_in_order_with_the_chain_and_is_recorded_first(
+    store: &dyn Store,
+) {
+    use crate::chain::ExportQuery;
+    use recruit_domain::chain::{Ledger, entry_hash};
+    loaded(store).await;
+    let a = ExportQuery {
+        ledger: Ledger::Privacy,
+        organization: Some(org_id(ORG_A)),
+        from: None,
+        to: None,
+        ids: None,
+        recorded_before: None,
+    };
+    let export = store.export(&a, Some(&record(ORG_A, 1))).await.unwrap();
+    let all = AuditListQuery { organization_id: None, limit: 100 };
+    let recorded = store.api_audit_entries(&all).await.unwrap();
+    assert_eq!(recorded.len(), 1, "recorded before any entry is taken");
+    assert_eq!(u64::from(recorded[0].entries_returned), export.count);
+    let count = export.count;
+    let entries = drain(export).await;
+    assert_eq!(entries.len() as u64, count);
+    let expected: Vec<_> = {
+        let mut e = expected_order(ORG_A);
+        e.reverse();
+        e.into_iter().map(|e| e.id.uuid()).collect()
+    };
+    assert_eq!(entries.iter().map(|e| e.entry.id).collect::<Vec<_>>(), expected);
+    let mut positions: Vec<i64> = entries.iter().map(|e| e.entry.position.unwrap()).collect();
+    positions.sort_unstable();
+    assert_eq!(positions, (1..=i64::try_from(count).unwrap()).collect::<Vec<_>>());
+    for e in &entries {
+        let prev: [u8; 32] = e.entry.prev_hash.as_deref().unwrap().try_into().unwrap();
+        let position = u64::try_from(e.entry.position.unwrap()).unwrap();
+        let hash = entry_hash(Ledger::Privacy, org_id(ORG_A), position, &prev, &e.entry.canonical);
+        assert_eq!(e.entry.hash.as_deref(), Some(&hash[..]), "the chain proves each entry");
+        assert_eq!(e.organization_id, org_id(ORG_A));
+    }
+
+    let window =
+        ExportQuery { from: Some(entries[2].time), to: Some(entries[5].time), ..a.clone() };
+    let windowed = drain(store.export(&window, None).await.unwrap()).await;
+    assert!(windowed.iter().all(|e| e.time >= entries[2].time && e.time < entries[5].time));
+    assert!(!windowed.is_empty());
+    let ids = vec![entries[1].entry.id, entries[4].entry.id, Uuid::from_u128(0xDEAD)];
+    let by_id =
+        drain(store.export(&ExportQuery { ids: Some(ids), ..a.clone() }, None).await.unwrap())
+            .await;
+    assert_eq!(
+        by_id.iter().map(|e| e.entry.id).collect::<Vec<_>>(),
+        [entries[1].entry.id, entries[4].entry.id]
+    );
+    let every = ExportQuery { organization: None, ..a.clone() };
+    let both = drain(store.export(&every, None).await.unwrap()).await;
+    let b = drain(
+        store
+            .export(&ExportQuery { organization: Some(org_id(ORG_B)), ..a.clone() }, None)
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(both.len(), entries.len() + b.len());
+    let orgs: Vec<_> = both.iter().map(|e| e.organization_id.uuid()).collect();
+    assert!(orgs.windows(2).all(|w| w[0] <= w[1]), "by organization");
+    let api = ExportQuery { ledger: Ledger::Api, ..every };
+    let api = drain(store.export(&api, None).await.unwrap()).await;
+    assert_eq!(api.iter().map(|e| e.entry.id).collect::<Vec<_>>(), [recorded[0].id]);
+}
+
+/// An export reads one snapshot: entries recorded while it is being read (here, past the
+/// chunk the store holds ready) are not in it, and it yields exactly its count.
+pub async fn an_export_reads_one_snapshot_whatever_is_recorded_meanwhile(store: &dyn Store) {
+    use crate::chain::ExportQuery;
+    use recruit_domain::chain::Ledger;
+    loaded(store).await;
+    let batch = |range: std::ops::Range<u128>| ImportDocument {
+        privacy_audit_logs: range
+            // Ids past the world's: `entry_id` ORs its bits with `n`'s.
+            .map(|i| ledger_entry(ORG_B, i << 12, t(10_000 + i64::try_from(i).unwrap_or(0))))
+            .collect(),
+        ..Default::default()
+    };
+    store.import(&batch(1_000..4_500)).await.unwrap();
+    let q = ExportQuery {
+        ledger: Ledger::Privacy,
+        organization: Some(org_id(ORG_B)),
+        from: Some(t(10_000)),
+        to: None,
+        ids: None,
+        recorded_before: None,
+    };
+    let mut export = store.export(&q, None).await.unwrap();
+    assert_eq!(export.count, 3_500);
+    let first = next_exported(&mut export).await.unwrap().unwrap();
+    assert_eq!(first.time, t(11_000));
+    // Later than everything: read in a chunk the store has not read yet.
+    store.import(&batch(5_000..5_100)).await.unwrap();
+    let mut n = 1;
+    while let Some(entry) = next_exported(&mut export).await {
+        let entry = entry.unwrap();
+        assert!(entry.time < t(15_000), "an entry recorded after the export began");
+        n += 1;
+    }
+    assert_eq!(n, 3_500);
+}

@@ -1,0 +1,310 @@
+//! Contract cases of the directory: organizations, users and the changes to their profiles,
+//! jobs with their hiring teams, settings and stages.
+
+use recruit_domain::model::*;
+use recruit_domain::{IdFilter, JobStageId, User, UserId};
+
+use crate::{ImportDocument, LedgerEntry, PrivacyLogQuery, ProfileUpdate, Store, StoreError};
+
+use super::{
+    ORG_A, ORG_B, assert_invalid, assert_not_found, assert_nothing_written, b_defaults,
+    futures_join_all, id, job, job_id, ledger_entry, loaded, org_id, organization, query, read,
+    stage_id, t, user_id, world, world_user,
+};
+
+/// Organizations are found by id; a missing one is `NotFound`.
+pub async fn organizations_are_found_by_id(store: &dyn Store) {
+    loaded(store).await;
+    assert_eq!(store.organization(org_id(ORG_A)).await.unwrap(), organization(ORG_A));
+    assert_eq!(store.organization(org_id(ORG_B)).await.unwrap(), organization(ORG_B));
+    assert_not_found(store.organization(org_id(0xC)).await, "missing organization");
+}
+
+/// Users are found in their organization only.
+pub async fn users_are_found_only_in_their_organization(store: &dyn Store) {
+    loaded(store).await;
+    let world = world();
+    for u in &world.users {
+        assert_eq!(&store.user(u.organization_id, u.id).await.unwrap(), u);
+        let other = if u.organization_id == org_id(ORG_A) { ORG_B } else { ORG_A };
+        assert_not_found(store.user(org_id(other), u.id).await, "user of another organization");
+    }
+    assert_not_found(store.user(org_id(ORG_A), id(0xdead)).await, "missing user");
+    for u in &world.users {
+        assert_eq!(&store.find_user(u.id).await.unwrap(), u);
+    }
+    assert_not_found(store.find_user(id(0xdead)).await, "missing user anywhere");
+}
+
+/// A privacy ledger entry of `org` recording an access to the profile of `user`.
+fn profile_entry(org: u128, n: u128, user: UserId, category: ActivityCategory) -> LedgerEntry {
+    let mut entry = ledger_entry(org, n, t(3000 + i64::try_from(n).unwrap_or(0)));
+    entry.entry.data_subject = DataSubject::Employee { user };
+    entry.entry.activity_category = category;
+    entry
+}
+
+/// Whether `org`'s ledger holds `entry`, exactly.
+async fn ledger_holds(store: &dyn Store, entry: &LedgerEntry, n: u128) -> bool {
+    let org = entry.organization_id.uuid().as_u128();
+    let q = PrivacyLogQuery {
+        ids: Some(IdFilter::new(vec![entry.entry.id]).expect("one id")),
+        ..query(org, 10)
+    };
+    let found = read(store, &q, n).await;
+    assert!(found.is_empty() || found == [entry.entry.clone()], "{found:?}");
+    !found.is_empty()
+}
+
+/// Reading a user appends its entry to the privacy ledger, in the same transaction; a user of
+/// another organization, or none, is `NotFound` and nothing is written.
+pub async fn reading_a_user_records_the_access_and_only_then(store: &dyn Store) {
+    loaded(store).await;
+    let member = world_user(ORG_A, Role::Member);
+    let entry = profile_entry(ORG_A, 60, member.id, ActivityCategory::Read);
+    assert_eq!(store.read_user(org_id(ORG_A), member.id, &entry).await.unwrap(), member);
+    assert!(ledger_holds(store, &entry, 1).await);
+    let missed = profile_entry(ORG_A, 61, member.id, ActivityCategory::Read);
+    assert_not_found(store.read_user(org_id(ORG_B), member.id, &missed).await, "other org");
+    assert_not_found(store.read_user(org_id(ORG_A), id(0xdead), &missed).await, "missing user");
+    assert!(!ledger_holds(store, &missed, 2).await, "a failed read is not recorded");
+    // An entry that cannot be written fails the read.
+    let result = store.read_user(org_id(ORG_A), member.id, &entry).await;
+    assert!(matches!(result, Err(StoreError::Conflict(_))), "{result:?}");
+}
+
+/// A change is written, with its entry, only while every user it read is stored as read.
+pub async fn a_profile_is_changed_only_as_it_was_read(store: &dyn Store) {
+    loaded(store).await;
+    let (org, owner, admin) =
+        (org_id(ORG_A), world_user(ORG_A, Role::Owner), world_user(ORG_A, Role::Admin));
+    let member = world_user(ORG_A, Role::Member);
+    let changed = User {
+        name: "Renamed Member".into(),
+        title: None,
+        manager: Some(owner.id),
+        linkedin_url: Some("https://www.linkedin.com/in/renamed".into()),
+        updated_at: t(4000),
+        ..member.clone()
+    };
+    let read = vec![(member.id, member.updated_at), (owner.id, owner.updated_at)];
+    // Read at another time, or a user of another organization: nothing is written.
+    for (read, n) in [
+        vec![(member.id, t(5)), (owner.id, owner.updated_at)],
+        vec![(member.id, member.updated_at), (owner.id, t(5))],
+        vec![(member.id, member.updated_at), (user_id(ORG_B, Role::Owner), t(1))],
+    ]
+    .into_iter()
+    .zip(30..)
+    {
+        let entry = profile_entry(ORG_A, 62, member.id, ActivityCategory::Update);
+        let update = ProfileUpdate { user: changed.clone(), read, entry: entry.clone() };
+        let result = store.update_user(&update).await;
+        assert!(matches!(result, Err(StoreError::Conflict(_))), "{result:?}");
+        assert!(!ledger_holds(store, &entry, n).await);
+        assert_eq!(store.user(org, member.id).await.unwrap(), member);
+    }
+    let entry = profile_entry(ORG_A, 63, member.id, ActivityCategory::Update);
+    let update = ProfileUpdate { user: changed.clone(), read: read.clone(), entry: entry.clone() };
+    assert_eq!(store.update_user(&update).await.unwrap(), changed);
+    assert_eq!(store.user(org, member.id).await.unwrap(), changed);
+    assert!(ledger_holds(store, &entry, 4).await);
+    // What was read is stale now.
+    let again = ProfileUpdate {
+        entry: profile_entry(ORG_A, 64, member.id, ActivityCategory::Update),
+        ..update
+    };
+    assert!(matches!(store.update_user(&again).await, Err(StoreError::Conflict(_))));
+    // The others are untouched.
+    assert_eq!(store.user(org, admin.id).await.unwrap(), admin);
+    assert_eq!(store.user(org, owner.id).await.unwrap(), owner);
+}
+
+/// Of concurrent changes decided on the same read, exactly one is made.
+pub async fn of_concurrent_changes_made_on_one_read_one_wins(store: &dyn Store) {
+    loaded(store).await;
+    let member = world_user(ORG_A, Role::Member);
+    let updates: Vec<ProfileUpdate> = (0..8)
+        .map(|n| ProfileUpdate {
+            user: User { name: format!("Name {n}"), updated_at: t(4000), ..member.clone() },
+            read: vec![(member.id, member.updated_at)],
+            entry: profile_entry(ORG_A, 70 + n, member.id, ActivityCategory::Update),
+        })
+        .collect();
+    let results = futures_join_all(updates.iter().map(|u| store.update_user(u))).await;
+    let won: Vec<_> = results.iter().filter_map(|r| r.as_ref().ok()).collect();
+    assert_eq!(won.len(), 1, "{results:?}");
+    assert!(results.iter().all(|r| matches!(r, Ok(_) | Err(StoreError::Conflict(_)))));
+    assert_eq!(&store.user(org_id(ORG_A), member.id).await.unwrap(), won[0]);
+    let mut recorded = 0;
+    for (n, u) in updates.iter().enumerate() {
+        recorded += usize::from(ledger_holds(store, &u.entry, 10 + n as u128).await);
+    }
+    assert_eq!(recorded, 1, "only the change made is recorded");
+}
+
+/// A manager of another organization, a missing one, or a chain of managers that comes back
+/// to the user, is refused with its path.
+pub async fn import_rejects_managers_elsewhere_and_cycles(store: &dyn Store) {
+    let mut doc = world();
+    doc.users[2].manager = Some(user_id(ORG_B, Role::Owner));
+    assert_invalid(
+        store.import(&doc).await,
+        "users[2].manager",
+        "the manager belongs to another organization",
+    );
+    let mut doc = world();
+    doc.users[2].manager = Some(id(0xdead));
+    assert_invalid(store.import(&doc).await, "users[2].manager", "no such user");
+    let mut doc = world();
+    doc.users[0].manager = Some(user_id(ORG_A, Role::Member));
+    assert_invalid(
+        store.import(&doc).await,
+        "users[0].manager",
+        "the chain of managers comes back to the user",
+    );
+    let mut doc = world();
+    doc.users[0].manager = Some(user_id(ORG_A, Role::Owner));
+    assert_invalid(
+        store.import(&doc).await,
+        "users[0].manager",
+        "the chain of managers comes back to the user",
+    );
+    assert_nothing_written(store).await;
+    // A manager stored already is found.
+    let mut doc = world();
+    let (users, rest): (Vec<_>, Vec<_>) = doc.users.drain(..).partition(|u| u.role == Role::Owner);
+    store
+        .import(&ImportDocument {
+            organizations: doc.organizations.clone(),
+            users,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    doc.organizations.clear();
+    doc.users = rest;
+    store.import(&doc).await.unwrap();
+    let member = world_user(ORG_B, Role::Member);
+    assert_eq!(store.user(org_id(ORG_B), member.id).await.unwrap(), member);
+}
+
+/// A job is returned with every field, its hiring team's names resolved, in stored order.
+pub async fn a_job_comes_with_its_hiring_team_names_in_order(store: &dyn Store) {
+    loaded(store).await;
+    let job = store.job(org_id(ORG_A), job_id(ORG_A, 2)).await.unwrap();
+    let new = world().jobs.into_iter().find(|j| j.id == job_id(ORG_A, 2)).unwrap();
+    let team: Vec<(String, UserId, String)> = job
+        .hiring_team
+        .iter()
+        .map(|m| (m.role.as_str().to_owned(), m.user.id, m.user.name.clone()))
+        .collect();
+    assert_eq!(
+        team,
+        [
+            ("RECRUITER".to_owned(), user_id(ORG_A, Role::Member), "MEMBER of A".to_owned()),
+            ("HIRING_MANAGER".to_owned(), user_id(ORG_A, Role::Owner), "OWNER of A".to_owned()),
+        ]
+    );
+    assert_eq!(job.organization_id, new.organization_id);
+    assert_eq!(
+        (job.id, &job.name, job.status, job.confidential, &job.locations, &job.ats),
+        (new.id, &new.name, new.status, new.confidential, &new.locations, &new.ats)
+    );
+    assert_eq!((job.created_at, job.updated_at), (new.created_at, new.updated_at));
+    let stages: Vec<(JobStageId, &str, u32)> =
+        job.job_stages.iter().map(|s| (s.id, s.name.as_str(), s.position)).collect();
+    assert_eq!(
+        stages,
+        [
+            (stage_id(ORG_A, 2, 0), "Application review", 0),
+            (stage_id(ORG_A, 2, 1), "Phone screen", 1),
+            (stage_id(ORG_A, 2, 2), "Onsite", 2),
+        ]
+    );
+    let s = &job.settings;
+    assert_eq!(
+        (s.default_task_queue_id, &s.remote_ats_hiring_process, &s.locale),
+        (
+            new.settings.default_task_queue_id,
+            &new.settings.remote_ats_hiring_process,
+            &new.settings.locale
+        )
+    );
+    // A's defaults are the built-in ones, unlocked. Job 2 overrides the interview name (not
+    // shown) and nothing else, whatever its document said of levels and locks.
+    assert_eq!(
+        s.interview_name_setting,
+        InterviewNameSetting {
+            is_custom: true,
+            show_interview_name: false,
+            is_locked: false,
+            level: SettingLevel::Job
+        }
+    );
+    let built_in = SchedulingDefaults::BUILT_IN;
+    assert_eq!(
+        (s.interviewer_info_setting.values(), s.interviewer_info_setting.is_custom),
+        (built_in.interviewer_info_setting.values, false)
+    );
+    assert_eq!(
+        (s.interviewer_info_setting.is_locked, &s.interviewer_info_setting.level),
+        (false, &SettingLevel::Org)
+    );
+    assert_eq!(
+        s.recruiting_team_contact_info_setting.values(),
+        built_in.recruiting_team_contact_info_setting.values
+    );
+}
+
+/// A setting its organization locks is the organization's, whatever the job overrides; an
+/// unlocked one the job does not override is the organization's too.
+pub async fn a_locked_default_is_the_jobs_setting_whatever_it_overrides(store: &dyn Store) {
+    loaded(store).await;
+    // B's job 1 overrides its interviewer information, which B locks, and takes B's interview
+    // name setting.
+    let job = store.job(org_id(ORG_B), job_id(ORG_B, 1)).await.unwrap();
+    let new = world().jobs.into_iter().find(|j| j.id == job_id(ORG_B, 1)).unwrap();
+    assert!(new.settings.interviewer_info_setting.is_custom, "the document overrides it");
+    let info = &job.settings.interviewer_info_setting;
+    assert_eq!((info.is_custom, info.is_locked, &info.level), (false, true, &SettingLevel::Org));
+    assert_eq!(info.values(), b_defaults().interviewer_info_setting.values);
+    let name = &job.settings.interview_name_setting;
+    assert_eq!(
+        (name.is_custom, name.show_interview_name, &name.level),
+        (false, false, &SettingLevel::Org)
+    );
+    assert_eq!(store.organization(org_id(ORG_B)).await.unwrap().scheduling_defaults, b_defaults());
+}
+
+/// A stage's identifier is defined once, in the document and in the store.
+pub async fn job_stage_ids_are_defined_once(store: &dyn Store) {
+    let mut doc = world();
+    doc.jobs[1].job_stages[2].id = stage_id(ORG_A, 1, 0);
+    assert_invalid(
+        store.import(&doc).await,
+        "jobs[1].job_stages[2].id",
+        "duplicates jobs[0].job_stages[0].id",
+    );
+    assert_nothing_written(store).await;
+    loaded(store).await;
+    let mut more = ImportDocument::default();
+    let mut job = job(ORG_A, 9, false, vec![]);
+    job.job_stages[1].id = stage_id(ORG_A, 2, 1);
+    more.jobs.push(job);
+    assert_invalid(store.import(&more).await, "jobs[0].job_stages[1].id", "already exists");
+}
+
+/// A job of another organization is reported exactly like a missing one.
+pub async fn a_job_of_another_organization_is_not_found(store: &dyn Store) {
+    loaded(store).await;
+    assert_not_found(
+        store.job(org_id(ORG_B), job_id(ORG_A, 1)).await,
+        "job of another organization",
+    );
+    assert_not_found(store.job(org_id(ORG_A), job_id(ORG_A, 99)).await, "missing job");
+    assert_not_found(
+        store.job(org_id(0xC), job_id(ORG_A, 1)).await,
+        "job of a missing organization",
+    );
+}

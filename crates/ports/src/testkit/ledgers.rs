@@ -1,0 +1,387 @@
+//! Contract cases of the ledgers: reading the privacy ledger, recording every read,
+//! idempotency keys with the accesses they record, and the audit list.
+
+use recruit_domain::{Candidate, IdFilter, PrivacyAuditLog, TimeWindow, Timestamp, Uuid};
+
+use crate::{
+    AccessesWrite, AuditEntry, AuditListQuery, Claim, ImportDocument, Interface, KeyClaim,
+    LedgerEntry, LedgerPosition, PrivacyLogQuery, Store, StoreError, StoredResponse,
+    ToolAuditEntry,
+};
+
+use super::{
+    ORG_A, ORG_B, candidate_id, entry_id, expected_order, futures_join_all, ids_of, ledger_entry,
+    loaded, org_id, query, read, read_page, record, t,
+};
+
+/// Newest first; entries with equal `access_time` ordered by id, descending.
+pub async fn the_ledger_is_newest_first_with_equal_times_ordered_by_id(store: &dyn Store) {
+    loaded(store).await;
+    let page = read(store, &query(ORG_A, 100), 1).await;
+    assert_eq!(ids_of(&page), ids_of(&expected_order(ORG_A)));
+    let limited = read(store, &query(ORG_A, 5), 2).await;
+    assert_eq!(ids_of(&limited), ids_of(&expected_order(ORG_A)[..5]));
+}
+
+/// `gte` is inclusive and `lt` exclusive.
+pub async fn the_window_includes_gte_and_excludes_lt(store: &dyn Store) {
+    loaded(store).await;
+    // Entries 4..=7 are at t(400), 8 at t(800), 9 and 10 at t(900).
+    let q =
+        PrivacyLogQuery { window: TimeWindow::new(t(400), t(900)).unwrap(), ..query(ORG_A, 100) };
+    let mut got = ids_of(&read(store, &q, 1).await);
+    got.sort();
+    assert_eq!(got, [4, 5, 6, 7, 8].map(|n| entry_id(ORG_A, n)));
+    let just_after = Timestamp::from_unix_micros(t(400).unix_micros() + 1).unwrap();
+    let q = PrivacyLogQuery { window: TimeWindow::new(just_after, t(900)).unwrap(), ..q };
+    assert_eq!(ids_of(&read(store, &q, 2).await), [entry_id(ORG_A, 8)]);
+    let q = PrivacyLogQuery { window: TimeWindow::new(t(0), t(100)).unwrap(), ..q };
+    assert!(read(store, &q, 3).await.is_empty());
+}
+
+/// With an id filter, only those entries of the organization come back, in ledger order.
+pub async fn the_id_filter_returns_only_those_entries(store: &dyn Store) {
+    loaded(store).await;
+    let wanted = [12, 5, 6, 1].map(|n| entry_id(ORG_A, n));
+    let filter = IdFilter::new(wanted.iter().copied().chain([entry_id(ORG_A, 404)])).unwrap();
+    let q = PrivacyLogQuery { ids: Some(filter), ..query(ORG_A, 100) };
+    let expected: Vec<_> =
+        ids_of(&expected_order(ORG_A)).into_iter().filter(|id| wanted.contains(id)).collect();
+    assert_eq!(ids_of(&read(store, &q, 1).await), expected);
+}
+
+/// Walking pages of any size after the last position seen visits every entry once, in order,
+/// across equal timestamps; `more` is true exactly when entries follow.
+pub async fn pages_continue_after_a_position_without_repeats_or_gaps(store: &dyn Store) {
+    loaded(store).await;
+    let expected = ids_of(&expected_order(ORG_A));
+    for size in [1, 2, 3, 5, 11, 12, 13] {
+        let mut seen = vec![];
+        let mut after = None;
+        for n in 0.. {
+            let q = PrivacyLogQuery { after, ..query(ORG_A, size) };
+            let page = read_page(store, &q, u128::from(size) * 1000 + n).await;
+            seen.extend(ids_of(&page.entries));
+            assert!(page.entries.len() <= size as usize);
+            assert_eq!(page.more, seen.len() < expected.len(), "page size {size}, page {n}");
+            match page.entries.last() {
+                Some(last) if page.more => after = Some(LedgerPosition::of(last)),
+                _ => break,
+            }
+        }
+        assert_eq!(seen, expected, "page size {size}");
+    }
+    // Continuing after the last entry finds nothing.
+    let last = expected_order(ORG_A).pop().unwrap();
+    let q = PrivacyLogQuery { after: Some(LedgerPosition::of(&last)), ..query(ORG_A, 100) };
+    assert!(read(store, &q, 1).await.is_empty());
+}
+
+/// Another organization's entries never come back: not by window, not by id filter, not by
+/// a position taken from them.
+pub async fn nothing_of_another_organization_is_ever_returned(store: &dyn Store) {
+    loaded(store).await;
+    let b = read(store, &query(ORG_B, 100), 1).await;
+    assert_eq!(ids_of(&b), ids_of(&expected_order(ORG_B)));
+    let filter = IdFilter::new((1..=4).map(|n| entry_id(ORG_A, n))).unwrap();
+    let q = PrivacyLogQuery { ids: Some(filter), ..query(ORG_B, 100) };
+    assert!(read(store, &q, 2).await.is_empty());
+    let q = PrivacyLogQuery { organization_id: org_id(0xC), ..query(ORG_A, 100) };
+    let err = store.read_privacy_audit_logs(&q, &record(0xC, 3)).await;
+    // A missing organization has no ledger: either nothing or NotFound, never data.
+    assert!(
+        matches!(&err, Ok(p) if p.entries.is_empty()) || matches!(err, Err(StoreError::NotFound)),
+        "{err:?}"
+    );
+}
+
+/// Every field of every variant comes back as it was appended.
+pub async fn ledger_entries_round_trip_exactly(store: &dyn Store) {
+    loaded(store).await;
+    let page = read(store, &query(ORG_A, 100), 1).await;
+    assert_eq!(page, expected_order(ORG_A));
+}
+
+/// A large batch (stores may write it otherwise than a few rows) round-trips exactly too:
+/// every data subject and query variant, every nullable column empty and filled.
+pub async fn a_large_batch_round_trips_exactly(store: &dyn Store) {
+    loaded(store).await;
+    let entries: Vec<LedgerEntry> = (100..250)
+        .map(|n| ledger_entry(ORG_B, n, t(2000 + i64::try_from(n).unwrap_or(0))))
+        .collect();
+    // With another entity, so that the document is not a ledger batch only.
+    let candidate = Candidate {
+        id: candidate_id(ORG_B, 77),
+        organization_id: org_id(ORG_B),
+        name: "Batch".into(),
+        email: "batch@mail.example".into(),
+        phone: String::new(),
+    };
+    let doc = ImportDocument {
+        candidates: vec![candidate],
+        privacy_audit_logs: entries.clone(),
+        ..Default::default()
+    };
+    store.import(&doc).await.unwrap();
+    let mut expected: Vec<PrivacyAuditLog> = entries.into_iter().map(|e| e.entry).collect();
+    expected.reverse();
+    let mut q = query(ORG_B, 100);
+    q.window = TimeWindow::new(t(2000), t(3000)).unwrap();
+    let first = read_page(store, &q, 1).await;
+    q.after = first.entries.last().map(LedgerPosition::of);
+    let second = read_page(store, &q, 2).await;
+    let read: Vec<PrivacyAuditLog> = first.entries.into_iter().chain(second.entries).collect();
+    assert_eq!(read, expected);
+}
+
+/// Every read writes one API audit entry with the number of entries returned; a read through
+/// the tool interface writes a tool-interface entry too.
+pub async fn every_read_is_recorded_with_its_count(store: &dyn Store) {
+    loaded(store).await;
+    let all = AuditListQuery { organization_id: None, limit: 100 };
+    assert!(store.api_audit_entries(&all).await.unwrap().is_empty());
+    let got = store.read_privacy_audit_logs(&query(ORG_A, 5), &record(ORG_A, 1)).await.unwrap();
+    assert_eq!((got.entries.len(), got.more), (5, true));
+    let mut tool_record = record(ORG_A, 2);
+    tool_record.api.interface = Interface::Tool;
+    tool_record.api.tool_name = Some("list_privacy_audit_logs".into());
+    tool_record.tool = Some(ToolAuditEntry {
+        id: Uuid::from_u128(0x7001),
+        at: tool_record.api.at,
+        organization_id: org_id(ORG_A),
+        token_id: tool_record.api.token_id,
+        user_id: tool_record.api.user_id,
+        tool_name: "list_privacy_audit_logs".into(),
+        arguments: serde_json::json!({"limit": 100, "ids": ["pal_1"]}),
+        entries_returned: 0,
+        request_id: "req-2".into(),
+    });
+    let got = store.read_privacy_audit_logs(&query(ORG_A, 100), &tool_record).await.unwrap();
+    assert_eq!((got.entries.len(), got.more), (12, false));
+
+    let api = store.api_audit_entries(&all).await.unwrap();
+    let mut first = record(ORG_A, 1).api;
+    first.entries_returned = 5;
+    let mut second = tool_record.api.clone();
+    second.entries_returned = 12;
+    assert_eq!(api, [second, first]);
+    let tool = store.tool_audit_entries(&all).await.unwrap();
+    let mut expected = tool_record.tool.clone().unwrap();
+    expected.entries_returned = 12;
+    assert_eq!(tool, [expected]);
+}
+
+/// A read that returns no ledger entry (a checkpoint's) is recorded with a count of 0, as the
+/// next entry of the organization's API ledger chain; one of another organization's chain
+/// leaves it alone. The heads of one organization are found without the others'.
+pub async fn a_read_without_entries_is_recorded_and_extends_the_chain(store: &dyn Store) {
+    loaded(store).await;
+    let heads = |org| async move {
+        store
+            .chain_heads(Some(org_id(org)))
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|h| (h.ledger, h.position))
+            .collect::<Vec<_>>()
+    };
+    let before = heads(ORG_A).await;
+    assert!(before.iter().all(|(l, _)| l == "privacy"), "{before:?}");
+    let b_before = heads(ORG_B).await;
+    store.record_read(&record(ORG_A, 1)).await.unwrap();
+    let mut expected = record(ORG_A, 1).api;
+    expected.entries_returned = 0;
+    let all = AuditListQuery { organization_id: None, limit: 100 };
+    assert_eq!(store.api_audit_entries(&all).await.unwrap(), [expected]);
+    let mut after = before.clone();
+    after.insert(0, ("api".to_owned(), 1));
+    assert_eq!(heads(ORG_A).await, after);
+    assert_eq!(heads(ORG_B).await, b_before);
+    assert_eq!(store.chain_heads(None).await.unwrap().len(), after.len() + b_before.len());
+    // A record the store refuses (of an organization it does not hold) writes nothing.
+    let mut refused = record(ORG_A, 2);
+    refused.api.organization_id = org_id(0xDEAD);
+    assert!(store.record_read(&refused).await.is_err());
+    assert_eq!(store.api_audit_entries(&all).await.unwrap().len(), 1);
+    assert_eq!(heads(ORG_A).await, after);
+}
+
+/// When the record cannot be written, the read fails, returns no entries, and writes nothing.
+pub async fn a_read_that_cannot_be_recorded_returns_nothing_and_writes_nothing(store: &dyn Store) {
+    loaded(store).await;
+    store.read_privacy_audit_logs(&query(ORG_A, 5), &record(ORG_A, 1)).await.unwrap();
+    // A record the store refuses (of an organization it does not hold): the read fails whole.
+    let mut refused = record(ORG_A, 2);
+    refused.api.organization_id = org_id(0xDEAD);
+    let result = store.read_privacy_audit_logs(&query(ORG_A, 5), &refused).await;
+    assert!(result.is_err(), "{result:?}");
+    // A tool record refused fails the read too, and its API entry is not kept.
+    let mut again = record(ORG_A, 3);
+    again.tool = Some(ToolAuditEntry {
+        id: Uuid::from_u128(0x7002),
+        at: t(1),
+        organization_id: org_id(0xDEAD),
+        token_id: again.api.token_id,
+        user_id: again.api.user_id,
+        tool_name: "list_privacy_audit_logs".into(),
+        arguments: serde_json::json!({}),
+        entries_returned: 0,
+        request_id: "req".into(),
+    });
+    let result = store.read_privacy_audit_logs(&query(ORG_A, 1), &again).await;
+    assert!(result.is_err(), "{result:?}");
+    let all = AuditListQuery { organization_id: None, limit: 100 };
+    let api: Vec<Uuid> =
+        store.api_audit_entries(&all).await.unwrap().iter().map(|e| e.id).collect();
+    assert_eq!(api, [record(ORG_A, 1).api.id]);
+    assert!(store.tool_audit_entries(&all).await.unwrap().is_empty());
+}
+
+/// An entry's id is unique within its organization's ledger only: the same id in another
+/// organization's ledger is another entry.
+pub async fn a_ledger_entry_id_is_unique_within_its_organization(store: &dyn Store) {
+    loaded(store).await;
+    let fresh = ledger_entry(ORG_A, 50, t(5000));
+    let mut elsewhere = ledger_entry(ORG_A, 1, t(5000));
+    elsewhere.organization_id = org_id(ORG_B);
+    let doc = ImportDocument { privacy_audit_logs: vec![fresh, elsewhere], ..Default::default() };
+    store.import(&doc).await.unwrap();
+    assert_eq!(read(store, &query(ORG_A, 100), 1).await.len(), 13);
+    assert_eq!(read(store, &query(ORG_B, 100), 2).await.len(), 5);
+}
+
+fn key_claim(org: u128, key: &str, fingerprint: u8, now: i64) -> KeyClaim {
+    KeyClaim {
+        organization_id: org_id(org),
+        key: key.into(),
+        fingerprint: [fingerprint; 32],
+        now: t(now),
+        lease_until: t(now + 30),
+        expires_at: t(now + 86_400),
+    }
+}
+
+fn accesses(claim: &KeyClaim, entries: Vec<LedgerEntry>, n: u128) -> AccessesWrite {
+    let org = claim.organization_id.uuid().as_u128();
+    let mut record = record(org, n);
+    record.api.operation = "recordPrivacyAccesses".into();
+    AccessesWrite {
+        entries,
+        record,
+        claim: claim.clone(),
+        response: StoredResponse { status: 201, body: format!("{{\"n\":{n}}}").into_bytes() },
+    }
+}
+
+/// A key is granted once; while its request runs a claim with the same fingerprint finds it in
+/// flight and one with another fingerprint finds another request; once the accesses are
+/// recorded, the same claim finds the response; keys are per organization.
+pub async fn an_idempotency_key_is_granted_once_then_replayed(store: &dyn Store) {
+    loaded(store).await;
+    let claim = key_claim(ORG_A, "key-1", 1, 100);
+    assert_eq!(store.claim_idempotency_key(&claim).await.unwrap(), Claim::Granted);
+    let again = key_claim(ORG_A, "key-1", 1, 101);
+    assert_eq!(
+        store.claim_idempotency_key(&again).await.unwrap(),
+        Claim::InFlight { until: t(130) }
+    );
+    let other = key_claim(ORG_A, "key-1", 2, 101);
+    assert_eq!(store.claim_idempotency_key(&other).await.unwrap(), Claim::OtherRequest);
+    let elsewhere = key_claim(ORG_B, "key-1", 2, 101);
+    assert_eq!(store.claim_idempotency_key(&elsewhere).await.unwrap(), Claim::Granted);
+
+    let write = accesses(&claim, vec![ledger_entry(ORG_A, 40, t(90))], 1);
+    store.record_privacy_accesses(&write).await.unwrap();
+    match store.claim_idempotency_key(&again).await.unwrap() {
+        Claim::Completed(response) => assert_eq!(response, write.response),
+        other => panic!("expected the stored response, got {other:?}"),
+    }
+    assert_eq!(store.claim_idempotency_key(&other).await.unwrap(), Claim::OtherRequest);
+    let entries = read(store, &query(ORG_A, 100), 2).await;
+    assert_eq!(entries.len(), 13);
+    assert!(entries.iter().any(|e| e.id == entry_id(ORG_A, 40)));
+    let all = AuditListQuery { organization_id: Some(org_id(ORG_A)), limit: 10 };
+    let recorded = store.api_audit_entries(&all).await.unwrap();
+    let write_entry = recorded.iter().find(|e| e.operation == "recordPrivacyAccesses").unwrap();
+    assert_eq!(write_entry.entries_returned, 1);
+}
+
+/// A released key is free again; a lease that lapsed is granted again and the request that
+/// held it can no longer complete; an expired key is granted anew and purged.
+pub async fn idempotency_keys_are_released_taken_over_and_purged(store: &dyn Store) {
+    loaded(store).await;
+    let claim = key_claim(ORG_A, "key-2", 1, 100);
+    assert_eq!(store.claim_idempotency_key(&claim).await.unwrap(), Claim::Granted);
+    store.release_idempotency_key(&claim).await.unwrap();
+    let other = key_claim(ORG_A, "key-2", 2, 101);
+    assert_eq!(store.claim_idempotency_key(&other).await.unwrap(), Claim::Granted);
+
+    // `other`'s lease (until 131) lapses; a claim at 200 takes the key over.
+    let late = key_claim(ORG_A, "key-2", 2, 200);
+    assert_eq!(store.claim_idempotency_key(&late).await.unwrap(), Claim::Granted);
+    let write = accesses(&late, vec![ledger_entry(ORG_A, 41, t(90))], 3);
+    store.record_privacy_accesses(&write).await.unwrap();
+    let stale = accesses(&other, vec![ledger_entry(ORG_A, 42, t(90))], 4);
+    let result = store.record_privacy_accesses(&stale).await;
+    assert!(matches!(result, Err(StoreError::Conflict(_))), "{result:?}");
+    assert_eq!(read(store, &query(ORG_A, 100), 5).await.len(), 13, "only the holder wrote");
+
+    // A day after the claim the key has expired: purged, and granted anew.
+    assert_eq!(store.purge_idempotency_keys(t(200 + 86_399)).await.unwrap(), 0);
+    assert_eq!(store.purge_idempotency_keys(t(200 + 86_400)).await.unwrap(), 1);
+    let next_day = key_claim(ORG_A, "key-2", 3, 200 + 86_400);
+    assert_eq!(store.claim_idempotency_key(&next_day).await.unwrap(), Claim::Granted);
+}
+
+/// Recorded accesses are written whole or not at all: an entry whose id is taken, or that
+/// appears twice, writes nothing (no entry, no audit record, no response with the key).
+pub async fn recorded_accesses_are_written_whole_or_not_at_all(store: &dyn Store) {
+    loaded(store).await;
+    let claim = key_claim(ORG_A, "key-3", 1, 100);
+    assert_eq!(store.claim_idempotency_key(&claim).await.unwrap(), Claim::Granted);
+    let fresh = ledger_entry(ORG_A, 43, t(90));
+    let taken = ledger_entry(ORG_A, 1, t(90));
+    for entries in [vec![fresh.clone(), taken], vec![fresh.clone(), fresh.clone()]] {
+        let result = store.record_privacy_accesses(&accesses(&claim, entries, 6)).await;
+        assert!(matches!(result, Err(StoreError::Conflict(_))), "{result:?}");
+    }
+    assert_eq!(read(store, &query(ORG_A, 100), 7).await.len(), 12);
+    let all = AuditListQuery { organization_id: Some(org_id(ORG_A)), limit: 100 };
+    let recorded = store.api_audit_entries(&all).await.unwrap();
+    assert!(recorded.iter().all(|e| e.operation != "recordPrivacyAccesses"));
+    // The key still holds no response: the request may complete or release it.
+    let again = key_claim(ORG_A, "key-3", 1, 101);
+    assert!(matches!(store.claim_idempotency_key(&again).await.unwrap(), Claim::InFlight { .. }));
+    store.record_privacy_accesses(&accesses(&claim, vec![fresh], 8)).await.unwrap();
+}
+
+/// Of concurrent claims of one key, exactly one is granted.
+pub async fn concurrent_claims_of_a_key_grant_it_once(store: &dyn Store) {
+    loaded(store).await;
+    let claim = key_claim(ORG_A, "key-4", 1, 100);
+    let claims = (0..8).map(|_| store.claim_idempotency_key(&claim));
+    let results = futures_join_all(claims).await;
+    let granted = results.iter().filter(|r| matches!(r, Ok(Claim::Granted))).count();
+    assert_eq!(granted, 1, "{results:?}");
+    assert!(results.iter().all(|r| matches!(r, Ok(Claim::Granted | Claim::InFlight { .. }))));
+}
+
+/// Operators list audit entries newest first, of one organization or all, up to a limit.
+pub async fn audit_entries_are_listed_newest_first_by_organization(store: &dyn Store) {
+    loaded(store).await;
+    for n in 1..=3 {
+        read(store, &query(ORG_A, 1), n).await;
+    }
+    read(store, &query(ORG_B, 1), 4).await;
+    let list =
+        |org: Option<u128>, limit| AuditListQuery { organization_id: org.map(org_id), limit };
+    let ids = |entries: Vec<AuditEntry>| entries.into_iter().map(|e| e.id).collect::<Vec<_>>();
+    let a: Vec<Uuid> = [3, 2, 1].map(|n| record(ORG_A, n).api.id).to_vec();
+    assert_eq!(ids(store.api_audit_entries(&list(Some(ORG_A), 100)).await.unwrap()), a);
+    assert_eq!(ids(store.api_audit_entries(&list(Some(ORG_A), 2)).await.unwrap()), a[..2]);
+    assert_eq!(
+        ids(store.api_audit_entries(&list(Some(ORG_B), 100)).await.unwrap()),
+        [record(ORG_B, 4).api.id]
+    );
+    assert_eq!(store.api_audit_entries(&list(None, 100)).await.unwrap().len(), 4);
+}

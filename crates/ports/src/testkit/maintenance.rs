@@ -1,0 +1,20 @@
+//! Contract cases of maintenance: server secrets and a fresh store.
+
+use crate::Store;
+
+use super::loaded;
+
+/// The first secret stored under a name is the one every later caller gets.
+pub async fn server_secrets_keep_the_first_value(store: &dyn Store) {
+    assert_eq!(store.server_secret("cursor", b"first").await.unwrap(), b"first");
+    assert_eq!(store.server_secret("cursor", b"second").await.unwrap(), b"first");
+    assert_eq!(store.server_secret("other", b"second").await.unwrap(), b"second");
+}
+
+/// A fresh store answers and holds nothing; after an import it is not empty.
+pub async fn a_fresh_store_is_empty_and_answers(store: &dyn Store) {
+    store.ping().await.unwrap();
+    assert!(store.is_empty().await.unwrap());
+    loaded(store).await;
+    assert!(!store.is_empty().await.unwrap());
+}

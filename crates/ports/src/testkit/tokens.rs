@@ -1,0 +1,102 @@
+//! Contract cases of API tokens: created, found by secret hash, revoked, and their use
+//! recorded.
+
+use recruit_domain::model::*;
+use recruit_domain::{ApiTokenId, Scope};
+
+use crate::{NewApiToken, SecretHash, Store, StoreError};
+
+use super::{ORG_A, ORG_B, assert_not_found, id, loaded, org_id, t, user_id};
+
+fn new_token(org: u128, n: u128, role: Role) -> NewApiToken {
+    NewApiToken {
+        id: id::<recruit_domain::resource::ApiToken>(org << 64 | 0x900 | n),
+        organization_id: org_id(org),
+        user_id: user_id(org, role),
+        name: format!("token {n}"),
+        scopes: vec![Scope::JobsRead, Scope::AuditLogsRead],
+        secret_hash: SecretHash([u8::try_from(n).unwrap_or(0xff); 32]),
+        created_at: t(i64::try_from(n).unwrap_or(0)),
+        expires_at: Some(t(100_000)),
+    }
+}
+
+/// A created token is found by its secret hash together with its user; revoking it keeps the
+/// first revocation time.
+pub async fn tokens_are_created_found_by_hash_and_revoked(store: &dyn Store) {
+    loaded(store).await;
+    let new = new_token(ORG_A, 1, Role::Owner);
+    let created = store.create_token(&new).await.unwrap();
+    assert_eq!(
+        (
+            created.id,
+            created.organization_id,
+            created.user_id,
+            &created.name,
+            created.created_at,
+            created.expires_at
+        ),
+        (new.id, new.organization_id, new.user_id, &new.name, new.created_at, new.expires_at)
+    );
+    assert_eq!(created.scopes, [Scope::AuditLogsRead, Scope::JobsRead]);
+    assert_eq!((created.revoked_at, created.last_used_at), (None, None));
+    let found = store.credential(&new.secret_hash).await.unwrap();
+    assert_eq!(found.token, created);
+    assert_eq!(found.user.role, Role::Owner);
+    assert_eq!(found.user.id, user_id(ORG_A, Role::Owner));
+    assert_not_found(store.credential(&SecretHash([0xee; 32])).await, "unknown secret");
+
+    let mut never = new_token(ORG_A, 2, Role::Member);
+    never.expires_at = None;
+    never.scopes = vec![];
+    let never = store.create_token(&never).await.unwrap();
+    assert_eq!((never.expires_at, never.scopes.len()), (None, 0));
+
+    let revoked = store.revoke_token(created.id, t(50)).await.unwrap();
+    assert_eq!(revoked.revoked_at, Some(t(50)));
+    let again = store.revoke_token(created.id, t(60)).await.unwrap();
+    assert_eq!(again.revoked_at, Some(t(50)));
+    assert_eq!(store.credential(&new.secret_hash).await.unwrap().token.revoked_at, Some(t(50)));
+    assert_not_found(store.revoke_token(id(0x999), t(1)).await, "revoking a missing token");
+
+    let listed: Vec<ApiTokenId> = store.tokens(None).await.unwrap().iter().map(|t| t.id).collect();
+    assert_eq!(listed, [never.id, created.id]);
+    assert!(store.tokens(Some(org_id(ORG_B))).await.unwrap().is_empty());
+}
+
+/// A taken id or secret hash is a conflict; a user outside the organization is not found.
+pub async fn token_conflicts_and_missing_users_are_reported(store: &dyn Store) {
+    loaded(store).await;
+    store.create_token(&new_token(ORG_A, 1, Role::Owner)).await.unwrap();
+    let mut same_hash = new_token(ORG_A, 2, Role::Owner);
+    same_hash.secret_hash = new_token(ORG_A, 1, Role::Owner).secret_hash;
+    let result = store.create_token(&same_hash).await;
+    assert!(matches!(result, Err(StoreError::Conflict(_))), "{result:?}");
+    let mut same_id = new_token(ORG_A, 3, Role::Owner);
+    same_id.id = new_token(ORG_A, 1, Role::Owner).id;
+    let result = store.create_token(&same_id).await;
+    assert!(matches!(result, Err(StoreError::Conflict(_))), "{result:?}");
+    let mut stranger = new_token(ORG_A, 4, Role::Owner);
+    stranger.user_id = user_id(ORG_B, Role::Owner);
+    assert_not_found(store.create_token(&stranger).await, "a user of another organization");
+    assert_eq!(store.tokens(None).await.unwrap().len(), 1);
+}
+
+/// Use is recorded, but not more often than once a minute.
+pub async fn touching_a_token_records_use_at_most_once_a_minute(store: &dyn Store) {
+    loaded(store).await;
+    let token = store.create_token(&new_token(ORG_A, 1, Role::Owner)).await.unwrap();
+    // As operators see it in the token list: a credential kept in memory may show an older
+    // last use (see `Tokens::credential`).
+    let last_used = || async {
+        let tokens = store.tokens(Some(org_id(ORG_A))).await.unwrap();
+        tokens.iter().find(|t| t.id == token.id).and_then(|t| t.last_used_at)
+    };
+    store.touch_token(token.id, t(1000)).await.unwrap();
+    assert_eq!(last_used().await, Some(t(1000)));
+    store.touch_token(token.id, t(1059)).await.unwrap();
+    assert_eq!(last_used().await, Some(t(1000)), "within a minute nothing is written");
+    store.touch_token(token.id, t(1061)).await.unwrap();
+    assert_eq!(last_used().await, Some(t(1061)));
+    store.touch_token(id(0x999), t(2000)).await.unwrap();
+}
