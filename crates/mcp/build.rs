@@ -82,6 +82,11 @@ fn main() {
         let output = success["content"]["application/json"]["schema"].clone();
         let output = json!({"type": "object", "allOf": [output]});
         // What a model reads of the tool: its title and description, beside the REST text.
+        assert_eq!(
+            operation.get("x-tool-title").is_some(),
+            operation.get("x-tool-description").is_some(),
+            "{operation_id}: a tool has both x-tool-title and x-tool-description, or neither"
+        );
         tools.insert(
             tool,
             json!({

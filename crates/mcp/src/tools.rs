@@ -26,10 +26,11 @@ const REVISIONS: &[ProtocolVersion] =
     &[ProtocolVersion::V_2025_11_25, ProtocolVersion::V_2026_07_28];
 
 /// Each tool's title, description, input and output schema, derived from `docs/openapi.yaml`
-/// by `build.rs` (which checks that it is JSON; the crate's tests, that every tool has each).
+/// by `build.rs`, which refuses an operation with only one of `x-tool-title` and
+/// `x-tool-description`; the crate's tests check that every tool has each.
 static SCHEMAS: LazyLock<Value> = LazyLock::new(|| {
     serde_json::from_slice(include_bytes!(concat!(env!("OUT_DIR"), "/tool_schemas.json")))
-        .unwrap_or_default()
+        .expect("build.rs writes the tool schemas as JSON")
 });
 
 /// A tool's title and description, for models, from the OpenAPI document.
@@ -46,7 +47,7 @@ fn schema(kind: OperationKind, which: &str) -> Option<JsonObject> {
 /// The tool of `kind`, as listed, if it has one.
 fn tool(kind: OperationKind) -> Option<Tool> {
     let name = kind.tool_name()?;
-    let (title, description) = describe(kind).unwrap_or_default();
+    let (title, description) = describe(kind)?;
     let schema = |which| Arc::new(schema(kind, which).unwrap_or_default());
     let tool = Tool::new(name, description, schema("input"))
         .with_title(title)
