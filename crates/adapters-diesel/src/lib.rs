@@ -2,7 +2,7 @@
 //! `recruit-adapters-sqlite`) share, so that it is written once: the rules by which diesel's
 //! errors become [`StoreError`]s whatever the backend ([`common_error`]), how a stored row
 //! converts to and from its neutral form in `recruit_ports::rows` ([`Column`], [`Row`],
-//! [`row_conversions!`], [`stored_as_is!`]), a page of the ledger from its stored rows
+//! [`stored_row!`], [`stored_as_is!`]), a page of the ledger from its stored rows
 //! ([`ledger_page`]), the statement of a page of a chain ([`chain_page_sql`]), how many rows one
 //! multi-row `INSERT` carries ([`rows_per_statement`]),
 //! the chained ledgers' tables ([`LEDGER_TABLES`]), the retention plan's query
@@ -134,11 +134,11 @@ impl<B, T: Column<B>> Column<B> for Option<T> {
 /// id; then the limit.
 pub fn chain_page_sql(
     table: &str,
-    page: recruit_ports::chain::ChainPage,
+    from: recruit_ports::chain::ChainFrom,
     param: impl Fn(usize) -> String,
 ) -> String {
-    use recruit_ports::chain::ChainPage;
-    let (condition, order, limit) = match page {
+    use recruit_ports::chain::ChainFrom as ChainPage;
+    let (condition, order, limit) = match from {
         ChainPage::Linked(None) => ("position IS NOT NULL".to_owned(), "position, id", 2),
         ChainPage::Linked(Some(_)) => {
             let (p, id) = (param(2), param(3));
@@ -178,12 +178,24 @@ pub trait Row: Sized {
     fn into_neutral(self) -> Result<Self::Neutral, StoreError>;
 }
 
-/// Implements `From<neutral row>` and [`Row`] for an adapter's row struct `$row`, whose fields
-/// are the neutral row's with the types `<$ty as Column<$backend>>::Stored`. Meant to be called
-/// from the adapter's expansion of `recruit_ports::stored_rows!`.
+/// Declares an adapter's row struct `$row` for diesel table `$table`, checked against the
+/// diesel backend `$db`: its fields are the neutral row's, with the types
+/// `<$ty as Column<$backend>>::Stored`. Implements `From<neutral row>` and [`Row`] for it. Meant
+/// to be called from the adapter's expansion of `recruit_ports::stored_rows!`, so a stored field
+/// is declared once for both stores.
 #[macro_export]
-macro_rules! row_conversions {
-    ($backend:ty; $row:ident { $($field:ident: $ty:ty),* $(,)? }) => {
+macro_rules! stored_row {
+    ($db:ident, $backend:ty; $(#[$doc:meta])* $row:ident in $table:ident { $($field:ident: $ty:ty),* $(,)? }) => {
+        $(#[$doc])*
+        #[derive(
+            ::diesel::Queryable, ::diesel::QueryableByName, ::diesel::Selectable, ::diesel::Insertable
+        )]
+        #[diesel(table_name = $table, check_for_backend($db))]
+        #[diesel(treat_none_as_default_value = false)]
+        pub(crate) struct $row {
+            $(pub(crate) $field: <$ty as $crate::Column<$backend>>::Stored,)*
+        }
+
         impl From<::recruit_ports::rows::$row> for $row {
             fn from(row: ::recruit_ports::rows::$row) -> Self {
                 Self { $($field: <$ty as $crate::Column<$backend>>::store(row.$field),)* }

@@ -215,12 +215,8 @@ impl Directory for PgStore {
             .into_user()
     }
 
-    async fn read_user(
-        &self,
-        organization: OrganizationId,
-        id: UserId,
-        entry: &LedgerEntry,
-    ) -> Result<User, StoreError> {
+    async fn read_user(&self, id: UserId, entry: &LedgerEntry) -> Result<User, StoreError> {
+        let organization = entry.organization_id;
         let mut logged = vec![neutral::LedgerRow::new(entry)?];
         let mut c = self.conn().await?;
         let row = c

@@ -5,10 +5,10 @@ use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel::sql_types;
 use diesel_async::{AsyncConnection, RunQueryDsl};
-use recruit_domain::Id;
 use recruit_domain::Timestamp;
-use recruit_domain::chain::{Checkpoint, Ledger};
-use recruit_ports::chain::{ChainEntry, Export, ExportQuery};
+use recruit_domain::chain::{Checkpoint, Ledger, RetentionCut};
+use recruit_domain::{Id, OrganizationId};
+use recruit_ports::chain::{ChainEntry, ChainPage, Export, ExportQuery};
 use recruit_ports::rows as neutral;
 use recruit_ports::{
     AccessesWrite, AuditEntry, AuditListQuery, Claim, KeyClaim, LedgerPage, Ledgers,
@@ -89,6 +89,24 @@ impl PgStore {
     }
 }
 
+/// Inserts `$rows` into `$table`, keeping rows already there: saving what is saved is a no-op.
+macro_rules! insert_new {
+    ($store:expr, $table:ident, $rows:expr) => {{
+        let rows = $rows;
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let mut c = $store.conn().await?;
+        diesel::insert_into($table::table)
+            .values(&rows)
+            .on_conflict_do_nothing()
+            .execute(&mut c)
+            .await
+            .map_err(store_error)?;
+        Ok(())
+    }};
+}
+
 #[async_trait]
 impl Ledgers for PgStore {
     async fn read_privacy_audit_logs(
@@ -164,7 +182,7 @@ impl Ledgers for PgStore {
                     };
                     for org in orgs {
                         let q = ExportQuery {
-                            organization: Some(recruit_domain::OrganizationId::from_uuid(org)),
+                            organization: Some(OrganizationId::from_uuid(org)),
                             ..q.clone()
                         };
                         let mut after = None;
@@ -322,7 +340,7 @@ impl Ledgers for PgStore {
 
     async fn chain_heads(
         &self,
-        organization: Option<recruit_domain::OrganizationId>,
+        organization: Option<OrganizationId>,
     ) -> Result<Vec<neutral::LedgerHeadRow>, StoreError> {
         let mut c = self.conn().await?;
         let mut heads = ledger_heads::table
@@ -339,22 +357,12 @@ impl Ledgers for PgStore {
     async fn save_checkpoints(&self, checkpoints: &[Checkpoint]) -> Result<(), StoreError> {
         let rows: Vec<CheckpointRow> =
             recruit_adapters_diesel::stored(checkpoints, neutral::CheckpointRow::new)?;
-        if rows.is_empty() {
-            return Ok(());
-        }
-        let mut c = self.conn().await?;
-        diesel::insert_into(ledger_checkpoints::table)
-            .values(&rows)
-            .on_conflict_do_nothing()
-            .execute(&mut c)
-            .await
-            .map_err(store_error)?;
-        Ok(())
+        insert_new!(self, ledger_checkpoints, rows)
     }
 
     async fn checkpoints(
         &self,
-        organization: Option<recruit_domain::OrganizationId>,
+        organization: Option<OrganizationId>,
         ledger: Option<Ledger>,
     ) -> Result<Vec<Checkpoint>, StoreError> {
         let mut c = self.conn().await?;
@@ -393,30 +401,17 @@ impl Ledgers for PgStore {
         recruit_adapters_diesel::planned_cuts!(planned, Ok::<_, StoreError>)
     }
 
-    async fn save_retention_cuts(
-        &self,
-        cuts: &[recruit_domain::chain::RetentionCut],
-    ) -> Result<(), StoreError> {
+    async fn save_retention_cuts(&self, cuts: &[RetentionCut]) -> Result<(), StoreError> {
         let rows: Vec<RetentionCutRow> =
             recruit_adapters_diesel::stored(cuts, neutral::RetentionCutRow::new)?;
-        if rows.is_empty() {
-            return Ok(());
-        }
-        let mut c = self.conn().await?;
-        diesel::insert_into(ledger_retention_cuts::table)
-            .values(&rows)
-            .on_conflict_do_nothing()
-            .execute(&mut c)
-            .await
-            .map_err(store_error)?;
-        Ok(())
+        insert_new!(self, ledger_retention_cuts, rows)
     }
 
     async fn retention_cuts(
         &self,
-        organization: Option<recruit_domain::OrganizationId>,
+        organization: Option<OrganizationId>,
         ledger: Option<Ledger>,
-    ) -> Result<Vec<recruit_domain::chain::RetentionCut>, StoreError> {
+    ) -> Result<Vec<RetentionCut>, StoreError> {
         let mut c = self.conn().await?;
         let query =
             recruit_adapters_diesel::retention_cuts_query!(organization.map(|o| o.uuid()), ledger);
@@ -433,7 +428,7 @@ impl Ledgers for PgStore {
 
     async fn latest_checkpoint(
         &self,
-        organization: recruit_domain::OrganizationId,
+        organization: OrganizationId,
         ledger: Ledger,
     ) -> Result<Option<Checkpoint>, StoreError> {
         let mut c = self.conn().await?;
@@ -446,19 +441,12 @@ impl Ledgers for PgStore {
         row.map(|r| r.into_neutral()?.into_checkpoint()).transpose()
     }
 
-    async fn chain_entries(
-        &self,
-        ledger: Ledger,
-        organization: recruit_domain::OrganizationId,
-        page: recruit_ports::chain::ChainPage,
-        limit: u32,
-    ) -> Result<Vec<ChainEntry>, StoreError> {
-        let mut c = self.conn().await?;
-        let (org, c) = (organization.uuid(), &mut c);
-        match ledger {
-            Ledger::Privacy => crate::chain::entries::<LedgerRow>(c, org, page, limit).await,
-            Ledger::Api => crate::chain::entries::<AuditRow>(c, org, page, limit).await,
-            Ledger::Tool => crate::chain::entries::<ToolAuditRow>(c, org, page, limit).await,
+    async fn chain_entries(&self, page: ChainPage) -> Result<Vec<ChainEntry>, StoreError> {
+        let c = &mut self.conn().await?;
+        match page.ledger {
+            Ledger::Privacy => crate::chain::entries::<LedgerRow>(c, page).await,
+            Ledger::Api => crate::chain::entries::<AuditRow>(c, page).await,
+            Ledger::Tool => crate::chain::entries::<ToolAuditRow>(c, page).await,
         }
     }
 

@@ -5,7 +5,6 @@
 
 use chrono::{DateTime, Utc};
 use diesel::pg::Pg;
-use diesel::prelude::*;
 use recruit_adapters_diesel::Column;
 pub(crate) use recruit_adapters_diesel::Row;
 use recruit_domain::{Timestamp, Uuid};
@@ -138,15 +137,7 @@ pub(crate) trait Copied {
 
 macro_rules! pg_rows {
     ($($(#[$doc:meta])* $row:ident in $table:ident { $($field:ident: $ty:ty),* $(,)? })*) => {$(
-        $(#[$doc])*
-        #[derive(Queryable, QueryableByName, Selectable, Insertable)]
-        #[diesel(table_name = $table, check_for_backend(Pg))]
-        #[diesel(treat_none_as_default_value = false)]
-        pub(crate) struct $row {
-            $(pub(crate) $field: <$ty as Column<Postgres>>::Stored,)*
-        }
-
-        recruit_adapters_diesel::row_conversions!(Postgres; $row { $($field: $ty),* });
+        recruit_adapters_diesel::stored_row!(Pg, Postgres; $(#[$doc])* $row in $table { $($field: $ty),* });
 
         impl Copied for $row {
             const TABLE: &'static str = stringify!($table);

@@ -49,13 +49,8 @@ impl Directory for SqliteStore {
         row.into_neutral()?.into_user()
     }
 
-    async fn read_user(
-        &self,
-        organization: OrganizationId,
-        id: UserId,
-        entry: &LedgerEntry,
-    ) -> Result<User, StoreError> {
-        let (org, id) = (blob(organization.uuid()), blob(id.uuid()));
+    async fn read_user(&self, id: UserId, entry: &LedgerEntry) -> Result<User, StoreError> {
+        let (org, id) = (blob(entry.organization_id.uuid()), blob(id.uuid()));
         let mut logged = vec![neutral::LedgerRow::new(entry)?];
         let row = self
             .transaction(move |c| -> Result<UserRow, TxError> {

@@ -4,7 +4,9 @@
 
 use async_trait::async_trait;
 use diesel::prelude::*;
+use recruit_domain::chain::{Checkpoint, Ledger, RetentionCut};
 use recruit_domain::{OrganizationId, Timestamp};
+use recruit_ports::chain::{ChainEntry, ChainPage};
 use recruit_ports::rows as neutral;
 use recruit_ports::{
     AccessesWrite, AuditEntry, AuditListQuery, Claim, KeyClaim, LedgerPage, Ledgers,
@@ -104,10 +106,7 @@ impl Ledgers for SqliteStore {
         rows.into_iter().map(Row::into_neutral).collect()
     }
 
-    async fn save_checkpoints(
-        &self,
-        checkpoints: &[recruit_domain::chain::Checkpoint],
-    ) -> Result<(), StoreError> {
+    async fn save_checkpoints(&self, checkpoints: &[Checkpoint]) -> Result<(), StoreError> {
         let rows: Vec<CheckpointRow> =
             recruit_adapters_diesel::stored(checkpoints, neutral::CheckpointRow::new)?;
         self.run(move |c| {
@@ -120,8 +119,8 @@ impl Ledgers for SqliteStore {
     async fn checkpoints(
         &self,
         organization: Option<OrganizationId>,
-        ledger: Option<recruit_domain::chain::Ledger>,
-    ) -> Result<Vec<recruit_domain::chain::Checkpoint>, StoreError> {
+        ledger: Option<Ledger>,
+    ) -> Result<Vec<Checkpoint>, StoreError> {
         let org = organization.map(|o| blob(o.uuid()));
         let rows: Vec<CheckpointRow> = self
             .run(move |c| recruit_adapters_diesel::checkpoints_query!(org, ledger).load(c))
@@ -136,7 +135,7 @@ impl Ledgers for SqliteStore {
         use diesel::sql_types::{BigInt, Binary};
         use recruit_adapters_diesel::{LEDGER_TABLES, retention_plan_sql};
         recruit_adapters_diesel::planned_cut_row!(Vec<u8> as Binary, Binary);
-        let planned: Vec<(recruit_domain::chain::Ledger, Vec<Planned>)> = self
+        let planned: Vec<(Ledger, Vec<Planned>)> = self
             .run(move |c| {
                 LEDGER_TABLES
                     .into_iter()
@@ -152,10 +151,7 @@ impl Ledgers for SqliteStore {
         recruit_adapters_diesel::planned_cuts!(planned, |org: Vec<u8>| crate::rows::uuid(&org))
     }
 
-    async fn save_retention_cuts(
-        &self,
-        cuts: &[recruit_domain::chain::RetentionCut],
-    ) -> Result<(), StoreError> {
+    async fn save_retention_cuts(&self, cuts: &[RetentionCut]) -> Result<(), StoreError> {
         let rows: Vec<RetentionCutRow> =
             recruit_adapters_diesel::stored(cuts, neutral::RetentionCutRow::new)?;
         self.run(move |c| {
@@ -168,8 +164,8 @@ impl Ledgers for SqliteStore {
     async fn retention_cuts(
         &self,
         organization: Option<OrganizationId>,
-        ledger: Option<recruit_domain::chain::Ledger>,
-    ) -> Result<Vec<recruit_domain::chain::RetentionCut>, StoreError> {
+        ledger: Option<Ledger>,
+    ) -> Result<Vec<RetentionCut>, StoreError> {
         let org = organization.map(|o| blob(o.uuid()));
         let rows: Vec<RetentionCutRow> = self
             .run(move |c| recruit_adapters_diesel::retention_cuts_query!(org, ledger).load(c))
@@ -198,8 +194,8 @@ impl Ledgers for SqliteStore {
     async fn latest_checkpoint(
         &self,
         organization: OrganizationId,
-        ledger: recruit_domain::chain::Ledger,
-    ) -> Result<Option<recruit_domain::chain::Checkpoint>, StoreError> {
+        ledger: Ledger,
+    ) -> Result<Option<Checkpoint>, StoreError> {
         let org = blob(organization.uuid());
         let row: Option<CheckpointRow> = self
             .run(move |c| {
@@ -209,20 +205,12 @@ impl Ledgers for SqliteStore {
         row.map(|r| r.into_neutral()?.into_checkpoint()).transpose()
     }
 
-    async fn chain_entries(
-        &self,
-        ledger: recruit_domain::chain::Ledger,
-        organization: OrganizationId,
-        page: recruit_ports::chain::ChainPage,
-        limit: u32,
-    ) -> Result<Vec<recruit_ports::chain::ChainEntry>, StoreError> {
-        use recruit_domain::chain::Ledger;
-        let org = blob(organization.uuid());
+    async fn chain_entries(&self, page: ChainPage) -> Result<Vec<ChainEntry>, StoreError> {
         self.run(move |c| {
-            Ok(match ledger {
-                Ledger::Privacy => chain_entries::<LedgerRow>(c, org, page, limit),
-                Ledger::Api => chain_entries::<AuditRow>(c, org, page, limit),
-                Ledger::Tool => chain_entries::<ToolAuditRow>(c, org, page, limit),
+            Ok(match page.ledger {
+                Ledger::Privacy => chain_entries::<LedgerRow>(c, page),
+                Ledger::Api => chain_entries::<AuditRow>(c, page),
+                Ledger::Tool => chain_entries::<ToolAuditRow>(c, page),
             })
         })
         .await?

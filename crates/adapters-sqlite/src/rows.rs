@@ -4,7 +4,6 @@
 //! neutral rows' (`recruit_ports::rows`). Anything that does not decode is a corrupt row,
 //! reported as [`StoreError::Other`].
 
-use diesel::prelude::*;
 use diesel::sqlite::Sqlite;
 use recruit_adapters_diesel::Column;
 pub(crate) use recruit_adapters_diesel::Row;
@@ -98,15 +97,7 @@ impl Column<Sqlite3> for Json {
 
 macro_rules! sqlite_rows {
     ($($(#[$doc:meta])* $row:ident in $table:ident { $($field:ident: $ty:ty),* $(,)? })*) => {$(
-        $(#[$doc])*
-        #[derive(Queryable, QueryableByName, Selectable, Insertable)]
-        #[diesel(table_name = $table, check_for_backend(Sqlite))]
-        #[diesel(treat_none_as_default_value = false)]
-        pub(crate) struct $row {
-            $(pub(crate) $field: <$ty as Column<Sqlite3>>::Stored,)*
-        }
-
-        recruit_adapters_diesel::row_conversions!(Sqlite3; $row { $($field: $ty),* });
+        recruit_adapters_diesel::stored_row!(Sqlite, Sqlite3; $(#[$doc])* $row in $table { $($field: $ty),* });
     )*};
 }
 

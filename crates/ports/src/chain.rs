@@ -261,9 +261,29 @@ chained_rows!(crate::rows::DocumentRows;
     |w| &w.privacy_audit_logs, |m| &mut m.privacy_audit_logs;
 );
 
-/// Where a read of a chain's stored entries begins: see `Ledgers::chain_entries`.
+/// A page of a chain's stored entries to read: see `Ledgers::chain_entries`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ChainPage {
+pub struct ChainPage {
+    /// The chain's ledger.
+    pub ledger: Ledger,
+    /// The chain's organization.
+    pub organization: recruit_domain::OrganizationId,
+    /// Where the page begins.
+    pub from: ChainFrom,
+    /// The most entries the page holds.
+    pub limit: u32,
+}
+
+impl ChainPage {
+    /// The page after this one, which ended with `last`.
+    pub fn after(self, last: &ChainEntry) -> Self {
+        Self { from: self.from.after(last), ..self }
+    }
+}
+
+/// Where a page of a chain's stored entries begins.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChainFrom {
     /// Entries with a position, in the order of their positions, then ids: those after this
     /// (position, id), or from the first.
     Linked(Option<(i64, Uuid)>),
@@ -271,8 +291,8 @@ pub enum ChainPage {
     Unlinked(Option<Uuid>),
 }
 
-impl ChainPage {
-    /// The page after one that ended with `last`.
+impl ChainFrom {
+    /// Where the page after one that ended with `last` begins.
     pub fn after(self, last: &ChainEntry) -> Self {
         match (self, last.position) {
             (Self::Linked(_), Some(position)) => Self::Linked(Some((position, last.id))),

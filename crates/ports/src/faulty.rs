@@ -100,14 +100,9 @@ impl<S: Directory> Directory for Faulty<S> {
         self.check().await?;
         self.inner.user(o, id).await
     }
-    async fn read_user(
-        &self,
-        o: OrganizationId,
-        id: UserId,
-        entry: &LedgerEntry,
-    ) -> Result<User, StoreError> {
+    async fn read_user(&self, id: UserId, entry: &LedgerEntry) -> Result<User, StoreError> {
         self.check().await?;
-        self.inner.read_user(o, id, entry).await
+        self.inner.read_user(id, entry).await
     }
     async fn update_user(&self, update: &ProfileUpdate) -> Result<User, StoreError> {
         self.check().await?;
@@ -254,13 +249,10 @@ impl<S: Ledgers> Ledgers for Faulty<S> {
     }
     async fn chain_entries(
         &self,
-        ledger: recruit_domain::chain::Ledger,
-        organization: OrganizationId,
         page: crate::chain::ChainPage,
-        limit: u32,
     ) -> Result<Vec<crate::chain::ChainEntry>, StoreError> {
         self.check().await?;
-        self.inner.chain_entries(ledger, organization, page, limit).await
+        self.inner.chain_entries(page).await
     }
 }
 

@@ -13,7 +13,7 @@ use async_trait::async_trait;
 use recruit_domain::chain::{Checkpoint, Ledger, RetentionCut};
 use recruit_domain::{ApiTokenId, JobId, OrganizationId, Timestamp, User, UserId};
 
-use crate::chain::{ChainEntry, Export, ExportQuery, PlannedCut};
+use crate::chain::{ChainEntry, ChainPage, Export, ExportQuery, PlannedCut};
 use crate::rows::LedgerHeadRow;
 use crate::{
     AccessesWrite, ApiToken, AuditEntry, AuditListQuery, Claim, ImportDocument, ImportError,
@@ -32,16 +32,12 @@ pub trait Directory: Send + Sync + 'static {
     /// organization.
     async fn user(&self, organization: OrganizationId, id: UserId) -> Result<User, StoreError>;
 
-    /// A user of the organization, read as a processing of their personal data: in one
-    /// transaction, reads the user and appends `entry` to the privacy ledger. `NotFound` (and
+    /// A user of the organization whose ledger `entry` is for, read as a processing of their
+    /// personal data: in one transaction, reads the user and appends `entry` to the privacy
+    /// ledger. The read and its record cannot name different organizations. `NotFound` (and
     /// nothing written) when there is no such user in the organization; when the entry cannot
     /// be written, the error and no user: no read of a profile is returned unrecorded.
-    async fn read_user(
-        &self,
-        organization: OrganizationId,
-        id: UserId,
-        entry: &LedgerEntry,
-    ) -> Result<User, StoreError>;
+    async fn read_user(&self, id: UserId, entry: &LedgerEntry) -> Result<User, StoreError>;
 
     /// Changes a user's profile and records the change, in one transaction: when every user of
     /// `update.read` is stored in the organization with the `updated_at` read, writes the
@@ -209,17 +205,11 @@ pub trait Ledgers: Send + Sync + 'static {
         ledger: Ledger,
     ) -> Result<Option<Checkpoint>, StoreError>;
 
-    /// Up to `limit` entries of `ledger` of `organization`, from where `page` says: those with
-    /// a position in the order of (position, id), so that a page never ends between two
-    /// entries sharing a position unseen; or those stored without one (which a store never
-    /// writes once its entries are linked), in id order.
-    async fn chain_entries(
-        &self,
-        ledger: Ledger,
-        organization: OrganizationId,
-        page: crate::chain::ChainPage,
-        limit: u32,
-    ) -> Result<Vec<ChainEntry>, StoreError>;
+    /// Up to `page.limit` entries of the chain of `page.ledger` of `page.organization`, from
+    /// where `page.from` says: those with a position in the order of (position, id), so that a
+    /// page never ends between two entries sharing a position unseen; or those stored without
+    /// one (which a store never writes once its entries are linked), in id order.
+    async fn chain_entries(&self, page: ChainPage) -> Result<Vec<ChainEntry>, StoreError>;
 }
 
 /// Loading whole documents.

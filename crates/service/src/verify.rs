@@ -33,7 +33,7 @@ use ed25519_dalek::VerifyingKey;
 use futures_util::{StreamExt as _, TryStreamExt as _};
 use recruit_domain::chain::{Checkpoint, Digest, GENESIS, Ledger, entry_hash, hex};
 use recruit_domain::{OrganizationId, PrivacyAuditLogId, Uuid};
-use recruit_ports::chain::{ChainEntry, ChainPage};
+use recruit_ports::chain::{ChainEntry, ChainFrom, ChainPage};
 use recruit_ports::{Store, StoreError};
 use serde::Serialize;
 
@@ -203,8 +203,9 @@ async fn verify_chain(
     }
     // Every stored entry, linked ones by (position, id) from the lowest position there can
     // be (a forged entry may carry any), then those without a position.
-    for first in [ChainPage::Linked(None), ChainPage::Unlinked(None)] {
-        read_chain(store, ledger, org, first, &mut chain).await?;
+    for from in [ChainFrom::Linked(None), ChainFrom::Unlinked(None)] {
+        let first = ChainPage { ledger, organization: org, from, limit: PAGE };
+        read_chain(store, first, &mut chain).await?;
     }
     Ok(chain.finish())
 }
@@ -213,12 +214,10 @@ async fn verify_chain(
 /// is read while this one is checked.
 async fn read_chain(
     store: &dyn Store,
-    ledger: Ledger,
-    org: OrganizationId,
     mut page: ChainPage,
     chain: &mut Chain,
 ) -> Result<(), StoreError> {
-    let mut entries = store.chain_entries(ledger, org, page, PAGE).await?;
+    let mut entries = store.chain_entries(page).await?;
     loop {
         let next = match entries.last() {
             Some(last) if entries.len() == PAGE as usize => Some(page.after(last)),
@@ -234,8 +233,7 @@ async fn read_chain(
             return Ok(());
         };
         page = next;
-        let (read, ()) =
-            futures_util::future::join(store.chain_entries(ledger, org, page, PAGE), check).await;
+        let (read, ()) = futures_util::future::join(store.chain_entries(page), check).await;
         entries = read?;
     }
 }

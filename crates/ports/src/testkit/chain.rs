@@ -2,6 +2,7 @@
 
 use recruit_domain::{Timestamp, Uuid};
 
+use crate::chain::{ChainFrom, ChainPage};
 use crate::{AuditListQuery, ImportDocument, Store, StoreError};
 
 use super::{ORG_A, ORG_B, expected_order, ledger_entry, loaded, org_id, record, t};
@@ -45,7 +46,7 @@ pub async fn checkpoints_are_kept_once_and_the_latest_is_the_highest(store: &dyn
 /// entry is removed until a stored cut covers it, and then every planned entry goes at once;
 /// the chains' heads stay, and the next entry links to the last one removed.
 pub async fn retention_removes_a_chain_prefix_only_below_a_stored_cut(store: &dyn Store) {
-    use crate::chain::{ChainPage, ExportQuery};
+    use crate::chain::ExportQuery;
     use recruit_domain::chain::{Ledger, RetentionCut};
     loaded(store).await;
     store.record_read(&record(ORG_A, 1)).await.unwrap();
@@ -116,7 +117,7 @@ pub async fn retention_removes_a_chain_prefix_only_below_a_stored_cut(store: &dy
     assert_eq!(store.chain_heads(None).await.unwrap(), heads, "the heads stay");
     assert!(
         store
-            .chain_entries(Ledger::Privacy, org_id(ORG_A), ChainPage::Linked(None), 10)
+            .chain_entries(page(Ledger::Privacy, ChainFrom::Linked(None), 10))
             .await
             .unwrap()
             .is_empty()
@@ -124,8 +125,7 @@ pub async fn retention_removes_a_chain_prefix_only_below_a_stored_cut(store: &dy
 
     // The next entry links to the last one removed.
     store.record_read(&record(ORG_A, 2)).await.unwrap();
-    let api =
-        store.chain_entries(Ledger::Api, org_id(ORG_A), ChainPage::Linked(None), 10).await.unwrap();
+    let api = store.chain_entries(page(Ledger::Api, ChainFrom::Linked(None), 10)).await.unwrap();
     let cut = cuts.iter().find(|c| c.ledger == Ledger::Api).unwrap();
     assert_eq!(api.len(), 1);
     assert_eq!(api[0].position, Some(i64::try_from(cut.position).unwrap() + 1));
@@ -139,15 +139,21 @@ pub async fn retention_removes_a_chain_prefix_only_below_a_stored_cut(store: &dy
     for n in 3..6 {
         store.record_read(&record(ORG_A, n)).await.unwrap();
     }
-    let positions = |page, limit| async move {
-        let entries = store.chain_entries(Ledger::Api, org_id(ORG_A), page, limit).await.unwrap();
+    let positions = |page| async move {
+        let entries = store.chain_entries(page).await.unwrap();
         entries.into_iter().map(|e| e.position.unwrap()).collect::<Vec<_>>()
     };
-    assert_eq!(positions(ChainPage::Linked(None), 2).await, [first, first + 1]);
-    let after = ChainPage::Linked(None).after(&api[0]);
-    assert_eq!(positions(after, 10).await, [first + 1, first + 2, first + 3]);
-    let unlinked = store.chain_entries(Ledger::Api, org_id(ORG_A), ChainPage::Unlinked(None), 10);
+    let two = page(Ledger::Api, ChainFrom::Linked(None), 2);
+    assert_eq!(positions(two).await, [first, first + 1]);
+    let after = page(Ledger::Api, ChainFrom::Linked(None), 10).after(&api[0]);
+    assert_eq!(positions(after).await, [first + 1, first + 2, first + 3]);
+    let unlinked = store.chain_entries(page(Ledger::Api, ChainFrom::Unlinked(None), 10));
     assert!(unlinked.await.unwrap().is_empty(), "every entry is linked");
+}
+
+/// A page of the chain of `ledger` of organization A.
+fn page(ledger: recruit_domain::chain::Ledger, from: ChainFrom, limit: u32) -> ChainPage {
+    ChainPage { ledger, organization: org_id(ORG_A), from, limit }
 }
 
 /// The next entry of an export.

@@ -62,14 +62,16 @@ pub async fn reading_a_user_records_the_access_and_only_then(store: &dyn Store) 
     loaded(store).await;
     let member = world_user(ORG_A, Role::Member);
     let entry = profile_entry(ORG_A, 60, member.id, ActivityCategory::Read);
-    assert_eq!(store.read_user(org_id(ORG_A), member.id, &entry).await.unwrap(), member);
+    assert_eq!(store.read_user(member.id, &entry).await.unwrap(), member);
     assert!(ledger_holds(store, &entry, 1).await);
-    let missed = profile_entry(ORG_A, 61, member.id, ActivityCategory::Read);
-    assert_not_found(store.read_user(org_id(ORG_B), member.id, &missed).await, "other org");
-    assert_not_found(store.read_user(org_id(ORG_A), id(0xdead), &missed).await, "missing user");
+    let other = profile_entry(ORG_B, 61, member.id, ActivityCategory::Read);
+    assert_not_found(store.read_user(member.id, &other).await, "other org");
+    assert!(!ledger_holds(store, &other, 2).await, "a failed read is not recorded");
+    let missed = profile_entry(ORG_A, 62, id(0xdead), ActivityCategory::Read);
+    assert_not_found(store.read_user(id(0xdead), &missed).await, "missing user");
     assert!(!ledger_holds(store, &missed, 2).await, "a failed read is not recorded");
     // An entry that cannot be written fails the read.
-    let result = store.read_user(org_id(ORG_A), member.id, &entry).await;
+    let result = store.read_user(member.id, &entry).await;
     assert!(matches!(result, Err(StoreError::Conflict(_))), "{result:?}");
 }
 

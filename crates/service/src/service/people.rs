@@ -65,9 +65,8 @@ impl Service {
             Some(id) if problems.is_empty() => id,
             _ => return Err(ServiceError::validation(problems)),
         };
-        let organization = caller.token.organization_id;
         let entry = profile_entry(caller, context, OperationKind::GetUser, id);
-        match self.store.read_user(organization, id, &entry).await {
+        match self.store.read_user(id, &entry).await {
             Ok(user) => Ok(self.profile(user)),
             Err(StoreError::NotFound) => Err(ServiceError::not_found("user")),
             Err(e) => Err(e.into()),
