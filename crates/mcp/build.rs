@@ -8,6 +8,7 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
+use heck::ToSnakeCase;
 use serde_json::{Map, Value, json};
 
 /// The HTTP methods an operation may have in the document.
@@ -28,7 +29,7 @@ fn main() {
         .flat_map(|(_, item)| METHODS.iter().filter_map(|method| item.get(*method)));
     for operation in operations {
         let Some(operation_id) = operation["operationId"].as_str() else { continue };
-        let tool = snake_case(operation_id);
+        let tool = operation_id.to_snake_case();
         let mut properties = Map::new();
         let mut required = vec![];
         for parameter in operation["parameters"].as_array().into_iter().flatten() {
@@ -46,7 +47,7 @@ fn main() {
                 let schema = parameter.get("x-tool-schema").unwrap_or(&parameter["schema"]);
                 (name.to_ascii_lowercase().replace('-', "_"), schema.clone())
             } else {
-                (snake_case(name), parameter["schema"].clone())
+                (name.to_snake_case(), parameter["schema"].clone())
             };
             if let (Some(object), Some(description)) =
                 (schema.as_object_mut(), parameter.get("description"))
@@ -108,20 +109,6 @@ fn resolve<'a>(doc: &'a Value, schema: &'a Value) -> &'a Value {
         Some(name) => &doc["components"]["schemas"][name],
         None => schema,
     }
-}
-
-/// `jobId` → `job_id`.
-fn snake_case(name: &str) -> String {
-    let mut out = String::new();
-    for c in name.chars() {
-        if c.is_ascii_uppercase() {
-            out.push('_');
-            out.push(c.to_ascii_lowercase());
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }
 
 const COMPONENTS: &str = "#/components/schemas/";

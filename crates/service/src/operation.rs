@@ -430,7 +430,10 @@ impl OperationKind {
     pub fn tool_name(self) -> Option<&'static str> {
         /// Every operation's snake-case name, in the order of [`OperationKind::ALL`].
         static NAMES: LazyLock<Vec<String>> = LazyLock::new(|| {
-            OperationKind::ALL.iter().map(|k| snake_case(k.operation_id())).collect()
+            OperationKind::ALL
+                .iter()
+                .map(|k| heck::ToSnakeCase::to_snake_case(k.operation_id()))
+                .collect()
         });
         let index = Self::ALL.iter().position(|k| *k == self)?;
         self.spec().tool.then(|| NAMES[index].as_str())
@@ -455,20 +458,6 @@ impl OperationKind {
     pub fn params_in(self, place: Place) -> impl Iterator<Item = &'static Param> {
         self.spec().params.iter().filter(move |p| p.place == place)
     }
-}
-
-/// `camelCase` as `snake_case`.
-pub(crate) fn snake_case(name: &str) -> String {
-    let mut out = String::with_capacity(name.len() + 8);
-    for c in name.chars() {
-        if c.is_ascii_uppercase() {
-            out.push('_');
-            out.push(c.to_ascii_lowercase());
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }
 
 /// What an operation returns; serialized, the body of its success.
