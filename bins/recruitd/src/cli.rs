@@ -358,22 +358,19 @@ pub(crate) enum AuditCommand {
         /// Where to write the export.
         file: PathBuf,
     },
-    /// Summarise one month of an organization's privacy ledger for its monthly review: per
-    /// account, the accesses, the bulk accesses, the accesses outside the organization's work
-    /// hours, and every download listed (each needs its reason checked), with the exports of
-    /// the ledger through the API.
+    /// Summarise one month of an organization's privacy ledger for its monthly review, in
+    /// the organization's time zone: per account, the accesses, the bulk accesses, the
+    /// accesses outside the work hours, downloads, distinct data subjects and new addresses,
+    /// flagged; and every download listed (each needs its reason checked), with the exports
+    /// of the ledger through the API.
     Review {
         /// The month, `YYYY-MM`.
         #[arg(long)]
         month: recruit_service::review::Month,
-        /// Only this organization; without it, every organization with a privacy ledger.
+        /// The organization; needed when the store holds more than one.
         #[arg(long)]
         org: Option<OrganizationId>,
-        /// The UTC offset the month and the work hours are read at (`+09:00`, `Z`): the
-        /// organization's own. The ledger keeps instants, the work hours wall-clock times.
-        #[arg(long, default_value = "Z")]
-        utc_offset: recruit_service::review::UtcOffset,
-        /// One JSON object per organization and line (NDJSON).
+        /// The review as JSON, the body `GET /v1/audit-logs/privacy/reviews/{month}` returns.
         #[arg(long)]
         json: bool,
     },

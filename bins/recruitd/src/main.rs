@@ -103,8 +103,8 @@ async fn run(
             audit::audit_checkpoint(store.as_ref(), &key, org).await
         }
         Command::Audit(AuditCommand::Keygen { .. }) => unreachable!("handled before the store"),
-        Command::Audit(AuditCommand::Review { month, org, utc_offset, json }) => {
-            audit::audit_review(store.as_ref(), month, org, utc_offset, json).await
+        Command::Audit(AuditCommand::Review { month, org, json }) => {
+            audit::audit_review(store.as_ref(), month, org, json).await
         }
         Command::Audit(AuditCommand::Export { ledger, org, from, to, file }) => {
             let query = recruit_ports::chain::ExportQuery {

@@ -23,6 +23,7 @@ pub use recruit_ports::StoreError;
 
 mod queries;
 mod recorder;
+pub mod review;
 mod statements;
 pub use recorder::{GroupWrite, Recorder};
 pub use statements::{LEDGER_TABLES, retention_plan_sql};

@@ -215,6 +215,14 @@ impl Directory for PgStore {
             .into_user()
     }
 
+    async fn organizations(&self) -> Result<Vec<(OrganizationId, String)>, StoreError> {
+        let mut c = self.conn().await?;
+        let names = organizations::table.select((organizations::id, organizations::name));
+        let rows: Vec<(Uuid, String)> =
+            names.order(organizations::id).load(&mut c).await.map_err(store_error)?;
+        Ok(rows.into_iter().map(|(id, name)| (OrganizationId::from_uuid(id), name)).collect())
+    }
+
     async fn read_user(&self, id: UserId, entry: &LedgerEntry) -> Result<User, StoreError> {
         let organization = entry.organization_id;
         let mut logged = vec![neutral::LedgerRow::new(entry)?];

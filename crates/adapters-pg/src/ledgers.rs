@@ -441,6 +441,38 @@ impl Ledgers for PgStore {
         row.map(|r| r.into_neutral()?.into_checkpoint()).transpose()
     }
 
+    async fn review_facts(
+        &self,
+        query: &recruit_ports::review::ReviewQuery,
+    ) -> Result<recruit_ports::review::ReviewFacts, StoreError> {
+        recruit_adapters_diesel::review_rows!(recruit_domain::Uuid as sql_types::Uuid);
+        const DIALECT: recruit_adapters_diesel::review::Dialect =
+            recruit_adapters_diesel::review::Dialect {
+                param: |n| format!("${n}"),
+                micros: "CAST(extract(epoch FROM access_time) * 1000000 AS BIGINT)",
+                addresses: "unnest(ip_addresses) AS a(address)",
+                address: "a.address",
+            };
+        let mut c = self.conn().await?;
+        let org = query.organization.uuid();
+        c.build_transaction()
+            .repeatable_read()
+            .read_only()
+            .run::<_, TxError, _>(async |c| {
+                // A month is a job of its own: its statements may take longer than a request's.
+                diesel::sql_query("SET LOCAL statement_timeout = 0").execute(c).await?;
+                Ok(recruit_adapters_diesel::review_facts!(
+                    c, query, DIALECT,
+                    org => sql_types::Uuid,
+                    |t: Timestamp| t.as_datetime() => sql_types::Timestamptz,
+                    |u| Ok::<_, StoreError>(u),
+                    .await
+                ))
+            })
+            .await
+            .map_err(StoreError::from)?
+    }
+
     async fn chain_entries(&self, page: ChainPage) -> Result<Vec<ChainEntry>, StoreError> {
         let c = &mut self.conn().await?;
         match page.ledger {

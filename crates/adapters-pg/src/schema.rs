@@ -24,6 +24,7 @@ diesel::table! {
         title_source -> Text,
         manager_source -> Text,
         linkedin_url_source -> Text,
+        time_zone -> Text,
     }
 }
 

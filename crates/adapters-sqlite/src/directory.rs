@@ -41,6 +41,18 @@ impl Directory for SqliteStore {
         self.run(move |c| Ok(load_organization(c, &org))).await?.map_err(Into::into)
     }
 
+    async fn organizations(&self) -> Result<Vec<(OrganizationId, String)>, StoreError> {
+        let rows: Vec<(Vec<u8>, String)> = self
+            .run(|c| {
+                let names = organizations::table.select((organizations::id, organizations::name));
+                names.order(organizations::id).load(c)
+            })
+            .await?;
+        rows.into_iter()
+            .map(|(id, name)| Ok((OrganizationId::from_uuid(uuid(&id)?), name)))
+            .collect()
+    }
+
     async fn user(&self, organization: OrganizationId, id: UserId) -> Result<User, StoreError> {
         let (org, id) = (blob(organization.uuid()), blob(id.uuid()));
         let row = self

@@ -205,6 +205,32 @@ impl Ledgers for SqliteStore {
         row.map(|r| r.into_neutral()?.into_checkpoint()).transpose()
     }
 
+    async fn review_facts(
+        &self,
+        query: &recruit_ports::review::ReviewQuery,
+    ) -> Result<recruit_ports::review::ReviewFacts, StoreError> {
+        use diesel::sql_types::Binary;
+        recruit_adapters_diesel::review_rows!(Vec<u8> as Binary);
+        const DIALECT: recruit_adapters_diesel::review::Dialect =
+            recruit_adapters_diesel::review::Dialect {
+                param: |n| format!("?{n}"),
+                micros: "access_time",
+                addresses: "json_each(privacy_audit_logs.ip_addresses) AS a",
+                address: "a.value",
+            };
+        let query = *query;
+        let org = blob(query.organization.uuid());
+        self.run(move |c| {
+            Ok(recruit_adapters_diesel::review_facts!(
+                c, &query, DIALECT,
+                org => Binary,
+                |t: Timestamp| t.unix_micros() => diesel::sql_types::BigInt,
+                |b: Vec<u8>| crate::rows::uuid(&b)
+            ))
+        })
+        .await?
+    }
+
     async fn chain_entries(&self, page: ChainPage) -> Result<Vec<ChainEntry>, StoreError> {
         self.run(move |c| {
             Ok(match page.ledger {

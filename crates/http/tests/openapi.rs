@@ -24,6 +24,9 @@ use common::Fixture;
 /// `GET /v1/me`.
 const ME: &str = "/v1/me";
 
+/// A month's review of the privacy ledger.
+const REVIEW: &str = "/v1/audit-logs/privacy/reviews/2026-11";
+
 /// A body one byte over the limit of every operation but a batch's.
 const TOO_LARGE: usize = recruit_service::BODY_LIMIT + 1;
 
@@ -444,6 +447,12 @@ async fn every_response_of_every_endpoint_matches_the_document() {
         get(&f, export, None).await,
         get(&f, export, Some(&member)).await,
         send(&f, export, &owner, TOO_LARGE).await,
+        // A month's review, and each refusal.
+        get(&f, REVIEW, Some(&owner)).await,
+        get(&f, "/v1/audit-logs/privacy/reviews/2026-13", Some(&owner)).await,
+        get(&f, REVIEW, None).await,
+        get(&f, REVIEW, Some(&member)).await,
+        send(&f, REVIEW, &owner, TOO_LARGE).await,
         // The caller: any valid token, whatever its scopes.
         get(&f, ME, Some(&jobs_only)).await,
         get(&f, &format!("{ME}?x=1"), Some(&owner)).await,
@@ -494,7 +503,7 @@ async fn every_response_of_every_endpoint_matches_the_document() {
         [Fault::Unavailable, Fault::Timeout, Fault::Panic, Fault::Slow(Duration::from_secs(2))]
     {
         f.store.set(fault);
-        for uri in [list, job.as_str(), org, checkpoint, export, ME] {
+        for uri in [list, job.as_str(), org, checkpoint, export, ME, REVIEW] {
             seen.push(get(&f, uri, Some(&owner)).await);
         }
         seen.push(get(&f, &member_user, Some(&owner)).await);
@@ -522,7 +531,7 @@ async fn every_response_of_every_endpoint_matches_the_document() {
     };
     let limited = Fixture::limited(limits, |_| {}).await;
     let token = limited.token(ORG_A, Role::Owner, &Scope::ALL).await;
-    for uri in [list, job.as_str(), org, list, job.as_str(), org, checkpoint, export] {
+    for uri in [list, job.as_str(), org, list, job.as_str(), org, checkpoint, export, REVIEW] {
         seen.push(get(&limited, uri, Some(&token)).await);
     }
     for key in ["q-1", "q-2"] {
@@ -534,7 +543,7 @@ async fn every_response_of_every_endpoint_matches_the_document() {
     for _ in 0..2 {
         seen.push(get(&limited, org, Some("rtk_not-a-real-token")).await);
     }
-    assert_eq!(seen.iter().filter(|r| r.status == StatusCode::TOO_MANY_REQUESTS).count(), 11);
+    assert_eq!(seen.iter().filter(|r| r.status == StatusCode::TOO_MANY_REQUESTS).count(), 12);
 
     let mut covered = BTreeSet::new();
     for response in &seen {

@@ -28,6 +28,9 @@ pub(crate) struct SubjectColumns {
     pub query_scope: Option<String>,
 }
 
+/// The stored `subject_type` of a bulk data subject.
+pub(crate) const BULK: &str = "BULK";
+
 impl SubjectColumns {
     /// The columns of a data subject. Fails only for a bulk count above `i64::MAX`, which no
     /// column type the stores use can hold.
@@ -43,7 +46,7 @@ impl SubjectColumns {
                 c.candidate_id = Some(candidate.uuid());
             }
             DataSubject::Bulk { bulk_count, query } => {
-                c.subject_type = "BULK".into();
+                c.subject_type = BULK.into();
                 c.bulk_count = bulk_count
                     .map(i64::try_from)
                     .transpose()

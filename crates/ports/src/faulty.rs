@@ -96,6 +96,10 @@ impl<S: Directory> Directory for Faulty<S> {
         self.check().await?;
         self.inner.organization(id).await
     }
+    async fn organizations(&self) -> Result<Vec<(OrganizationId, String)>, StoreError> {
+        self.check().await?;
+        self.inner.organizations().await
+    }
     async fn user(&self, o: OrganizationId, id: UserId) -> Result<User, StoreError> {
         self.check().await?;
         self.inner.user(o, id).await
@@ -246,6 +250,13 @@ impl<S: Ledgers> Ledgers for Faulty<S> {
     ) -> Result<Option<recruit_domain::chain::Checkpoint>, StoreError> {
         self.check().await?;
         self.inner.latest_checkpoint(organization, ledger).await
+    }
+    async fn review_facts(
+        &self,
+        query: &crate::review::ReviewQuery,
+    ) -> Result<crate::review::ReviewFacts, StoreError> {
+        self.check().await?;
+        self.inner.review_facts(query).await
     }
     async fn chain_entries(
         &self,

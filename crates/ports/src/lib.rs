@@ -19,6 +19,7 @@ mod error;
 mod idempotency;
 mod import;
 mod records;
+pub mod review;
 pub mod rows;
 mod traits;
 

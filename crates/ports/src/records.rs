@@ -34,6 +34,16 @@ pub struct OrganizationRecord {
     /// out (or the whole object) are kept by the API.
     #[serde(default)]
     pub profile_field_sources: ProfileFieldSources,
+    /// The organization's time zone, an IANA name such as `Asia/Seoul`: where its months and
+    /// work hours are read in its access review. In a document, UTC when left out; a name the
+    /// time zone database does not know is refused.
+    #[serde(default = "utc")]
+    pub time_zone: chrono_tz::Tz,
+}
+
+/// UTC, the time zone of an organization that names none.
+fn utc() -> chrono_tz::Tz {
+    chrono_tz::Tz::UTC
 }
 
 impl OrganizationRecord {

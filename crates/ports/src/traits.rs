@@ -28,6 +28,9 @@ pub trait Directory: Send + Sync + 'static {
     /// The organization. `NotFound` when there is none with this id.
     async fn organization(&self, id: OrganizationId) -> Result<OrganizationRecord, StoreError>;
 
+    /// Every stored organization's id and name, by id.
+    async fn organizations(&self) -> Result<Vec<(OrganizationId, String)>, StoreError>;
+
     /// A user of the organization. `NotFound` when there is none, or it belongs to another
     /// organization.
     async fn user(&self, organization: OrganizationId, id: UserId) -> Result<User, StoreError>;
@@ -204,6 +207,16 @@ pub trait Ledgers: Send + Sync + 'static {
         organization: OrganizationId,
         ledger: Ledger,
     ) -> Result<Option<Checkpoint>, StoreError>;
+
+    /// The facts of a month's access review (see [`crate::review`]), read from one snapshot:
+    /// the privacy ledger's entries of `[query.from, query.to)` counted per account, slot,
+    /// activity category and subject type; the distinct individual subjects per account; the
+    /// addresses per account over the month and the one before; the month's downloads; and
+    /// the month's exports of the privacy ledger from the API audit ledger.
+    async fn review_facts(
+        &self,
+        query: &crate::review::ReviewQuery,
+    ) -> Result<crate::review::ReviewFacts, StoreError>;
 
     /// Up to `page.limit` entries of the chain of `page.ledger` of `page.organization`, from
     /// where `page.from` says: those with a position in the order of (position, id), so that a

@@ -281,6 +281,7 @@ fn organization(
         },
         scheduling_defaults: SchedulingDefaults::BUILT_IN,
         profile_field_sources: ProfileFieldSources::default(),
+        time_zone: chrono_tz::Tz::Asia__Seoul,
     }
 }
 

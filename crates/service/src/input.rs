@@ -342,6 +342,14 @@ input! {
 }
 
 input! {
+    /// The parameters of a month's review, raw.
+    ReviewParams {
+        /// The month, `YYYY-MM`.
+        month: String,
+    }
+}
+
+input! {
     /// The parameters of reading a user, raw.
     GetUserParams {
         /// The user's identifier, in any accepted spelling.

@@ -21,7 +21,7 @@ use recruit_ports::ApiToken;
 use crate::error::ServiceError;
 use crate::input::{
     Arguments, ExportParams, GetJobParams, GetUserParams, ListParams, NoParams, Param, Place,
-    RecordParams, Shape, UpdateUserParams,
+    RecordParams, ReviewParams, Shape, UpdateUserParams,
 };
 use crate::limits::{OperationClass, RateLimitStatus};
 
@@ -156,6 +156,8 @@ operations! {
     ExportPrivacyAuditLogs(ExportParams),
     /// `getMe`: the caller, the user the token acts as, the organization and the token.
     GetMe(NoParams),
+    /// `getPrivacyAccessReview`: a month's review of the privacy ledger.
+    GetPrivacyAccessReview(ReviewParams),
 }
 
 /// What an operation does to stored data.
@@ -323,6 +325,20 @@ impl OperationKind {
                 };
                 &SPEC
             }
+            Self::GetPrivacyAccessReview => {
+                const SPEC: Spec = Spec {
+                    operation_id: "getPrivacyAccessReview",
+                    path: "/v1/audit-logs/privacy/reviews/{month}",
+                    params: &[Param::path("month", "month")],
+                    statuses: &[200, 400, 401, 403, 413, 429, 500, 503, 504],
+                    scope: Some(Scope::AuditLogsRead),
+                    permission: READ_AUDIT_LOGS,
+                    class: OperationClass::LedgerRead,
+                    recorded: true,
+                    ..READ
+                };
+                &SPEC
+            }
             Self::GetLatestPrivacyAuditLogCheckpoint => {
                 const SPEC: Spec = Spec {
                     operation_id: "getLatestPrivacyAuditLogCheckpoint",
@@ -476,6 +492,8 @@ pub enum Outcome {
     Checkpoint(recruit_domain::chain::Checkpoint),
     /// The caller.
     Me(Me),
+    /// A month's review of the privacy ledger.
+    Review(Box<crate::review::Review>),
     /// Accesses recorded: the response of a write, as first sent (and as replayed for a
     /// request with the same idempotency key).
     #[serde(skip)]

@@ -1,26 +1,28 @@
 //! The monthly review of access records: what an organization's privacy officer checks each
 //! month (PIPA safety-measure standard, Art. 8: access records reviewed at least monthly, the
-//! reason for every download checked). Per account of the privacy ledger, for one calendar
-//! month: how many accesses it recorded, how many were bulk accesses (and how many records
-//! they covered), how many fell outside the organization's work hours, and every download,
-//! listed one by one. Beside them, every export of the ledger itself through the API (a
-//! download too), from the API audit ledger.
+//! reason for every download checked). For one calendar month of one organization, per
+//! account: its accesses, bulk accesses and the records they covered, accesses outside the
+//! work hours, downloads, exports of the ledger through the API, distinct data subjects, and
+//! addresses not seen from it the month before, with flags on what calls for a closer look;
+//! per day, the accesses by activity category; per weekday and hour, the accesses; and every
+//! download and export listed one by one.
 //!
-//! The month and the work hours are read at a UTC offset the reviewer gives (the ledgers keep
-//! instants; the organization's settings keep wall-clock hours without a zone). Both ledgers
-//! are read as exports are, from one snapshot each and with flat memory apart from the
-//! downloads listed.
+//! The month, the days, the hours and the work hours are read in the organization's time zone
+//! (the ledgers keep instants; the settings keep wall-clock hours). The store aggregates the
+//! month by slots of time no boundary falls within ([`recruit_ports::review`]), so the
+//! review's cost grows with the accounts and slots, not with the entries, and every rule that
+//! reads them is here.
 
 use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 
-use chrono::{Datelike, FixedOffset, NaiveDate, NaiveTime, TimeZone};
-use recruit_domain::chain::Ledger;
+use chrono::{Datelike, NaiveDate, NaiveDateTime, NaiveTime, TimeZone, Timelike};
+use chrono_tz::Tz;
 use recruit_domain::model::{ActivityCategory, DataSubject, OrganizationSettings, Weekday};
-use recruit_domain::{OrganizationId, PrivacyAuditLog, Timestamp};
-use recruit_ports::chain::{ExportQuery, ExportedEntry};
-use recruit_ports::{AuditEntry, Store, StoreError};
+use recruit_domain::{AccountId, OrganizationId, Timestamp};
+use recruit_ports::review::{ReviewFacts, ReviewQuery};
+use recruit_ports::{Store, StoreError};
 use serde::Serialize;
 
 /// A calendar month, `YYYY-MM`.
@@ -55,48 +57,25 @@ impl fmt::Display for Month {
 }
 
 impl Month {
-    /// The month's first and the next month's first instant at `offset`.
-    pub fn window(self, offset: FixedOffset) -> Option<(Timestamp, Timestamp)> {
+    /// The month's first instant and the next month's first instant in `zone`.
+    pub fn window(self, zone: Tz) -> Option<(Timestamp, Timestamp)> {
         let next = self.first.checked_add_months(chrono::Months::new(1))?;
-        let at = |day: NaiveDate| {
-            let local = offset.from_local_datetime(&day.and_time(NaiveTime::MIN)).single()?;
-            Timestamp::from_datetime(local.to_utc()).ok()
-        };
-        Some((at(self.first)?, at(next)?))
+        Some((first_instant(zone, self.first)?, first_instant(zone, next)?))
+    }
+
+    /// The month before.
+    pub fn previous(self) -> Option<Self> {
+        self.first.checked_sub_months(chrono::Months::new(1)).map(|first| Self { first })
     }
 }
 
-/// A UTC offset: `+09:00`, `-05:30`, or `Z` for UTC itself.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct UtcOffset(pub FixedOffset);
-
-impl Default for UtcOffset {
-    fn default() -> Self {
-        Self(FixedOffset::east_opt(0).unwrap_or_else(|| unreachable!("zero is an offset")))
-    }
-}
-
-impl FromStr for UtcOffset {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let offset = if s == "Z" || s == "z" { "+00:00" } else { s };
-        offset
-            .parse::<FixedOffset>()
-            .map(Self)
-            .map_err(|_| format!("`{s}` is not a UTC offset such as +09:00, -05:30 or Z"))
-    }
-}
-
-impl fmt::Display for UtcOffset {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.fmt(f)
-    }
-}
-
-#[cfg(test)]
-fn parse_offset(s: &str) -> Result<FixedOffset, String> {
-    s.parse::<UtcOffset>().map(|o| o.0)
+/// The first instant of `day` in `zone`: its midnight, or where a clock change skips
+/// midnight, the first time the day has.
+fn first_instant(zone: Tz, day: NaiveDate) -> Option<Timestamp> {
+    let local = (0..=2)
+        .filter_map(|h| day.and_hms_opt(h, 0, 0))
+        .find_map(|t| zone.from_local_datetime(&t).earliest())?;
+    Timestamp::from_datetime(local.to_utc()).ok()
 }
 
 /// The organization's work hours, per weekday, as intervals of wall-clock time.
@@ -131,10 +110,9 @@ impl WorkHours {
         Ok((Self { days }, notes))
     }
 
-    /// Whether `at`, read at `offset`, is within the work hours: those of its weekday, or the
+    /// Whether the local time `local` is within the work hours: those of its weekday, or the
     /// end of the previous day's hours when they run past midnight (22:00 to 06:00).
-    pub fn contain(&self, at: Timestamp, offset: FixedOffset) -> bool {
-        let local = at.as_datetime().with_timezone(&offset);
+    pub fn contain(&self, local: NaiveDateTime) -> bool {
         let (day, time) = (local.weekday().num_days_from_monday(), local.time());
         let today = |&(start, end): &(NaiveTime, NaiveTime)| {
             if start < end { start <= time && time < end } else { time >= start }
@@ -144,6 +122,19 @@ impl WorkHours {
         self.days.get(&day).is_some_and(|hours| hours.iter().any(today))
             || self.days.get(&yesterday).is_some_and(|hours| hours.iter().any(overnight))
     }
+
+    /// The widest slot, in seconds, that never straddles a boundary of the work hours, of an
+    /// hour, or of a time zone's offset (whole quarters of an hour since 1972): a divisor of
+    /// 15 minutes and of every boundary's seconds since midnight.
+    fn slot_seconds(&self) -> i64 {
+        let boundaries = self.days.values().flatten().flat_map(|&(a, b)| [a, b]);
+        boundaries.fold(900, |slot, t| gcd(slot, i64::from(t.num_seconds_from_midnight())))
+    }
+}
+
+/// The greatest common divisor; `gcd(a, 0)` is `a`.
+fn gcd(a: i64, b: i64) -> i64 {
+    if b == 0 { a } else { gcd(b, a % b) }
 }
 
 /// Monday 0 to Sunday 6.
@@ -160,15 +151,17 @@ fn weekday(day: &Weekday) -> Option<u32> {
     days.iter().position(|d| d == day).and_then(|i| u32::try_from(i).ok())
 }
 
-/// A download recorded in the privacy ledger.
+/// A download recorded in the privacy ledger: an entry whose reason the reviewer confirms.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct DownloadSeen {
     /// The entry's id.
     pub id: String,
+    /// The account that downloaded.
+    pub account_id: String,
     /// When.
     pub access_time: Timestamp,
     /// Whose data: the data subject as the API shows it.
-    pub data_subject: serde_json::Value,
+    pub data_subject: DataSubject,
     /// Which data.
     pub access_data: Vec<String>,
     /// Where in the product.
@@ -177,9 +170,12 @@ pub struct DownloadSeen {
     pub ip_addresses: Vec<String>,
 }
 
-/// An export of the privacy ledger through the API, from the API audit ledger.
+/// An export of the privacy ledger through the API, from the API audit ledger: a download of
+/// the ledger itself.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct LedgerExportSeen {
+    /// The account (the user who exported).
+    pub account_id: String,
     /// When.
     pub at: Timestamp,
     /// The request's id.
@@ -192,34 +188,66 @@ pub struct LedgerExportSeen {
     pub entries: u32,
 }
 
+/// What about an account's month calls for a closer look.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Flag {
+    /// Accesses outside the work hours.
+    OutsideWorkHours,
+    /// Bulk accesses.
+    Bulk,
+    /// Downloads, or exports of the ledger, each to be confirmed.
+    Downloads,
+    /// Addresses not seen from the account the month before.
+    NewIpAddresses,
+}
+
 /// One account's month.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct AccountReview {
-    /// The account (`account_id` in the privacy ledger; the user, for the API's own reads).
+    /// The account (`account_id` in the privacy ledger; the user, for exports of the ledger).
     pub account_id: String,
     /// Accesses recorded.
     pub accesses: u64,
-    /// Bulk accesses: a BULK_ activity or a bulk data subject.
+    /// Bulk accesses: a `BULK_` activity or a bulk data subject.
     pub bulk_accesses: u64,
     /// Records the bulk accesses covered, where they said.
     pub bulk_records: u64,
     /// Accesses outside the work hours; `None` when the work hours could not be read.
     pub outside_work_hours: Option<u64>,
-    /// Every download, each needing its reason checked.
-    pub downloads: Vec<DownloadSeen>,
-    /// Every export of the privacy ledger through the API by this account (its user).
-    pub ledger_exports: Vec<LedgerExportSeen>,
+    /// Downloads recorded in the privacy ledger.
+    pub downloads: u64,
+    /// Exports of the privacy ledger through the API.
+    pub ledger_exports: u64,
+    /// Distinct users and candidates whose data it accessed.
+    pub distinct_data_subjects: u64,
+    /// Addresses it used this month and not the month before, in order.
+    pub new_ip_addresses: Vec<String>,
+    /// What calls for a closer look, in order.
+    pub flags: Vec<Flag>,
 }
 
-/// The review of one organization's month.
+/// One local day of the month.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct DayReview {
+    /// The date, `YYYY-MM-DD`, in the organization's time zone.
+    pub date: String,
+    /// Accesses that day.
+    pub accesses: u64,
+    /// Accesses that day per activity category, by category.
+    pub categories: BTreeMap<String, u64>,
+}
+
+/// The review of one organization's month: the same for the CLI, the REST API, the tool
+/// interface and the console.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Review {
     /// The organization.
     pub organization_id: OrganizationId,
     /// The month, `YYYY-MM`.
     pub month: String,
-    /// The UTC offset the month and the work hours were read at.
-    pub utc_offset: String,
+    /// The time zone the month and the work hours are read in (an IANA name).
+    pub time_zone: String,
     /// The first instant reviewed.
     pub from: Timestamp,
     /// The first instant after the month.
@@ -232,17 +260,23 @@ pub struct Review {
     pub accesses: u64,
     /// Per account, by account id.
     pub accounts: Vec<AccountReview>,
-    /// The offset, to show times in the text for people.
+    /// Every day of the month, in order.
+    pub days: Vec<DayReview>,
+    /// Accesses per local hour of each weekday: seven rows, Monday first, of 24 hours each.
+    pub weekday_hours: Vec<Vec<u64>>,
+    /// Every download of the month, by time.
+    pub downloads: Vec<DownloadSeen>,
+    /// Every export of the privacy ledger through the API in the month, by time.
+    pub ledger_exports: Vec<LedgerExportSeen>,
+    /// The time zone, to show times in the text for people.
     #[serde(skip)]
-    offset: FixedOffset,
+    zone: Tz,
 }
 
 impl Review {
-    /// `t` at the review's offset, as RFC 3339.
+    /// `t` in the review's time zone, as RFC 3339.
     fn local(&self, t: Timestamp) -> String {
-        t.as_datetime()
-            .with_timezone(&self.offset)
-            .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+        t.as_datetime().with_timezone(&self.zone).to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
     }
 }
 
@@ -252,101 +286,166 @@ pub enum ReviewError {
     /// The store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
-    /// The month cannot be placed at the offset.
+    /// The month cannot be placed in the time zone.
     #[error("the month {0} is out of range")]
     Month(Month),
-    /// An entry could not be read back.
-    #[error("an entry of the {0} ledger cannot be read: {1}")]
-    Entry(Ledger, String),
 }
 
-/// Reviews `organization`'s `month`, read at `offset`.
+/// Reviews `organization`'s `month`, in the organization's time zone.
 pub async fn review(
     store: &dyn Store,
     organization: OrganizationId,
     month: Month,
-    offset: UtcOffset,
 ) -> Result<Review, ReviewError> {
-    let offset = offset.0;
-    let (from, to) = month.window(offset).ok_or(ReviewError::Month(month))?;
     let record = store.organization(organization).await?;
+    let zone = record.time_zone;
+    let out_of_range = || ReviewError::Month(month);
+    let (from, to) = month.window(zone).ok_or_else(out_of_range)?;
+    let (previous_from, _) =
+        month.previous().and_then(|m| m.window(zone)).ok_or_else(out_of_range)?;
     let (hours, notes) = match WorkHours::of(&record.settings) {
         Ok((hours, notes)) => (Ok(hours), notes),
         Err(e) => (Err(e), vec![]),
     };
+    let slot_seconds = hours.as_ref().map_or(900, WorkHours::slot_seconds);
+    let query = ReviewQuery {
+        organization,
+        from,
+        to,
+        previous_from,
+        slot_micros: slot_seconds * 1_000_000,
+        download: ActivityCategory::Download.as_str(),
+        ledger_export: crate::OperationKind::ExportPrivacyAuditLogs.operation_id(),
+    };
+    let facts = store.review_facts(&query).await?;
+    Ok(summarise(organization, month, zone, (from, to), hours, notes, &query, facts))
+}
+
+/// The review of the facts a store gathered for `query`.
+#[expect(clippy::too_many_arguments, reason = "the parts of one review, named where used")]
+fn summarise(
+    organization: OrganizationId,
+    month: Month,
+    zone: Tz,
+    (from, to): (Timestamp, Timestamp),
+    hours: Result<WorkHours, String>,
+    notes: Vec<String>,
+    query: &ReviewQuery,
+    facts: ReviewFacts,
+) -> Review {
+    let account = |uuid| AccountId::from_uuid(uuid).to_string();
     let mut accounts: BTreeMap<String, AccountReview> = BTreeMap::new();
     let counted = hours.is_ok();
+    let mut days: BTreeMap<NaiveDate, DayReview> = BTreeMap::new();
+    let mut weekday_hours = vec![vec![0u64; 24]; 7];
     let mut total = 0;
-    let query = |ledger| ExportQuery {
-        ledger,
-        organization: Some(organization),
-        from: Some(from),
-        to: Some(to),
-        ids: None,
-        recorded_before: None,
-    };
-    each(store, &query(Ledger::Privacy), |exported| {
-        let entry: PrivacyAuditLog = serde_json::from_slice(&exported.entry.canonical)
-            .map_err(|e| ReviewError::Entry(Ledger::Privacy, e.to_string()))?;
-        total += 1;
-        let seen = seen(&mut accounts, entry.account_id.to_string(), counted);
-        seen.accesses += 1;
-        let bulk_subject = match &entry.data_subject {
-            DataSubject::Bulk { bulk_count, .. } => Some(bulk_count.unwrap_or(0)),
-            _ => None,
+    for slot in facts.slots {
+        let Some(start) = Timestamp::from_unix_micros(slot.slot.saturating_mul(query.slot_micros))
+            .ok()
+            .map(|t| t.as_datetime().with_timezone(&zone).naive_local())
+        else {
+            continue;
         };
-        if entry.activity_category.as_str().starts_with("BULK_") || bulk_subject.is_some() {
-            seen.bulk_accesses += 1;
-            seen.bulk_records += bulk_subject.unwrap_or(0);
+        total += slot.entries;
+        let a = seen(&mut accounts, account(slot.account), counted);
+        a.accesses += slot.entries;
+        if slot.category.starts_with("BULK_") || slot.bulk_subject {
+            a.bulk_accesses += slot.entries;
+            a.bulk_records += slot.bulk_records;
         }
-        if let (Ok(hours), Some(outside)) = (&hours, &mut seen.outside_work_hours)
-            && !hours.contain(entry.access_time, offset)
+        if let (Ok(hours), Some(outside)) = (&hours, &mut a.outside_work_hours)
+            && !hours.contain(start)
         {
-            *outside += 1;
+            *outside += slot.entries;
         }
-        if entry.activity_category == ActivityCategory::Download {
-            seen.downloads.push(DownloadSeen {
-                id: entry.id.to_string(),
-                access_time: entry.access_time,
-                data_subject: serde_json::to_value(&entry.data_subject).unwrap_or_default(),
-                access_data: entry.access_data.iter().map(|d| d.as_str().to_owned()).collect(),
-                access_menu_path: entry.access_menu_path.clone(),
-                ip_addresses: entry.ip_addresses.clone(),
-            });
+        let day = days.entry(start.date()).or_insert_with(|| DayReview {
+            date: start.date().to_string(),
+            accesses: 0,
+            categories: BTreeMap::new(),
+        });
+        day.accesses += slot.entries;
+        *day.categories.entry(slot.category).or_default() += slot.entries;
+        let weekday = start.weekday().num_days_from_monday() as usize;
+        weekday_hours[weekday][start.hour() as usize] += slot.entries;
+    }
+    for (uuid, subjects) in facts.subjects {
+        seen(&mut accounts, account(uuid), counted).distinct_data_subjects = subjects;
+    }
+    for address in facts.addresses {
+        if address.in_month && !address.before {
+            seen(&mut accounts, account(address.account), counted)
+                .new_ip_addresses
+                .push(address.address);
         }
-        Ok(())
-    })
-    .await?;
-    each(store, &query(Ledger::Api), |exported| {
-        let entry: AuditEntry = serde_json::from_slice(&exported.entry.canonical)
-            .map_err(|e| ReviewError::Entry(Ledger::Api, e.to_string()))?;
-        if entry.operation != crate::OperationKind::ExportPrivacyAuditLogs.operation_id() {
-            return Ok(());
-        }
-        let account = recruit_domain::AccountId::from_uuid(entry.user_id.uuid()).to_string();
-        let seen = seen(&mut accounts, account, counted);
-        seen.ledger_exports.push(LedgerExportSeen {
+    }
+    let downloads: Vec<DownloadSeen> = facts
+        .downloads
+        .into_iter()
+        .map(|entry| DownloadSeen {
+            id: entry.id.to_string(),
+            account_id: entry.account_id.to_string(),
+            access_time: entry.access_time,
+            data_subject: entry.data_subject,
+            access_data: entry.access_data.iter().map(|d| d.as_str().to_owned()).collect(),
+            access_menu_path: entry.access_menu_path,
+            ip_addresses: entry.ip_addresses,
+        })
+        .collect();
+    for d in &downloads {
+        seen(&mut accounts, d.account_id.clone(), counted).downloads += 1;
+    }
+    let ledger_exports: Vec<LedgerExportSeen> = facts
+        .ledger_exports
+        .into_iter()
+        .map(|entry| LedgerExportSeen {
+            account_id: account(entry.user_id.uuid()),
             at: entry.at,
             request_id: entry.request_id,
             client_ip: entry.client_ip,
             filters: entry.filters,
             entries: entry.entries_returned,
+        })
+        .collect();
+    for e in &ledger_exports {
+        seen(&mut accounts, e.account_id.clone(), counted).ledger_exports += 1;
+    }
+    for a in accounts.values_mut() {
+        a.new_ip_addresses.sort_unstable();
+        let flags = [
+            (a.outside_work_hours.unwrap_or(0) > 0, Flag::OutsideWorkHours),
+            (a.bulk_accesses > 0, Flag::Bulk),
+            (a.downloads + a.ledger_exports > 0, Flag::Downloads),
+            (!a.new_ip_addresses.is_empty(), Flag::NewIpAddresses),
+        ];
+        a.flags = flags.into_iter().filter(|(on, _)| *on).map(|(_, flag)| flag).collect();
+    }
+    // Every day of the month is listed, those without accesses with none.
+    let mut date = month.first;
+    while date.month() == month.first.month() {
+        days.entry(date).or_insert_with(|| DayReview {
+            date: date.to_string(),
+            accesses: 0,
+            categories: BTreeMap::new(),
         });
-        Ok(())
-    })
-    .await?;
-    Ok(Review {
+        date = date.succ_opt().unwrap_or(date + chrono::Days::new(1));
+    }
+    days.retain(|d, _| d.year() == month.first.year() && d.month() == month.first.month());
+    Review {
         organization_id: organization,
         month: month.to_string(),
-        utc_offset: offset.to_string(),
+        time_zone: zone.name().to_owned(),
         from,
         to,
         work_hours_unknown: hours.err(),
         work_hours_notes: notes,
         accesses: total,
         accounts: accounts.into_values().collect(),
-        offset,
-    })
+        days: days.into_values().collect(),
+        weekday_hours,
+        downloads,
+        ledger_exports,
+        zone,
+    }
 }
 
 /// The review of the account `id`, started when it is first seen (`counted`: whether accesses
@@ -363,26 +462,13 @@ fn seen(
     })
 }
 
-/// Calls `f` with every entry of the export `query` names.
-async fn each(
-    store: &dyn Store,
-    query: &ExportQuery,
-    mut f: impl FnMut(ExportedEntry) -> Result<(), ReviewError>,
-) -> Result<(), ReviewError> {
-    let mut export = store.export(query, None).await?;
-    while let Some(entry) = std::future::poll_fn(|cx| export.entries.as_mut().poll_next(cx)).await {
-        f(entry?)?;
-    }
-    Ok(())
-}
-
 impl fmt::Display for Review {
     /// The review as text for people: a line per account, then every download to check.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
             f,
-            "Access review of {} for {} (UTC{}, {} to {}): {} accesses",
-            self.organization_id, self.month, self.utc_offset, self.from, self.to, self.accesses
+            "Access review of {} for {} ({}, {} to {}): {} accesses",
+            self.organization_id, self.month, self.time_zone, self.from, self.to, self.accesses
         )?;
         if let Some(why) = &self.work_hours_unknown {
             writeln!(f, "Accesses outside work hours are not counted: {why}.")?;
@@ -392,52 +478,55 @@ impl fmt::Display for Review {
         }
         writeln!(
             f,
-            "\n{:<40} {:>10} {:>8} {:>12} {:>14} {:>10}",
-            "account", "accesses", "bulk", "bulk records", "outside hours", "downloads"
+            "\n{:<38} {:>9} {:>6} {:>8} {:>8} {:>9} {:>8} {:>6}  flags",
+            "account", "accesses", "bulk", "records", "outside", "downloads", "subjects", "new IP"
         )?;
         for a in &self.accounts {
             let outside = a.outside_work_hours.map_or_else(|| "-".to_owned(), |n| n.to_string());
+            let flags: Vec<String> = a
+                .flags
+                .iter()
+                .filter_map(|flag| serde_json::to_value(flag).ok())
+                .filter_map(|v| v.as_str().map(str::to_lowercase))
+                .collect();
             writeln!(
                 f,
-                "{:<40} {:>10} {:>8} {:>12} {:>14} {:>10}",
+                "{:<38} {:>9} {:>6} {:>8} {:>8} {:>9} {:>8} {:>6}  {}",
                 a.account_id,
                 a.accesses,
                 a.bulk_accesses,
                 a.bulk_records,
                 outside,
-                a.downloads.len() + a.ledger_exports.len()
+                a.downloads + a.ledger_exports,
+                a.distinct_data_subjects,
+                a.new_ip_addresses.len(),
+                flags.join(" ")
             )?;
         }
-        let downloads: Vec<_> =
-            self.accounts.iter().flat_map(|a| a.downloads.iter().map(move |d| (a, d))).collect();
-        let exports: Vec<_> = self
-            .accounts
-            .iter()
-            .flat_map(|a| a.ledger_exports.iter().map(move |e| (a, e)))
-            .collect();
-        if downloads.is_empty() && exports.is_empty() {
+        if self.downloads.is_empty() && self.ledger_exports.is_empty() {
             return writeln!(f, "\nNo downloads this month.");
         }
-        writeln!(f, "\nDownloads, at UTC{}: check the reason for each.", self.utc_offset)?;
-        for (a, d) in downloads {
+        writeln!(f, "\nDownloads, in {}: check the reason for each.", self.time_zone)?;
+        for d in &self.downloads {
+            let subject = serde_json::to_string(&d.data_subject).map_err(|_| fmt::Error)?;
             writeln!(
                 f,
                 "  {}  {}  {}  {}  {}  from {}",
                 self.local(d.access_time),
-                a.account_id,
+                d.account_id,
                 d.id,
-                d.data_subject,
+                subject,
                 d.access_menu_path,
                 d.ip_addresses.join(", ")
             )?;
         }
-        for (a, e) in exports {
+        for e in &self.ledger_exports {
             writeln!(
                 f,
                 "  {}  {}  export of the privacy ledger through the API: {} entries, {}, request \
                  {}, from {}",
                 self.local(e.at),
-                a.account_id,
+                e.account_id,
                 e.entries,
                 e.filters,
                 e.request_id,
@@ -458,27 +547,54 @@ mod tests {
     }
 
     #[test]
-    fn a_month_is_its_calendar_month_at_the_offset() {
+    fn a_month_is_its_calendar_month_in_the_time_zone() {
         let month: Month = "2026-10".parse().unwrap();
         assert_eq!(month.to_string(), "2026-10");
-        let seoul = parse_offset("+09:00").unwrap();
         assert_eq!(
-            month.window(seoul),
+            month.window(Tz::Asia__Seoul),
             Some((t("2026-09-30T15:00:00Z"), t("2026-10-31T15:00:00Z")))
+        );
+        // New York leaves daylight saving time on 2026-11-01: the month is an hour longer.
+        let november: Month = "2026-11".parse().unwrap();
+        assert_eq!(
+            november.window(Tz::America__New_York),
+            Some((t("2026-11-01T04:00:00Z"), t("2026-12-01T05:00:00Z")))
         );
         let december: Month = "2026-12".parse().unwrap();
         assert_eq!(
-            december.window(parse_offset("Z").unwrap()),
+            december.window(Tz::UTC),
             Some((t("2026-12-01T00:00:00Z"), t("2027-01-01T00:00:00Z")))
         );
+        assert_eq!(month.previous().map(|m| m.to_string()).as_deref(), Some("2026-09"));
+        let january: Month = "2027-01".parse().unwrap();
+        assert_eq!(january.previous(), Some(december));
         for bad in ["2026-13", "2026-1", "26-10", "2026/10", "", "2026-00"] {
             assert_eq!(bad.parse::<Month>(), Err(MonthError), "{bad:?}");
         }
-        assert!(parse_offset("Asia/Seoul").is_err());
     }
 
     #[test]
-    fn work_hours_are_read_per_weekday_at_the_offset() {
+    fn a_slot_never_straddles_a_boundary_of_the_work_hours_or_of_an_hour() {
+        let settings = |hours: Vec<Hours>| {
+            let mut s = recruit_ports::testkit::world().organizations[0].settings.clone();
+            s.work_hours = hours;
+            s
+        };
+        let day = |start: &str, end: &str| Hours {
+            day: Weekday::Monday,
+            start: start.into(),
+            end: end.into(),
+        };
+        let slot = |hours| WorkHours::of(&settings(hours)).unwrap().0.slot_seconds();
+        assert_eq!(slot(vec![]), 900);
+        assert_eq!(slot(vec![day("09:00", "18:00")]), 900);
+        assert_eq!(slot(vec![day("08:30", "17:30")]), 900);
+        assert_eq!(slot(vec![day("09:10", "17:00")]), 300);
+        assert_eq!(slot(vec![day("09:00:30", "17:00")]), 30);
+    }
+
+    #[test]
+    fn work_hours_are_read_per_weekday_in_local_time() {
         let settings = |hours: Vec<Hours>| {
             let mut s = recruit_ports::testkit::world().organizations[0].settings.clone();
             s.work_hours = hours;
@@ -497,21 +613,16 @@ mod tests {
         .unwrap();
         assert_eq!(notes.len(), 1);
         assert!(notes[0].contains("HOLIDAY"));
-        let seoul = parse_offset("+09:00").unwrap();
+        let at = |s: &str, zone: Tz| t(s).as_datetime().with_timezone(&zone).naive_local();
+        let seoul = |s: &str| hours.contain(at(s, Tz::Asia__Seoul));
         // 2026-11-23 is a Monday.
-        assert!(hours.contain(t("2026-11-23T00:00:00Z"), seoul), "09:00 Monday in Seoul");
-        assert!(!hours.contain(t("2026-11-23T09:00:00Z"), seoul), "18:00 is the end");
-        assert!(!hours.contain(t("2026-11-23T00:00:00Z"), FixedOffset::east_opt(0).unwrap()));
-        assert!(hours.contain(t("2026-11-24T14:00:00Z"), seoul), "23:00 Tuesday, overnight");
-        assert!(
-            hours.contain(t("2026-11-24T17:00:00Z"), seoul),
-            "02:00 Wednesday, Tuesday's night"
-        );
-        assert!(
-            !hours.contain(t("2026-11-23T18:00:00Z"), seoul),
-            "03:00 Tuesday: Monday has no night"
-        );
-        assert!(!hours.contain(t("2026-11-25T00:00:00Z"), seoul), "09:00 Wednesday has none");
+        assert!(seoul("2026-11-23T00:00:00Z"), "09:00 Monday in Seoul");
+        assert!(!seoul("2026-11-23T09:00:00Z"), "18:00 is the end");
+        assert!(!hours.contain(at("2026-11-23T00:00:00Z", Tz::UTC)), "00:00 Monday in UTC");
+        assert!(seoul("2026-11-24T14:00:00Z"), "23:00 Tuesday, overnight");
+        assert!(seoul("2026-11-24T17:00:00Z"), "02:00 Wednesday, Tuesday's night");
+        assert!(!seoul("2026-11-23T18:00:00Z"), "03:00 Tuesday: Monday has no night");
+        assert!(!seoul("2026-11-25T00:00:00Z"), "09:00 Wednesday has none");
         let unreadable = WorkHours::of(&settings(vec![day(Weekday::Friday, "9am", "5pm")]));
         assert!(unreadable.unwrap_err().contains("9am"));
     }

@@ -232,6 +232,10 @@ impl Service {
                 Operation::GetMe(params) => {
                     people::get_me(&caller, params.problems).map(Outcome::Me)
                 }
+                Operation::GetPrivacyAccessReview(params) => self
+                    .privacy_access_review(&caller, context, params)
+                    .await
+                    .map(|review| Outcome::Review(Box::new(review))),
             },
         };
         match outcome {

@@ -98,41 +98,33 @@ pub(crate) async fn audit_checkpoint(
     Ok(())
 }
 
-/// `recruitd audit review`: one month of the privacy ledger summarised, of `org` or of every
-/// organization with a privacy ledger.
+/// `recruitd audit review`: one month of an organization's privacy ledger summarised. With
+/// more than one organization stored and none named, it names them and reviews none.
 pub(crate) async fn audit_review(
     store: &dyn Store,
     month: recruit_service::review::Month,
     org: Option<OrganizationId>,
-    utc_offset: recruit_service::review::UtcOffset,
     json: bool,
 ) -> Result<(), Failure> {
-    let orgs = match org {
-        Some(org) => vec![org],
-        None => {
-            let mut orgs: Vec<_> = store
-                .chain_heads(None)
-                .await?
-                .into_iter()
-                .filter(|h| h.ledger == "privacy")
-                .map(|h| h.organization_id)
-                .collect();
-            orgs.sort_unstable();
-            orgs.dedup();
-            orgs.into_iter().map(OrganizationId::from_uuid).collect()
-        }
+    let org = match org {
+        Some(org) => org,
+        None => match store.organizations().await?.as_slice() {
+            [(one, _)] => *one,
+            [] => return Err(Failure("no organization is stored: import one first".into())),
+            several => {
+                let names: Vec<String> =
+                    several.iter().map(|(id, name)| format!("{id} ({name})")).collect();
+                return Err(Failure(format!(
+                    "several organizations are stored: choose one with --org: {}",
+                    names.join(", ")
+                )));
+            }
+        },
     };
-    for org in orgs {
-        let review = recruit_service::review::review(store, org, month, utc_offset)
-            .await
-            .map_err(|e| Failure(format!("cannot review {org}: {e}")))?;
-        if json {
-            print_json(&review)?;
-        } else {
-            print(&review.to_string());
-        }
-    }
-    Ok(())
+    let review = recruit_service::review::review(store, org, month)
+        .await
+        .map_err(|e| Failure(format!("cannot review {org}: {e}")))?;
+    if json { print_json(&review) } else { Ok(print(&review.to_string())) }
 }
 
 /// Writes a new checkpoint key to `file`, readable by its owner only, never over a file.

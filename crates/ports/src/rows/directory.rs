@@ -47,6 +47,7 @@ impl OrganizationRow {
             title_source: o.profile_field_sources.title.as_str().into(),
             manager_source: o.profile_field_sources.manager.as_str().into(),
             linkedin_url_source: o.profile_field_sources.linkedin_url.as_str().into(),
+            time_zone: o.time_zone.name().into(),
         };
         let hours = s
             .work_hours
@@ -81,8 +82,11 @@ impl OrganizationRow {
             manager: source(&self.manager_source)?,
             linkedin_url: source(&self.linkedin_url_source)?,
         };
+        let time_zone =
+            self.time_zone.parse().map_err(|_| corrupt("an unknown time zone is stored"))?;
         Ok(OrganizationRecord {
             id: Id::from_uuid(self.id),
+            time_zone,
             profile_field_sources,
             scheduling_defaults: defaults.into_defaults(),
             name: self.name,

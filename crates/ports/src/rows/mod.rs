@@ -66,6 +66,7 @@ macro_rules! stored_rows {
                 title_source: String,
                 manager_source: String,
                 linkedin_url_source: String,
+                time_zone: String,
             }
             /// An organization's defaults of the scheduling settings its jobs inherit.
             SchedulingDefaultsRow in organization_scheduling_defaults {

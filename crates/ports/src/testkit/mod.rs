@@ -185,6 +185,8 @@ fn organization(org: u128) -> OrganizationRecord {
         } else {
             ProfileFieldSources::default()
         },
+        // Organization B reviews its months in Seoul.
+        time_zone: if org == ORG_B { chrono_tz::Tz::Asia__Seoul } else { chrono_tz::Tz::UTC },
     }
 }
 

@@ -344,6 +344,52 @@ impl Service {
     }
 }
 
+impl Service {
+    /// The review of a month of the caller's organization's privacy ledger
+    /// ([`crate::review`]). Needs what reading the ledger needs; recorded in the audit ledgers
+    /// like a read of the ledger, with the downloads it lists as the entries returned, and
+    /// committed before it returns.
+    pub(super) async fn privacy_access_review(
+        &self,
+        caller: &Caller,
+        context: &RequestContext,
+        params: crate::input::ReviewParams,
+    ) -> Result<crate::review::Review, ServiceError> {
+        let mut problems = params.problems;
+        let name = context.via.name(OperationKind::GetPrivacyAccessReview, "month");
+        let month = match params.month.parse::<crate::review::Month>() {
+            Ok(month) if problems.is_empty() => month,
+            Ok(_) => return Err(ServiceError::validation(problems)),
+            Err(e) => {
+                problems.push(ErrorDetail::field(name, e.to_string()));
+                return Err(ServiceError::validation(problems));
+            }
+        };
+        let organization = caller.token.organization_id;
+        let review = crate::review::review(self.store.as_ref(), organization, month)
+            .await
+            .map_err(|e| match e {
+                crate::review::ReviewError::Store(e) => ServiceError::from(e),
+                crate::review::ReviewError::Month(_) => {
+                    ServiceError::validation(vec![ErrorDetail::field(
+                        name,
+                        "is out of the range of time recruitd keeps",
+                    )])
+                }
+            })?;
+        let kind = OperationKind::GetPrivacyAccessReview;
+        let filters = serde_json::json!({ "month": review.month });
+        let mut record = audit_record(caller, context, kind, filters, None);
+        let shown = review.downloads.len() + review.ledger_exports.len();
+        record.api.entries_returned = u32::try_from(shown).unwrap_or(u32::MAX);
+        if let Some(tool) = &mut record.tool {
+            tool.entries_returned = record.api.entries_returned;
+        }
+        self.store.record_read(&record).await?;
+        Ok(review)
+    }
+}
+
 /// What the audit ledgers record of an operation of `kind` by `caller`: `filters` say what it
 /// asked; a tool call's arguments are recorded as given, or as `arguments` when the operation
 /// gives a summary of them (a write's entries are in the privacy ledger already).

@@ -1,0 +1,219 @@
+//! The queries of a month's review (`Ledgers::review_facts`), for both stores: the grouping
+//! statements as SQL text with the few spellings a backend has of its own ([`Dialect`]), and
+//! [`review_facts!`], which runs them with the listing of downloads and ledger exports where the
+//! adapter's schema and rows are in scope.
+
+/// What a backend spells its own way in the review's statements.
+#[derive(Clone, Copy, Debug)]
+pub struct Dialect {
+    /// The `n`th parameter (`$1` or `?1`).
+    pub param: fn(usize) -> String,
+    /// `access_time` as microseconds since the epoch, an integer.
+    pub micros: &'static str,
+    /// A `FROM` item, `a`, that yields every address of a row of `privacy_audit_logs`.
+    pub addresses: &'static str,
+    /// The address of a row of `a`.
+    pub address: &'static str,
+}
+
+/// The month's entries counted per account, slot, activity category and subject type. The
+/// parameters: the organization, the month's first instant, the next month's, the slot width
+/// in microseconds.
+pub fn slots_sql(d: Dialect) -> String {
+    let p = d.param;
+    format!(
+        "SELECT account_id, CAST({micros} / {w} AS BIGINT) AS slot, activity_category, \
+         subject_type, CAST(count(*) AS BIGINT) AS entries, \
+         CAST(coalesce(sum(bulk_count), 0) AS BIGINT) AS bulk_records \
+         FROM privacy_audit_logs \
+         WHERE organization_id = {org} AND access_time >= {from} AND access_time < {to} \
+         GROUP BY account_id, slot, activity_category, subject_type",
+        micros = d.micros,
+        w = p(4),
+        org = p(1),
+        from = p(2),
+        to = p(3),
+    )
+}
+
+/// Per account, the distinct users and candidates the month's entries name. The parameters:
+/// the organization, the month's first instant, the next month's.
+pub fn subjects_sql(d: Dialect) -> String {
+    let p = d.param;
+    format!(
+        "SELECT account_id, \
+         CAST(count(DISTINCT coalesce(subject_user_id, subject_candidate_id)) AS BIGINT) \
+         AS subjects \
+         FROM privacy_audit_logs \
+         WHERE organization_id = {} AND access_time >= {} AND access_time < {} \
+         GROUP BY account_id",
+        p(1),
+        p(2),
+        p(3),
+    )
+}
+
+/// Per account and address, whether the address appears in the month and in the month
+/// before. The parameters: the organization, the month's first instant, the next month's, the
+/// first instant of the month before.
+pub fn addresses_sql(d: Dialect) -> String {
+    let p = d.param;
+    format!(
+        "SELECT account_id, {address} AS address, \
+         CAST(max(CASE WHEN access_time >= {from} THEN 1 ELSE 0 END) AS BIGINT) AS in_month, \
+         CAST(max(CASE WHEN access_time < {from} THEN 1 ELSE 0 END) AS BIGINT) AS before \
+         FROM privacy_audit_logs, {addresses} \
+         WHERE organization_id = {org} AND access_time >= {previous} AND access_time < {to} \
+         GROUP BY account_id, {address}",
+        addresses = d.addresses,
+        address = d.address,
+        org = p(1),
+        from = p(2),
+        to = p(3),
+        previous = p(4),
+    )
+}
+
+/// Declares the rows of the review's grouping statements, the account id of type `$uuid`
+/// (SQL type `$uuid_sql`).
+#[macro_export]
+macro_rules! review_rows {
+    ($uuid:ty as $uuid_sql:ty) => {
+        /// A row of the slots' statement.
+        #[derive(diesel::QueryableByName)]
+        struct SlotRow {
+            #[diesel(sql_type = $uuid_sql)]
+            account_id: $uuid,
+            #[diesel(sql_type = diesel::sql_types::BigInt)]
+            slot: i64,
+            #[diesel(sql_type = diesel::sql_types::Text)]
+            activity_category: String,
+            #[diesel(sql_type = diesel::sql_types::Text)]
+            subject_type: String,
+            #[diesel(sql_type = diesel::sql_types::BigInt)]
+            entries: i64,
+            #[diesel(sql_type = diesel::sql_types::BigInt)]
+            bulk_records: i64,
+        }
+
+        /// A row of the subjects' statement.
+        #[derive(diesel::QueryableByName)]
+        struct SubjectRow {
+            #[diesel(sql_type = $uuid_sql)]
+            account_id: $uuid,
+            #[diesel(sql_type = diesel::sql_types::BigInt)]
+            subjects: i64,
+        }
+
+        /// A row of the addresses' statement.
+        #[derive(diesel::QueryableByName)]
+        struct AddressRow {
+            #[diesel(sql_type = $uuid_sql)]
+            account_id: $uuid,
+            #[diesel(sql_type = diesel::sql_types::Text)]
+            address: String,
+            #[diesel(sql_type = diesel::sql_types::BigInt)]
+            in_month: i64,
+            #[diesel(sql_type = diesel::sql_types::BigInt)]
+            before: i64,
+        }
+    };
+}
+
+/// Reads `recruit_ports::review::ReviewFacts` for `$q` (a `&ReviewQuery`) on the connection
+/// `$c`, inside the caller's snapshot: `$d` is the backend's [`Dialect`], `$org` the
+/// organization as stored and bound as `$uuid_sql`, `$time` turns a `Timestamp` into its stored
+/// value bound as `$time_sql`, and `$uuid` reads a stored account id back (an expression of
+/// type `Fn(stored) -> Result<Uuid, StoreError>`). Needs `review_rows!` and the adapter's
+/// schema and rows in scope. Evaluates to the facts or the first error, converted with `?`.
+#[macro_export]
+macro_rules! review_facts {
+    ($c:ident, $q:expr, $d:expr, $org:expr => $uuid_sql:ty, $time:expr => $time_sql:ty, $uuid:expr
+     $(, .$await:tt)?) => {{
+        use diesel::sql_types::BigInt;
+        use ::recruit_ports::review::{AddressSeen, ReviewFacts, SlotCount};
+        let q: &::recruit_ports::review::ReviewQuery = $q;
+        let (org, from, to) = ($org, $time(q.from), $time(q.to));
+        let slots = diesel::sql_query($crate::review::slots_sql($d))
+            .bind::<$uuid_sql, _>(org.clone())
+            .bind::<$time_sql, _>(from.clone())
+            .bind::<$time_sql, _>(to.clone())
+            .bind::<BigInt, _>(q.slot_micros)
+            .load($c)$(.$await)?;
+        let slots: Vec<SlotRow> = slots?;
+        let subjects = diesel::sql_query($crate::review::subjects_sql($d))
+            .bind::<$uuid_sql, _>(org.clone())
+            .bind::<$time_sql, _>(from.clone())
+            .bind::<$time_sql, _>(to.clone())
+            .load($c)$(.$await)?;
+        let subjects: Vec<SubjectRow> = subjects?;
+        let addresses = diesel::sql_query($crate::review::addresses_sql($d))
+            .bind::<$uuid_sql, _>(org.clone())
+            .bind::<$time_sql, _>(from.clone())
+            .bind::<$time_sql, _>(to.clone())
+            .bind::<$time_sql, _>($time(q.previous_from))
+            .load($c)$(.$await)?;
+        let addresses: Vec<AddressRow> = addresses?;
+        let downloads = privacy_audit_logs::table
+            .filter(privacy_audit_logs::organization_id.eq(org.clone()))
+            .filter(privacy_audit_logs::access_time.ge(from.clone()))
+            .filter(privacy_audit_logs::access_time.lt(to.clone()))
+            .filter(privacy_audit_logs::activity_category.eq(q.download))
+            .order((privacy_audit_logs::access_time, privacy_audit_logs::id))
+            .select(LedgerRow::as_select())
+            .load($c)$(.$await)?;
+        let downloads: Vec<LedgerRow> = downloads?;
+        let exports = api_audit_log::table
+            .filter(api_audit_log::organization_id.eq(org.clone()))
+            .filter(api_audit_log::at.ge(from))
+            .filter(api_audit_log::at.lt(to))
+            .filter(api_audit_log::operation.eq(q.ledger_export))
+            .order((api_audit_log::at, api_audit_log::id))
+            .select(AuditRow::as_select())
+            .load($c)$(.$await)?;
+        let exports: Vec<AuditRow> = exports?;
+        let count = |n: i64| u64::try_from(n).unwrap_or(0);
+        let uuid = $uuid;
+        let facts: Result<ReviewFacts, ::recruit_ports::StoreError> = (|| {
+            Ok(ReviewFacts {
+                slots: slots
+                    .into_iter()
+                    .map(|r| {
+                        Ok(SlotCount::new(
+                            uuid(r.account_id)?,
+                            r.slot,
+                            r.activity_category,
+                            &r.subject_type,
+                            count(r.entries),
+                            count(r.bulk_records),
+                        ))
+                    })
+                    .collect::<Result<_, ::recruit_ports::StoreError>>()?,
+                subjects: subjects
+                    .into_iter()
+                    .map(|r| Ok((uuid(r.account_id)?, count(r.subjects))))
+                    .collect::<Result<_, ::recruit_ports::StoreError>>()?,
+                addresses: addresses
+                    .into_iter()
+                    .map(|r| {
+                        Ok(AddressSeen {
+                            account: uuid(r.account_id)?,
+                            address: r.address,
+                            in_month: r.in_month != 0,
+                            before: r.before != 0,
+                        })
+                    })
+                    .collect::<Result<_, ::recruit_ports::StoreError>>()?,
+                downloads: downloads
+                    .into_iter()
+                    .map(|r| r.into_neutral()?.into_entry())
+                    .collect::<Result<_, _>>()?,
+                ledger_exports: exports
+                    .into_iter()
+                    .map(|r| r.into_neutral()?.into_entry())
+                    .collect::<Result<_, _>>()?,
+            })
+        })();
+        facts
+    }};
+}
