@@ -7,7 +7,7 @@
 use std::io::Write;
 use std::process::Command;
 
-use recruit_ports::testkit::{ORG_A, ledger_entry, t, world};
+use recruit_ports::testkit::{ORG_A, ORG_B, ledger_entry, t, world};
 use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_recruitd");
@@ -526,11 +526,13 @@ async fn exports_prove_every_entry_on_postgresql() {
     });
 }
 
-/// `audit review --month` counts each account's accesses of the month at the given offset,
-/// its bulk accesses and the records they covered, its accesses outside the organization's
-/// work hours (organization A works Mondays 09:00 to 17:00), and lists every download.
+/// `audit review --month` reads the month in the organization's time zone (organization B's is
+/// Asia/Seoul, A's UTC): per account the accesses, bulk accesses and the records they covered,
+/// accesses outside the work hours (both work Mondays 09:00 to 17:00), downloads, distinct
+/// people and new addresses, flagged; the days by category and the weekday-hour matrix; and
+/// every download listed.
 #[test]
-fn the_monthly_review_counts_per_account_and_lists_every_download() {
+fn the_monthly_review_reads_the_month_in_the_organizations_time_zone() {
     use recruit_domain::model::{ActivityCategory, BulkQuery, DataSubject};
     let dir = tempfile::tempdir().unwrap();
     let url = format!("sqlite://{}", dir.path().join("recruitd.db").display());
@@ -540,45 +542,63 @@ fn the_monthly_review_counts_per_account_and_lists_every_download() {
     let at = |s: &str| s.parse::<recruit_domain::Timestamp>().unwrap();
     let account =
         |n: u128| recruit_domain::AccountId::from_uuid(recruit_domain::Uuid::from_u128(n));
-    let entry = |n: u128, who: u128, when: &str, category: &str| {
-        let mut e = ledger_entry(ORG_A, 1, at(when));
+    let entry = |org: u128, n: u128, who: u128, when: &str, category: &str, ip: &str| {
+        let mut e = ledger_entry(org, 1, at(when));
         e.entry.id = recruit_domain::PrivacyAuditLogId::from_uuid(recruit_domain::Uuid::from_u128(
             0xDE00 | n,
         ));
         e.entry.account_id = account(who);
         e.entry.activity_category = ActivityCategory::from(category);
+        e.entry.ip_addresses = vec![ip.into()];
         e
     };
-    let mut bulk = entry(3, 0xA1, "2026-10-05T11:00:00Z", "BULK_READ");
+    let mut bulk = entry(ORG_B, 3, 0xA1, "2026-10-05T11:00:00Z", "BULK_READ", "10.0.0.1");
     bulk.entry.data_subject = DataSubject::Bulk {
         bulk_count: Some(50),
         query: BulkQuery::EmployeeSearch { values: vec!["kim".into()] },
     };
-    let entries = [
+    let mut entries = vec![
         // 10:00 on a Monday in Seoul: within the work hours.
-        entry(1, 0xA1, "2026-10-05T01:00:00Z", "READ"),
-        // 03:00 on a Saturday.
-        entry(2, 0xA1, "2026-10-09T18:00:00Z", "DOWNLOAD"),
+        entry(ORG_B, 1, 0xA1, "2026-10-05T01:00:00Z", "READ", "10.0.0.1"),
+        // 03:00 on a Saturday, from an address the account used in September too.
+        entry(ORG_B, 2, 0xA1, "2026-10-09T18:00:00Z", "DOWNLOAD", "10.0.0.2"),
         // 20:00 on a Monday.
         bulk,
         // 01:00 on the first of October in Seoul, still September in UTC.
-        entry(4, 0xB2, "2026-09-30T16:00:00Z", "READ"),
+        entry(ORG_B, 4, 0xB2, "2026-09-30T16:00:00Z", "READ", "10.0.0.3"),
+        // September in Seoul.
+        entry(ORG_B, 5, 0xA1, "2026-09-20T05:00:00Z", "READ", "10.0.0.2"),
     ];
+    // The same moments in organization A, which reviews in UTC.
+    let utc: Vec<_> = entries
+        .iter()
+        .zip(0x10..)
+        .map(|(e, n)| {
+            let mut e = e.clone();
+            e.organization_id =
+                recruit_domain::OrganizationId::from_uuid(recruit_domain::Uuid::from_u128(ORG_A));
+            e.entry.id = recruit_domain::PrivacyAuditLogId::from_uuid(
+                recruit_domain::Uuid::from_u128(0xDE00 | n),
+            );
+            e
+        })
+        .collect();
+    entries.extend(utc);
     let ledger = dir.path().join("october.ndjson");
     let lines: Vec<String> = entries.iter().map(|e| serde_json::to_string(e).unwrap()).collect();
     std::fs::write(&ledger, lines.join("\n") + "\n").unwrap();
     run(&url, &["import", ledger.to_str().unwrap()]);
 
-    let org = recruit_domain::OrganizationId::from_uuid(recruit_domain::Uuid::from_u128(ORG_A));
-    let review = |offset: &str| {
-        let args = ["audit", "review", "--month", "2026-10", "--utc-offset", offset, "--json"];
+    let org = |n| recruit_domain::OrganizationId::from_uuid(recruit_domain::Uuid::from_u128(n));
+    let review = |o: u128| {
+        let org = org(o).to_string();
+        let args = ["audit", "review", "--month", "2026-10", "--org", &org, "--json"];
         let (ok, stdout, stderr) = output(&url, &args);
         assert!(ok, "{stderr}");
-        let reviews: Vec<Value> =
-            stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-        reviews.into_iter().find(|r| r["organization_id"] == org.to_string()).unwrap()
+        serde_json::from_str::<Value>(stdout.trim()).unwrap()
     };
-    let seoul = review("+09:00");
+    let seoul = review(ORG_B);
+    assert_eq!(seoul["time_zone"], "Asia/Seoul");
     assert_eq!(seoul["accesses"], 4, "{seoul}");
     assert_eq!(seoul["from"], "2026-09-30T15:00:00Z");
     assert!(seoul["work_hours_notes"][0].as_str().unwrap().contains("HOLIDAY"));
@@ -592,21 +612,39 @@ fn the_monthly_review_counts_per_account_and_lists_every_download() {
         (&3.into(), &1.into(), &50.into(), &2.into()),
         "{a1}"
     );
-    let downloads = a1["downloads"].as_array().unwrap();
+    assert_eq!(a1["downloads"], 1);
+    assert_eq!(a1["new_ip_addresses"], serde_json::json!(["10.0.0.1"]), "10.0.0.2 is September's");
+    assert_eq!(
+        a1["flags"],
+        serde_json::json!(["OUTSIDE_WORK_HOURS", "BULK", "DOWNLOADS", "NEW_IP_ADDRESSES"])
+    );
+    let downloads = seoul["downloads"].as_array().unwrap();
     assert_eq!(downloads.len(), 1);
     assert_eq!(downloads[0]["access_time"], "2026-10-09T18:00:00Z");
+    assert_eq!(downloads[0]["account_id"], account(0xA1).to_string());
     let b2 = of(&seoul, 0xB2).unwrap();
     assert_eq!((&b2["accesses"], &b2["outside_work_hours"]), (&1.into(), &1.into()));
+    assert_eq!(b2["distinct_data_subjects"], 1);
+    // Days and hours are Seoul's: the first of October holds B2's read at 01:00 (a Thursday),
+    // the fifth A1's two of a Monday, at 10:00 and 20:00.
+    let days = seoul["days"].as_array().unwrap();
+    assert_eq!(days.len(), 31);
+    assert_eq!((&days[0]["date"], &days[0]["accesses"]), (&"2026-10-01".into(), &1.into()));
+    assert_eq!(days[4]["categories"], serde_json::json!({"BULK_READ": 1, "READ": 1}));
+    assert_eq!(seoul["weekday_hours"][3][1], 1, "Thursday 01:00");
+    assert_eq!(seoul["weekday_hours"][0][10], 1, "Monday 10:00");
+    assert_eq!(seoul["weekday_hours"][0][20], 1, "Monday 20:00");
 
     // In UTC, the entry of the first of October in Seoul is September's.
-    let utc = review("Z");
+    let utc = review(ORG_A);
+    assert_eq!(utc["time_zone"], "UTC");
     assert_eq!(utc["accesses"], 3);
     assert!(of(&utc, 0xB2).is_none());
-    // The text for people lists the download.
+    // The text for people lists the download in the organization's time.
     let (ok, text, _) =
-        output(&url, &["audit", "review", "--month", "2026-10", "--org", &org.to_string()]);
-    assert!(ok && text.contains("Downloads, at UTC+00:00: check the reason for each."), "{text}");
-    assert!(text.contains("2026-10-09T18:00:00Z"), "{text}");
+        output(&url, &["audit", "review", "--month", "2026-10", "--org", &org(ORG_B).to_string()]);
+    assert!(ok && text.contains("Downloads, in Asia/Seoul: check the reason for each."), "{text}");
+    assert!(text.contains("2026-10-10T03:00:00+09:00"), "{text}");
     let (ok, _, stderr) = output(&url, &["audit", "review", "--month", "2026-13"]);
     assert!(!ok && stderr.contains("YYYY-MM"), "{stderr}");
 }

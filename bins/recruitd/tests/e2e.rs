@@ -1109,7 +1109,9 @@ fn dechunk(mut raw: &str) -> Option<String> {
 }
 
 /// An export through the server is chunked NDJSON that ends with its last chunk and holds the
-/// count it announces; the monthly review lists it as a download of the owner who made it.
+/// count it announces; the monthly review lists it as a download of the owner who made it,
+/// and `audit review --json` prints the body `GET /v1/audit-logs/privacy/reviews/{month}`
+/// returns.
 #[test]
 fn an_export_streams_through_the_server_and_shows_in_the_monthly_review() {
     let dir = tempfile::tempdir().unwrap();
@@ -1136,17 +1138,38 @@ fn an_export_streams_through_the_server_and_shows_in_the_monthly_review() {
         assert_eq!(line["ledger"], "privacy");
         assert!(line["hash"].as_str().is_some_and(|h| h.len() == 64), "{line}");
     }
-    drop(server);
 
     let month = &recruit_domain::Timestamp::now().to_string()[..7];
-    let review = cli(&url, &["audit", "review", "--month", month, "--json"]);
-    let exports: Vec<Value> = review
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        .flat_map(|r| r["accounts"].as_array().cloned().unwrap_or_default())
-        .flat_map(|a| a["ledger_exports"].as_array().cloned().unwrap_or_default())
-        .collect();
+    let mut stream = TcpStream::connect(("127.0.0.1", server.port)).expect("connects");
+    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    write!(
+        stream,
+        "GET /v1/audit-logs/privacy/reviews/{month} HTTP/1.1\r\nHost: localhost\r\n\
+         Authorization: Bearer {secret}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let (status, _, raw) = response(stream);
+    assert_eq!(status, 200, "{raw}");
+    let rest: Value = serde_json::from_str(raw.trim()).expect("a JSON body");
+    drop(server);
+
+    let org = recruit_domain::OrganizationId::from_uuid(recruit_domain::Uuid::from_u128(ORG_A));
+    let args = ["audit", "review", "--month", month, "--org", &org.to_string(), "--json"];
+    let review: Value = serde_json::from_str(cli(&url, &args).trim()).unwrap();
+    assert_eq!(review, rest, "the CLI and REST give one review");
+    let exports = review["ledger_exports"].as_array().unwrap();
     assert_eq!(exports.len(), 1, "{review}");
     assert_eq!(exports[0]["entries"], count);
     assert_eq!(exports[0]["filters"]["activity_category"], "DOWNLOAD");
+    let owner = review["accounts"].as_array().unwrap().iter().find(|a| a["ledger_exports"] == 1);
+    assert_eq!(owner.unwrap()["flags"], serde_json::json!(["DOWNLOADS"]), "{review}");
+
+    // With two organizations stored, the CLI asks which.
+    let out = Command::new(BIN)
+        .args(["--database-url", &url, "audit", "review", "--month", month])
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("choose one with --org") && stderr.contains(&org.to_string()));
 }

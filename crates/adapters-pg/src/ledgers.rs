@@ -232,8 +232,8 @@ impl Ledgers for PgStore {
         Ok(Export { count, entries: Box::pin(ChannelStream(entries)) })
     }
 
-    async fn record_read(&self, record: &ReadRecord) -> Result<(), StoreError> {
-        let page = record.page(Vec::<()>::new(), 0);
+    async fn record_read(&self, record: &ReadRecord, entries: usize) -> Result<(), StoreError> {
+        let page = record.page(vec![(); entries], entries);
         self.recorder.record(|| crate::group::group_writer(&self.copy), page.api, page.tool).await
     }
 

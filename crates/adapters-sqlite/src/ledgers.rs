@@ -357,8 +357,8 @@ impl Ledgers for SqliteStore {
         })
     }
 
-    async fn record_read(&self, record: &ReadRecord) -> Result<(), StoreError> {
-        self.record_reads(record, 0).await
+    async fn record_read(&self, record: &ReadRecord, entries: usize) -> Result<(), StoreError> {
+        self.record_reads(record, entries).await
     }
 }
 

@@ -213,9 +213,9 @@ impl<S: Ledgers> Ledgers for Faulty<S> {
         self.check().await?;
         self.inner.remove_retained(before).await
     }
-    async fn record_read(&self, record: &ReadRecord) -> Result<(), StoreError> {
+    async fn record_read(&self, record: &ReadRecord, entries: usize) -> Result<(), StoreError> {
         self.check().await?;
-        self.inner.record_read(record).await
+        self.inner.record_read(record, entries).await
     }
     async fn purge_idempotency_keys(&self, now: Timestamp) -> Result<usize, StoreError> {
         self.check().await?;

@@ -112,10 +112,11 @@ pub trait Ledgers: Send + Sync + 'static {
         record: &ReadRecord,
     ) -> Result<LedgerPage, StoreError>;
 
-    /// Appends the record of a read of the ledgers that returned no ledger entry (`record.api`,
-    /// and `record.tool` when given, with `entries_returned` 0), such as a read of a chain's
-    /// checkpoint, and commits it before it returns.
-    async fn record_read(&self, record: &ReadRecord) -> Result<(), StoreError>;
+    /// Appends the record of a read of the ledgers that showed `entries` ledger entries
+    /// (`record.api`, and `record.tool` when given, with that `entries_returned`), such as a
+    /// read of a chain's checkpoint (none) or a month's review (its downloads), and commits it
+    /// before it returns.
+    async fn record_read(&self, record: &ReadRecord, entries: usize) -> Result<(), StoreError>;
 
     /// Claims an idempotency key for a request, in one transaction: what
     /// [`KeyClaim::decide`] says of what the store holds for the key, after writing the claim

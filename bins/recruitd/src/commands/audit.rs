@@ -124,7 +124,11 @@ pub(crate) async fn audit_review(
     let review = recruit_service::review::review(store, org, month)
         .await
         .map_err(|e| Failure(format!("cannot review {org}: {e}")))?;
-    if json { print_json(&review) } else { Ok(print(&review.to_string())) }
+    if json {
+        return print_json(&review);
+    }
+    print(&review.to_string());
+    Ok(())
 }
 
 /// Writes a new checkpoint key to `file`, readable by its owner only, never over a file.

@@ -49,7 +49,7 @@ pub async fn retention_removes_a_chain_prefix_only_below_a_stored_cut(store: &dy
     use crate::chain::ExportQuery;
     use recruit_domain::chain::{Ledger, RetentionCut};
     loaded(store).await;
-    store.record_read(&record(ORG_A, 1)).await.unwrap();
+    store.record_read(&record(ORG_A, 1), 0).await.unwrap();
     assert!(store.retention_plan(t(0)).await.unwrap().is_empty(), "all recorded since");
     let now = Timestamp::now();
     let before = Timestamp::from_unix_micros(now.unix_micros() + 1_000).unwrap();
@@ -124,7 +124,7 @@ pub async fn retention_removes_a_chain_prefix_only_below_a_stored_cut(store: &dy
     );
 
     // The next entry links to the last one removed.
-    store.record_read(&record(ORG_A, 2)).await.unwrap();
+    store.record_read(&record(ORG_A, 2), 0).await.unwrap();
     let api = store.chain_entries(page(Ledger::Api, ChainFrom::Linked(None), 10)).await.unwrap();
     let cut = cuts.iter().find(|c| c.ledger == Ledger::Api).unwrap();
     assert_eq!(api.len(), 1);
@@ -137,7 +137,7 @@ pub async fn retention_removes_a_chain_prefix_only_below_a_stored_cut(store: &dy
     // Pages follow one another by (position, id), each up to its limit.
     let first = api[0].position.unwrap();
     for n in 3..6 {
-        store.record_read(&record(ORG_A, n)).await.unwrap();
+        store.record_read(&record(ORG_A, n), 0).await.unwrap();
     }
     let positions = |page| async move {
         let entries = store.chain_entries(page).await.unwrap();

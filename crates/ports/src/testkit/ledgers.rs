@@ -188,7 +188,7 @@ pub async fn a_read_without_entries_is_recorded_and_extends_the_chain(store: &dy
     let before = heads(ORG_A).await;
     assert!(before.iter().all(|(l, _)| l == "privacy"), "{before:?}");
     let b_before = heads(ORG_B).await;
-    store.record_read(&record(ORG_A, 1)).await.unwrap();
+    store.record_read(&record(ORG_A, 1), 0).await.unwrap();
     let mut expected = record(ORG_A, 1).api;
     expected.entries_returned = 0;
     let all = AuditListQuery { organization_id: None, limit: 100 };
@@ -201,7 +201,7 @@ pub async fn a_read_without_entries_is_recorded_and_extends_the_chain(store: &dy
     // A record the store refuses (of an organization it does not hold) writes nothing.
     let mut refused = record(ORG_A, 2);
     refused.api.organization_id = org_id(0xDEAD);
-    assert!(store.record_read(&refused).await.is_err());
+    assert!(store.record_read(&refused, 0).await.is_err());
     assert_eq!(store.api_audit_entries(&all).await.unwrap().len(), 1);
     assert_eq!(heads(ORG_A).await, after);
 }
@@ -384,4 +384,110 @@ pub async fn audit_entries_are_listed_newest_first_by_organization(store: &dyn S
         [record(ORG_B, 4).api.id]
     );
     assert_eq!(store.api_audit_entries(&list(None, 100)).await.unwrap().len(), 4);
+}
+
+/// A month's review facts: the month's entries counted per account, slot, category and kind
+/// of subject, from its first instant and up to the next month's; the distinct people per
+/// account; each address with whether the month and the month before used it; the month's
+/// downloads, and its exports of the ledger from the API audit ledger. Nothing of another
+/// organization.
+pub async fn a_months_review_counts_its_entries_by_account_and_slot(store: &dyn Store) {
+    use crate::review::{AddressSeen, ReviewQuery, SlotCount};
+    use recruit_domain::model::{ActivityCategory, DataSubject};
+    use recruit_domain::{AccountId, Id};
+    loaded(store).await;
+    let at = |s: &str| s.parse::<Timestamp>().unwrap();
+    let (x, y) = (Uuid::from_u128(0x51), Uuid::from_u128(0x52));
+    let member =
+        DataSubject::Employee { user: super::user_id(ORG_B, recruit_domain::Role::Member) };
+    let candidate = DataSubject::Candidate { candidate: candidate_id(ORG_B, 1) };
+    let bulk = DataSubject::Bulk {
+        bulk_count: Some(5),
+        query: recruit_domain::model::BulkQuery::Scope {
+            scope: recruit_domain::model::BulkScope::AllOrgCandidates,
+        },
+    };
+    let entry =
+        |n: u128, time: &str, account, category: &str, subject: &DataSubject, ips: &[&str]| {
+            let mut e = ledger_entry(ORG_B, 100 + n, at(time));
+            e.entry.account_id = AccountId::from_uuid(account);
+            e.entry.activity_category = ActivityCategory::from(category);
+            e.entry.data_subject = subject.clone();
+            e.entry.ip_addresses = ips.iter().map(|s| (*s).to_owned()).collect();
+            e
+        };
+    let download =
+        entry(4, "2026-02-03T23:00:00Z", y, "DOWNLOAD", &candidate, &["10.0.0.2", "10.0.0.3"]);
+    let doc = ImportDocument {
+        privacy_audit_logs: vec![
+            entry(1, "2026-02-02T10:05:00Z", x, "READ", &member, &["10.0.0.1"]),
+            entry(2, "2026-02-02T10:14:59Z", x, "READ", &member, &["10.0.0.1"]),
+            entry(3, "2026-02-02T10:15:00Z", x, "BULK_READ", &bulk, &["10.0.0.1"]),
+            download.clone(),
+            entry(5, "2026-01-20T08:00:00Z", y, "READ", &member, &["10.0.0.2", "10.0.0.9"]),
+            entry(6, "2026-03-01T00:00:00Z", x, "READ", &member, &["10.0.0.8"]),
+            entry(7, "2026-02-01T00:00:00Z", y, "READ", &member, &["10.0.0.2"]),
+        ],
+        ..ImportDocument::default()
+    };
+    store.import(&doc).await.unwrap();
+    let mut export = record(ORG_B, 60);
+    export.api.at = at("2026-02-10T12:00:00Z");
+    export.api.operation = "exportPrivacyAuditLogs".into();
+    store.record_read(&export, 7).await.unwrap();
+    let mut list = record(ORG_B, 61);
+    list.api.at = at("2026-02-11T12:00:00Z");
+    store.record_read(&list, 0).await.unwrap();
+    let mut elsewhere = record(ORG_A, 62);
+    elsewhere.api.at = at("2026-02-12T12:00:00Z");
+    elsewhere.api.operation = "exportPrivacyAuditLogs".into();
+    store.record_read(&elsewhere, 1).await.unwrap();
+
+    let query = ReviewQuery {
+        organization: Id::from_uuid(Uuid::from_u128(ORG_B)),
+        from: at("2026-02-01T00:00:00Z"),
+        to: at("2026-03-01T00:00:00Z"),
+        // After the world's own entries, all on 2026-01-01.
+        previous_from: at("2026-01-10T00:00:00Z"),
+        slot_micros: 900_000_000,
+        download: "DOWNLOAD",
+        ledger_export: "exportPrivacyAuditLogs",
+    };
+    let mut facts = store.review_facts(&query).await.unwrap();
+    let slot = |time: &str| at(time).unix_micros() / 900_000_000;
+    let count = |account, time, category: &str, bulk, entries, records| {
+        SlotCount::new(account, slot(time), category.into(), bulk, entries, records)
+    };
+    facts.slots.sort_by_key(|s| (s.account, s.slot));
+    assert_eq!(
+        facts.slots,
+        [
+            count(x, "2026-02-02T10:00:00Z", "READ", "EMPLOYEE", 2, 0),
+            count(x, "2026-02-02T10:15:00Z", "BULK_READ", "BULK", 1, 5),
+            count(y, "2026-02-01T00:00:00Z", "READ", "EMPLOYEE", 1, 0),
+            count(y, "2026-02-03T23:00:00Z", "DOWNLOAD", "CANDIDATE", 1, 0),
+        ]
+    );
+    assert!(facts.slots[1].bulk_subject && !facts.slots[3].bulk_subject);
+    facts.subjects.sort();
+    assert_eq!(facts.subjects, [(x, 1), (y, 2)], "a bulk subject names no one person");
+    facts.addresses.sort_by(|a, b| (a.account, &a.address).cmp(&(b.account, &b.address)));
+    let seen = |account, address: &str, in_month, before| AddressSeen {
+        account,
+        address: address.into(),
+        in_month,
+        before,
+    };
+    assert_eq!(
+        facts.addresses,
+        [
+            seen(x, "10.0.0.1", true, false),
+            seen(y, "10.0.0.2", true, true),
+            seen(y, "10.0.0.3", true, false),
+            seen(y, "10.0.0.9", false, true),
+        ]
+    );
+    assert_eq!(facts.downloads, [download.entry]);
+    export.api.entries_returned = 7;
+    assert_eq!(facts.ledger_exports, [export.api]);
 }

@@ -73,6 +73,7 @@ macro_rules! store_contract_tests {
             recorded_accesses_are_written_whole_or_not_at_all,
             concurrent_claims_of_a_key_grant_it_once,
             audit_entries_are_listed_newest_first_by_organization,
+            a_months_review_counts_its_entries_by_account_and_slot,
             import_writes_every_entity,
             import_rejects_duplicate_ids_and_writes_nothing,
             import_rejects_ids_already_stored,

@@ -339,7 +339,7 @@ impl Service {
             })?;
         let kind = OperationKind::GetLatestPrivacyAuditLogCheckpoint;
         let record = audit_record(caller, context, kind, serde_json::json!({}), None);
-        self.store.record_read(&record).await?;
+        self.store.record_read(&record, 0).await?;
         Ok(checkpoint)
     }
 }
@@ -379,13 +379,9 @@ impl Service {
             })?;
         let kind = OperationKind::GetPrivacyAccessReview;
         let filters = serde_json::json!({ "month": review.month });
-        let mut record = audit_record(caller, context, kind, filters, None);
+        let record = audit_record(caller, context, kind, filters, None);
         let shown = review.downloads.len() + review.ledger_exports.len();
-        record.api.entries_returned = u32::try_from(shown).unwrap_or(u32::MAX);
-        if let Some(tool) = &mut record.tool {
-            tool.entries_returned = record.api.entries_returned;
-        }
-        self.store.record_read(&record).await?;
+        self.store.record_read(&record, shown).await?;
         Ok(review)
     }
 }
