@@ -1,6 +1,6 @@
 //! The queries of a month's review (`Ledgers::review_facts`), for both stores: the grouping
 //! statements as SQL text with the few spellings a backend has of its own ([`Dialect`]), and
-//! [`review_facts!`], which runs them with the listing of downloads and ledger exports where the
+//! [`crate::review_facts!`], which runs them with the listing of downloads and ledger exports where the
 //! adapter's schema and rows are in scope.
 
 /// What a backend spells its own way in the review's statements.
