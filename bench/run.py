@@ -6,6 +6,7 @@
     bench/run.py adapter   # scenario 3: the adapter vs bare tokio-postgres, in one process
     bench/run.py ids       # scenario 4: identifier parsing and formatting vs uuid (divan)
     bench/run.py import    # scenario 5: NDJSON import into PostgreSQL and SQLite
+    bench/run.py review    # a month's access review of 1 000 000 entries, against its goal
     bench/run.py soak      # mixed load for --minutes on PostgreSQL and SQLite: RSS over time, 5xx
     bench/run.py revocation  # under load: how long a revocation or a demotion takes to be seen
     bench/run.py record    # recording accesses in 1 000-entry batches vs PostgreSQL's own COPY
@@ -27,6 +28,7 @@ missing and the script runs as root.
 """
 
 import argparse
+import calendar
 import json
 import os
 import pwd
@@ -384,7 +386,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("scenario", choices=["jobs", "ledger", "adapter", "ids", "import", "soak",
-                                             "revocation", "record", "recorded", "verify", "export"])
+                                             "revocation", "record", "recorded", "verify", "export",
+                                             "review"])
     parser.add_argument("--duration", type=int, default=20)
     parser.add_argument("--connections", default="8,64",
                         type=lambda s: [int(c) for c in s.split(",")])
@@ -418,7 +421,7 @@ def main():
                 cluster.stop()
         sys.exit(code)
     ensure_wrk()
-    build(*(["bench_data"] if args.scenario in ("ledger", "verify", "export") else []))
+    build(*(["bench_data"] if args.scenario in ("ledger", "verify", "export", "review") else []))
     if args.scenario == "soak":
         scenario_soak(args)
         return
@@ -432,7 +435,8 @@ def main():
         scenarios = {"jobs": scenario_jobs, "ledger": scenario_ledger,
                      "revocation": scenario_revocation, "record": scenario_record,
                      "recorded": scenario_recorded,
-                     "verify": scenario_verify, "export": scenario_export}
+                     "verify": scenario_verify, "export": scenario_export,
+                     "review": scenario_review}
         scenarios[args.scenario](url, args)
     finally:
         if cluster:
@@ -452,14 +456,15 @@ ORDER BY access_time DESC, id DESC {tail};
 """
 
 
-def load_generated(url, args):
-    """Imports the privacy ledger the demo generator writes (--entries over --organizations),
-    hence chained; returns how long the import took and how many entries are stored."""
+def load_generated(url, args, *extra):
+    """Imports the privacy ledger the demo generator writes (--entries over --organizations,
+    with the generator's `extra` flags), hence chained; returns how long the import took and
+    how many entries are stored."""
     work = Path(tempfile.mkdtemp(prefix="recruitd-bench-data-"))
     try:
         subprocess.run([str(EXAMPLE), "generate", str(work), "--organizations",
-                        str(args.organizations), "--entries", str(args.entries)], check=True,
-                       stdout=subprocess.DEVNULL)
+                        str(args.organizations), "--entries", str(args.entries), *extra],
+                       check=True, stdout=subprocess.DEVNULL)
         started = time.monotonic()
         subprocess.run([str(BIN), "--database-url", url, "import", str(work / "directory.json"),
                         str(work / "ledger.ndjson")], check=True, stdout=subprocess.DEVNULL,
@@ -549,6 +554,83 @@ def scenario_export(url, args):
            "server peak RSS MiB before", "after"), rows)
     print("\n(GET /v1/audit-logs/privacy/export of one organization, read by urllib in 1 MiB "
           "reads)")
+
+
+REVIEW_GOAL_S = 1.0
+
+
+def scenario_review(url, args):
+    """`GET /v1/audit-logs/privacy/reviews/{month}` of one organization whose privacy ledger
+    holds --entries in that month (run with --entries 1000000 --organizations 1), against the
+    goal of 1 s of server time. Reported per run: the request's wall time (the server's time, the client
+    being on the same machine and the body small), the server's CPU, and PostgreSQL's: the
+    review's statements are aggregates PostgreSQL runs, so most of the time is there. The same
+    review through the CLI (`audit review --json`) for comparison."""
+    now = time.gmtime()
+    year, month = (now.tm_year, now.tm_mon - 1) if now.tm_mon > 1 else (now.tm_year - 1, 12)
+    month_name = f"{year:04d}-{month:02d}"
+    until = f"{now.tm_year:04d}-{now.tm_mon:02d}-01T00:00:00Z"
+    days = calendar.monthrange(year, month)[1]
+    imported, entries = load_generated(url, args, "--days", str(days), "--until", until)
+    org = psql(url, "SELECT organization_id FROM privacy_audit_logs "
+                    "GROUP BY 1 ORDER BY count(*) DESC LIMIT 1")
+    in_month = int(psql(url, f"SELECT count(*) FROM privacy_audit_logs WHERE organization_id = "
+                             f"'{org}' AND access_time >= '{month_name}-01T00:00:00Z' AND "
+                             f"access_time < '{until}'"))
+    owner = psql(url, f"SELECT id FROM users WHERE organization_id = '{org}' AND role = 'OWNER' "
+                      "LIMIT 1")
+    session = Session(url)
+    _, secret = new_token(session, org, owner)
+    session.close()
+    server = Server(url)
+    rows = []
+    try:
+        for run in range(3):
+            cpu, db = server.cpu_seconds(), postgres_cpu_seconds(url)
+            started = time.monotonic()
+            request = urllib.request.Request(
+                f"{server.base}/v1/audit-logs/privacy/reviews/{month_name}",
+                headers={"Authorization": f"Bearer {secret}"})
+            with urllib.request.urlopen(request, timeout=600) as response:
+                review = json.load(response)
+            wall = time.monotonic() - started
+            cpu, db = server.cpu_seconds() - cpu, postgres_cpu_seconds(url) - db
+            if review["accesses"] != in_month:
+                sys.exit(f"the review counted {review['accesses']} accesses of {in_month}")
+            rows.append((run + 1, f"{in_month:,}", len(review["accounts"]), f"{wall:.3f}",
+                         f"{cpu:.3f}", f"{db:.3f}", f"{wall / REVIEW_GOAL_S:.2f}",
+                         "met" if wall <= REVIEW_GOAL_S else "missed"))
+    finally:
+        server.stop()
+    table(("run", "entries in the month", "accounts", "wall s", "server CPU s",
+           "PostgreSQL CPU s", "wall / goal", "goal 1 s"), rows)
+    started = time.monotonic()
+    subprocess.run([str(BIN), "--database-url", url, "audit", "review", "--month", month_name,
+                    "--org", org, "--json"], check=True, stdout=subprocess.DEVNULL,
+                   env={**os.environ, "RUST_LOG": "warn"})
+    print(f"\n(audit review --json: {time.monotonic() - started:.3f} s with the process's start; "
+          f"import of the generated data, chained: {imported:.0f} s, {entries:,} entries in "
+          f"{args.organizations} organization(s))")
+
+
+def postgres_cpu_seconds(url):
+    """User and system time of the machine's PostgreSQL processes so far: those alive, and the
+    children they have reaped (a backend that exited counts in its postmaster's)."""
+    del url
+    total = 0.0
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            stat = (proc / "stat").read_text()
+        except OSError:
+            continue
+        name = stat[stat.index("(") + 1:stat.rindex(")")]
+        if name not in ("postgres", "postmaster"):
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        total += sum(int(f) for f in fields[11:15]) / TICK
+    return total
 
 
 def scenario_verify(url, args):

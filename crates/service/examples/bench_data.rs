@@ -1,7 +1,8 @@
 //! Data and cursors for the benchmarks of `bench/`.
 //!
-//! `bench_data generate DIR --organizations N --entries N` writes the deterministic demo data
-//! at that size: `DIR/directory.json` (organizations, users, jobs, candidates) and
+//! `bench_data generate DIR --organizations N --entries N [--days N] [--until T]` writes the
+//! deterministic demo data at that size, its entries in the `--days` (default 365) before
+//! `--until` (default now): `DIR/directory.json` (organizations, users, jobs, candidates) and
 //! `DIR/ledger.ndjson` (the privacy ledger), for `recruitd import`.
 //!
 //! `bench_data cursor --secret S --org ORG --gte T --lt T --at T --id PAL` prints the cursor the
@@ -32,11 +33,11 @@ fn flags(args: impl Iterator<Item = String>) -> Vec<(String, String)> {
 }
 
 fn flag<'a>(flags: &'a [(String, String)], name: &str) -> &'a str {
-    flags
-        .iter()
-        .find(|(f, _)| f == name)
-        .map(|(_, v)| v.as_str())
-        .unwrap_or_else(|| panic!("{name} is required"))
+    flag_or(flags, name).unwrap_or_else(|| panic!("{name} is required"))
+}
+
+fn flag_or<'a>(flags: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    flags.iter().find(|(f, _)| f == name).map(|(_, v)| v.as_str())
 }
 
 fn main() {
@@ -47,10 +48,15 @@ fn main() {
             let dir = PathBuf::from(args.next().expect("generate DIR"));
             let flags = flags(args);
             let number = |name: &str| flag(&flags, name).parse::<usize>().expect("a number");
+            let until = match flag_or(&flags, "--until") {
+                Some(t) => Timestamp::parse(t).expect("a timestamp"),
+                None => Timestamp::now(),
+            };
             let config = DemoConfig {
                 organizations: number("--organizations"),
                 ledger_entries: number("--entries"),
-                ..DemoConfig::quick_start(Timestamp::now())
+                days: flag_or(&flags, "--days").map_or(365, |d| d.parse().expect("a number")),
+                ..DemoConfig::quick_start(until)
             };
             std::fs::create_dir_all(&dir).expect("the directory");
             let directory = demo::directory(&config);

@@ -32,8 +32,10 @@ pub struct DemoConfig {
     pub candidates_per_organization: usize,
     /// Privacy ledger entries in all, spread over the organizations (the first gets most).
     pub ledger_entries: usize,
-    /// Entries fall in the 365 days before this instant.
+    /// Entries fall in the `days` days before this instant.
     pub now: Timestamp,
+    /// How many days before `now` entries fall in.
+    pub days: i64,
 }
 
 impl DemoConfig {
@@ -47,6 +49,7 @@ impl DemoConfig {
             candidates_per_organization: 40,
             ledger_entries: 40_000,
             now,
+            days: 365,
         }
     }
 }
@@ -380,14 +383,14 @@ pub fn directory(config: &DemoConfig) -> ImportDocument {
 }
 
 /// The privacy ledger of the demo, entry by entry. About two thirds of the entries belong to
-/// the first organization; access times fall in the year before `config.now`, in whole
+/// the first organization; access times fall in the `config.days` before `config.now`, in whole
 /// milliseconds, and about one in ten shares its instant with the entry before it, as the
 /// entries of one bulk action do.
 pub fn ledger(config: &DemoConfig) -> impl Iterator<Item = LedgerEntry> + Send + use<> {
     let (_, people) = build(config);
     let mut rng = ChaCha8Rng::seed_from_u64(config.seed ^ 0x5EED_1ED6_E500_0001);
     let now_ms = config.now.unix_micros().div_euclid(1000);
-    let year_ms = 365 * 86_400_000;
+    let span_ms = config.days.max(1) * 86_400_000;
     let mut last_ms = now_ms - 1;
     (0..config.ledger_entries).map(move |_| {
         let org = if people.len() == 1 || rng.random_ratio(2, 3) {
@@ -396,7 +399,7 @@ pub fn ledger(config: &DemoConfig) -> impl Iterator<Item = LedgerEntry> + Send +
             &people[rng.random_range(1..people.len())]
         };
         let ms =
-            if rng.random_ratio(1, 10) { last_ms } else { now_ms - rng.random_range(1..=year_ms) };
+            if rng.random_ratio(1, 10) { last_ms } else { now_ms - rng.random_range(1..=span_ms) };
         last_ms = ms;
         let access_time = Timestamp::from_unix_micros(ms * 1000).unwrap_or(Timestamp::MIN);
         let id = uuid::Builder::from_unix_timestamp_millis(
