@@ -28,7 +28,7 @@ missing and the script runs as root.
 """
 
 import argparse
-import calendar
+import datetime
 import json
 import os
 import pwd
@@ -42,6 +42,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+import zoneinfo
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -566,17 +567,20 @@ def scenario_review(url, args):
     being on the same machine and the body small), the server's CPU, and PostgreSQL's: the
     review's statements are aggregates PostgreSQL runs, so most of the time is there. The same
     review through the CLI (`audit review --json`) for comparison."""
-    now = time.gmtime()
-    year, month = (now.tm_year, now.tm_mon - 1) if now.tm_mon > 1 else (now.tm_year - 1, 12)
-    month_name = f"{year:04d}-{month:02d}"
-    until = f"{now.tm_year:04d}-{now.tm_mon:02d}-01T00:00:00Z"
-    days = calendar.monthrange(year, month)[1]
+    # Last month in the demo organizations' time zone, the zone their review reads months in.
+    zone = zoneinfo.ZoneInfo("Asia/Seoul")
+    now = datetime.datetime.now(zone)
+    first = now.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+    start = (first - datetime.timedelta(days=1)).replace(day=1)
+    month_name = start.strftime("%Y-%m")
+    until = first.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    days = (first - start).days
     imported, entries = load_generated(url, args, "--days", str(days), "--until", until)
     org = psql(url, "SELECT organization_id FROM privacy_audit_logs "
                     "GROUP BY 1 ORDER BY count(*) DESC LIMIT 1")
     in_month = int(psql(url, f"SELECT count(*) FROM privacy_audit_logs WHERE organization_id = "
-                             f"'{org}' AND access_time >= '{month_name}-01T00:00:00Z' AND "
-                             f"access_time < '{until}'"))
+                             f"'{org}' AND access_time >= '{start.isoformat()}' AND "
+                             f"access_time < '{first.isoformat()}'"))
     owner = psql(url, f"SELECT id FROM users WHERE organization_id = '{org}' AND role = 'OWNER' "
                       "LIMIT 1")
     session = Session(url)

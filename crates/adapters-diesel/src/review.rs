@@ -41,11 +41,11 @@ pub fn slots_sql(d: Dialect) -> String {
 pub fn subjects_sql(d: Dialect) -> String {
     let p = d.param;
     format!(
-        "SELECT account_id, \
-         CAST(count(DISTINCT coalesce(subject_user_id, subject_candidate_id)) AS BIGINT) \
-         AS subjects \
-         FROM privacy_audit_logs \
-         WHERE organization_id = {} AND access_time >= {} AND access_time < {} \
+        "SELECT account_id, CAST(count(*) AS BIGINT) AS subjects \
+         FROM (SELECT DISTINCT account_id, coalesce(subject_user_id, subject_candidate_id) AS s \
+               FROM privacy_audit_logs \
+               WHERE organization_id = {} AND access_time >= {} AND access_time < {}) d \
+         WHERE s IS NOT NULL \
          GROUP BY account_id",
         p(1),
         p(2),

@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 
-use chrono::{Datelike, NaiveDate, NaiveDateTime, NaiveTime, TimeZone, Timelike};
+use chrono::{Datelike, NaiveDate, NaiveDateTime, NaiveTime, Offset, TimeZone, Timelike};
 use chrono_tz::Tz;
 use recruit_domain::model::{ActivityCategory, DataSubject, OrganizationSettings, Weekday};
 use recruit_domain::{AccountId, OrganizationId, Timestamp};
@@ -123,13 +123,29 @@ impl WorkHours {
             || self.days.get(&yesterday).is_some_and(|hours| hours.iter().any(overnight))
     }
 
-    /// The widest slot, in seconds, that never straddles a boundary of the work hours, of an
-    /// hour, or of a time zone's offset (whole quarters of an hour since 1972): a divisor of
-    /// 15 minutes and of every boundary's seconds since midnight.
-    fn slot_seconds(&self) -> i64 {
+    /// The widest slot, in seconds, that never straddles a boundary of the work hours or of
+    /// a local hour, given `zone_slot`, one that divides every offset the zone has in the
+    /// month: a divisor of it and of every boundary's seconds since midnight.
+    fn slot_seconds(&self, zone_slot: i64) -> i64 {
         let boundaries = self.days.values().flatten().flat_map(|&(a, b)| [a, b]);
-        boundaries.fold(900, |slot, t| gcd(slot, i64::from(t.num_seconds_from_midnight())))
+        boundaries.fold(zone_slot, |slot, t| gcd(slot, i64::from(t.num_seconds_from_midnight())))
     }
+}
+
+/// The widest slot, in seconds, whose local starts in `zone` over `[from, to)` are whole
+/// hours, halves or quarters as the zone's offsets there are: a divisor of an hour and of
+/// every offset the zone has at the start of each day (offsets change at most once a day).
+fn zone_slot(zone: Tz, from: Timestamp, to: Timestamp) -> i64 {
+    let offset = |t: chrono::DateTime<chrono::Utc>| {
+        i64::from(zone.offset_from_utc_datetime(&t.naive_utc()).fix().local_minus_utc())
+    };
+    let (mut at, end) = (from.as_datetime(), to.as_datetime());
+    let mut slot = gcd(3600, offset(end));
+    while at < end {
+        slot = gcd(slot, offset(at).abs());
+        at += chrono::Duration::hours(12);
+    }
+    slot
 }
 
 /// The greatest common divisor; `gcd(a, 0)` is `a`.
@@ -307,7 +323,8 @@ pub async fn review(
         Ok((hours, notes)) => (Ok(hours), notes),
         Err(e) => (Err(e), vec![]),
     };
-    let slot_seconds = hours.as_ref().map_or(900, WorkHours::slot_seconds);
+    let zone_slot = zone_slot(zone, from, to);
+    let slot_seconds = hours.as_ref().map_or(zone_slot, |h| h.slot_seconds(zone_slot));
     let query = ReviewQuery {
         organization,
         from,
@@ -427,7 +444,10 @@ fn summarise(
             accesses: 0,
             categories: BTreeMap::new(),
         });
-        date = date.succ_opt().unwrap_or(date + chrono::Days::new(1));
+        match date.succ_opt() {
+            Some(next) => date = next,
+            None => break,
+        }
     }
     days.retain(|d, _| d.year() == month.first.year() && d.month() == month.first.month());
     Review {
@@ -585,12 +605,21 @@ mod tests {
             start: start.into(),
             end: end.into(),
         };
-        let slot = |hours| WorkHours::of(&settings(hours)).unwrap().0.slot_seconds();
-        assert_eq!(slot(vec![]), 900);
-        assert_eq!(slot(vec![day("09:00", "18:00")]), 900);
-        assert_eq!(slot(vec![day("08:30", "17:30")]), 900);
-        assert_eq!(slot(vec![day("09:10", "17:00")]), 300);
+        let slot = |hours| WorkHours::of(&settings(hours)).unwrap().0.slot_seconds(3600);
+        assert_eq!(slot(vec![]), 3600);
+        assert_eq!(slot(vec![day("09:00", "18:00")]), 3600);
+        assert_eq!(slot(vec![day("08:30", "17:30")]), 1800);
+        assert_eq!(slot(vec![day("09:10", "17:00")]), 600);
         assert_eq!(slot(vec![day("09:00:30", "17:00")]), 30);
+        let october = |zone| {
+            let (from, to) = "2026-10".parse::<Month>().unwrap().window(zone).unwrap();
+            zone_slot(zone, from, to)
+        };
+        assert_eq!(october(Tz::Asia__Seoul), 3600);
+        assert_eq!(october(Tz::America__New_York), 3600, "a clock change moves whole hours");
+        assert_eq!(october(Tz::Asia__Kolkata), 1800);
+        assert_eq!(october(Tz::Asia__Kathmandu), 900);
+        assert_eq!(october(Tz::Australia__Lord_Howe), 1800, "half an hour of daylight saving");
     }
 
     #[test]
