@@ -218,8 +218,8 @@ pub(crate) struct ServiceArgs {
     /// refused with 429 until the quota allows another attempt.
     #[arg(long, env = "RECRUITD_RATE_LIMIT_AUTH_FAILURES", default_value_t = RateLimitConfig::DEFAULT.auth_failures)]
     pub(crate) rate_limit_auth_failures: Limit,
-    /// The most exports of the privacy ledger streaming at once, each holding a database
-    /// connection while it streams; further ones get 429 RATE_LIMITED until one ends.
+    /// The most exports of the privacy ledger streaming, and monthly reviews running, at once,
+    /// each holding a database connection; further ones get 429 RATE_LIMITED until one ends.
     #[arg(long, env = "RECRUITD_MAX_EXPORTS", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub(crate) max_exports: u32,
     /// The most batches of recorded accesses read and written at once. Each holds its entries

@@ -461,9 +461,9 @@ impl Ledgers for PgStore {
             .repeatable_read()
             .read_only()
             .run::<_, TxError, _>(async |c| {
-                // A month is a job of its own: its statements may take longer than a request's,
-                // and their groups are held in memory rather than spilled to disk.
-                diesel::sql_query("SET LOCAL statement_timeout = 0").execute(c).await?;
+                // The month's groups are held in memory rather than spilled to disk. Each
+                // statement keeps the connection's statement timeout: a review cannot hold
+                // the database longer than any other request.
                 diesel::sql_query("SET LOCAL work_mem = '64MB'").execute(c).await?;
                 Ok(recruit_adapters_diesel::review_facts!(
                     c, query, DIALECT,

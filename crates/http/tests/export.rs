@@ -177,6 +177,28 @@ async fn exports_streaming_at_once_are_capped_and_a_finished_one_frees_its_slot(
     assert_eq!(status, StatusCode::OK, "and once one is dropped unread");
 }
 
+/// A monthly review takes a slot of the heavy reads as an export does: with every slot held
+/// by an export, it is RATE_LIMITED with a `Retry-After`; once one ends, it runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_review_waits_for_a_slot_the_exports_hold() {
+    let f = Fixture::with(|_| {}).await;
+    let owner = f.token(ORG_A, Role::Owner, &Scope::ALL).await;
+    let review = "/v1/audit-logs/privacy/reviews/2026-01";
+    let (status, _, body) = f.get(review, Some(&owner)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let first = f.api.handle(request(&world_window(), &owner), None).await;
+    let second = f.api.handle(request(&world_window(), &owner), None).await;
+    assert_eq!((first.status(), second.status()), (StatusCode::OK, StatusCode::OK));
+    let (status, response, body) = f.get(review, Some(&owner)).await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{body}");
+    assert_eq!(body["error"]["code"], "RATE_LIMITED");
+    assert!(response.headers().contains_key("retry-after"));
+    drop(first);
+    let (status, _, body) = f.get(review, Some(&owner)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["accesses"], 12, "the world's twelve entries of organization A: {body}");
+}
+
 /// An export the store cannot start is answered with the error envelope: nothing of the
 /// ledger is sent, nothing recorded, and its slot is free again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -70,12 +70,18 @@ impl Month {
 }
 
 /// The first instant of `day` in `zone`: its midnight, or where a clock change skips
-/// midnight, the first time the day has.
+/// midnight, the first time the day has; held to the instants a timestamp has (years 1 to
+/// 9999), so that the first and last months are reviewed as far as they go.
 fn first_instant(zone: Tz, day: NaiveDate) -> Option<Timestamp> {
     let local = (0..=2)
         .filter_map(|h| day.and_hms_opt(h, 0, 0))
-        .find_map(|t| zone.from_local_datetime(&t).earliest())?;
-    Timestamp::from_datetime(local.to_utc()).ok()
+        .find_map(|t| zone.from_local_datetime(&t).earliest())?
+        .to_utc();
+    Some(Timestamp::from_datetime(local).unwrap_or(if local < Timestamp::MIN.as_datetime() {
+        Timestamp::MIN
+    } else {
+        Timestamp::MAX
+    }))
 }
 
 /// The organization's work hours, per weekday, as intervals of wall-clock time.
@@ -317,8 +323,7 @@ pub async fn review(
     let zone = record.time_zone;
     let out_of_range = || ReviewError::Month(month);
     let (from, to) = month.window(zone).ok_or_else(out_of_range)?;
-    let (previous_from, _) =
-        month.previous().and_then(|m| m.window(zone)).ok_or_else(out_of_range)?;
+    let previous_from = month.previous().and_then(|m| m.window(zone)).map_or(from, |(p, _)| p);
     let (hours, notes) = match WorkHours::of(&record.settings) {
         Ok((hours, notes)) => (Ok(hours), notes),
         Err(e) => (Err(e), vec![]),
@@ -588,6 +593,11 @@ mod tests {
         assert_eq!(month.previous().map(|m| m.to_string()).as_deref(), Some("2026-09"));
         let january: Month = "2027-01".parse().unwrap();
         assert_eq!(january.previous(), Some(december));
+        // The first and last months a timestamp has are held to its range.
+        let first: Month = "0001-01".parse().unwrap();
+        assert_eq!(first.window(Tz::Asia__Seoul).map(|w| w.0), Some(Timestamp::MIN));
+        let last: Month = "9999-12".parse().unwrap();
+        assert_eq!(last.window(Tz::America__New_York).map(|w| w.1), Some(Timestamp::MAX));
         for bad in ["2026-13", "2026-1", "26-10", "2026/10", "", "2026-00"] {
             assert_eq!(bad.parse::<Month>(), Err(MonthError), "{bad:?}");
         }

@@ -45,8 +45,8 @@ pub struct ServiceConfig {
     pub checkpoint_key: Option<CheckpointKey>,
     /// How long the ledgers keep their entries; an export's window may be as long.
     pub ledger_retention: recruit_domain::Retention,
-    /// The most exports streaming at once; each holds a connection of the store while it
-    /// streams. More are refused with RATE_LIMITED until one ends.
+    /// The most heavy reads at once, exports streaming and monthly reviews running; each
+    /// holds a connection of the store. More are refused with RATE_LIMITED until one ends.
     pub max_exports: usize,
     /// How many batches of accesses are written at once, and how long a batch waits for its
     /// turn.

@@ -74,7 +74,7 @@ impl Service {
     /// export is recorded in the API audit ledger (operation `exportPrivacyAuditLogs`, a
     /// download, with its filters and count), committed before the first line is handed over;
     /// it reads one snapshot, so exactly that count follows. At most
-    /// [`ServiceConfig::max_exports`] stream at once: past that, RATE_LIMITED.
+    /// [`ServiceConfig::max_exports`] exports and reviews run at once: past that, RATE_LIMITED.
     pub(super) async fn export_privacy_audit_logs(
         &self,
         caller: &Caller,
@@ -90,16 +90,7 @@ impl Service {
             Some(window) if problems.is_empty() => window,
             _ => return Err(ServiceError::validation(problems)),
         };
-        let slot = Arc::clone(&self.exports).try_acquire_owned().map_err(|_| ServiceError {
-            retry_after: Some(Duration::from_secs(5)),
-            ..ServiceError::new(
-                ErrorCode::RateLimited,
-                format!(
-                    "The server streams at most {} exports at once; retry when one has ended.",
-                    self.config.max_exports.max(1)
-                ),
-            )
-        })?;
+        let slot = self.heavy_read()?;
         let organization = caller.token.organization_id;
         let ledger = recruit_domain::chain::Ledger::Privacy;
         let query = recruit_ports::chain::ExportQuery {
@@ -123,6 +114,23 @@ impl Service {
             count: export.count,
             file_name: format!("privacy-audit-logs-{organization}.ndjson"),
             chunks: crate::export::Chunks::new(ledger, export, Box::new(slot)),
+        })
+    }
+
+    /// A slot of the heavy reads, exports and reviews: each reads a month or more of the
+    /// ledger, so at most [`ServiceConfig::max_exports`] run at once, and past that the
+    /// request is RATE_LIMITED with `Retry-After` rather than queued behind them.
+    fn heavy_read(&self) -> Result<tokio::sync::OwnedSemaphorePermit, ServiceError> {
+        Arc::clone(&self.exports).try_acquire_owned().map_err(|_| ServiceError {
+            retry_after: Some(Duration::from_secs(5)),
+            ..ServiceError::new(
+                ErrorCode::RateLimited,
+                format!(
+                    "The server runs at most {} exports and reviews at once; retry when one \
+                     has ended.",
+                    self.config.max_exports.max(1)
+                ),
+            )
         })
     }
 
@@ -348,7 +356,7 @@ impl Service {
     /// The review of a month of the caller's organization's privacy ledger
     /// ([`crate::review`]). Needs what reading the ledger needs; recorded in the audit ledgers
     /// like a read of the ledger, with the downloads it lists as the entries returned, and
-    /// committed before it returns.
+    /// committed before it returns. It takes a slot of the heavy reads, as an export does.
     pub(super) async fn privacy_access_review(
         &self,
         caller: &Caller,
@@ -365,6 +373,7 @@ impl Service {
                 return Err(ServiceError::validation(problems));
             }
         };
+        let _slot = self.heavy_read()?;
         let organization = caller.token.organization_id;
         let review = crate::review::review(self.store.as_ref(), organization, month)
             .await
