@@ -9,6 +9,7 @@ use recruit_domain::Timestamp;
 use recruit_domain::chain::{Checkpoint, Ledger, RetentionCut};
 use recruit_domain::{Id, OrganizationId};
 use recruit_ports::chain::{ChainEntry, ChainPage, Export, ExportQuery};
+use recruit_ports::review::{ReviewFacts, ReviewQuery};
 use recruit_ports::rows as neutral;
 use recruit_ports::{
     AccessesWrite, AuditEntry, AuditListQuery, Claim, KeyClaim, LedgerPage, Ledgers,
@@ -441,20 +442,8 @@ impl Ledgers for PgStore {
         row.map(|r| r.into_neutral()?.into_checkpoint()).transpose()
     }
 
-    async fn review_facts(
-        &self,
-        query: &recruit_ports::review::ReviewQuery,
-    ) -> Result<recruit_ports::review::ReviewFacts, StoreError> {
+    async fn review_facts(&self, query: &ReviewQuery) -> Result<ReviewFacts, StoreError> {
         recruit_adapters_diesel::review_rows!(recruit_domain::Uuid as sql_types::Uuid);
-        const DIALECT: recruit_adapters_diesel::review::Dialect =
-            recruit_adapters_diesel::review::Dialect {
-                param: |n| format!("${n}"),
-                // In double precision, exact to the microsecond until 2106, and far cheaper
-                // than `extract`'s numeric.
-                micros: "CAST(date_part('epoch', access_time) * 1000000 AS BIGINT)",
-                addresses: "unnest(ip_addresses) AS a(address)",
-                address: "a.address",
-            };
         let mut c = self.conn().await?;
         let org = query.organization.uuid();
         c.build_transaction()
@@ -466,7 +455,7 @@ impl Ledgers for PgStore {
                 // the database longer than any other request.
                 diesel::sql_query("SET LOCAL work_mem = '64MB'").execute(c).await?;
                 Ok(recruit_adapters_diesel::review_facts!(
-                    c, query, DIALECT,
+                    c, query, recruit_adapters_diesel::review::Dialect::POSTGRES,
                     org => sql_types::Uuid,
                     |t: Timestamp| t.as_datetime() => sql_types::Timestamptz,
                     |u| Ok::<_, StoreError>(u),

@@ -7,6 +7,7 @@ use diesel::prelude::*;
 use recruit_domain::chain::{Checkpoint, Ledger, RetentionCut};
 use recruit_domain::{OrganizationId, Timestamp};
 use recruit_ports::chain::{ChainEntry, ChainPage};
+use recruit_ports::review::{ReviewFacts, ReviewQuery};
 use recruit_ports::rows as neutral;
 use recruit_ports::{
     AccessesWrite, AuditEntry, AuditListQuery, Claim, KeyClaim, LedgerPage, Ledgers,
@@ -205,24 +206,14 @@ impl Ledgers for SqliteStore {
         row.map(|r| r.into_neutral()?.into_checkpoint()).transpose()
     }
 
-    async fn review_facts(
-        &self,
-        query: &recruit_ports::review::ReviewQuery,
-    ) -> Result<recruit_ports::review::ReviewFacts, StoreError> {
+    async fn review_facts(&self, query: &ReviewQuery) -> Result<ReviewFacts, StoreError> {
         use diesel::sql_types::Binary;
         recruit_adapters_diesel::review_rows!(Vec<u8> as Binary);
-        const DIALECT: recruit_adapters_diesel::review::Dialect =
-            recruit_adapters_diesel::review::Dialect {
-                param: |n| format!("?{n}"),
-                micros: "access_time",
-                addresses: "json_each(privacy_audit_logs.ip_addresses) AS a",
-                address: "a.value",
-            };
         let query = *query;
         let org = blob(query.organization.uuid());
         self.run(move |c| {
             Ok(recruit_adapters_diesel::review_facts!(
-                c, &query, DIALECT,
+                c, &query, recruit_adapters_diesel::review::Dialect::SQLITE,
                 org => Binary,
                 |t: Timestamp| t.unix_micros() => diesel::sql_types::BigInt,
                 |b: Vec<u8>| crate::rows::uuid(&b)

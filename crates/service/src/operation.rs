@@ -285,6 +285,16 @@ const READ: Spec = Spec {
     tool: true,
 };
 
+/// A recorded read of the ledger: what reading the ledger needs (the `audit_logs:read` scope
+/// and an owner), its quota, and its record in the audit ledgers.
+const LEDGER_READ: Spec = Spec {
+    scope: Some(Scope::AuditLogsRead),
+    permission: READ_AUDIT_LOGS,
+    class: OperationClass::LedgerRead,
+    recorded: true,
+    ..READ
+};
+
 impl OperationKind {
     /// The operation's declaration: everything the interfaces derive it from.
     pub fn spec(self) -> &'static Spec {
@@ -303,11 +313,7 @@ impl OperationKind {
                         Param::query("ids", Shape::TextList),
                         Param::query("cursor", Shape::Text),
                     ],
-                    scope: Some(Scope::AuditLogsRead),
-                    permission: READ_AUDIT_LOGS,
-                    class: OperationClass::LedgerRead,
-                    recorded: true,
-                    ..READ
+                    ..LEDGER_READ
                 };
                 &SPEC
             }
@@ -316,12 +322,8 @@ impl OperationKind {
                     operation_id: "exportPrivacyAuditLogs",
                     path: "/v1/audit-logs/privacy/export",
                     params: &[WINDOW[0], WINDOW[1], Param::query("ids", Shape::TextList)],
-                    scope: Some(Scope::AuditLogsRead),
-                    permission: READ_AUDIT_LOGS,
-                    class: OperationClass::LedgerRead,
-                    recorded: true,
                     tool: false,
-                    ..READ
+                    ..LEDGER_READ
                 };
                 &SPEC
             }
@@ -331,11 +333,7 @@ impl OperationKind {
                     path: "/v1/audit-logs/privacy/reviews/{month}",
                     params: &[Param::path("month", "month")],
                     statuses: &[200, 400, 401, 403, 413, 429, 500, 503, 504],
-                    scope: Some(Scope::AuditLogsRead),
-                    permission: READ_AUDIT_LOGS,
-                    class: OperationClass::LedgerRead,
-                    recorded: true,
-                    ..READ
+                    ..LEDGER_READ
                 };
                 &SPEC
             }
@@ -344,11 +342,7 @@ impl OperationKind {
                     operation_id: "getLatestPrivacyAuditLogCheckpoint",
                     path: "/v1/audit-logs/privacy/checkpoints/latest",
                     statuses: &[200, 400, 401, 403, 404, 413, 429, 500, 501, 503, 504],
-                    scope: Some(Scope::AuditLogsRead),
-                    permission: READ_AUDIT_LOGS,
-                    class: OperationClass::LedgerRead,
-                    recorded: true,
-                    ..READ
+                    ..LEDGER_READ
                 };
                 &SPEC
             }
