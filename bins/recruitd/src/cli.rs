@@ -255,7 +255,7 @@ pub(crate) enum TokenCommand {
         #[arg(long)]
         user: UserId,
         /// Comma-separated scopes: audit_logs:read, jobs:read, organization:read, audit_logs:write,
-        /// users:read, users:write.
+        /// users:read, users:write, audit_logs:review.
         #[arg(long, value_delimiter = ',', required = true)]
         scopes: Vec<Scope>,
         /// A name for people.

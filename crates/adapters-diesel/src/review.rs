@@ -1,7 +1,8 @@
 //! The queries of a month's review (`Ledgers::review_facts`), for both stores: the grouping
 //! statements as SQL text with the few spellings a backend has of its own ([`Dialect`]), and
-//! [`crate::review_facts!`], which runs them with the listing of downloads and ledger exports where the
-//! adapter's schema and rows are in scope.
+//! [`crate::review_facts!`], which runs them with the listing of downloads, ledger exports,
+//! decisions and the sign-off where the adapter's schema and rows are in scope; and the
+//! review's two writes, [`crate::decide_download!`] and [`crate::sign_off!`].
 
 /// What a backend spells its own way in the review's statements.
 #[derive(Clone, Copy, Debug)]
@@ -43,7 +44,8 @@ pub fn slots_sql(d: Dialect) -> String {
     format!(
         "SELECT account_id, CAST({micros} / {w} AS BIGINT) AS slot, activity_category, \
          subject_type, CAST(count(*) AS BIGINT) AS entries, \
-         CAST(coalesce(sum(bulk_count), 0) AS BIGINT) AS bulk_records \
+         CAST(coalesce(sum(bulk_count), 0) AS BIGINT) AS bulk_records, \
+         min(position) AS first_position \
          FROM privacy_audit_logs \
          WHERE organization_id = {org} AND access_time >= {from} AND access_time < {to} \
          GROUP BY account_id, slot, activity_category, subject_type",
@@ -113,6 +115,8 @@ macro_rules! review_rows {
             entries: i64,
             #[diesel(sql_type = diesel::sql_types::BigInt)]
             bulk_records: i64,
+            #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::BigInt>)]
+            first_position: Option<i64>,
         }
 
         /// A row of the subjects' statement.
@@ -191,7 +195,20 @@ macro_rules! review_facts {
             .select(AuditRow::as_select())
             .load($c)$(.$await)?;
         let exports: Vec<AuditRow> = exports?;
+        let decisions = privacy_download_decisions::table
+            .filter(privacy_download_decisions::organization_id.eq(org.clone()))
+            .filter(privacy_download_decisions::month.eq(&q.month))
+            .order((privacy_download_decisions::decided_at, privacy_download_decisions::id))
+            .select(DownloadDecisionRow::as_select())
+            .load($c)$(.$await)?;
+        let decisions: Vec<DownloadDecisionRow> = decisions?;
+        let sign_off = privacy_review_sign_offs::table
+            .find((org.clone(), &q.month))
+            .select(SignOffRow::as_select())
+            .first($c)$(.$await)?;
+        let sign_off: Option<SignOffRow> = diesel::OptionalExtension::optional(sign_off)?;
         let count = |n: i64| u64::try_from(n).unwrap_or(0);
+        let first_position = slots.iter().filter_map(|r| r.first_position).min();
         let uuid = $uuid;
         let facts: Result<ReviewFacts, ::recruit_ports::StoreError> = (|| {
             Ok(ReviewFacts {
@@ -231,8 +248,99 @@ macro_rules! review_facts {
                     .into_iter()
                     .map(|r| r.into_neutral()?.into_entry())
                     .collect::<Result<_, _>>()?,
+                first_position,
+                decisions: decisions
+                    .into_iter()
+                    .map(|r| Ok(r.into_neutral()?.into_decision()))
+                    .collect::<Result<_, ::recruit_ports::StoreError>>()?,
+                sign_off: sign_off.map(|r| r.into_neutral()).transpose()?.map(|r| r.into_sign_off()),
             })
         })();
         facts
+    }};
+}
+
+/// The body of `Ledgers::decide_download` for `$w` (a `&DecisionWrite`), in the caller's
+/// transaction on `$c`: `$org` and `$entry` are the organization and the entry as stored,
+/// `$time` turns a `Timestamp` into its stored value, `$chain` links the record's rows, and
+/// `$lock` (PostgreSQL's `for_update`) locks the download's row, so that decisions on one
+/// entry are taken one after the other (SQLite's write transaction holds the whole store).
+/// Needs the adapter's schema, rows and `insert_rows!` in scope. Evaluates to the outcome or
+/// the first error, converted with `?`.
+#[macro_export]
+macro_rules! decide_download {
+    ($c:ident, $w:expr, $org:expr, $entry:expr, $time:expr, $chain:path
+     $(, $lock:ident)? $(, .$await:tt)?) => {{
+        use ::recruit_ports::review::Decided;
+        let w: &::recruit_ports::review::DecisionWrite = $w;
+        let download = privacy_audit_logs::table
+            .filter(privacy_audit_logs::organization_id.eq($org.clone()))
+            .filter(privacy_audit_logs::id.eq($entry.clone()))
+            .filter(privacy_audit_logs::activity_category.eq(w.download))
+            .filter(privacy_audit_logs::access_time.ge($time(w.from)))
+            .filter(privacy_audit_logs::access_time.lt($time(w.to)))
+            .select(privacy_audit_logs::id)
+            $(.$lock())?
+            .first($c)$(.$await)?;
+        if diesel::OptionalExtension::optional(download)? != Some($entry.clone()) {
+            return Err(::recruit_ports::StoreError::NotFound.into());
+        }
+        let latest = privacy_download_decisions::table
+            .filter(privacy_download_decisions::organization_id.eq($org.clone()))
+            .filter(privacy_download_decisions::entry_id.eq($entry.clone()))
+            .order((privacy_download_decisions::decided_at.desc(), privacy_download_decisions::id.desc()))
+            .select(DownloadDecisionRow::as_select())
+            .first($c)$(.$await)?;
+        let latest: Option<DownloadDecisionRow> = diesel::OptionalExtension::optional(latest)?;
+        let latest = latest.map(|r| r.into_neutral()).transpose()?.map(|r| r.into_decision());
+        Ok(match latest {
+            Some(d) if d.status == w.decision.status && d.reason == w.decision.reason => {
+                Decided::Unchanged(d)
+            }
+            _ => {
+                let mut page = w.record.page(Vec::<()>::new(), 0);
+                $chain($c, &mut page)$(.$await)??;
+                let row = DownloadDecisionRow::from(
+                    ::recruit_ports::rows::DownloadDecisionRow::new(&w.decision),
+                );
+                let inserted = diesel::insert_into(privacy_download_decisions::table)
+                    .values(&row)
+                    .execute($c)$(.$await)?;
+                inserted?;
+                insert_rows!($c, api_audit_log::table, AuditRow, [page.api]);
+                insert_rows!($c, tool_audit_log::table, ToolAuditRow, page.tool);
+                Decided::Written
+            }
+        })
+    }};
+}
+
+/// The body of `Ledgers::sign_off` for `$w` (a `&SignOffWrite`), in the caller's transaction
+/// on `$c`, `$chain` linking the record's rows. Needs the adapter's schema, rows and
+/// `insert_rows!` in scope. Evaluates to the outcome or the first error, converted with `?`.
+#[macro_export]
+macro_rules! sign_off {
+    ($c:ident, $w:expr, $chain:path $(, .$await:tt)?) => {{
+        use ::recruit_ports::review::SignedOff;
+        let w: &::recruit_ports::review::SignOffWrite = $w;
+        let row = SignOffRow::from(::recruit_ports::rows::SignOffRow::new(&w.sign_off));
+        let inserted = diesel::insert_into(privacy_review_sign_offs::table)
+            .values(&row)
+            .on_conflict_do_nothing()
+            .execute($c)$(.$await)?;
+        if inserted? == 0 {
+            let stored = privacy_review_sign_offs::table
+                .find((row.organization_id.clone(), &row.month))
+                .select(SignOffRow::as_select())
+                .first($c)$(.$await)?;
+            let stored: SignOffRow = stored?;
+            Ok(SignedOff::Existing(stored.into_neutral()?.into_sign_off()))
+        } else {
+            let mut page = w.record.page(Vec::<()>::new(), 0);
+            $chain($c, &mut page)$(.$await)??;
+            insert_rows!($c, api_audit_log::table, AuditRow, [page.api]);
+            insert_rows!($c, tool_audit_log::table, ToolAuditRow, page.tool);
+            Ok(SignedOff::Written)
+        }
     }};
 }

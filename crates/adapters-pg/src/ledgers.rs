@@ -9,7 +9,9 @@ use recruit_domain::Timestamp;
 use recruit_domain::chain::{Checkpoint, Ledger, RetentionCut};
 use recruit_domain::{Id, OrganizationId};
 use recruit_ports::chain::{ChainEntry, ChainPage, Export, ExportQuery};
-use recruit_ports::review::{ReviewFacts, ReviewQuery};
+use recruit_ports::review::{
+    Decided, DecisionWrite, ReviewFacts, ReviewQuery, SignOffWrite, SignedOff,
+};
 use recruit_ports::rows as neutral;
 use recruit_ports::{
     AccessesWrite, AuditEntry, AuditListQuery, Claim, KeyClaim, LedgerPage, Ledgers,
@@ -464,6 +466,29 @@ impl Ledgers for PgStore {
             })
             .await
             .map_err(StoreError::from)?
+    }
+
+    async fn decide_download(&self, write: &DecisionWrite) -> Result<Decided, StoreError> {
+        let org = write.decision.organization_id.uuid();
+        let entry = write.decision.entry_id.uuid();
+        let mut c = self.conn().await?;
+        c.transaction::<_, TxError, _>(async |c| {
+            recruit_adapters_diesel::decide_download!(
+                c, write, org, entry, |t: Timestamp| t.as_datetime(), crate::chain::chain,
+                for_update, .await
+            )
+        })
+        .await
+        .map_err(StoreError::from)
+    }
+
+    async fn sign_off(&self, write: &SignOffWrite) -> Result<SignedOff, StoreError> {
+        let mut c = self.conn().await?;
+        c.transaction::<_, TxError, _>(
+            async |c| recruit_adapters_diesel::sign_off!(c, write, crate::chain::chain, .await),
+        )
+        .await
+        .map_err(StoreError::from)
     }
 
     async fn chain_entries(&self, page: ChainPage) -> Result<Vec<ChainEntry>, StoreError> {

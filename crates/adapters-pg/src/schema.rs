@@ -335,6 +335,32 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    privacy_download_decisions (organization_id, id) {
+        organization_id -> Uuid,
+        id -> Uuid,
+        month -> Text,
+        entry_id -> Uuid,
+        status -> Text,
+        reason -> Text,
+        user_id -> Uuid,
+        token_id -> Uuid,
+        decided_at -> Timestamptz,
+        request_id -> Text,
+    }
+}
+
+diesel::table! {
+    privacy_review_sign_offs (organization_id, month) {
+        organization_id -> Uuid,
+        month -> Text,
+        user_id -> Uuid,
+        signed_at -> Timestamptz,
+        note -> Nullable<Text>,
+        body -> Jsonb,
+    }
+}
+
 diesel::allow_tables_to_appear_in_same_query!(
     ledger_heads,
     ledger_checkpoints,
@@ -357,4 +383,6 @@ diesel::allow_tables_to_appear_in_same_query!(
     idempotency_keys,
     organization_scheduling_defaults,
     job_stages,
+    privacy_download_decisions,
+    privacy_review_sign_offs,
 );

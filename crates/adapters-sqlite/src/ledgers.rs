@@ -7,7 +7,9 @@ use diesel::prelude::*;
 use recruit_domain::chain::{Checkpoint, Ledger, RetentionCut};
 use recruit_domain::{OrganizationId, Timestamp};
 use recruit_ports::chain::{ChainEntry, ChainPage};
-use recruit_ports::review::{ReviewFacts, ReviewQuery};
+use recruit_ports::review::{
+    Decided, DecisionWrite, ReviewFacts, ReviewQuery, SignOffWrite, SignedOff,
+};
 use recruit_ports::rows as neutral;
 use recruit_ports::{
     AccessesWrite, AuditEntry, AuditListQuery, Claim, KeyClaim, LedgerPage, Ledgers,
@@ -209,7 +211,7 @@ impl Ledgers for SqliteStore {
     async fn review_facts(&self, query: &ReviewQuery) -> Result<ReviewFacts, StoreError> {
         use diesel::sql_types::Binary;
         recruit_adapters_diesel::review_rows!(Vec<u8> as Binary);
-        let query = *query;
+        let query = query.clone();
         let org = blob(query.organization.uuid());
         self.run(move |c| {
             Ok(recruit_adapters_diesel::review_facts!(
@@ -220,6 +222,33 @@ impl Ledgers for SqliteStore {
             ))
         })
         .await?
+    }
+
+    async fn decide_download(&self, write: &DecisionWrite) -> Result<Decided, StoreError> {
+        let write = write.clone();
+        let org = blob(write.decision.organization_id.uuid());
+        let entry = blob(write.decision.entry_id.uuid());
+        self.transaction(move |c| -> Result<Decided, TxError> {
+            recruit_adapters_diesel::decide_download!(
+                c,
+                &write,
+                org,
+                entry,
+                |t: Timestamp| t.unix_micros(),
+                chain
+            )
+        })
+        .await
+        .map_err(StoreError::from)
+    }
+
+    async fn sign_off(&self, write: &SignOffWrite) -> Result<SignedOff, StoreError> {
+        let write = write.clone();
+        self.transaction(move |c| -> Result<SignedOff, TxError> {
+            recruit_adapters_diesel::sign_off!(c, &write, chain)
+        })
+        .await
+        .map_err(StoreError::from)
     }
 
     async fn chain_entries(&self, page: ChainPage) -> Result<Vec<ChainEntry>, StoreError> {

@@ -335,6 +335,32 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    privacy_download_decisions (organization_id, id) {
+        organization_id -> Binary,
+        id -> Binary,
+        month -> Text,
+        entry_id -> Binary,
+        status -> Text,
+        reason -> Text,
+        user_id -> Binary,
+        token_id -> Binary,
+        decided_at -> BigInt,
+        request_id -> Text,
+    }
+}
+
+diesel::table! {
+    privacy_review_sign_offs (organization_id, month) {
+        organization_id -> Binary,
+        month -> Text,
+        user_id -> Binary,
+        signed_at -> BigInt,
+        note -> Nullable<Text>,
+        body -> Text,
+    }
+}
+
 diesel::allow_tables_to_appear_in_same_query!(
     ledger_heads,
     ledger_checkpoints,
@@ -357,4 +383,6 @@ diesel::allow_tables_to_appear_in_same_query!(
     idempotency_keys,
     organization_scheduling_defaults,
     job_stages,
+    privacy_download_decisions,
+    privacy_review_sign_offs,
 );

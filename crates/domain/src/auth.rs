@@ -21,17 +21,21 @@ pub enum Scope {
     UsersRead,
     /// `users:write`: change users' profiles.
     UsersWrite,
+    /// `audit_logs:review`: confirm the privacy ledger's downloads and sign off a month's
+    /// review.
+    AuditLogsReview,
 }
 
 impl Scope {
     /// Every scope.
-    pub const ALL: [Self; 6] = [
+    pub const ALL: [Self; 7] = [
         Self::AuditLogsRead,
         Self::JobsRead,
         Self::OrganizationRead,
         Self::AuditLogsWrite,
         Self::UsersRead,
         Self::UsersWrite,
+        Self::AuditLogsReview,
     ];
 
     /// The scope's name, as tokens and `WWW-Authenticate` carry it.
@@ -43,6 +47,7 @@ impl Scope {
             Self::AuditLogsWrite => "audit_logs:write",
             Self::UsersRead => "users:read",
             Self::UsersWrite => "users:write",
+            Self::AuditLogsReview => "audit_logs:review",
         }
     }
 }

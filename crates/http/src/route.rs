@@ -107,6 +107,7 @@ fn http_method(method: OperationMethod) -> Method {
     match method {
         OperationMethod::Get => Method::GET,
         OperationMethod::Post => Method::POST,
+        OperationMethod::Put => Method::PUT,
         OperationMethod::Patch => Method::PATCH,
     }
 }
@@ -242,6 +243,13 @@ mod tests {
             route(&Method::DELETE, "/v1/audit-logs/privacy"),
             Routing::MethodNotAllowed("/v1/audit-logs/privacy", "GET, POST")
         );
+        assert_eq!(
+            route(&Method::GET, "/v1/audit-logs/privacy/reviews/2026-11/downloads/pal_1"),
+            Routing::MethodNotAllowed(
+                "/v1/audit-logs/privacy/reviews/{month}/downloads/{entryId}",
+                "PUT"
+            )
+        );
         assert_eq!(get("/v1/users/"), Routing::NotFound);
         assert_eq!(route(&Method::POST, "/mcp"), Routing::Mcp);
         assert_eq!(route(&Method::GET, "/mcp"), Routing::MethodNotAllowed("/mcp", "POST"));
@@ -265,8 +273,8 @@ mod tests {
                 other => panic!("{kind:?}: {other:?}"),
             }
             // Every other method of the path is 405, with the path's methods in `Allow`.
-            let Routing::MethodNotAllowed(template, allow) = route(&Method::PUT, &path) else {
-                panic!("{path} answers PUT");
+            let Routing::MethodNotAllowed(template, allow) = route(&Method::DELETE, &path) else {
+                panic!("{path} answers DELETE");
             };
             assert_eq!(template, spec.path);
             assert!(allow.split(", ").any(|m| m == spec.method.as_str()), "{allow}");

@@ -116,8 +116,13 @@ async fn clients_of_both_revisions_find_the_server_and_its_tools() {
             assert_eq!(tool["inputSchema"]["type"], "object");
             assert_eq!(tool["inputSchema"]["additionalProperties"], false);
             assert_eq!(tool["outputSchema"]["type"], "object");
-            let writes = ["record_privacy_accesses", "update_user"]
-                .contains(&tool["name"].as_str().unwrap());
+            let writes = [
+                "record_privacy_accesses",
+                "update_user",
+                "review_privacy_access_download",
+                "sign_off_privacy_access_review",
+            ]
+            .contains(&tool["name"].as_str().unwrap());
             assert_eq!(tool["annotations"]["readOnlyHint"], !writes);
             assert_eq!(tool["annotations"]["destructiveHint"], tool["name"] == "update_user");
         }
@@ -132,6 +137,18 @@ async fn clients_of_both_revisions_find_the_server_and_its_tools() {
         arguments.sort();
         assert_eq!(arguments, ["if_match", "linkedin_url", "manager", "name", "title", "user_id"]);
         assert_eq!(update["required"], json!(["user_id"]));
+        // The review's records: the path's parameters and the body's members.
+        let by_name = |name: &str| {
+            let tool = tools.iter().find(|t| t["name"] == name);
+            tool.unwrap_or_else(|| panic!("no {name}"))["inputSchema"].clone()
+        };
+        let decide = by_name("review_privacy_access_download");
+        assert_eq!(decide["required"], json!(["month", "entry_id", "status", "reason"]));
+        assert_eq!(
+            decide["properties"]["status"]["enum"],
+            json!(["CONFIRMED", "EXPLANATION_REQUESTED"])
+        );
+        assert_eq!(by_name("sign_off_privacy_access_review")["required"], json!(["month"]));
         // The arguments are the REST parameters.
         let list = &tools[0]["inputSchema"];
         let mut arguments: Vec<&String> = list["properties"].as_object().unwrap().keys().collect();
@@ -434,7 +451,8 @@ async fn http_refuses_missing_tokens_foreign_origins_large_bodies_and_other_meth
             "organization:read",
             "audit_logs:write",
             "users:read",
-            "users:write"
+            "users:write",
+            "audit_logs:review"
         ])
     );
     assert_eq!(metadata["bearer_methods_supported"], json!(["header"]));

@@ -95,6 +95,24 @@ fn entries(n: usize, menu: &str) -> String {
 }
 
 /// Changes a profile: a PATCH of `body` to `uri`, with `If-Match` when given.
+/// A PUT or POST of a JSON `body` to `uri`.
+async fn write(
+    f: &Fixture,
+    method: &'static str,
+    uri: &str,
+    token: Option<&str>,
+    body: &str,
+) -> Seen {
+    let mut request =
+        Request::builder().method(method).uri(uri).header("content-type", "application/json");
+    if let Some(token) = token {
+        request = request.header("authorization", format!("Bearer {token}"));
+    }
+    let (_, response, _) =
+        f.send(request.body(Full::new(Bytes::from(body.to_owned()))).unwrap()).await;
+    seen(method, uri, response).await
+}
+
 async fn patch(
     f: &Fixture,
     uri: &str,
@@ -385,7 +403,36 @@ async fn every_response_of_every_endpoint_matches_the_document() {
         Fixture::keyed(recruit_service::limits::RateLimitConfig::DEFAULT, None, |_| {}).await;
     let keyless_owner = keyless.token(ORG_A, Role::Owner, &Scope::ALL).await;
 
+    // A download of the month reviewed, to decide on; the month signed off once it is.
+    let mut download =
+        recruit_ports::testkit::ledger_entry(ORG_A, 900, "2026-11-10T10:00:00Z".parse().unwrap());
+    download.entry.activity_category = recruit_domain::model::ActivityCategory::Download;
+    let doc_download = recruit_ports::ImportDocument {
+        privacy_audit_logs: vec![download.clone()],
+        ..Default::default()
+    };
+    recruit_ports::Import::import(&*f.store, &doc_download).await.unwrap();
+    let decide = format!("{REVIEW}/downloads/{}", download.entry.id);
+    let nowhere = format!("{REVIEW}/downloads/pal_{}", "0".repeat(32));
+    let sign = format!("{REVIEW}/sign-off");
+    let confirm = r#"{"status": "CONFIRMED", "reason": "The quarterly report."}"#;
+    let review_only = f.token(ORG_A, Role::Owner, &[Scope::AuditLogsReview]).await;
+
     let mut seen = vec![
+        // A month's decisions and sign-off, and each refusal.
+        write(&f, "PUT", &decide, Some(&review_only), confirm).await,
+        write(&f, "PUT", &decide, Some(&owner), r#"{"status": "MAYBE"}"#).await,
+        write(&f, "PUT", &nowhere, Some(&owner), confirm).await,
+        write(&f, "PUT", &decide, None, confirm).await,
+        write(&f, "PUT", &decide, Some(&audit_only), confirm).await,
+        write(&f, "PUT", &decide, Some(&member), confirm).await,
+        write(&f, "PUT", &decide, Some(&owner), &" ".repeat(TOO_LARGE)).await,
+        write(&f, "POST", &sign, Some(&owner), r#"{"note": "Checked with the team."}"#).await,
+        write(&f, "POST", &sign, Some(&owner), r#"{"note": 5}"#).await,
+        write(&f, "POST", &sign, Some(&owner), "{}").await,
+        write(&f, "POST", &sign, None, "{}").await,
+        write(&f, "POST", &sign, Some(&member), "{}").await,
+        write(&f, "POST", &sign, Some(&owner), &" ".repeat(TOO_LARGE)).await,
         // Successes; the list in pages, so that a cursor is followed too.
         get(&f, &format!("{list}&limit=5"), Some(&owner)).await,
         get(&f, &job, Some(&owner)).await,
@@ -459,7 +506,12 @@ async fn every_response_of_every_endpoint_matches_the_document() {
         get(&f, ME, None).await,
         send(&f, ME, &owner, TOO_LARGE).await,
     ];
-    let first: Value = serde_json::from_slice(&seen[0].body).unwrap();
+    let replay =
+        write(&f, "POST", &sign, Some(&owner), r#"{"note": "Checked with the team."}"#).await;
+    assert_eq!(replay.headers["idempotent-replayed"], "true");
+    assert_eq!(replay.body, seen[7].body, "the same sign-off is the one recorded");
+    seen.push(replay);
+    let first: Value = serde_json::from_slice(&seen[13].body).unwrap();
     let cursor = first["pagination"]["next_cursor"].as_str().unwrap();
     seen.push(get(&f, &format!("{list}&limit=100&cursor={cursor}"), Some(&owner)).await);
 
@@ -508,6 +560,9 @@ async fn every_response_of_every_endpoint_matches_the_document() {
         }
         seen.push(get(&f, &member_user, Some(&owner)).await);
         seen.push(patch(&f, &member_user, Some(&owner), None, "{}").await);
+        seen.push(write(&f, "PUT", &decide, Some(&owner), confirm).await);
+        let october = "/v1/audit-logs/privacy/reviews/2026-10/sign-off";
+        seen.push(write(&f, "POST", october, Some(&owner), "{}").await);
         let key = format!("fault-{fault:?}");
         seen.push(post(&f, Some(&owner), Some(&key), &entries(1, "Faults")).await);
         let ready = get(&f, "/readyz", None).await;
@@ -540,10 +595,12 @@ async fn every_response_of_every_endpoint_matches_the_document() {
     seen.push(get(&limited, &member_user, Some(&token)).await);
     seen.push(get(&limited, ME, Some(&token)).await);
     seen.push(patch(&limited, &member_user, Some(&token), None, "{}").await);
+    seen.push(write(&limited, "PUT", &decide, Some(&token), confirm).await);
+    seen.push(write(&limited, "POST", &sign, Some(&token), "{}").await);
     for _ in 0..2 {
         seen.push(get(&limited, org, Some("rtk_not-a-real-token")).await);
     }
-    assert_eq!(seen.iter().filter(|r| r.status == StatusCode::TOO_MANY_REQUESTS).count(), 12);
+    assert_eq!(seen.iter().filter(|r| r.status == StatusCode::TOO_MANY_REQUESTS).count(), 14);
 
     let mut covered = BTreeSet::new();
     for response in &seen {

@@ -258,6 +258,20 @@ impl<S: Ledgers> Ledgers for Faulty<S> {
         self.check().await?;
         self.inner.review_facts(query).await
     }
+    async fn decide_download(
+        &self,
+        write: &crate::review::DecisionWrite,
+    ) -> Result<crate::review::Decided, StoreError> {
+        self.check().await?;
+        self.inner.decide_download(write).await
+    }
+    async fn sign_off(
+        &self,
+        write: &crate::review::SignOffWrite,
+    ) -> Result<crate::review::SignedOff, StoreError> {
+        self.check().await?;
+        self.inner.sign_off(write).await
+    }
     async fn chain_entries(
         &self,
         page: crate::chain::ChainPage,

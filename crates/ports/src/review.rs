@@ -2,18 +2,27 @@
 //! counts the store aggregates over the month's entries, never the entries themselves, except
 //! the downloads, which the review lists one by one. The rules that read them (what is bulk,
 //! what is outside work hours, in which time zone) are the service's; a store only groups.
+//!
+//! The review's own records are here too: a reviewer's decision on a download
+//! ([`DownloadDecision`], written by `Ledgers::decide_download`) and the month's sign-off
+//! ([`SignOffRecord`], written by `Ledgers::sign_off`). Both are append-only and written in
+//! one transaction with the API audit ledger's entry that records the request.
 
-use recruit_domain::{OrganizationId, PrivacyAuditLog, Timestamp, Uuid};
+use recruit_domain::{
+    ApiTokenId, OrganizationId, PrivacyAuditLog, PrivacyAuditLogId, Timestamp, UserId, Uuid,
+};
 
-use crate::AuditEntry;
+use crate::{AuditEntry, ReadRecord};
 
 /// What to aggregate: one organization's privacy ledger over `[from, to)`, by slots of
 /// `slot_micros` counted from the Unix epoch, and the addresses seen over
 /// `[previous_from, to)`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ReviewQuery {
     /// The organization.
     pub organization: OrganizationId,
+    /// The month, `YYYY-MM`, as the review's decisions and sign-off are kept.
+    pub month: String,
     /// The first instant of the month.
     pub from: Timestamp,
     /// The first instant after it.
@@ -89,4 +98,96 @@ pub struct ReviewFacts {
     /// The month's entries of the API audit ledger of operation `query.ledger_export`, by
     /// time then id.
     pub ledger_exports: Vec<AuditEntry>,
+    /// The lowest chain position of the month's entries; `None` when it has none linked.
+    pub first_position: Option<i64>,
+    /// Every decision on the month's downloads, in the order they were made (time, then id).
+    pub decisions: Vec<DownloadDecision>,
+    /// The month's sign-off, if it was signed off.
+    pub sign_off: Option<SignOffRecord>,
+}
+
+/// A reviewer's decision on one download of a month.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DownloadDecision {
+    /// The decision's id (UUID v7).
+    pub id: Uuid,
+    /// The organization.
+    pub organization_id: OrganizationId,
+    /// The month reviewed, `YYYY-MM`.
+    pub month: String,
+    /// The download: an entry of the privacy ledger.
+    pub entry_id: PrivacyAuditLogId,
+    /// The status, as the service names it.
+    pub status: String,
+    /// Why: the reason confirmed, or the question asked.
+    pub reason: String,
+    /// The reviewer.
+    pub user_id: UserId,
+    /// The token the reviewer used.
+    pub token_id: ApiTokenId,
+    /// When.
+    pub at: Timestamp,
+    /// The request that made it.
+    pub request_id: String,
+}
+
+/// A decision to write ([`crate::Ledgers::decide_download`]): written only if the download
+/// it names is an entry of activity `download` of the organization's ledger within
+/// `[from, to)`, and the latest decision on it says something else.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DecisionWrite {
+    /// The decision.
+    pub decision: DownloadDecision,
+    /// The audit ledger entries of the request (nothing returned).
+    pub record: ReadRecord,
+    /// The month's first instant.
+    pub from: Timestamp,
+    /// The first instant after it.
+    pub to: Timestamp,
+    /// The activity category of a download, as stored.
+    pub download: &'static str,
+}
+
+/// What became of a decision.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Decided {
+    /// It was written, with its record.
+    Written,
+    /// The latest decision on the download says the same already (returned): nothing written.
+    Unchanged(DownloadDecision),
+}
+
+/// The sign-off of a month.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SignOffRecord {
+    /// The organization.
+    pub organization_id: OrganizationId,
+    /// The month, `YYYY-MM`.
+    pub month: String,
+    /// Who signed it off.
+    pub user_id: UserId,
+    /// When.
+    pub at: Timestamp,
+    /// The reviewer's note.
+    pub note: Option<String>,
+    /// The sign-off as the API shows it, with what the server added: kept as signed.
+    pub body: serde_json::Value,
+}
+
+/// A sign-off to write ([`crate::Ledgers::sign_off`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SignOffWrite {
+    /// The sign-off.
+    pub sign_off: SignOffRecord,
+    /// The audit ledger entries of the request (nothing returned).
+    pub record: ReadRecord,
+}
+
+/// What became of a sign-off.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SignedOff {
+    /// It was written, with its record.
+    Written,
+    /// The month was signed off already (returned): nothing written.
+    Existing(SignOffRecord),
 }

@@ -219,6 +219,28 @@ pub trait Ledgers: Send + Sync + 'static {
         query: &crate::review::ReviewQuery,
     ) -> Result<crate::review::ReviewFacts, StoreError>;
 
+    /// Records a reviewer's decision on a download, in one transaction with the heads of the
+    /// organization's audit ledger chains locked: `NotFound` (nothing written) when the
+    /// organization's privacy ledger holds no entry `write.decision.entry_id` of activity
+    /// `write.download` with `write.from <= access_time < write.to`;
+    /// [`Decided::Unchanged`](crate::review::Decided) (nothing written) when the latest
+    /// decision on that entry has the same status and reason; otherwise appends the decision
+    /// and `write.record` (with no entries returned) and returns `Written`. Concurrent
+    /// decisions on one entry are taken one after the other.
+    async fn decide_download(
+        &self,
+        write: &crate::review::DecisionWrite,
+    ) -> Result<crate::review::Decided, StoreError>;
+
+    /// Records a month's sign-off, in one transaction: [`SignedOff::Existing`](crate::review::SignedOff)
+    /// with the stored one (nothing written) when the organization's month is signed off
+    /// already; otherwise appends the sign-off and `write.record` (with no entries returned)
+    /// and returns `Written`. Of concurrent sign-offs of one month, exactly one is written.
+    async fn sign_off(
+        &self,
+        write: &crate::review::SignOffWrite,
+    ) -> Result<crate::review::SignedOff, StoreError>;
+
     /// Up to `page.limit` entries of the chain of `page.ledger` of `page.organization`, from
     /// where `page.from` says: those with a position in the order of (position, id), so that a
     /// page never ends between two entries sharing a position unseen; or those stored without

@@ -350,6 +350,24 @@ input! {
 }
 
 input! {
+    /// The input of a decision on a download of a month's review, raw.
+    DecideParams, body: "The body's JSON text, `{\"status\": …, \"reason\": …}`; `None` when the transport found it unusable (and said why in `problems`)." {
+        /// The month, `YYYY-MM`.
+        month: String,
+        /// The download's entry id, in any accepted spelling.
+        entry_id: String,
+    }
+}
+
+input! {
+    /// The input of signing off a month's review, raw.
+    SignOffParams, body: "The body's JSON text, `{\"note\": …}`; `None` when the transport found it unusable (and said why in `problems`)." {
+        /// The month, `YYYY-MM`.
+        month: String,
+    }
+}
+
+input! {
     /// The parameters of reading a user, raw.
     GetUserParams {
         /// The user's identifier, in any accepted spelling.

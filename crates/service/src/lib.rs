@@ -17,7 +17,8 @@
 //! their path or line), the deterministic demo data ([`demo`]) and the verification of the
 //! ledgers' chains ([`verify`]) against the signed checkpoints of their heads ([`checkpoint`]),
 //! their exports as NDJSON that carries the chain ([`export`]), their retention ([`retention`]:
-//! export, signed cut, removal), and the monthly review of the privacy ledger ([`review`]).
+//! export, signed cut, removal), and the monthly review of the privacy ledger ([`review`]),
+//! with its decisions on downloads and its sign-off ([`sign_off`]).
 //!
 //! It depends on `recruit-domain` and `recruit-ports` only: never on a storage adapter, an
 //! HTTP stack or a protocol library.
@@ -38,12 +39,13 @@ pub mod profiles;
 pub mod retention;
 pub mod review;
 mod service;
+pub mod sign_off;
 pub mod verify;
 
 pub use error::{ServiceError, guarded, log_failure};
 pub use input::{
-    Arguments, ExportParams, GetJobParams, GetUserParams, ListParams, NoParams, Param, Place,
-    RecordParams, Shape, UpdateUserParams,
+    Arguments, DecideParams, ExportParams, GetJobParams, GetUserParams, ListParams, NoParams,
+    Param, Place, RecordParams, ReviewParams, Shape, SignOffParams, UpdateUserParams,
 };
 pub use operation::{
     BATCH_BODY_LIMIT, BODY_LIMIT, Body, Caller, Done, Effect, Identity, Method, Operation,

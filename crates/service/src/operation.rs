@@ -20,8 +20,8 @@ use recruit_ports::ApiToken;
 
 use crate::error::ServiceError;
 use crate::input::{
-    Arguments, ExportParams, GetJobParams, GetUserParams, ListParams, NoParams, Param, Place,
-    RecordParams, ReviewParams, Shape, UpdateUserParams,
+    Arguments, DecideParams, ExportParams, GetJobParams, GetUserParams, ListParams, NoParams,
+    Param, Place, RecordParams, ReviewParams, Shape, SignOffParams, UpdateUserParams,
 };
 use crate::limits::{OperationClass, RateLimitStatus};
 
@@ -158,6 +158,10 @@ operations! {
     GetMe(NoParams),
     /// `getPrivacyAccessReview`: a month's review of the privacy ledger.
     GetPrivacyAccessReview(ReviewParams),
+    /// `reviewPrivacyAccessDownload`: a reviewer's decision on a download of a month.
+    ReviewPrivacyAccessDownload(DecideParams),
+    /// `signOffPrivacyAccessReview`: the sign-off of a month's review.
+    SignOffPrivacyAccessReview(SignOffParams),
 }
 
 /// What an operation does to stored data.
@@ -178,19 +182,22 @@ pub enum Method {
     Get,
     /// `POST`.
     Post,
+    /// `PUT`.
+    Put,
     /// `PATCH`.
     Patch,
 }
 
 impl Method {
     /// Every method, in the order an `Allow` field lists them.
-    pub const ALL: [Self; 3] = [Self::Get, Self::Post, Self::Patch];
+    pub const ALL: [Self; 4] = [Self::Get, Self::Post, Self::Put, Self::Patch];
 
     /// The method's name.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Get => "GET",
             Self::Post => "POST",
+            Self::Put => "PUT",
             Self::Patch => "PATCH",
         }
     }
@@ -295,6 +302,18 @@ const LEDGER_READ: Spec = Spec {
     ..READ
 };
 
+/// A record of the review of the ledger: what the review's writes need (the
+/// `audit_logs:review` scope and an owner), the write quota, and their record in the audit
+/// ledgers. Each appends a record and is idempotent by its content.
+const REVIEW_RECORD: Spec = Spec {
+    scope: Some(Scope::AuditLogsReview),
+    permission: READ_AUDIT_LOGS,
+    class: OperationClass::Write,
+    recorded: true,
+    effect: Effect::Append,
+    ..READ
+};
+
 impl OperationKind {
     /// The operation's declaration: everything the interfaces derive it from.
     pub fn spec(self) -> &'static Spec {
@@ -334,6 +353,31 @@ impl OperationKind {
                     params: &[Param::path("month", "month")],
                     statuses: &[200, 400, 401, 403, 413, 429, 500, 503, 504],
                     ..LEDGER_READ
+                };
+                &SPEC
+            }
+            Self::ReviewPrivacyAccessDownload => {
+                const SPEC: Spec = Spec {
+                    operation_id: "reviewPrivacyAccessDownload",
+                    method: Method::Put,
+                    path: "/v1/audit-logs/privacy/reviews/{month}/downloads/{entryId}",
+                    params: &[Param::path("month", "month"), Param::path("entry_id", "entryId")],
+                    body: Body::Json(&["status", "reason"]),
+                    statuses: &[200, 400, 401, 403, 404, 413, 429, 500, 503, 504],
+                    ..REVIEW_RECORD
+                };
+                &SPEC
+            }
+            Self::SignOffPrivacyAccessReview => {
+                const SPEC: Spec = Spec {
+                    operation_id: "signOffPrivacyAccessReview",
+                    method: Method::Post,
+                    path: "/v1/audit-logs/privacy/reviews/{month}/sign-off",
+                    params: &[Param::path("month", "month")],
+                    body: Body::Json(&["note"]),
+                    success: 201,
+                    statuses: &[201, 400, 401, 403, 409, 413, 429, 500, 503, 504],
+                    ..REVIEW_RECORD
                 };
                 &SPEC
             }
@@ -488,6 +532,8 @@ pub enum Outcome {
     Me(Me),
     /// A month's review of the privacy ledger.
     Review(Box<crate::review::Review>),
+    /// A decision on a download of a month's review.
+    DownloadReview(crate::sign_off::DownloadReview),
     /// Accesses recorded: the response of a write, as first sent (and as replayed for a
     /// request with the same idempotency key).
     #[serde(skip)]

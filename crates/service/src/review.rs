@@ -190,6 +190,10 @@ pub struct DownloadSeen {
     pub access_menu_path: String,
     /// From where.
     pub ip_addresses: Vec<String>,
+    /// Where the review of it stands: PENDING until a reviewer decides.
+    pub status: crate::sign_off::DownloadStatus,
+    /// The latest decision on it, if any.
+    pub review: Option<crate::sign_off::DownloadReview>,
 }
 
 /// An export of the privacy ledger through the API, from the API audit ledger: a download of
@@ -290,6 +294,12 @@ pub struct Review {
     pub downloads: Vec<DownloadSeen>,
     /// Every export of the privacy ledger through the API in the month, by time.
     pub ledger_exports: Vec<LedgerExportSeen>,
+    /// The month's sign-off ([`crate::sign_off::SignOff`]) as recorded, if it was signed off.
+    pub sign_off: Option<serde_json::Value>,
+    /// The lowest chain position of the month's entries, where a sign-off's verification
+    /// begins.
+    #[serde(skip)]
+    pub first_position: Option<i64>,
     /// The time zone, to show times in the text for people.
     #[serde(skip)]
     zone: Tz,
@@ -332,6 +342,7 @@ pub async fn review(
     let slot_seconds = hours.as_ref().map_or(zone_slot, |h| h.slot_seconds(zone_slot));
     let query = ReviewQuery {
         organization,
+        month: month.to_string(),
         from,
         to,
         previous_from,
@@ -400,10 +411,21 @@ fn summarise(
                 .push(address.address);
         }
     }
+    // The latest decision on each download: decisions come in the order they were made.
+    let decided: BTreeMap<_, _> = facts
+        .decisions
+        .iter()
+        .filter_map(crate::sign_off::DownloadReview::of)
+        .map(|d| (d.entry_id, d))
+        .collect();
     let downloads: Vec<DownloadSeen> = facts
         .downloads
         .into_iter()
         .map(|entry| DownloadSeen {
+            status: decided
+                .get(&entry.id)
+                .map_or(crate::sign_off::DownloadStatus::Pending, |d| d.status),
+            review: decided.get(&entry.id).cloned(),
             id: entry.id.to_string(),
             account_id: entry.account_id.to_string(),
             access_time: entry.access_time,
@@ -469,6 +491,8 @@ fn summarise(
         weekday_hours,
         downloads,
         ledger_exports,
+        sign_off: facts.sign_off.map(|s| s.body),
+        first_position: facts.first_position,
         zone,
     }
 }
@@ -528,6 +552,15 @@ impl fmt::Display for Review {
                 flags.join(" ")
             )?;
         }
+        match &self.sign_off {
+            Some(s) => writeln!(
+                f,
+                "\nSigned off by {} at {}.",
+                s["signed_by"].as_str().unwrap_or("-"),
+                s["signed_at"].as_str().unwrap_or("-")
+            )?,
+            None => writeln!(f, "\nNot signed off.")?,
+        }
         if self.downloads.is_empty() && self.ledger_exports.is_empty() {
             return writeln!(f, "\nNo downloads this month.");
         }
@@ -536,13 +569,14 @@ impl fmt::Display for Review {
             let subject = serde_json::to_string(&d.data_subject).map_err(|_| fmt::Error)?;
             writeln!(
                 f,
-                "  {}  {}  {}  {}  {}  from {}",
+                "  {}  {}  {}  {}  {}  from {}  {}",
                 self.local(d.access_time),
                 d.account_id,
                 d.id,
                 subject,
                 d.access_menu_path,
-                d.ip_addresses.join(", ")
+                d.ip_addresses.join(", "),
+                d.status.as_str()
             )?;
         }
         for e in &self.ledger_exports {

@@ -25,6 +25,7 @@ use crate::operation::{
 mod authentication;
 mod ledger;
 mod people;
+mod review;
 
 /// The status of a write that created what it was asked to.
 const CREATED: u16 = 201;
@@ -236,6 +237,13 @@ impl Service {
                     .privacy_access_review(&caller, context, params)
                     .await
                     .map(|review| Outcome::Review(Box::new(review))),
+                Operation::ReviewPrivacyAccessDownload(params) => self
+                    .review_download(&caller, context, params)
+                    .await
+                    .map(Outcome::DownloadReview),
+                Operation::SignOffPrivacyAccessReview(params) => {
+                    self.sign_off_review(&caller, context, params).await.map(Outcome::Recorded)
+                }
             },
         };
         match outcome {

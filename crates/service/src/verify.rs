@@ -163,6 +163,41 @@ pub async fn verify(
         .await
 }
 
+/// What verifying a part of a chain found ([`verify_since`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PartReport {
+    /// The position after which the part was verified: that of the latest signed checkpoint
+    /// below the part's first entry, whose hash the part is checked against; 0 when the chain
+    /// was verified from its start.
+    pub anchored_at: i64,
+    /// What was found, from the position after `anchored_at` to the chain's head.
+    #[serde(flatten)]
+    pub report: ChainReport,
+}
+
+/// Verifies the part of `organization`'s chain of `ledger` from the entry at position `from`
+/// to the chain's head, against `anchors`: from the latest checkpoint below `from` signed by
+/// one of `anchors.keys` (its hash trusted as the entries before it), or from the chain's
+/// start when there is none. What is found is what [`verify`] finds in that part.
+pub async fn verify_since(
+    store: &dyn Store,
+    ledger: Ledger,
+    organization: OrganizationId,
+    from: i64,
+    anchors: Anchors<'_>,
+) -> Result<PartReport, StoreError> {
+    let head = store
+        .chain_heads(Some(organization))
+        .await?
+        .into_iter()
+        .find(|h| h.ledger == ledger.as_str() && h.organization_id == organization.uuid());
+    let (position, hash) = head
+        .map_or((0, GENESIS), |h| (h.position, h.hash.as_slice().try_into().unwrap_or(GENESIS)));
+    let report =
+        verify_chain_from(store, &anchors, organization, ledger, (position, hash), from).await?;
+    Ok(report)
+}
+
 /// Verifies one chain, whose head is at `position` with `hash`.
 async fn verify_chain(
     store: &dyn Store,
@@ -172,6 +207,20 @@ async fn verify_chain(
     position: i64,
     hash: Digest,
 ) -> Result<ChainReport, StoreError> {
+    let part = verify_chain_from(store, anchors, org, ledger, (position, hash), 1).await?;
+    Ok(part.report)
+}
+
+/// Verifies one chain, whose head is at `head`, from the latest signed checkpoint below the
+/// position `from` (from the start when there is none, or when `from` is 1).
+async fn verify_chain_from(
+    store: &dyn Store,
+    anchors: &Anchors<'_>,
+    org: OrganizationId,
+    ledger: Ledger,
+    (position, hash): (i64, Digest),
+    from: i64,
+) -> Result<PartReport, StoreError> {
     let mut chain = Chain::new(ledger, org, position, hash);
     if !anchors.keys.is_empty() {
         for c in store.checkpoints(Some(org), Some(ledger)).await? {
@@ -201,13 +250,22 @@ async fn verify_chain(
             chain.anchor(kept.position, digest);
         }
     }
+    // The part begins after the latest checkpoint (signed, and so an anchor) below `from`.
+    let start = chain.anchors.range(..from).next_back().map(|(p, h)| (*p, *h));
+    let linked = match start {
+        Some((at, hash)) => {
+            chain.previous = Some((at, hash.to_vec(), false));
+            ChainFrom::Linked(Some((at, Uuid::max())))
+        }
+        None => ChainFrom::Linked(None),
+    };
     // Every stored entry, linked ones by (position, id) from the lowest position there can
     // be (a forged entry may carry any), then those without a position.
-    for from in [ChainFrom::Linked(None), ChainFrom::Unlinked(None)] {
+    for from in [linked, ChainFrom::Unlinked(None)] {
         let first = ChainPage { ledger, organization: org, from, limit: PAGE };
         read_chain(store, first, &mut chain).await?;
     }
-    Ok(chain.finish())
+    Ok(PartReport { anchored_at: start.map_or(0, |(at, _)| at), report: chain.finish() })
 }
 
 /// Reads the entries of a chain from `page` on into `chain`, a page at a time; the next page

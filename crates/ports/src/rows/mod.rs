@@ -11,6 +11,7 @@
 mod directory;
 mod import;
 mod ledgers;
+mod review;
 
 pub use directory::{TeamMemberColumns, job_record, job_rows};
 pub use import::{DocumentRows, LedgerKeys};
@@ -326,6 +327,29 @@ macro_rules! stored_rows {
                 signed_at: $crate::rows::column::Timestamp,
                 key_id: String,
                 signature: String,
+            }
+            /// A reviewer's decision on a download of a month's review: kept as made, a later
+            /// decision on the same entry added beside it.
+            DownloadDecisionRow in privacy_download_decisions {
+                organization_id: $crate::rows::column::Uuid,
+                id: $crate::rows::column::Uuid,
+                month: String,
+                entry_id: $crate::rows::column::Uuid,
+                status: String,
+                reason: String,
+                user_id: $crate::rows::column::Uuid,
+                token_id: $crate::rows::column::Uuid,
+                decided_at: $crate::rows::column::Timestamp,
+                request_id: String,
+            }
+            /// The sign-off of an organization's month of review, one per month, as signed.
+            SignOffRow in privacy_review_sign_offs {
+                organization_id: $crate::rows::column::Uuid,
+                month: String,
+                user_id: $crate::rows::column::Uuid,
+                signed_at: $crate::rows::column::Timestamp,
+                note: Option<String>,
+                body: $crate::rows::column::Json,
             }
         }
     };

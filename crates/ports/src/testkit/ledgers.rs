@@ -445,6 +445,7 @@ pub async fn a_months_review_counts_its_entries_by_account_and_slot(store: &dyn 
 
     let query = ReviewQuery {
         organization: Id::from_uuid(Uuid::from_u128(ORG_B)),
+        month: "2026-02".into(),
         from: at("2026-02-01T00:00:00Z"),
         to: at("2026-03-01T00:00:00Z"),
         // After the world's own entries, all on 2026-01-01.
@@ -490,4 +491,149 @@ pub async fn a_months_review_counts_its_entries_by_account_and_slot(store: &dyn 
     assert_eq!(facts.downloads, [download.entry]);
     export.api.entries_returned = 7;
     assert_eq!(facts.ledger_exports, [export.api]);
+    // The month's first linked entry, whichever was recorded first.
+    let chain = crate::chain::ChainPage {
+        ledger: recruit_domain::chain::Ledger::Privacy,
+        organization: Id::from_uuid(Uuid::from_u128(ORG_B)),
+        from: crate::chain::ChainFrom::Linked(None),
+        limit: 1000,
+    };
+    let month: Vec<Uuid> = doc.privacy_audit_logs[..4]
+        .iter()
+        .chain([&doc.privacy_audit_logs[6]])
+        .map(|e| e.entry.id.uuid())
+        .collect();
+    let first =
+        store.chain_entries(chain).await.unwrap().into_iter().find(|e| month.contains(&e.id));
+    assert_eq!(facts.first_position, first.and_then(|e| e.position));
+    assert!(facts.first_position.is_some());
+    assert_eq!((facts.decisions, facts.sign_off), (vec![], None), "nothing decided yet");
+}
+
+/// A reviewer's decisions on a month's downloads: written with the request's record, only for
+/// a download of the organization within the month, not again when the latest decision says
+/// the same; listed in the month's facts in the order made. A month's sign-off: written once
+/// with its record; a second is not written, and the first is returned.
+pub async fn a_reviews_decisions_and_sign_off_are_kept_with_their_records(store: &dyn Store) {
+    use crate::review::{
+        Decided, DecisionWrite, DownloadDecision, ReviewQuery, SignOffRecord, SignOffWrite,
+        SignedOff,
+    };
+    use recruit_domain::Id;
+    use recruit_domain::chain::Ledger;
+    use recruit_domain::model::ActivityCategory;
+    loaded(store).await;
+    let at = |s: &str| s.parse::<Timestamp>().unwrap();
+    let entry = |n: u128, time: &str, category: &str| {
+        let mut e = ledger_entry(ORG_B, 200 + n, at(time));
+        e.entry.activity_category = ActivityCategory::from(category);
+        e
+    };
+    let download = entry(1, "2026-02-03T23:00:00Z", "DOWNLOAD");
+    let read = entry(2, "2026-02-04T09:00:00Z", "READ");
+    let later = entry(3, "2026-03-01T00:00:00Z", "DOWNLOAD");
+    let elsewhere = {
+        let mut e = ledger_entry(ORG_A, 204, at("2026-02-05T00:00:00Z"));
+        e.entry.activity_category = ActivityCategory::Download;
+        e
+    };
+    let doc = ImportDocument {
+        privacy_audit_logs: vec![download.clone(), read.clone(), later.clone(), elsewhere.clone()],
+        ..ImportDocument::default()
+    };
+    store.import(&doc).await.unwrap();
+    let org = Id::from_uuid(Uuid::from_u128(ORG_B));
+    let api_head = async || {
+        let heads = store.chain_heads(Some(org)).await.unwrap();
+        heads.into_iter().find(|h| h.ledger == Ledger::Api.as_str()).map_or(0, |h| h.position)
+    };
+    let decision = |n: u128, entry: &crate::LedgerEntry, status: &str, reason: &str| {
+        let record = record(ORG_B, 70 + n);
+        DecisionWrite {
+            decision: DownloadDecision {
+                id: Uuid::from_u128(ORG_B << 64 | 0x900 | n),
+                organization_id: org,
+                month: "2026-02".into(),
+                entry_id: entry.entry.id,
+                status: status.into(),
+                reason: reason.into(),
+                user_id: record.api.user_id,
+                token_id: record.api.token_id,
+                at: at("2026-03-02T09:00:00Z")
+                    .checked_add_duration(std::time::Duration::from_secs(n as u64))
+                    .unwrap(),
+                request_id: format!("req-{n}"),
+            },
+            record,
+            from: at("2026-02-01T00:00:00Z"),
+            to: at("2026-03-01T00:00:00Z"),
+            download: "DOWNLOAD",
+        }
+    };
+    let head = api_head().await;
+    let asked = decision(1, &download, "EXPLANATION_REQUESTED", "Why a whole file?");
+    assert_eq!(store.decide_download(&asked).await.unwrap(), Decided::Written);
+    assert_eq!(api_head().await, head + 1, "the decision's record is linked in the API ledger");
+    let again = decision(2, &download, "EXPLANATION_REQUESTED", "Why a whole file?");
+    assert_eq!(
+        store.decide_download(&again).await.unwrap(),
+        Decided::Unchanged(asked.decision.clone())
+    );
+    assert_eq!(api_head().await, head + 1, "an unchanged decision writes nothing");
+    let confirmed = decision(3, &download, "CONFIRMED", "The hiring committee's packet.");
+    assert_eq!(store.decide_download(&confirmed).await.unwrap(), Decided::Written);
+    for (n, other, why) in [
+        (4, &read, "not a download"),
+        (5, &later, "a download of the next month"),
+        (6, &elsewhere, "another organization's download"),
+    ] {
+        let wrong = decision(n, other, "CONFIRMED", "ok");
+        let refused = store.decide_download(&wrong).await;
+        assert!(matches!(refused, Err(StoreError::NotFound)), "{why}: {refused:?}");
+    }
+    assert_eq!(api_head().await, head + 2);
+    let entries = store
+        .api_audit_entries(&AuditListQuery { organization_id: Some(org), limit: 100 })
+        .await
+        .unwrap();
+    let recorded: Vec<Uuid> = entries.iter().map(|e| e.id).collect();
+    assert!(recorded.contains(&asked.record.api.id) && recorded.contains(&confirmed.record.api.id));
+    assert!(!recorded.contains(&again.record.api.id));
+
+    let signed = |n: u128, note: &str| {
+        let record = record(ORG_B, 80 + n);
+        SignOffWrite {
+            sign_off: SignOffRecord {
+                organization_id: org,
+                month: "2026-02".into(),
+                user_id: record.api.user_id,
+                at: at("2026-03-03T09:00:00Z"),
+                note: Some(note.into()),
+                body: serde_json::json!({ "note": note, "figures": { "downloads": 1 } }),
+            },
+            record,
+        }
+    };
+    let first = signed(1, "All confirmed.");
+    assert_eq!(store.sign_off(&first).await.unwrap(), SignedOff::Written);
+    let second = signed(2, "Once more.");
+    assert_eq!(store.sign_off(&second).await.unwrap(), SignedOff::Existing(first.sign_off.clone()));
+    assert_eq!(api_head().await, head + 3, "only the first sign-off is recorded");
+
+    let query = ReviewQuery {
+        organization: org,
+        month: "2026-02".into(),
+        from: at("2026-02-01T00:00:00Z"),
+        to: at("2026-03-01T00:00:00Z"),
+        previous_from: at("2026-01-10T00:00:00Z"),
+        slot_micros: 3_600_000_000,
+        download: "DOWNLOAD",
+        ledger_export: "exportPrivacyAuditLogs",
+    };
+    let facts = store.review_facts(&query).await.unwrap();
+    assert_eq!(facts.decisions, [asked.decision, confirmed.decision]);
+    assert_eq!(facts.sign_off, Some(first.sign_off));
+    let other =
+        store.review_facts(&ReviewQuery { month: "2026-03".into(), ..query }).await.unwrap();
+    assert_eq!((other.decisions, other.sign_off), (vec![], None));
 }

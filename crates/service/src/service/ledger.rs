@@ -1,6 +1,6 @@
 //! The operations on the privacy audit ledger: listing a page, exporting a window,
 //! recording accesses, and the latest signed checkpoint of its chain; and what the audit
-//! ledgers record of an operation.
+//! ledgers record of an operation. The month's review is in `review.rs`.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -120,7 +120,7 @@ impl Service {
     /// A slot of the heavy reads, exports and reviews: each reads a month or more of the
     /// ledger, so at most [`ServiceConfig::max_exports`] run at once, and past that the
     /// request is RATE_LIMITED with `Retry-After` rather than queued behind them.
-    fn heavy_read(&self) -> Result<tokio::sync::OwnedSemaphorePermit, ServiceError> {
+    pub(super) fn heavy_read(&self) -> Result<tokio::sync::OwnedSemaphorePermit, ServiceError> {
         Arc::clone(&self.exports).try_acquire_owned().map_err(|_| ServiceError {
             retry_after: Some(Duration::from_secs(5)),
             ..ServiceError::new(
@@ -352,53 +352,10 @@ impl Service {
     }
 }
 
-impl Service {
-    /// The review of a month of the caller's organization's privacy ledger
-    /// ([`crate::review`]). Needs what reading the ledger needs; recorded in the audit ledgers
-    /// like a read of the ledger, with the downloads it lists as the entries returned, and
-    /// committed before it returns. It takes a slot of the heavy reads, as an export does.
-    pub(super) async fn privacy_access_review(
-        &self,
-        caller: &Caller,
-        context: &RequestContext,
-        params: crate::input::ReviewParams,
-    ) -> Result<crate::review::Review, ServiceError> {
-        let mut problems = params.problems;
-        let name = context.via.name(OperationKind::GetPrivacyAccessReview, "month");
-        let month = match params.month.parse::<crate::review::Month>() {
-            Ok(month) if problems.is_empty() => month,
-            Ok(_) => return Err(ServiceError::validation(problems)),
-            Err(e) => {
-                problems.push(ErrorDetail::field(name, e.to_string()));
-                return Err(ServiceError::validation(problems));
-            }
-        };
-        let _slot = self.heavy_read()?;
-        let organization = caller.token.organization_id;
-        let review = crate::review::review(self.store.as_ref(), organization, month)
-            .await
-            .map_err(|e| match e {
-                crate::review::ReviewError::Store(e) => ServiceError::from(e),
-                crate::review::ReviewError::Month(_) => {
-                    ServiceError::validation(vec![ErrorDetail::field(
-                        name,
-                        "is out of the range of time recruitd keeps",
-                    )])
-                }
-            })?;
-        let kind = OperationKind::GetPrivacyAccessReview;
-        let filters = serde_json::json!({ "month": review.month });
-        let record = audit_record(caller, context, kind, filters, None);
-        let shown = review.downloads.len() + review.ledger_exports.len();
-        self.store.record_read(&record, shown).await?;
-        Ok(review)
-    }
-}
-
 /// What the audit ledgers record of an operation of `kind` by `caller`: `filters` say what it
 /// asked; a tool call's arguments are recorded as given, or as `arguments` when the operation
 /// gives a summary of them (a write's entries are in the privacy ledger already).
-fn audit_record(
+pub(super) fn audit_record(
     caller: &Caller,
     context: &RequestContext,
     kind: OperationKind,
