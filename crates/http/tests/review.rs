@@ -95,7 +95,7 @@ async fn a_month_is_reviewed_download_by_download_and_signed_off_once() {
 
     let sign = format!("{MONTH}/sign-off");
     let (status, _, refused) = write(&f.api, "POST", &sign, &owner, json!({})).await;
-    assert_eq!(status, StatusCode::BAD_REQUEST, "{refused}");
+    assert_eq!(status, StatusCode::CONFLICT, "{refused}");
     assert_eq!(refused["error"]["details"][0]["field"], "note");
     let reason = refused["error"]["details"][0]["reason"].as_str().unwrap();
     assert!(reason.contains("2 of the month's downloads are not confirmed"), "{reason}");
@@ -235,7 +235,7 @@ async fn a_month_of_an_altered_ledger_is_signed_off_only_with_a_note_and_says_so
     .unwrap();
     let sign = format!("{MONTH}/sign-off");
     let (status, _, refused) = write(&api, "POST", &sign, &owner, json!({})).await;
-    assert_eq!(status, StatusCode::BAD_REQUEST, "{refused}");
+    assert_eq!(status, StatusCode::CONFLICT, "{refused}");
     let reason = refused["error"]["details"][0]["reason"].as_str().unwrap();
     assert!(reason.contains("the chain's verification found a problem"), "{reason}");
     let note = "The forged entry was reported to the security team (ticket 42).";

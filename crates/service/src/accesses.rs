@@ -615,6 +615,24 @@ mod tests {
     }
 
     #[test]
+    fn a_large_count_with_a_zero_fraction_is_read_exactly() {
+        // Above 2^51 a double's step is 0.5: a parser that is off by one step reads this as
+        // 3663933135210398.5, which is no integer.
+        let mut entry = good();
+        entry["data_subject"] = json!({"type": "BULK", "bulk_count": "COUNT",
+            "query": {"type": "SCOPE", "scope": "ALL_ORG_EMPLOYEES"}});
+        let text =
+            json!({"entries": [entry]}).to_string().replace("\"COUNT\"", "3663933135210398.0");
+        let mut problems = vec![];
+        let read = read("op", text.as_bytes(), now(), &mut problems).map(|b| b.entries);
+        assert_eq!(problems, vec![]);
+        assert!(matches!(
+            read.unwrap()[0].entry.data_subject,
+            DataSubject::Bulk { bulk_count: Some(3_663_933_135_210_398), .. }
+        ));
+    }
+
+    #[test]
     fn no_text_holds_the_nul_character() {
         let mut bad = good();
         bad["data_subject"] = json!({"type": "BULK", "bulk_count": null,

@@ -276,8 +276,9 @@ pub struct SignOff {
 }
 
 impl SignOff {
-    /// Why the sign-off needs a note it lacks, if it does: downloads not confirmed, or a
-    /// chain that did not verify.
+    /// Why the month cannot be signed off without a note, when the sign-off lacks one:
+    /// downloads not confirmed, or a chain that did not verify. This is the month's state,
+    /// not the request's form: the same request succeeds once the downloads are confirmed.
     pub fn missing_note(&self) -> Option<String> {
         if self.note.is_some() {
             return None;

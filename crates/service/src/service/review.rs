@@ -133,8 +133,8 @@ impl Service {
     /// scope and an owner. The server adds the reviewer and the time, the month's figures,
     /// the verification of the privacy ledger's chain from the latest signed checkpoint before
     /// the month's entries to its head, and the latest signed checkpoint. A month with
-    /// downloads not confirmed, or whose chain did not verify, needs a note. It takes a slot
-    /// of the heavy reads, as the review does.
+    /// downloads not confirmed, or whose chain did not verify, needs a note: without one,
+    /// CONFLICT naming `note`. It takes a slot of the heavy reads, as the review does.
     ///
     /// A month is signed off once: the same reviewer's same sign-off again is answered with
     /// the one recorded (`Idempotent-Replayed`); any other is CONFLICT.
@@ -185,7 +185,16 @@ impl Service {
         };
         if let Some(why) = sign_off.missing_note() {
             let field = context.via.name(kind, "note");
-            return Err(ServiceError::validation(vec![ErrorDetail::field(field, why)]));
+            return Err(ServiceError {
+                details: vec![ErrorDetail::field(field, &why)],
+                ..ServiceError::new(
+                    ErrorCode::Conflict,
+                    format!(
+                        "The month {month} cannot be signed off without a note: a note {why}. \
+                         Or confirm its downloads first.",
+                    ),
+                )
+            });
         }
         let body = serde_json::to_value(&sign_off).map_err(|e| ServiceError {
             cause: Some(format!("the sign-off could not be serialized: {e}").into()),
