@@ -24,6 +24,7 @@ pub use recruit_ports::StoreError;
 mod queries;
 mod recorder;
 pub mod review;
+pub mod sessions;
 mod statements;
 pub use recorder::{GroupWrite, Recorder};
 pub use statements::{LEDGER_TABLES, retention_plan_sql};

@@ -361,6 +361,20 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    console_sessions (organization_id, id) {
+        organization_id -> Uuid,
+        id -> Uuid,
+        user_id -> Uuid,
+        token_id -> Uuid,
+        secret_hash -> Binary,
+        created_at -> Timestamptz,
+        last_seen_at -> Timestamptz,
+        expires_at -> Timestamptz,
+        ended_at -> Nullable<Timestamptz>,
+    }
+}
+
 diesel::allow_tables_to_appear_in_same_query!(
     ledger_heads,
     ledger_checkpoints,
@@ -385,4 +399,5 @@ diesel::allow_tables_to_appear_in_same_query!(
     job_stages,
     privacy_download_decisions,
     privacy_review_sign_offs,
+    console_sessions,
 );

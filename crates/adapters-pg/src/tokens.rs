@@ -5,9 +5,12 @@ use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel::sql_types;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
-use recruit_domain::{ApiTokenId, OrganizationId, Timestamp};
+use recruit_domain::{ApiTokenId, OrganizationId, Timestamp, Uuid};
 use recruit_ports::rows as neutral;
-use recruit_ports::{ApiToken, NewApiToken, SecretHash, StoreError, TokenHolder, Tokens};
+use recruit_ports::{
+    ApiToken, ConsoleSession, NewApiToken, SecretHash, SessionHolder, StoreError, TokenHolder,
+    Tokens,
+};
 
 use crate::PgStore;
 use crate::error::*;
@@ -96,6 +99,35 @@ impl Tokens for PgStore {
             cache.clear();
         }
         revoked
+    }
+
+    async fn open_session(&self, session: &ConsoleSession) -> Result<(), StoreError> {
+        let row = ConsoleSessionRow::from(neutral::ConsoleSessionRow::new(session));
+        let mut c = self.conn().await?;
+        let inserted =
+            diesel::insert_into(console_sessions::table).values(&row).execute(&mut c).await;
+        inserted.map(drop).map_err(store_error)
+    }
+
+    async fn console_session(&self, hash: &SecretHash) -> Result<SessionHolder, StoreError> {
+        let mut c = self.conn().await?;
+        let row = recruit_adapters_diesel::console_session_query!(hash.0.as_slice())
+            .first(&mut c)
+            .await
+            .map_err(store_error)?;
+        recruit_adapters_diesel::sessions::session_holder(row)
+    }
+
+    async fn touch_session(&self, id: Uuid, at: Timestamp) -> Result<(), StoreError> {
+        let mut c = self.conn().await?;
+        let statement = recruit_adapters_diesel::session_statement!(id, at.as_datetime(), touch);
+        statement.execute(&mut c).await.map(drop).map_err(store_error)
+    }
+
+    async fn end_session(&self, id: Uuid, at: Timestamp) -> Result<(), StoreError> {
+        let mut c = self.conn().await?;
+        let statement = recruit_adapters_diesel::session_statement!(id, at.as_datetime(), end);
+        statement.execute(&mut c).await.map(drop).map_err(store_error)
     }
 
     async fn touch_token(&self, id: ApiTokenId, at: Timestamp) -> Result<(), StoreError> {

@@ -4,9 +4,12 @@
 use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel::sqlite::SqliteConnection;
-use recruit_domain::{ApiTokenId, OrganizationId, Timestamp};
+use recruit_domain::{ApiTokenId, OrganizationId, Timestamp, Uuid};
 use recruit_ports::rows as neutral;
-use recruit_ports::{ApiToken, NewApiToken, SecretHash, StoreError, TokenHolder, Tokens};
+use recruit_ports::{
+    ApiToken, ConsoleSession, NewApiToken, SecretHash, SessionHolder, StoreError, TokenHolder,
+    Tokens,
+};
 
 use crate::SqliteStore;
 use crate::error::TxError;
@@ -71,6 +74,35 @@ impl Tokens for SqliteStore {
         })
         .await
         .map_err(StoreError::from)
+    }
+
+    async fn open_session(&self, session: &ConsoleSession) -> Result<(), StoreError> {
+        let row = ConsoleSessionRow::from(neutral::ConsoleSessionRow::new(session));
+        self.run(move |c| diesel::insert_into(console_sessions::table).values(&row).execute(c))
+            .await
+            .map(drop)
+    }
+
+    async fn console_session(&self, hash: &SecretHash) -> Result<SessionHolder, StoreError> {
+        let hash = hash.0.to_vec();
+        let row = self
+            .run(move |c| recruit_adapters_diesel::console_session_query!(hash).first(c))
+            .await?;
+        recruit_adapters_diesel::sessions::session_holder(row)
+    }
+
+    async fn touch_session(&self, id: Uuid, at: Timestamp) -> Result<(), StoreError> {
+        let (id, at) = (blob(id), at.unix_micros());
+        self.run(move |c| recruit_adapters_diesel::session_statement!(id, at, touch).execute(c))
+            .await
+            .map(drop)
+    }
+
+    async fn end_session(&self, id: Uuid, at: Timestamp) -> Result<(), StoreError> {
+        let (id, at) = (blob(id), at.unix_micros());
+        self.run(move |c| recruit_adapters_diesel::session_statement!(id, at, end).execute(c))
+            .await
+            .map(drop)
     }
 
     async fn touch_token(&self, id: ApiTokenId, at: Timestamp) -> Result<(), StoreError> {

@@ -144,6 +144,26 @@ impl<S: Tokens> Tokens for Faulty<S> {
         self.check_tokens().await?;
         self.inner.tokens(o).await
     }
+    async fn open_session(&self, session: &crate::ConsoleSession) -> Result<(), StoreError> {
+        self.check_tokens().await?;
+        self.inner.open_session(session).await
+    }
+    async fn console_session(&self, hash: &SecretHash) -> Result<crate::SessionHolder, StoreError> {
+        self.check_tokens().await?;
+        self.inner.console_session(hash).await
+    }
+    async fn touch_session(
+        &self,
+        id: recruit_domain::Uuid,
+        at: Timestamp,
+    ) -> Result<(), StoreError> {
+        self.check_tokens().await?;
+        self.inner.touch_session(id, at).await
+    }
+    async fn end_session(&self, id: recruit_domain::Uuid, at: Timestamp) -> Result<(), StoreError> {
+        self.check_tokens().await?;
+        self.inner.end_session(id, at).await
+    }
 }
 
 #[async_trait]

@@ -35,8 +35,9 @@ pub use import::{
     ResumedBatch,
 };
 pub use records::{
-    AccessesWrite, ApiToken, AuditEntry, AuditListQuery, Interface, JobRecord, LedgerEntry,
-    LedgerPage, LedgerPosition, NewApiToken, OrganizationRecord, PoolStatus, PrivacyLogQuery,
-    ProfileUpdate, ReadRecord, SecretHash, TokenHolder, ToolAuditEntry,
+    AccessesWrite, ApiToken, AuditEntry, AuditListQuery, ConsoleSession, Interface, JobRecord,
+    LedgerEntry, LedgerPage, LedgerPosition, NewApiToken, OrganizationRecord, PoolStatus,
+    PrivacyLogQuery, ProfileUpdate, ReadRecord, SecretHash, SessionHolder, TokenHolder,
+    ToolAuditEntry,
 };
 pub use traits::{Directory, Import, Ledgers, Maintenance, Store, Tokens};

@@ -181,6 +181,40 @@ pub struct TokenHolder {
     pub user: User,
 }
 
+/// A session of the review console, stored server-side: the browser holds its secret in a
+/// cookie; the session acts through its token, and ends with it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConsoleSession {
+    /// The session's id.
+    pub id: Uuid,
+    /// The organization.
+    pub organization_id: OrganizationId,
+    /// The user it acts as.
+    pub user_id: UserId,
+    /// The token it acts through: the token pasted at sign-in, or one made for a sign-in by
+    /// link.
+    pub token_id: ApiTokenId,
+    /// The hash of its secret.
+    pub secret_hash: SecretHash,
+    /// When it began.
+    pub created_at: Timestamp,
+    /// When it was last used (written at most once a minute).
+    pub last_seen_at: Timestamp,
+    /// When it ends at the latest.
+    pub expires_at: Timestamp,
+    /// When it was ended (signed out, or found idle), if it was.
+    pub ended_at: Option<Timestamp>,
+}
+
+/// A console session with its token and the user the token acts as, as stored now.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionHolder {
+    /// The session.
+    pub session: ConsoleSession,
+    /// Its token and user.
+    pub holder: TokenHolder,
+}
+
 /// A privacy audit ledger entry with the organization it belongs to. In JSON, the entry's
 /// fields and `organization_id` side by side.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -11,15 +11,15 @@
 
 use async_trait::async_trait;
 use recruit_domain::chain::{Checkpoint, Ledger, RetentionCut};
-use recruit_domain::{ApiTokenId, JobId, OrganizationId, Timestamp, User, UserId};
+use recruit_domain::{ApiTokenId, JobId, OrganizationId, Timestamp, User, UserId, Uuid};
 
 use crate::chain::{ChainEntry, ChainPage, Export, ExportQuery, PlannedCut};
 use crate::rows::LedgerHeadRow;
 use crate::{
-    AccessesWrite, ApiToken, AuditEntry, AuditListQuery, Claim, ImportDocument, ImportError,
-    ImportSummary, JobRecord, KeyClaim, LedgerEntry, LedgerPage, NewApiToken, OrganizationRecord,
-    PrivacyLogQuery, ProfileUpdate, ReadRecord, ResumedBatch, SecretHash, StoreError, TokenHolder,
-    ToolAuditEntry,
+    AccessesWrite, ApiToken, AuditEntry, AuditListQuery, Claim, ConsoleSession, ImportDocument,
+    ImportError, ImportSummary, JobRecord, KeyClaim, LedgerEntry, LedgerPage, NewApiToken,
+    OrganizationRecord, PrivacyLogQuery, ProfileUpdate, ReadRecord, ResumedBatch, SecretHash,
+    SessionHolder, StoreError, TokenHolder, ToolAuditEntry,
 };
 
 /// Organizations, their people, queues and jobs.
@@ -82,6 +82,21 @@ pub trait Tokens: Send + Sync + 'static {
     /// stored time is more than a minute older (or unset), so `last_used_at` is exact to
     /// within a minute. A missing token is not an error.
     async fn touch_token(&self, id: ApiTokenId, at: Timestamp) -> Result<(), StoreError>;
+
+    /// Stores a new console session. `Conflict` when its id or secret hash is taken;
+    /// `NotFound` when its token does not exist in its organization.
+    async fn open_session(&self, session: &ConsoleSession) -> Result<(), StoreError>;
+
+    /// The console session with this secret hash, its token and the token's user, as stored
+    /// now (never from memory: a revoked token or a demoted user shows at once), whatever
+    /// its expiry or end (the caller decides). `NotFound` when no session has this hash.
+    async fn console_session(&self, secret_hash: &SecretHash) -> Result<SessionHolder, StoreError>;
+
+    /// Records that the session was used at `at`; a session ended already is left as it is.
+    async fn touch_session(&self, id: Uuid, at: Timestamp) -> Result<(), StoreError>;
+
+    /// Ends the session at `at`; ending an ended session keeps the first time.
+    async fn end_session(&self, id: Uuid, at: Timestamp) -> Result<(), StoreError>;
 
     /// Every token of the organization (or of all of them), newest first.
     async fn tokens(

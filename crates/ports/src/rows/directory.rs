@@ -548,3 +548,40 @@ impl TokenRow {
         })
     }
 }
+
+impl super::ConsoleSessionRow {
+    /// The row of a session.
+    pub fn new(s: &crate::ConsoleSession) -> Self {
+        Self {
+            organization_id: s.organization_id.uuid(),
+            id: s.id,
+            user_id: s.user_id.uuid(),
+            token_id: s.token_id.uuid(),
+            secret_hash: s.secret_hash.0.to_vec(),
+            created_at: s.created_at,
+            last_seen_at: s.last_seen_at,
+            expires_at: s.expires_at,
+            ended_at: s.ended_at,
+        }
+    }
+
+    /// The session.
+    pub fn into_session(self) -> Result<crate::ConsoleSession, StoreError> {
+        Ok(crate::ConsoleSession {
+            id: self.id,
+            organization_id: Id::from_uuid(self.organization_id),
+            user_id: Id::from_uuid(self.user_id),
+            token_id: Id::from_uuid(self.token_id),
+            secret_hash: SecretHash(
+                self.secret_hash
+                    .as_slice()
+                    .try_into()
+                    .map_err(|_| corrupt("a secret hash is not 32 bytes"))?,
+            ),
+            created_at: self.created_at,
+            last_seen_at: self.last_seen_at,
+            expires_at: self.expires_at,
+            ended_at: self.ended_at,
+        })
+    }
+}

@@ -342,6 +342,19 @@ macro_rules! stored_rows {
                 decided_at: $crate::rows::column::Timestamp,
                 request_id: String,
             }
+            /// A session of the review console: the token it stands for, its secret only as
+            /// a hash.
+            ConsoleSessionRow in console_sessions {
+                organization_id: $crate::rows::column::Uuid,
+                id: $crate::rows::column::Uuid,
+                user_id: $crate::rows::column::Uuid,
+                token_id: $crate::rows::column::Uuid,
+                secret_hash: Vec<u8>,
+                created_at: $crate::rows::column::Timestamp,
+                last_seen_at: $crate::rows::column::Timestamp,
+                expires_at: $crate::rows::column::Timestamp,
+                ended_at: Option<$crate::rows::column::Timestamp>,
+            }
             /// The sign-off of an organization's month of review, one per month, as signed.
             SignOffRow in privacy_review_sign_offs {
                 organization_id: $crate::rows::column::Uuid,

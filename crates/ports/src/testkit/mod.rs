@@ -82,6 +82,7 @@ macro_rules! store_contract_tests {
             a_ledger_batch_written_again_skips_identical_entries_and_refuses_changed_ones,
             import_rejects_missing_references_naming_the_path,
             tokens_are_created_found_by_hash_and_revoked,
+            console_sessions_are_found_with_their_token_and_end_once,
             token_conflicts_and_missing_users_are_reported,
             touching_a_token_records_use_at_most_once_a_minute,
             server_secrets_keep_the_first_value,

@@ -100,3 +100,53 @@ pub async fn touching_a_token_records_use_at_most_once_a_minute(store: &dyn Stor
     assert_eq!(last_used().await, Some(t(1061)));
     store.touch_token(id(0x999), t(2000)).await.unwrap();
 }
+
+/// A console session is found by its secret hash with its token and user as stored now (a
+/// revoked token shows at once); its use is recorded until it ends; ending it keeps the first
+/// time. A session of a token that does not exist is not stored.
+pub async fn console_sessions_are_found_with_their_token_and_end_once(store: &dyn Store) {
+    use crate::ConsoleSession;
+    loaded(store).await;
+    let token = store.create_token(&new_token(ORG_A, 7, Role::Owner)).await.unwrap();
+    let session = ConsoleSession {
+        id: recruit_domain::Uuid::from_u128(0x5E55),
+        organization_id: org_id(ORG_A),
+        user_id: user_id(ORG_A, Role::Owner),
+        token_id: token.id,
+        secret_hash: SecretHash([0x55; 32]),
+        created_at: t(10),
+        last_seen_at: t(10),
+        expires_at: t(10 + 8 * 3600),
+        ended_at: None,
+    };
+    store.open_session(&session).await.unwrap();
+    let found = store.console_session(&session.secret_hash).await.unwrap();
+    assert_eq!((&found.session, &found.holder.token), (&session, &token));
+    assert_eq!(found.holder.user.role, Role::Owner);
+    assert_not_found(store.console_session(&SecretHash([0x56; 32])).await, "unknown secret");
+
+    store.touch_session(session.id, t(70)).await.unwrap();
+    let touched = store.console_session(&session.secret_hash).await.unwrap().session;
+    assert_eq!(touched.last_seen_at, t(70));
+    store.revoke_token(token.id, t(80)).await.unwrap();
+    let revoked = store.console_session(&session.secret_hash).await.unwrap();
+    assert_eq!(revoked.holder.token.revoked_at, Some(t(80)), "never an older copy");
+
+    store.end_session(session.id, t(90)).await.unwrap();
+    store.end_session(session.id, t(95)).await.unwrap();
+    store.touch_session(session.id, t(99)).await.unwrap();
+    let ended = store.console_session(&session.secret_hash).await.unwrap().session;
+    assert_eq!((ended.ended_at, ended.last_seen_at), (Some(t(90)), t(70)));
+
+    let orphan = ConsoleSession {
+        id: recruit_domain::Uuid::from_u128(0x5E56),
+        token_id: id(0x999),
+        secret_hash: SecretHash([0x57; 32]),
+        ..session.clone()
+    };
+    assert!(store.open_session(&orphan).await.is_err(), "a session needs its token");
+    assert!(
+        matches!(store.open_session(&session).await, Err(StoreError::Conflict(_))),
+        "a session is stored once"
+    );
+}
