@@ -23,6 +23,7 @@ use crate::operation::{
 };
 
 mod authentication;
+mod console;
 mod ledger;
 mod people;
 mod review;
@@ -52,6 +53,8 @@ pub struct ServiceConfig {
     /// How many batches of accesses are written at once, and how long a batch waits for its
     /// turn.
     pub batch_writes: BatchWrites,
+    /// How long the review console's sessions last.
+    pub console_sessions: crate::console::SessionLimits,
 }
 
 /// How many batches of recorded accesses are read and written at once. Each holds its entries
@@ -102,6 +105,7 @@ impl ServiceConfig {
             ledger_retention: recruit_domain::Retention::DEFAULT,
             max_exports: 2,
             batch_writes: BatchWrites::DEFAULT,
+            console_sessions: crate::console::SessionLimits::DEFAULT,
         }
     }
 }

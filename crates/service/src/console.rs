@@ -1,0 +1,102 @@
+//! The review console's sessions: what a sign-in opens, what a session's cookie stands for,
+//! and when it ends. A session is kept server-side (its secret only as a hash) and acts
+//! through a token: the token an owner pasted, or one made for a sign-in by a one-time link.
+//! It ends after [`SessionLimits::idle`] without use, after [`SessionLimits::longest`] at the
+//! latest, at sign-out, and at once when its token is revoked or expires or its user no longer
+//! holds READ_AUDIT_LOGS: each use reads the session, the token and the user as stored.
+
+use std::time::Duration;
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use rand::RngExt;
+use recruit_ports::SecretHash;
+use sha2::{Digest, Sha256};
+
+/// How long sessions last.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SessionLimits {
+    /// How long a session lasts without use.
+    pub idle: Duration,
+    /// How long a session lasts at most.
+    pub longest: Duration,
+}
+
+impl SessionLimits {
+    /// 30 minutes idle, 8 hours at most.
+    pub const DEFAULT: Self =
+        Self { idle: Duration::from_secs(30 * 60), longest: Duration::from_secs(8 * 3600) };
+}
+
+/// The prefix of a session's secret: not an API token's, so that neither is taken for the
+/// other.
+pub const SESSION_PREFIX: &str = "rcs_";
+
+/// A new session secret and its hash.
+pub fn generate_session_secret() -> (String, SecretHash) {
+    let bytes: [u8; 32] = rand::rng().random();
+    let secret = format!("{SESSION_PREFIX}{}", URL_SAFE_NO_PAD.encode(bytes));
+    let hash = crate::auth::hash_secret(&secret);
+    (secret, hash)
+}
+
+/// Whether `candidate` has the shape of a session secret.
+pub fn looks_like_session_secret(candidate: &str) -> bool {
+    candidate.len() == SESSION_PREFIX.len() + 43
+        && candidate.starts_with(SESSION_PREFIX)
+        && candidate[SESSION_PREFIX.len()..]
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+/// The CSRF token of the session whose secret is `secret`: derived from the secret, which only
+/// the session's HttpOnly cookie carries, so a page of another site can neither read nor
+/// compute it.
+pub fn csrf_token(secret: &str) -> String {
+    let digest = Sha256::digest(format!("recruitd console csrf\n{secret}").as_bytes());
+    URL_SAFE_NO_PAD.encode(digest)
+}
+
+/// How a reviewer signs in.
+#[derive(Clone, Copy, Debug)]
+pub enum SignIn<'a> {
+    /// With an API token of theirs, pasted: the session acts through it.
+    Token(&'a str),
+    /// With a one-time link: its token is spent, and the session gets a token of its own.
+    Link(&'a str),
+}
+
+/// A session just opened.
+#[derive(Clone, Debug)]
+pub struct OpenedSession {
+    /// The secret for the session's cookie; shown once, never stored.
+    pub secret: String,
+    /// When it ends at the latest.
+    pub expires_at: recruit_domain::Timestamp,
+}
+
+/// The caller behind a session's cookie.
+#[derive(Clone, Debug)]
+pub struct ConsoleCaller {
+    /// The token and the user the session acts as.
+    pub caller: crate::Caller,
+    /// The session's CSRF token, which its forms carry.
+    pub csrf: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn session_secrets_are_their_own_shape_and_their_csrf_tokens_differ() {
+        let (a, hash) = generate_session_secret();
+        let (b, _) = generate_session_secret();
+        assert!(looks_like_session_secret(&a) && looks_like_session_secret(&b));
+        assert!(!crate::auth::looks_like_secret(&a), "a session secret is no API token");
+        assert!(!looks_like_session_secret(&crate::auth::generate_secret().0));
+        assert_eq!(crate::auth::hash_secret(&a), hash);
+        assert_ne!(csrf_token(&a), csrf_token(&b));
+        assert_eq!(csrf_token(&a), csrf_token(&a));
+    }
+}

@@ -1,0 +1,207 @@
+//! Opening, using and ending the review console's sessions ([`crate::console`]).
+
+use std::net::IpAddr;
+use std::time::Duration;
+
+use recruit_domain::{ErrorCode, Permission, Scope, Timestamp, UserId, Uuid};
+use recruit_ports::{ConsoleSession, StoreError};
+
+use super::Service;
+use crate::console::{ConsoleCaller, OpenedSession, SignIn};
+use crate::error::ServiceError;
+use crate::operation::Caller;
+
+/// How often a session's last use is written.
+const TOUCH_INTERVAL: Duration = Duration::from_secs(60);
+
+/// The scopes a session made for a sign-in by link may hold, of those its link holds.
+const CONSOLE_SCOPES: [Scope; 2] = [Scope::AuditLogsRead, Scope::AuditLogsReview];
+
+impl Service {
+    /// Opens a console session. The credential must be a live API token with the
+    /// `audit_logs:read` scope acting for a user holding READ_AUDIT_LOGS (an owner); failures
+    /// are charged to the client's address as failed authentications are. A pasted token is
+    /// the session's token, and the session ends no later than it; a link's token is spent
+    /// (revoked) and the session gets a token of its own, holding the link's console scopes.
+    pub async fn open_console_session(
+        &self,
+        sign_in: SignIn<'_>,
+        client_ip: Option<IpAddr>,
+    ) -> Result<OpenedSession, ServiceError> {
+        let secret = match sign_in {
+            SignIn::Token(s) | SignIn::Link(s) => s,
+        };
+        let caller = self.authenticate(Some(secret), client_ip).await?;
+        console_rights(&caller)?;
+        let now = Timestamp::now();
+        let limits = self.config.console_sessions;
+        let longest = now.checked_add_duration(limits.longest).unwrap_or(Timestamp::MAX);
+        let (token, expires_at) = match sign_in {
+            SignIn::Token(_) => {
+                let ends = caller.token.expires_at.map_or(longest, |at| at.min(longest));
+                (caller.token.id, ends)
+            }
+            SignIn::Link(_) => {
+                let spent = self.store.revoke_token(caller.token.id, now).await?;
+                if spent.revoked_at != Some(now) {
+                    // Another sign-in spent the link first.
+                    return Err(ServiceError::unauthenticated());
+                }
+                let scopes: Vec<Scope> = CONSOLE_SCOPES
+                    .into_iter()
+                    .filter(|s| caller.token.scopes.contains(s))
+                    .collect();
+                let (token, _) = self
+                    .create_token(
+                        caller.token.organization_id,
+                        caller.user.id,
+                        "console session".into(),
+                        scopes,
+                        Some(longest),
+                    )
+                    .await?;
+                (token.id, longest)
+            }
+        };
+        let (secret, secret_hash) = crate::console::generate_session_secret();
+        let session = ConsoleSession {
+            id: Uuid::now_v7(),
+            organization_id: caller.token.organization_id,
+            user_id: caller.user.id,
+            token_id: token,
+            secret_hash,
+            created_at: now,
+            last_seen_at: now,
+            expires_at,
+            ended_at: None,
+        };
+        self.store.open_session(&session).await?;
+        Ok(OpenedSession { secret, expires_at })
+    }
+
+    /// The caller a session's cookie stands for. A secret of no session, or of one that ended
+    /// (signed out, idle, past its longest, its token revoked or expired, its user no longer
+    /// an owner), is UNAUTHENTICATED and charged to the client's address; a session found idle
+    /// or without its rights is ended then. Its use is recorded at most once a minute.
+    pub async fn console_caller(
+        &self,
+        secret: &str,
+        client_ip: Option<IpAddr>,
+    ) -> Result<ConsoleCaller, ServiceError> {
+        self.limits.before_authentication(client_ip)?;
+        match self.session_caller(secret).await {
+            Err(e) if e.code == ErrorCode::Unauthenticated => {
+                let rate_limit = self.limits.failed_authentication(client_ip)?;
+                Err(ServiceError { rate_limit: rate_limit.map(Box::new), ..e })
+            }
+            found => found,
+        }
+    }
+
+    async fn session_caller(&self, secret: &str) -> Result<ConsoleCaller, ServiceError> {
+        if !crate::console::looks_like_session_secret(secret) {
+            return Err(session_over("The console session is not known: sign in again."));
+        }
+        let found = match self.store.console_session(&crate::auth::hash_secret(secret)).await {
+            Ok(found) => found,
+            Err(StoreError::NotFound) => {
+                return Err(session_over("The console session is not known: sign in again."));
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let (session, holder) = (found.session, found.holder);
+        let now = Timestamp::now();
+        let idle = self.config.console_sessions.idle;
+        let idle_since = now.unix_micros() - session.last_seen_at.unix_micros();
+        let why = if session.ended_at.is_some() {
+            Some("The console session ended: sign in again.")
+        } else if session.expires_at <= now {
+            Some("The console session reached its longest time: sign in again.")
+        } else if idle_since >= i64::try_from(idle.as_micros()).unwrap_or(i64::MAX) {
+            Some("The console session ended after a time without use: sign in again.")
+        } else if holder.token.revoked_at.is_some()
+            || holder.token.expires_at.is_some_and(|at| at <= now)
+        {
+            Some("The console session's token was revoked or expired: sign in again.")
+        } else {
+            None
+        };
+        let caller = Caller { token: holder.token, user: holder.user };
+        let why = why.or_else(|| {
+            console_rights(&caller).err().map(|_| {
+                "The console session's user no longer reads the privacy ledger: sign in as an \
+                 owner."
+            })
+        });
+        if let Some(why) = why {
+            if session.ended_at.is_none() {
+                self.store.end_session(session.id, now).await?;
+            }
+            return Err(session_over(why));
+        }
+        if idle_since >= i64::try_from(TOUCH_INTERVAL.as_micros()).unwrap_or(i64::MAX) {
+            // Best effort: a session whose use is not written ends sooner, never later.
+            let _ = self.store.touch_session(session.id, now).await;
+        }
+        Ok(ConsoleCaller { caller, csrf: crate::console::csrf_token(secret) })
+    }
+
+    /// Ends the session whose cookie holds `secret` (signing out); an unknown or ended one is
+    /// left as it is.
+    pub async fn end_console_session(&self, secret: &str) -> Result<(), ServiceError> {
+        if !crate::console::looks_like_session_secret(secret) {
+            return Ok(());
+        }
+        match self.store.console_session(&crate::auth::hash_secret(secret)).await {
+            Ok(found) => Ok(self.store.end_session(found.session.id, Timestamp::now()).await?),
+            Err(StoreError::NotFound) => Ok(()),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// A one-time sign-in link's secret for `user` (operators' tooling, not the API): a token
+    /// with the console's scopes that lasts `ttl`, spent by the first sign-in. The user must
+    /// hold READ_AUDIT_LOGS.
+    pub async fn console_link(&self, user: UserId, ttl: Duration) -> Result<String, ServiceError> {
+        let found = match self.store.find_user(user).await {
+            Ok(found) => found,
+            Err(StoreError::NotFound) => return Err(ServiceError::not_found("user")),
+            Err(e) => return Err(e.into()),
+        };
+        if !found.role.holds(Permission::ReadAuditLogs) {
+            return Err(ServiceError::permission_denied(
+                "Only owners review the privacy ledger: a sign-in link is for an owner.",
+            ));
+        }
+        let expires = Timestamp::now().checked_add_duration(ttl).unwrap_or(Timestamp::MAX);
+        let name = "console sign-in link".to_owned();
+        let (_, secret) = self
+            .create_token(
+                found.organization_id,
+                found.id,
+                name,
+                CONSOLE_SCOPES.to_vec(),
+                Some(expires),
+            )
+            .await?;
+        Ok(secret)
+    }
+}
+
+/// Whether `caller` may use the console: the `audit_logs:read` scope and READ_AUDIT_LOGS.
+fn console_rights(caller: &Caller) -> Result<(), ServiceError> {
+    caller.require(Some(Scope::AuditLogsRead))?;
+    if caller.user.role.holds(Permission::ReadAuditLogs) {
+        Ok(())
+    } else {
+        Err(ServiceError::permission_denied(
+            "The console reviews the privacy ledger, which only owners read: sign in with an \
+             owner's token.",
+        ))
+    }
+}
+
+/// A session that is over, or never was.
+fn session_over(why: &str) -> ServiceError {
+    ServiceError::new(ErrorCode::Unauthenticated, why)
+}
