@@ -65,7 +65,11 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("recruit-adapters-pg", &["recruit-domain", "recruit-ports", "recruit-adapters-diesel"]),
     ("recruit-adapters-sqlite", &["recruit-domain", "recruit-ports", "recruit-adapters-diesel"]),
     ("recruit-mcp", &["recruit-domain", "recruit-service"]),
-    ("recruit-http", &["recruit-domain", "recruit-ports", "recruit-service", "recruit-mcp"]),
+    ("recruit-console", &["recruit-domain", "recruit-service"]),
+    (
+        "recruit-http",
+        &["recruit-domain", "recruit-ports", "recruit-service", "recruit-mcp", "recruit-console"],
+    ),
     (
         "recruitd",
         &[
@@ -75,6 +79,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "recruit-adapters-pg",
             "recruit-adapters-sqlite",
             "recruit-mcp",
+            "recruit-console",
             "recruit-http",
         ],
     ),
@@ -108,6 +113,8 @@ const DEV_ONLY: &[(&str, &str, &str)] = &[
         "its examples measure import throughput and make benchmark data on PostgreSQL",
     ),
     ("recruit-http", "recruit-adapters-sqlite", "its tests answer requests from a real store"),
+    ("recruit-console", "recruit-adapters-sqlite", "its tests render pages from a real store"),
+    ("recruit-console", "recruit-ports", "its tests load the ports' test world"),
     ("recruit-adapters-pg", "recruit-adapters-pg", "its tests use its own `testkit` feature"),
     (
         "recruit-adapters-sqlite",

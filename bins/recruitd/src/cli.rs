@@ -103,6 +103,35 @@ pub(crate) enum Command {
     /// Keep the ledgers: retention.
     #[command(subcommand)]
     Ledger(LedgerCommand),
+    /// The review console at `/console`.
+    #[command(subcommand)]
+    Console(ConsoleCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum ConsoleCommand {
+    /// Print a one-time sign-in link to the review console for an owner: it lasts `--ttl`,
+    /// and its first use spends it.
+    Link {
+        /// The owner who signs in.
+        #[arg(long)]
+        user: UserId,
+        /// How long the link may be used.
+        #[arg(long, default_value = "15m", value_parser = humantime::parse_duration)]
+        ttl: Duration,
+        /// The URL browsers reach the server at, as the server's `--public-base-url`.
+        #[arg(long, env = "RECRUITD_PUBLIC_BASE_URL", default_value = "http://127.0.0.1:8080")]
+        public_base_url: String,
+    },
+}
+
+/// On or off.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Switch {
+    /// On.
+    On,
+    /// Off.
+    Off,
 }
 
 #[derive(Debug, Subcommand)]
@@ -142,6 +171,9 @@ pub(crate) struct ServeArgs {
     /// no `Origin` (agents, command-line tools) are not affected.
     #[arg(long, env = "RECRUITD_MCP_ALLOWED_ORIGINS", value_delimiter = ',')]
     pub(crate) mcp_allowed_origins: Vec<String>,
+    /// Whether the review console is served at `/console`.
+    #[arg(long, env = "RECRUITD_CONSOLE", value_enum, default_value = "on")]
+    pub(crate) console: Switch,
     /// How long in-flight requests may finish after SIGTERM or SIGINT.
     #[arg(long, env = "RECRUITD_SHUTDOWN_GRACE", default_value = "10s", value_parser = humantime::parse_duration)]
     pub(crate) shutdown_grace: Duration,

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use clap::Parser;
 
-use crate::cli::{AuditCommand, Cli, Command, LedgerCommand};
+use crate::cli::{AuditCommand, Cli, Command, ConsoleCommand, LedgerCommand};
 use crate::commands::{audit, import, ledger, mcp, serve, token};
 use crate::wiring::{Opened, checkpoint_key, open_store, service};
 
@@ -79,6 +79,13 @@ async fn run(
             import::import(store.as_ref(), &files, batch_size as usize).await
         }
         Command::Token(command) => token::token(store, command).await,
+        Command::Console(ConsoleCommand::Link { user, ttl, public_base_url }) => {
+            let link = recruit_service::console::sign_in_link(store.as_ref(), user, ttl)
+                .await
+                .map_err(|e| Failure(e.message))?;
+            crate::output::print(&recruit_console::Console::link_url(&public_base_url, &link));
+            Ok(())
+        }
         Command::Ledger(LedgerCommand::Retention { export_dir, dry_run, json }) => {
             let key = checkpoint_key(cli.checkpoint_key.as_deref())?;
             let period = cli.ledger_retention;

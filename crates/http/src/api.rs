@@ -74,13 +74,15 @@ pub struct HttpConfig {
     /// `https://agent.example.com`). A request to `/mcp` with any other `Origin` is refused;
     /// requests without one (agents, command-line clients) are not affected.
     pub mcp_allowed_origins: Vec<String>,
+    /// Whether the review console is served at `/console`.
+    pub console: bool,
 }
 
 impl HttpConfig {
     /// Defaults: 10 s per request, 10 s for headers, 16 KiB heads, 10 s grace,
     /// idle connections closed after 30 s, at most 4 096 connections (a quarter of them per
     /// client address), no origin allowed to call
-    /// the tool interface from a browser.
+    /// the tool interface from a browser, the review console served.
     pub fn new(public_base_url: impl Into<String>) -> Self {
         Self {
             public_base_url: public_base_url.into(),
@@ -93,6 +95,7 @@ impl HttpConfig {
             max_connections_per_address: None,
             trusted_proxies: vec![],
             mcp_allowed_origins: vec![],
+            console: true,
         }
     }
 }
@@ -103,6 +106,7 @@ pub struct Api {
     config: HttpConfig,
     metrics: Metrics,
     mcp: TowerToHyperService<McpService>,
+    console: Option<recruit_console::Console>,
 }
 
 impl std::fmt::Debug for Api {
@@ -158,7 +162,14 @@ impl Api {
             deadline: config.request_deadline,
         };
         let mcp = TowerToHyperService::new(Tools::http(Arc::clone(&service), tools));
-        Self { service, config, metrics, mcp }
+        let console = config.console.then(|| {
+            let console = recruit_console::ConsoleConfig {
+                public_base_url: config.public_base_url.clone(),
+                deadline: config.request_deadline,
+            };
+            recruit_console::Console::new(Arc::clone(&service), console)
+        });
+        Self { service, config, metrics, mcp, console }
     }
 
     /// Reports the database pool's numbers in the metrics, read from `status` at every scrape.
@@ -241,6 +252,7 @@ impl Api {
             Routing::Api(kind, _) => kind.spec().path,
             Routing::Public(_, t) | Routing::MethodNotAllowed(t, _) => t,
             Routing::Mcp => "/mcp",
+            Routing::Console => "/console",
             Routing::NotFound => "unknown",
         };
         // A known path asked with a method it does not serve: 405 with `Allow`, as HTTP
@@ -474,6 +486,25 @@ impl Api {
                 });
                 let keys = keys.inspect_err(|e| log_failure(request_id, e))?;
                 return Ok(render::ok(keys, "application/jwk-set+json"));
+            }
+            Routing::Console => {
+                let Some(console) = &self.console else {
+                    return Err(ServiceError::not_found("page"));
+                };
+                let (parts, body) = request.into_parts();
+                let body = self.read_body(body, BODY_LIMIT).await?;
+                let answer = console
+                    .handle(recruit_console::ConsoleRequest {
+                        method: &parts.method,
+                        uri: &parts.uri,
+                        headers: &parts.headers,
+                        body,
+                        client_ip,
+                        request_id,
+                    })
+                    .await;
+                let (parts, page) = answer.into_parts();
+                return Ok(Response::from_parts(parts, Body::from(bytes::Bytes::from(page))));
             }
             Routing::Mcp => {
                 return self.mcp(request, request_id, client_ip, until, organization).await;

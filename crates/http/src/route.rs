@@ -39,6 +39,8 @@ pub(crate) enum Routing {
     Public(Public, &'static str),
     /// `POST /mcp`: the tool interface.
     Mcp,
+    /// A page of the review console: `/console` and below.
+    Console,
     /// A known path (its template) with a method it does not serve, and those it does.
     MethodNotAllowed(&'static str, &'static str),
     /// No such path.
@@ -144,6 +146,9 @@ pub(crate) fn route(method: &Method, path: &str) -> Routing {
         } else {
             Routing::MethodNotAllowed(template, "GET")
         };
+    }
+    if path == "/console" || path.starts_with("/console/") {
+        return Routing::Console;
     }
     if path == "/mcp" {
         return if method == Method::POST {

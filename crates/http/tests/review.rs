@@ -253,3 +253,23 @@ async fn a_month_of_an_altered_ledger_is_signed_off_only_with_a_note_and_says_so
     );
     assert_eq!(signed["note"], note);
 }
+
+/// The review console is served under `/console` with its security headers, and not at all
+/// when turned off.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_console_is_served_under_console_unless_turned_off() {
+    let f = Fixture::with(|_| {}).await;
+    let (status, response, _) = f.get("/console/sign-in", None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(response.headers()["content-type"], "text/html; charset=utf-8");
+    assert!(response.headers()["content-security-policy"].to_str().unwrap().contains("'none'"));
+    assert!(response.headers().contains_key("x-request-id"));
+    let (status, response, _) = f.get("/console/assets/console.css", None).await;
+    assert_eq!(
+        (status, &response.headers()["content-type"]),
+        (StatusCode::OK, &"text/css; charset=utf-8".parse::<hyper::header::HeaderValue>().unwrap())
+    );
+    let off = Fixture::with(|http| http.console = false).await;
+    let (status, _, body) = off.get("/console/sign-in", None).await;
+    assert_eq!((status, &body["error"]["code"]), (StatusCode::NOT_FOUND, &json!("NOT_FOUND")));
+}

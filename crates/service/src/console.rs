@@ -10,8 +10,47 @@ use std::time::Duration;
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use rand::RngExt;
+use recruit_domain::{Permission, Scope, Timestamp, UserId};
 use recruit_ports::SecretHash;
+use recruit_ports::{Store, StoreError};
 use sha2::{Digest, Sha256};
+
+/// The scopes a session made for a sign-in by link may hold, of those its link holds.
+pub const CONSOLE_SCOPES: [Scope; 2] = [Scope::AuditLogsRead, Scope::AuditLogsReview];
+
+/// A one-time sign-in link's secret for `user` (operators' tooling, not the API): a token with
+/// the console's scopes that lasts `ttl`, spent by the first sign-in. The user must hold
+/// READ_AUDIT_LOGS (an owner).
+pub async fn sign_in_link(
+    store: &dyn Store,
+    user: UserId,
+    ttl: Duration,
+) -> Result<String, crate::ServiceError> {
+    let found = match store.find_user(user).await {
+        Ok(found) => found,
+        Err(StoreError::NotFound) => return Err(crate::ServiceError::not_found("user")),
+        Err(e) => return Err(e.into()),
+    };
+    if !found.role.holds(Permission::ReadAuditLogs) {
+        return Err(crate::ServiceError::permission_denied(
+            "Only owners review the privacy ledger: a sign-in link is for an owner.",
+        ));
+    }
+    let expires = Timestamp::now().checked_add_duration(ttl).unwrap_or(Timestamp::MAX);
+    let name = "console sign-in link".to_owned();
+    let tokens: &dyn recruit_ports::Tokens = store;
+    let scopes = CONSOLE_SCOPES.to_vec();
+    let (_, secret) = crate::auth::create_token(
+        tokens,
+        found.organization_id,
+        found.id,
+        name,
+        scopes,
+        Some(expires),
+    )
+    .await?;
+    Ok(secret)
+}
 
 /// How long sessions last.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -10,7 +10,7 @@ use recruit_domain::model::Role;
 use recruit_domain::{ErrorCode, OrganizationId, Scope, Uuid};
 use recruit_ports::Tokens;
 use recruit_ports::testkit::{ORG_A, user_id};
-use recruit_service::console::{SessionLimits, SignIn};
+use recruit_service::console::{SessionLimits, SignIn, sign_in_link};
 use recruit_service::cursor::CursorKey;
 use recruit_service::{Service, ServiceConfig, ServiceError};
 
@@ -120,7 +120,7 @@ async fn a_session_ends_when_idle_and_when_it_reaches_its_longest() {
 async fn a_sign_in_link_opens_one_session_only() {
     let w = world(SessionLimits::DEFAULT).await;
     let owner = user_id(ORG_A, Role::Owner);
-    let link = w.service.console_link(owner, Duration::from_secs(900)).await.unwrap();
+    let link = sign_in_link(&w.store, owner, Duration::from_secs(900)).await.unwrap();
     let opened = w.service.open_console_session(SignIn::Link(&link), None).await.unwrap();
     let session = w.service.console_caller(&opened.secret, None).await.unwrap();
     assert_eq!(session.caller.user.id, owner);
@@ -129,6 +129,6 @@ async fn a_sign_in_link_opens_one_session_only() {
     let spent = w.service.open_console_session(SignIn::Link(&link), None).await;
     assert_eq!(code(spent), ErrorCode::Unauthenticated);
     let member =
-        w.service.console_link(user_id(ORG_A, Role::Member), Duration::from_secs(900)).await;
+        sign_in_link(&w.store, user_id(ORG_A, Role::Member), Duration::from_secs(900)).await;
     assert_eq!(code(member), ErrorCode::PermissionDenied);
 }

@@ -17,6 +17,9 @@ use crate::output::print;
 /// How often a serving replica purges expired idempotency keys.
 const KEY_PURGE_INTERVAL: Duration = Duration::from_secs(600);
 
+/// How long the demo's console sign-in link lasts.
+const LINK_TTL: Duration = Duration::from_secs(15 * 60);
+
 pub(crate) async fn serve(
     store: Arc<dyn Store>,
     service: Arc<Service>,
@@ -34,7 +37,7 @@ pub(crate) async fn serve(
     let address = listener.local_addr()?;
     let public = args.public_base_url.unwrap_or_else(|| format!("http://{address}"));
     if args.demo {
-        demo(&service, &public).await?;
+        demo(&service, &public, args.console == crate::cli::Switch::On).await?;
     }
     // Idempotency keys past their 24 hours are purged every ten minutes.
     let purging = Arc::clone(&service);
@@ -117,6 +120,7 @@ pub(crate) async fn serve(
     let mut http = HttpConfig::new(public);
     http.request_deadline = args.service.request_deadline;
     http.mcp_allowed_origins = args.mcp_allowed_origins;
+    http.console = args.console == crate::cli::Switch::On;
     http.shutdown_grace = args.shutdown_grace;
     http.idle_timeout = args.idle_timeout;
     http.max_connections = args.max_connections as usize;
@@ -135,7 +139,7 @@ pub(crate) async fn serve(
 
 /// Loads the demo into an empty database and prints how to use it; on a database that holds
 /// data, says so and changes nothing.
-async fn demo(service: &Service, public: &str) -> Result<(), Failure> {
+async fn demo(service: &Service, public: &str, console: bool) -> Result<(), Failure> {
     use recruit_service::demo::{self, DemoConfig};
     let started = std::time::Instant::now();
     let config = DemoConfig::quick_start(Timestamp::now());
@@ -175,6 +179,17 @@ async fn demo(service: &Service, public: &str) -> Result<(), Failure> {
     ));
     print(&format!("Listening on {public}\n"));
     print(&format!("Owner token (every scope; {}):\n  {owner_token}", owner.name));
+    if console {
+        let link =
+            recruit_service::console::sign_in_link(service.store().as_ref(), owner.id, LINK_TTL)
+                .await
+                .map_err(|e| Failure(format!("the console's sign-in link: {}", e.message)))?;
+        print(&format!(
+            "Review console sign-in link ({}, one use, 15 minutes):\n  {}",
+            owner.name,
+            recruit_console::Console::link_url(public, &link)
+        ));
+    }
     print(&format!(
         "Member token (every scope, but not an owner; {}):\n  {member_token}\n",
         member.name

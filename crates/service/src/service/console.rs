@@ -3,7 +3,7 @@
 use std::net::IpAddr;
 use std::time::Duration;
 
-use recruit_domain::{ErrorCode, Permission, Scope, Timestamp, UserId, Uuid};
+use recruit_domain::{ErrorCode, Permission, Scope, Timestamp, Uuid};
 use recruit_ports::{ConsoleSession, StoreError};
 
 use super::Service;
@@ -15,7 +15,7 @@ use crate::operation::Caller;
 const TOUCH_INTERVAL: Duration = Duration::from_secs(60);
 
 /// The scopes a session made for a sign-in by link may hold, of those its link holds.
-const CONSOLE_SCOPES: [Scope; 2] = [Scope::AuditLogsRead, Scope::AuditLogsReview];
+use crate::console::CONSOLE_SCOPES;
 
 impl Service {
     /// Opens a console session. The credential must be a live API token with the
@@ -158,38 +158,10 @@ impl Service {
             Err(e) => Err(e.into()),
         }
     }
-
-    /// A one-time sign-in link's secret for `user` (operators' tooling, not the API): a token
-    /// with the console's scopes that lasts `ttl`, spent by the first sign-in. The user must
-    /// hold READ_AUDIT_LOGS.
-    pub async fn console_link(&self, user: UserId, ttl: Duration) -> Result<String, ServiceError> {
-        let found = match self.store.find_user(user).await {
-            Ok(found) => found,
-            Err(StoreError::NotFound) => return Err(ServiceError::not_found("user")),
-            Err(e) => return Err(e.into()),
-        };
-        if !found.role.holds(Permission::ReadAuditLogs) {
-            return Err(ServiceError::permission_denied(
-                "Only owners review the privacy ledger: a sign-in link is for an owner.",
-            ));
-        }
-        let expires = Timestamp::now().checked_add_duration(ttl).unwrap_or(Timestamp::MAX);
-        let name = "console sign-in link".to_owned();
-        let (_, secret) = self
-            .create_token(
-                found.organization_id,
-                found.id,
-                name,
-                CONSOLE_SCOPES.to_vec(),
-                Some(expires),
-            )
-            .await?;
-        Ok(secret)
-    }
 }
 
 /// Whether `caller` may use the console: the `audit_logs:read` scope and READ_AUDIT_LOGS.
-fn console_rights(caller: &Caller) -> Result<(), ServiceError> {
+pub(crate) fn console_rights(caller: &Caller) -> Result<(), ServiceError> {
     caller.require(Some(Scope::AuditLogsRead))?;
     if caller.user.role.holds(Permission::ReadAuditLogs) {
         Ok(())

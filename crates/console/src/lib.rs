@@ -1,0 +1,509 @@
+//! The review console of recruitd: the pages a privacy officer uses in a browser for the
+//! monthly review of the access records (PIPA safety-measure standard, Art. 8): the month at a
+//! glance, its downloads to confirm, and the month's sign-off with a printable report.
+//!
+//! Pages are rendered on the server from templates checked at compile time (askama, escaping
+//! HTML by default); charts are SVG drawn here, so they print and test as text. No page runs a
+//! script: the Content-Security-Policy allows none, and only the embedded stylesheet. Every
+//! figure comes from the service's operations, run as the signed-in reviewer through
+//! [`recruit_service::Service::run`] (each read of the ledger recorded before it is shown, as
+//! through the REST API); the console holds no rule of its own.
+//!
+//! Sessions ([`recruit_service::console`]) are kept server-side; the browser holds the
+//! session's secret in an `HttpOnly`, `SameSite=Strict` cookie (`Secure` when the public URL
+//! is https). Every POST checks `Origin` against the public URL and the session's CSRF token.
+//!
+//! It depends on `recruit-service` and `recruit-domain` only: never on a storage adapter, an
+//! HTTP server or a protocol library. [`Console::handle`] takes and returns `http` types; the
+//! server crate routes `/console` to it.
+
+mod chart;
+mod pages;
+
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use askama::Template;
+use bytes::Bytes;
+use http::header::{self, HeaderMap, HeaderValue};
+use http::{Method, Response, StatusCode, Uri};
+use recruit_domain::ErrorCode;
+use recruit_service::console::{ConsoleCaller, SignIn};
+use recruit_service::review::Review;
+use recruit_service::{
+    Arguments, Identity, Operation, OperationKind, Outcome, RequestContext, Service, ServiceError,
+    Via,
+};
+
+use crate::pages::{Month, Page};
+
+/// The console's cookie.
+const COOKIE: &str = "recruitd_console";
+
+/// The stylesheet, embedded.
+const STYLESHEET: &str = include_str!("../assets/console.css");
+
+/// What every page may load: its own stylesheet, nothing else, and no script at all.
+const CSP: &str = "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; \
+                   frame-ancestors 'none'; base-uri 'none'";
+
+/// How the console is set up.
+#[derive(Clone, Debug)]
+pub struct ConsoleConfig {
+    /// The URL browsers reach the server at: its origin is the only one a form may come from,
+    /// and an https URL makes the session's cookie `Secure`.
+    pub public_base_url: String,
+    /// The longest an operation of a page may take.
+    pub deadline: Duration,
+}
+
+/// The review console over a service.
+#[derive(Clone)]
+pub struct Console {
+    service: Arc<Service>,
+    config: ConsoleConfig,
+    origin: String,
+    secure: bool,
+}
+
+impl std::fmt::Debug for Console {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Console").field("origin", &self.origin).finish_non_exhaustive()
+    }
+}
+
+/// A request as the console needs it.
+#[derive(Debug)]
+pub struct ConsoleRequest<'a> {
+    /// The method.
+    pub method: &'a Method,
+    /// The URI (path and query).
+    pub uri: &'a Uri,
+    /// The headers.
+    pub headers: &'a HeaderMap,
+    /// The body, read whole (a form).
+    pub body: Bytes,
+    /// The client's address.
+    pub client_ip: Option<IpAddr>,
+    /// The request's id, recorded with what the page reads.
+    pub request_id: &'a str,
+}
+
+/// What a page handler ends with.
+type Answer = Result<Response<Vec<u8>>, Failure>;
+
+/// Why a page is not shown.
+enum Failure {
+    /// No live session: back to sign-in.
+    SignIn(Option<&'static str>),
+    /// The service refused or failed.
+    Service(ServiceError),
+    /// A form from elsewhere, or without the session's CSRF token.
+    Forged,
+    /// No such page.
+    NotFound,
+}
+
+impl From<ServiceError> for Failure {
+    fn from(e: ServiceError) -> Self {
+        Self::Service(e)
+    }
+}
+
+impl Console {
+    /// The console over `service`.
+    pub fn new(service: Arc<Service>, config: ConsoleConfig) -> Self {
+        let origin = origin_of(&config.public_base_url);
+        let secure = config.public_base_url.starts_with("https://");
+        Self { service, config, origin, secure }
+    }
+
+    /// The path of a one-time sign-in link with the secret `link`, on the public URL.
+    pub fn link_url(public_base_url: &str, link: &str) -> String {
+        format!("{}/console/sign-in?link={link}", public_base_url.trim_end_matches('/'))
+    }
+
+    /// Answers a request under `/console`.
+    pub async fn handle(&self, request: ConsoleRequest<'_>) -> Response<Vec<u8>> {
+        let answer = self.route(&request).await;
+        let mut response = match answer {
+            Ok(response) => response,
+            Err(Failure::SignIn(why)) => {
+                let target = match why {
+                    Some(_) => "/console/sign-in?ended=1",
+                    None => "/console/sign-in",
+                };
+                let mut response = redirect(target);
+                if request.headers.get(header::COOKIE).is_some() {
+                    response.headers_mut().append(header::SET_COOKIE, self.cookie(None));
+                }
+                response
+            }
+            Err(Failure::Forged) => self.error_page(
+                StatusCode::FORBIDDEN,
+                "This form did not come from the console's own page, or its session changed. \
+                 Open the page again and send the form from there.",
+            ),
+            Err(Failure::NotFound) => {
+                self.error_page(StatusCode::NOT_FOUND, "There is no such page in the console.")
+            }
+            Err(Failure::Service(e)) => {
+                let status = status_of(e.code);
+                self.error_page(status, &e.message)
+            }
+        };
+        secure_headers(response.headers_mut());
+        response
+    }
+
+    async fn route(&self, r: &ConsoleRequest<'_>) -> Answer {
+        let path = r.uri.path().trim_end_matches('/');
+        let query = query_pairs(r.uri.query());
+        match (r.method, path) {
+            (&Method::GET, "/console/assets/console.css") => Ok(stylesheet()),
+            (&Method::GET, "/console") => match self.session(r).await {
+                Ok(_) => Ok(redirect("/console/overview")),
+                Err(_) => Ok(redirect("/console/sign-in")),
+            },
+            (&Method::GET, "/console/sign-in") => {
+                let page = pages::SignIn {
+                    link: query.get("link").cloned(),
+                    ended: query.contains_key("ended"),
+                    error: None,
+                };
+                Ok(html(StatusCode::OK, &page))
+            }
+            (&Method::POST, "/console/sign-in") => self.sign_in(r).await,
+            (&Method::POST, "/console/sign-out") => {
+                let session = self.session(r).await?;
+                self.check_form(r, &session)?;
+                if let Some(secret) = cookie(r.headers) {
+                    self.service.end_console_session(&secret).await?;
+                }
+                let mut response = redirect("/console/sign-in");
+                response.headers_mut().append(header::SET_COOKIE, self.cookie(None));
+                Ok(response)
+            }
+            (&Method::GET, "/console/overview") => {
+                let session = self.session(r).await?;
+                let month = Month::from_query(&query)?;
+                let review = self.review(r, &session, month).await?;
+                let sort = pages::Sort::from_query(&query);
+                Ok(html(
+                    StatusCode::OK,
+                    &pages::Overview::new(Page::new(&session, month), review, sort),
+                ))
+            }
+            (&Method::GET, "/console/downloads") => {
+                let session = self.session(r).await?;
+                let month = Month::from_query(&query)?;
+                let review = self.review(r, &session, month).await?;
+                Ok(html(
+                    StatusCode::OK,
+                    &pages::Downloads::new(Page::new(&session, month), review, None),
+                ))
+            }
+            (&Method::POST, "/console/downloads") => self.decide(r).await,
+            (&Method::GET, "/console/sign-off") => {
+                let session = self.session(r).await?;
+                let month = Month::from_query(&query)?;
+                let review = self.review(r, &session, month).await?;
+                Ok(html(
+                    StatusCode::OK,
+                    &pages::SignOffForm::new(Page::new(&session, month), review, None),
+                ))
+            }
+            (&Method::POST, "/console/sign-off") => self.sign_off(r).await,
+            (&Method::GET, "/console/report") => {
+                let session = self.session(r).await?;
+                let month = Month::from_query(&query)?;
+                let review = self.review(r, &session, month).await?;
+                Ok(html(StatusCode::OK, &pages::Report::new(Page::new(&session, month), review)))
+            }
+            _ => Err(Failure::NotFound),
+        }
+    }
+
+    /// `POST /console/sign-in`: a token pasted, or a one-time link's secret.
+    async fn sign_in(&self, r: &ConsoleRequest<'_>) -> Answer {
+        if !self.same_origin(r.headers) {
+            return Err(Failure::Forged);
+        }
+        let form = query_pairs(std::str::from_utf8(&r.body).ok());
+        let (sign_in, link) = match (form.get("token"), form.get("link")) {
+            (_, Some(link)) => (SignIn::Link(link.trim()), Some(link.clone())),
+            (Some(token), None) => (SignIn::Token(token.trim()), None),
+            (None, None) => (SignIn::Token(""), None),
+        };
+        match self.service.open_console_session(sign_in, r.client_ip).await {
+            Ok(opened) => {
+                let mut response = redirect("/console/overview");
+                let cookie = self.cookie(Some(&opened.secret));
+                response.headers_mut().append(header::SET_COOKIE, cookie);
+                Ok(response)
+            }
+            Err(e) if server_side(&e) => Err(e.into()),
+            Err(e) => {
+                let error = match e.code {
+                    ErrorCode::Unauthenticated => {
+                        "That token or link is not valid: it may be mistyped, expired, revoked, \
+                         or a link already used."
+                            .to_owned()
+                    }
+                    _ => e.message,
+                };
+                let page = pages::SignIn { link, ended: false, error: Some(error) };
+                Ok(html(status_of(e.code), &page))
+            }
+        }
+    }
+
+    /// `POST /console/downloads`: a decision on a download.
+    async fn decide(&self, r: &ConsoleRequest<'_>) -> Answer {
+        let session = self.session(r).await?;
+        self.check_form(r, &session)?;
+        let form = query_pairs(std::str::from_utf8(&r.body).ok());
+        let month = Month::from_query(&form)?;
+        let entry = form.get("entry").cloned().unwrap_or_default();
+        let body = serde_json::json!({
+            "status": form.get("status").map(String::as_str).unwrap_or(""),
+            "reason": form.get("reason").map(String::as_str).unwrap_or(""),
+        });
+        let path = [("month", month.to_string()), ("entryId", entry.clone())];
+        let kind = OperationKind::ReviewPrivacyAccessDownload;
+        match self.run(r, &session, kind, &path, Some(body)).await {
+            Ok(_) => Ok(redirect(&format!("/console/downloads?month={month}#{entry}"))),
+            Err(e) if server_side(&e) => Err(e.into()),
+            Err(e) => {
+                let review = self.review(r, &session, month).await?;
+                let page = Page::new(&session, month);
+                let problem = pages::Problem::of(&e, Some(entry));
+                Ok(html(status_of(e.code), &pages::Downloads::new(page, review, Some(problem))))
+            }
+        }
+    }
+
+    /// `POST /console/sign-off`: the month's sign-off.
+    async fn sign_off(&self, r: &ConsoleRequest<'_>) -> Answer {
+        let session = self.session(r).await?;
+        self.check_form(r, &session)?;
+        let form = query_pairs(std::str::from_utf8(&r.body).ok());
+        let month = Month::from_query(&form)?;
+        let note = form.get("note").map(|n| n.trim()).filter(|n| !n.is_empty());
+        let body = serde_json::json!({ "note": note });
+        let path = [("month", month.to_string())];
+        let kind = OperationKind::SignOffPrivacyAccessReview;
+        match self.run(r, &session, kind, &path, Some(body)).await {
+            Ok(_) => Ok(redirect(&format!("/console/report?month={month}"))),
+            Err(e) if server_side(&e) => Err(e.into()),
+            Err(e) => {
+                let review = self.review(r, &session, month).await?;
+                let page = Page::new(&session, month);
+                let problem = pages::Problem::of(&e, None);
+                Ok(html(status_of(e.code), &pages::SignOffForm::new(page, review, Some(problem))))
+            }
+        }
+    }
+
+    /// The month's review, read (and recorded) as the session's reviewer.
+    async fn review(
+        &self,
+        r: &ConsoleRequest<'_>,
+        session: &ConsoleCaller,
+        month: Month,
+    ) -> Result<Review, Failure> {
+        let path = [("month", month.to_string())];
+        match self.run(r, session, OperationKind::GetPrivacyAccessReview, &path, None).await? {
+            Outcome::Review(review) => Ok(*review),
+            _ => Err(Failure::Service(ServiceError::internal())),
+        }
+    }
+
+    /// Runs the operation `kind` as the session's reviewer, with the path parameters `path`
+    /// and the JSON `body`, as the REST API would.
+    async fn run(
+        &self,
+        r: &ConsoleRequest<'_>,
+        session: &ConsoleCaller,
+        kind: OperationKind,
+        path: &[(&str, String)],
+        body: Option<serde_json::Value>,
+    ) -> Result<Outcome, ServiceError> {
+        let mut arguments = Arguments::rest(kind);
+        for (name, value) in path {
+            arguments.path(name, value.clone());
+        }
+        if let Some(body) = body {
+            arguments.body(body.to_string().into_bytes());
+        }
+        let operation = Operation::parse(kind, arguments)?;
+        let context = RequestContext {
+            request_id: r.request_id.to_owned(),
+            client_ip: r.client_ip,
+            via: Via::Rest,
+        };
+        let identity = Identity::Authenticated(Box::new(session.caller.clone()));
+        let done = self.service.run(self.config.deadline, identity, context, operation).await?;
+        Ok(done.outcome)
+    }
+
+    /// The live session the request's cookie names.
+    async fn session(&self, r: &ConsoleRequest<'_>) -> Result<ConsoleCaller, Failure> {
+        let Some(secret) = cookie(r.headers) else {
+            return Err(Failure::SignIn(None));
+        };
+        match self.service.console_caller(&secret, r.client_ip).await {
+            Ok(caller) => Ok(caller),
+            Err(e) if e.code == ErrorCode::Unauthenticated => Err(Failure::SignIn(Some("ended"))),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Refuses a form from another origin or without the session's CSRF token.
+    fn check_form(&self, r: &ConsoleRequest<'_>, session: &ConsoleCaller) -> Result<(), Failure> {
+        let form = query_pairs(std::str::from_utf8(&r.body).ok());
+        let token = form.get("csrf").map(String::as_bytes).unwrap_or_default();
+        let same = constant_time_eq(token, session.csrf.as_bytes());
+        if self.same_origin(r.headers) && same { Ok(()) } else { Err(Failure::Forged) }
+    }
+
+    /// Whether the request's `Origin` is the console's own. Browsers send it with every POST
+    /// of a form; a request without one is refused.
+    fn same_origin(&self, headers: &HeaderMap) -> bool {
+        headers.get(header::ORIGIN).and_then(|o| o.to_str().ok()) == Some(self.origin.as_str())
+    }
+
+    /// The `Set-Cookie` value holding `secret`, or clearing the cookie.
+    fn cookie(&self, secret: Option<&str>) -> HeaderValue {
+        let secure = if self.secure { "; Secure" } else { "" };
+        let value = match secret {
+            Some(secret) => format!(
+                "{COOKIE}={secret}; Path=/console; HttpOnly; SameSite=Strict{secure}; Max-Age={}",
+                recruit_service::console::SessionLimits::DEFAULT.longest.as_secs()
+            ),
+            None => {
+                format!("{COOKIE}=; Path=/console; HttpOnly; SameSite=Strict{secure}; Max-Age=0")
+            }
+        };
+        HeaderValue::from_str(&value).unwrap_or_else(|_| HeaderValue::from_static(""))
+    }
+
+    fn error_page(&self, status: StatusCode, message: &str) -> Response<Vec<u8>> {
+        html(status, &pages::ErrorPage { status: status.as_u16(), message: message.to_owned() })
+    }
+}
+
+/// The origin (`scheme://host[:port]`) of a URL.
+fn origin_of(url: &str) -> String {
+    let url = url.trim_end_matches('/');
+    match url.find("://") {
+        Some(i) => match url[i + 3..].find('/') {
+            Some(j) => url[..i + 3 + j].to_owned(),
+            None => url.to_owned(),
+        },
+        None => url.to_owned(),
+    }
+}
+
+/// The session cookie's value, if the request carries one.
+fn cookie(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(name, _)| *name == COOKIE)
+        .map(|(_, value)| value.to_owned())
+}
+
+/// The pairs of a query string or a form body, decoded; the first of a repeated name wins.
+fn query_pairs(query: Option<&str>) -> std::collections::HashMap<String, String> {
+    let mut pairs = std::collections::HashMap::new();
+    for (name, value) in form_urlencoded::parse(query.unwrap_or("").as_bytes()) {
+        pairs.entry(name.into_owned()).or_insert_with(|| value.into_owned());
+    }
+    pairs
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// Whether the failure is the server's (shown as an error page) rather than the reviewer's
+/// (shown on the form).
+fn server_side(e: &ServiceError) -> bool {
+    e.code.http_status() >= 500
+}
+
+/// The HTTP status of an error code, as the REST API answers it.
+fn status_of(code: ErrorCode) -> StatusCode {
+    StatusCode::from_u16(code.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
+}
+
+/// A page.
+fn html(status: StatusCode, page: &impl Template) -> Response<Vec<u8>> {
+    let (status, body) = match page.render() {
+        Ok(body) => (status, body),
+        Err(_) => (StatusCode::INTERNAL_SERVER_ERROR, "The page could not be rendered.".to_owned()),
+    };
+    let mut response = Response::new(body.into_bytes());
+    *response.status_mut() = status;
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
+    response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+/// A redirect to `location` after a form (303 See Other) or to another page.
+fn redirect(location: &str) -> Response<Vec<u8>> {
+    let mut response = Response::new(Vec::new());
+    *response.status_mut() = StatusCode::SEE_OTHER;
+    if let Ok(value) = HeaderValue::from_str(location) {
+        response.headers_mut().insert(header::LOCATION, value);
+    }
+    response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+fn stylesheet() -> Response<Vec<u8>> {
+    let mut response = Response::new(STYLESHEET.as_bytes().to_vec());
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/css; charset=utf-8"));
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("public, max-age=3600"));
+    response
+}
+
+/// The headers every console response carries.
+fn secure_headers(headers: &mut HeaderMap) {
+    headers.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP));
+    headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    headers.insert(
+        http::HeaderName::from_static("cross-origin-opener-policy"),
+        HeaderValue::from_static("same-origin"),
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_origin_is_the_scheme_host_and_port_of_the_public_url() {
+        assert_eq!(origin_of("https://review.example.com/"), "https://review.example.com");
+        assert_eq!(origin_of("http://127.0.0.1:8080/base"), "http://127.0.0.1:8080");
+    }
+
+    #[test]
+    fn the_cookie_is_found_among_others() {
+        let mut headers = HeaderMap::new();
+        headers
+            .insert(header::COOKIE, HeaderValue::from_static("a=1; recruitd_console=rcs_x; b=2"));
+        assert_eq!(cookie(&headers).as_deref(), Some("rcs_x"));
+        assert!(constant_time_eq(b"abc", b"abc") && !constant_time_eq(b"abc", b"abd"));
+    }
+}

@@ -1,0 +1,471 @@
+//! The console's pages: one template each (`templates/`), and what each shows, taken from the
+//! service's review as it is.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use askama::Template;
+use recruit_service::ServiceError;
+use recruit_service::console::ConsoleCaller;
+use recruit_service::review::{AccountReview, Review};
+use recruit_service::sign_off::DownloadStatus;
+use serde_json::Value;
+
+use crate::Failure;
+use crate::chart::{Daily, Strip};
+
+/// The month a page shows: `month` in the query, the current month (UTC) without one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Month(recruit_service::review::Month);
+
+impl Month {
+    pub(crate) fn from_query(query: &HashMap<String, String>) -> Result<Self, Failure> {
+        let value = match query.get("month") {
+            Some(m) => m.clone(),
+            None => chrono::Utc::now().format("%Y-%m").to_string(),
+        };
+        value.parse().map(Self).map_err(|e| {
+            Failure::Service(ServiceError::validation(vec![recruit_domain::ErrorDetail::field(
+                "month", e,
+            )]))
+        })
+    }
+
+    /// The month before, `YYYY-MM`.
+    pub(crate) fn previous(&self) -> String {
+        self.0.previous().map_or_else(|| self.to_string(), |m| m.to_string())
+    }
+
+    /// The month after, `YYYY-MM`.
+    pub(crate) fn next(&self) -> String {
+        let s = self.to_string();
+        let (year, month) = s.split_once('-').unwrap_or(("0", "0"));
+        let (year, month): (i32, u32) = (year.parse().unwrap_or(0), month.parse().unwrap_or(0));
+        if month >= 12 {
+            format!("{:04}-01", year + 1)
+        } else {
+            format!("{year:04}-{:02}", month + 1)
+        }
+    }
+}
+
+impl fmt::Display for Month {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// What every page of a session shows: the month, the reviewer, the form's CSRF token.
+pub(crate) struct Page {
+    pub(crate) month: Month,
+    pub(crate) csrf: String,
+    pub(crate) user: String,
+}
+
+impl Page {
+    pub(crate) fn new(session: &ConsoleCaller, month: Month) -> Self {
+        Self { month, csrf: session.csrf.clone(), user: session.caller.user.name.clone() }
+    }
+}
+
+/// What went wrong with a form, shown above it.
+pub(crate) struct Problem {
+    pub(crate) message: String,
+    /// The download the form was about.
+    pub(crate) entry: Option<String>,
+    pub(crate) details: Vec<String>,
+}
+
+impl Problem {
+    pub(crate) fn of(e: &ServiceError, entry: Option<String>) -> Self {
+        let details = e
+            .details
+            .iter()
+            .map(|d| {
+                format!("{}: {}", d.get("field").unwrap_or("-"), d.get("reason").unwrap_or(""))
+            })
+            .collect();
+        Self { message: e.message.clone(), entry, details }
+    }
+}
+
+/// The sign-in page: a token to paste, or a link to confirm.
+#[derive(Template)]
+#[template(path = "sign_in.html")]
+pub(crate) struct SignIn {
+    /// The one-time link's secret, when the page was opened from one.
+    pub(crate) link: Option<String>,
+    /// Whether the page follows a session that ended.
+    pub(crate) ended: bool,
+    pub(crate) error: Option<String>,
+}
+
+/// A page saying what went wrong.
+#[derive(Template)]
+#[template(path = "error.html")]
+pub(crate) struct ErrorPage {
+    pub(crate) status: u16,
+    pub(crate) message: String,
+}
+
+/// The order of the overview's table of accounts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Sort {
+    pub(crate) column: &'static str,
+    pub(crate) descending: bool,
+}
+
+/// The columns the table sorts by, as the query names them, with their headings.
+pub(crate) const COLUMNS: [(&str, &str); 8] = [
+    ("account", "Account"),
+    ("accesses", "Accesses"),
+    ("bulk", "Bulk accesses"),
+    ("outside", "Outside work hours"),
+    ("downloads", "Downloads"),
+    ("subjects", "Data subjects"),
+    ("new_ips", "New IP addresses"),
+    ("flags", "Flags"),
+];
+
+impl Sort {
+    /// `sort` and `dir` of the query; by default the flagged first, then by accesses.
+    pub(crate) fn from_query(query: &HashMap<String, String>) -> Self {
+        let column = query
+            .get("sort")
+            .and_then(|s| COLUMNS.iter().find(|(name, _)| name == s))
+            .map_or("flags", |(name, _)| name);
+        let descending = query.get("dir").is_none_or(|d| d != "asc");
+        Self { column, descending }
+    }
+
+    /// Sorts `accounts`; ties keep the account's order.
+    fn apply(self, accounts: &mut [AccountRow]) {
+        accounts.sort_by(|a, b| {
+            let order = match self.column {
+                "account" => a.account_id.cmp(&b.account_id),
+                "accesses" => a.accesses.cmp(&b.accesses),
+                "bulk" => a.bulk_accesses.cmp(&b.bulk_accesses),
+                "outside" => a.outside.cmp(&b.outside),
+                "downloads" => a.downloads.cmp(&b.downloads),
+                "subjects" => a.subjects.cmp(&b.subjects),
+                "new_ips" => a.new_ips.len().cmp(&b.new_ips.len()),
+                _ => (a.flags.len(), a.accesses).cmp(&(b.flags.len(), b.accesses)),
+            };
+            if self.descending { order.reverse() } else { order }
+        });
+    }
+
+    /// The link that sorts by `column`: the other way round when it is the current one.
+    pub(crate) fn link(&self, month: &Month, column: &str) -> String {
+        let dir = if self.column == column && self.descending { "asc" } else { "desc" };
+        format!("/console/overview?month={month}&sort={column}&dir={dir}")
+    }
+
+    /// The `aria-sort` of a column's heading.
+    pub(crate) fn aria(&self, column: &str) -> &'static str {
+        match (self.column == column, self.descending) {
+            (false, _) => "none",
+            (true, true) => "descending",
+            (true, false) => "ascending",
+        }
+    }
+}
+
+/// A row of the overview's table.
+pub(crate) struct AccountRow {
+    pub(crate) account_id: String,
+    pub(crate) accesses: u64,
+    pub(crate) bulk_accesses: u64,
+    pub(crate) bulk_records: u64,
+    /// `None` when the work hours could not be read.
+    pub(crate) outside: Option<u64>,
+    pub(crate) downloads: u64,
+    pub(crate) subjects: u64,
+    pub(crate) new_ips: Vec<String>,
+    pub(crate) flags: Vec<String>,
+}
+
+impl AccountRow {
+    fn of(a: &AccountReview) -> Self {
+        Self {
+            account_id: a.account_id.clone(),
+            accesses: a.accesses,
+            bulk_accesses: a.bulk_accesses,
+            bulk_records: a.bulk_records,
+            outside: a.outside_work_hours,
+            downloads: a.downloads + a.ledger_exports,
+            subjects: a.distinct_data_subjects,
+            new_ips: a.new_ip_addresses.clone(),
+            flags: a
+                .flags
+                .iter()
+                .filter_map(|f| serde_json::to_value(f).ok())
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect(),
+        }
+    }
+
+    pub(crate) fn outside_text(&self) -> String {
+        self.outside.map_or_else(|| "–".to_owned(), |n| n.to_string())
+    }
+}
+
+/// The month at a glance.
+#[derive(Template)]
+#[template(path = "overview.html")]
+pub(crate) struct Overview {
+    pub(crate) page: Page,
+    pub(crate) review: Review,
+    pub(crate) accounts: Vec<AccountRow>,
+    pub(crate) sort: Sort,
+    pub(crate) daily: Daily,
+    pub(crate) strip: Strip,
+    pub(crate) pending: usize,
+    pub(crate) signed: Option<SignOffView>,
+}
+
+impl Overview {
+    pub(crate) fn new(page: Page, review: Review, sort: Sort) -> Self {
+        let mut accounts: Vec<AccountRow> = review.accounts.iter().map(AccountRow::of).collect();
+        sort.apply(&mut accounts);
+        let pending =
+            review.downloads.iter().filter(|d| d.status == DownloadStatus::Pending).count();
+        Self {
+            daily: Daily::of(&review),
+            strip: Strip::of(&review),
+            signed: SignOffView::of(review.sign_off.as_ref()),
+            page,
+            review,
+            accounts,
+            sort,
+            pending,
+        }
+    }
+
+    pub(crate) fn columns(&self) -> &'static [(&'static str, &'static str)] {
+        &COLUMNS
+    }
+}
+
+/// A download as the downloads page lists it.
+pub(crate) struct DownloadRow {
+    pub(crate) id: String,
+    pub(crate) account_id: String,
+    pub(crate) at: String,
+    pub(crate) subject: String,
+    pub(crate) data: String,
+    pub(crate) menu: String,
+    pub(crate) ips: String,
+    pub(crate) status: &'static str,
+    pub(crate) pending: bool,
+    pub(crate) reason: String,
+    pub(crate) reviewed: String,
+}
+
+/// The month's downloads, pending first, each with its form.
+#[derive(Template)]
+#[template(path = "downloads.html")]
+pub(crate) struct Downloads {
+    pub(crate) page: Page,
+    pub(crate) time_zone: String,
+    pub(crate) rows: Vec<DownloadRow>,
+    pub(crate) exports: usize,
+    pub(crate) problem: Option<Problem>,
+}
+
+impl Downloads {
+    pub(crate) fn new(page: Page, review: Review, problem: Option<Problem>) -> Self {
+        let mut rows: Vec<DownloadRow> = review
+            .downloads
+            .iter()
+            .map(|d| DownloadRow {
+                id: d.id.clone(),
+                account_id: d.account_id.clone(),
+                at: local(&review.time_zone, d.access_time),
+                subject: subject_text(&d.data_subject),
+                data: d.access_data.join(", "),
+                menu: d.access_menu_path.clone(),
+                ips: d.ip_addresses.join(", "),
+                status: d.status.as_str(),
+                pending: d.status == DownloadStatus::Pending,
+                reason: d.review.as_ref().map(|r| r.reason.clone()).unwrap_or_default(),
+                reviewed: d
+                    .review
+                    .as_ref()
+                    .map(|r| format!("{} at {}", r.reviewed_by, r.reviewed_at))
+                    .unwrap_or_default(),
+            })
+            .collect();
+        // Pending first, then those asked about, then the confirmed; each by time.
+        let rank = |s: &str| match s {
+            "PENDING" => 0,
+            "EXPLANATION_REQUESTED" => 1,
+            _ => 2,
+        };
+        rows.sort_by_key(|r| rank(r.status));
+        Self {
+            page,
+            time_zone: review.time_zone,
+            rows,
+            exports: review.ledger_exports.len(),
+            problem,
+        }
+    }
+}
+
+/// The data subject as a line of text.
+fn subject_text(subject: &recruit_domain::model::DataSubject) -> String {
+    use recruit_domain::model::DataSubject;
+    match subject {
+        DataSubject::Employee { user } => format!("employee {user}"),
+        DataSubject::Candidate { candidate } => format!("candidate {candidate}"),
+        DataSubject::Bulk { bulk_count, .. } => match bulk_count {
+            Some(n) => format!("{n} records (bulk)"),
+            None => "records in bulk, count unknown".to_owned(),
+        },
+    }
+}
+
+/// `t` in the time zone named `zone`, `YYYY-MM-DD HH:MM`; in UTC when the name is not known.
+pub(crate) fn local(zone: &str, t: recruit_domain::Timestamp) -> String {
+    let utc = t.as_datetime();
+    match zone.parse::<chrono_tz::Tz>() {
+        Ok(zone) => utc.with_timezone(&zone).format("%Y-%m-%d %H:%M").to_string(),
+        Err(_) => utc.format("%Y-%m-%d %H:%M UTC").to_string(),
+    }
+}
+
+/// A month's sign-off as recorded, in text.
+pub(crate) struct SignOffView {
+    pub(crate) signed_by: String,
+    pub(crate) signed_at: String,
+    pub(crate) note: String,
+    pub(crate) figures: Vec<(&'static str, String)>,
+    pub(crate) intact: bool,
+    pub(crate) verified: String,
+    pub(crate) findings: Vec<String>,
+    pub(crate) checkpoint: Option<String>,
+}
+
+impl SignOffView {
+    pub(crate) fn of(recorded: Option<&Value>) -> Option<Self> {
+        let s = recorded?;
+        let text = |v: &Value| match v {
+            Value::String(s) => s.clone(),
+            Value::Null => String::new(),
+            other => other.to_string(),
+        };
+        let f = &s["figures"];
+        let figures = [
+            ("Accesses", "accesses"),
+            ("Accounts", "accounts"),
+            ("Flagged accounts", "flagged_accounts"),
+            ("Downloads", "downloads"),
+            ("Confirmed", "confirmed"),
+            ("Explanation requested", "explanation_requested"),
+            ("Pending", "pending"),
+            ("Exports of the ledger", "ledger_exports"),
+        ]
+        .into_iter()
+        .map(|(label, key)| (label, text(&f[key])))
+        .collect();
+        let v = &s["verification"];
+        let verified = format!(
+            "{} entries from position {} to the head at {} (hash {})",
+            text(&v["entries"]),
+            v["anchored_at"].as_i64().map_or(1, |p| p + 1),
+            text(&v["head_position"]),
+            text(&v["head_hash"]),
+        );
+        let findings = v["findings"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|f| {
+                format!(
+                    "{} at position {}{}",
+                    text(&f["kind"]),
+                    text(&f["position"]),
+                    f["id"].as_str().map(|id| format!(" ({id})")).unwrap_or_default()
+                )
+            })
+            .collect();
+        let c = &s["checkpoint"];
+        let checkpoint = (!c.is_null()).then(|| {
+            format!(
+                "position {}, hash {}, signed at {} by key {}",
+                text(&c["position"]),
+                text(&c["head_hash"]),
+                text(&c["signed_at"]),
+                text(&c["key_id"])
+            )
+        });
+        Some(Self {
+            signed_by: text(&s["signed_by"]),
+            signed_at: text(&s["signed_at"]),
+            note: text(&s["note"]),
+            figures,
+            intact: v["intact"].as_bool() == Some(true),
+            verified,
+            findings,
+            checkpoint,
+        })
+    }
+}
+
+/// The sign-off's form, or the month's sign-off once recorded.
+#[derive(Template)]
+#[template(path = "sign_off.html")]
+pub(crate) struct SignOffForm {
+    pub(crate) page: Page,
+    pub(crate) downloads: usize,
+    pub(crate) unconfirmed: usize,
+    pub(crate) accesses: u64,
+    pub(crate) signed: Option<SignOffView>,
+    pub(crate) problem: Option<Problem>,
+}
+
+impl SignOffForm {
+    pub(crate) fn new(page: Page, review: Review, problem: Option<Problem>) -> Self {
+        let unconfirmed =
+            review.downloads.iter().filter(|d| d.status != DownloadStatus::Confirmed).count();
+        Self {
+            page,
+            downloads: review.downloads.len(),
+            unconfirmed,
+            accesses: review.accesses,
+            signed: SignOffView::of(review.sign_off.as_ref()),
+            problem,
+        }
+    }
+}
+
+/// The printable report of a month: the review's figures, its downloads and the sign-off.
+#[derive(Template)]
+#[template(path = "report.html")]
+pub(crate) struct Report {
+    pub(crate) page: Page,
+    pub(crate) organization: String,
+    pub(crate) time_zone: String,
+    pub(crate) accesses: u64,
+    pub(crate) accounts: Vec<AccountRow>,
+    pub(crate) downloads: Vec<DownloadRow>,
+    pub(crate) signed: Option<SignOffView>,
+}
+
+impl Report {
+    pub(crate) fn new(page: Page, review: Review) -> Self {
+        let mut accounts: Vec<AccountRow> = review.accounts.iter().map(AccountRow::of).collect();
+        Sort { column: "account", descending: false }.apply(&mut accounts);
+        let signed = SignOffView::of(review.sign_off.as_ref());
+        let (organization, time_zone, accesses) =
+            (review.organization_id.to_string(), review.time_zone.clone(), review.accesses);
+        let downloads =
+            Downloads::new(Page { csrf: String::new(), ..page_copy(&page) }, review, None).rows;
+        Self { page, organization, time_zone, accesses, accounts, downloads, signed }
+    }
+}
+
+fn page_copy(page: &Page) -> Page {
+    Page { month: page.month, csrf: page.csrf.clone(), user: page.user.clone() }
+}

@@ -1,0 +1,396 @@
+//! The console's pages on a real (SQLite) store, read as HTML: sign-in by token and by link,
+//! the session's cookie and its end, the overview's figures against the service's review, a
+//! download confirmed, the month signed off and its report, and forms from elsewhere refused.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::header::{self, HeaderMap, HeaderValue};
+use http::{Method, Response, StatusCode, Uri};
+use recruit_adapters_sqlite::SqliteStore;
+use recruit_adapters_sqlite::testkit::TestStore;
+use recruit_console::{Console, ConsoleConfig, ConsoleRequest};
+use recruit_domain::model::{ActivityCategory, Role};
+use recruit_domain::{OrganizationId, Scope, Timestamp, Uuid};
+use recruit_ports::testkit::{ORG_A, ledger_entry, user_id};
+use recruit_ports::{AuditListQuery, Import, ImportDocument, Ledgers};
+use recruit_service::cursor::CursorKey;
+use recruit_service::{Service, ServiceConfig};
+use scraper::{Html, Selector};
+
+const ORIGIN: &str = "http://127.0.0.1:8080";
+
+struct World {
+    console: Console,
+    service: Arc<Service>,
+    store: SqliteStore,
+    _dir: tempfile::TempDir,
+}
+
+async fn world(public: &str) -> World {
+    let TestStore { store, dir } = TestStore::world().await;
+    let config = ServiceConfig::new("https://app.example.com", CursorKey::new(&[1; 32]).unwrap());
+    let service = Arc::new(Service::new(Arc::new(store.clone()), config));
+    let console = Console::new(
+        Arc::clone(&service),
+        ConsoleConfig { public_base_url: public.into(), deadline: Duration::from_secs(10) },
+    );
+    World { console, service, store, _dir: dir }
+}
+
+fn org() -> OrganizationId {
+    OrganizationId::from_uuid(Uuid::from_u128(ORG_A))
+}
+
+async fn token(w: &World, role: Role, scopes: &[Scope]) -> String {
+    let user = user_id(ORG_A, role);
+    w.service.create_token(org(), user, "t".into(), scopes.to_vec(), None).await.unwrap().1
+}
+
+/// A browser: its session cookie, kept from the answers it gets.
+#[derive(Default)]
+struct Browser {
+    cookie: Option<String>,
+}
+
+struct Seen {
+    status: StatusCode,
+    headers: HeaderMap,
+    html: Html,
+}
+
+impl Seen {
+    fn location(&self) -> &str {
+        self.headers.get(header::LOCATION).and_then(|v| v.to_str().ok()).unwrap_or("")
+    }
+
+    fn text(&self, selector: &str) -> String {
+        let s = Selector::parse(selector).unwrap();
+        let found = self.html.select(&s).next();
+        found.unwrap_or_else(|| panic!("no {selector}")).text().collect::<String>().trim().into()
+    }
+
+    fn all(&self, selector: &str) -> Vec<String> {
+        let s = Selector::parse(selector).unwrap();
+        self.html.select(&s).map(|e| e.text().collect::<String>().trim().to_owned()).collect()
+    }
+
+    fn attr(&self, selector: &str, name: &str) -> String {
+        let s = Selector::parse(selector).unwrap();
+        let found = self.html.select(&s).next().unwrap_or_else(|| panic!("no {selector}"));
+        found.value().attr(name).unwrap_or("").to_owned()
+    }
+}
+
+impl Browser {
+    async fn send(
+        &mut self,
+        w: &World,
+        method: Method,
+        uri: &str,
+        form: &[(&str, &str)],
+        origin: Option<&str>,
+    ) -> Seen {
+        let uri: Uri = uri.parse().unwrap();
+        let mut headers = HeaderMap::new();
+        if let Some(cookie) = &self.cookie {
+            headers.insert(
+                header::COOKIE,
+                HeaderValue::from_str(&format!("recruitd_console={cookie}")).unwrap(),
+            );
+        }
+        if let Some(origin) = origin {
+            headers.insert(header::ORIGIN, HeaderValue::from_str(origin).unwrap());
+        }
+        let body = form_urlencoded::Serializer::new(String::new()).extend_pairs(form).finish();
+        let request = ConsoleRequest {
+            method: &method,
+            uri: &uri,
+            headers: &headers,
+            body: Bytes::from(body),
+            client_ip: None,
+            request_id: "req-console",
+        };
+        let response: Response<Vec<u8>> = w.console.handle(request).await;
+        for set in response.headers().get_all(header::SET_COOKIE) {
+            let set = set.to_str().unwrap();
+            let value = set.split(';').next().unwrap().trim_start_matches("recruitd_console=");
+            self.cookie = (!value.is_empty()).then(|| value.to_owned());
+        }
+        let (parts, body) = response.into_parts();
+        Seen {
+            status: parts.status,
+            headers: parts.headers,
+            html: Html::parse_document(&String::from_utf8(body).unwrap()),
+        }
+    }
+
+    async fn get(&mut self, w: &World, uri: &str) -> Seen {
+        self.send(w, Method::GET, uri, &[], None).await
+    }
+
+    async fn post(&mut self, w: &World, uri: &str, form: &[(&str, &str)]) -> Seen {
+        self.send(w, Method::POST, uri, form, Some(ORIGIN)).await
+    }
+
+    async fn sign_in(&mut self, w: &World, token: &str) {
+        let seen = self.post(w, "/console/sign-in", &[("token", token)]).await;
+        assert_eq!((seen.status, seen.location()), (StatusCode::SEE_OTHER, "/console/overview"));
+    }
+}
+
+/// The API ledger's entries of `operation`.
+async fn recorded(w: &World, operation: &str) -> usize {
+    let query = AuditListQuery { organization_id: Some(org()), limit: 1000 };
+    let entries = w.store.api_audit_entries(&query).await.unwrap();
+    entries.iter().filter(|e| e.operation == operation).count()
+}
+
+/// Without a session every page leads to sign-in; a pasted owner's token opens a session whose
+/// cookie is HttpOnly and SameSite=Strict, not Secure on http; every answer carries the
+/// strict CSP and no page has a script.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pasted_token_opens_a_session_with_a_strict_cookie() {
+    let w = world(ORIGIN).await;
+    let mut browser = Browser::default();
+    let seen = browser.get(&w, "/console").await;
+    assert_eq!((seen.status, seen.location()), (StatusCode::SEE_OTHER, "/console/sign-in"));
+    let seen = browser.get(&w, "/console/overview?month=2026-01").await;
+    assert_eq!(seen.status, StatusCode::SEE_OTHER);
+    let seen = browser.get(&w, "/console/sign-in").await;
+    assert_eq!(seen.status, StatusCode::OK);
+    assert_eq!(seen.attr("input[name=token]", "type"), "password");
+    assert_eq!(seen.attr("label[for=token]", "for"), "token");
+    let csp = seen.headers[header::CONTENT_SECURITY_POLICY].to_str().unwrap();
+    assert!(csp.contains("default-src 'none'") && !csp.contains("script-src"), "{csp}");
+    assert_eq!(seen.headers[header::X_FRAME_OPTIONS], "DENY");
+
+    let member = token(&w, Role::Member, &[Scope::AuditLogsRead]).await;
+    let seen = browser.post(&w, "/console/sign-in", &[("token", &member)]).await;
+    assert_eq!(seen.status, StatusCode::FORBIDDEN);
+    assert!(seen.text("[role=alert]").contains("owner"), "{}", seen.text("[role=alert]"));
+    assert_eq!(browser.cookie, None);
+
+    let owner = token(&w, Role::Owner, &[Scope::AuditLogsRead]).await;
+    let from_elsewhere = browser
+        .send(
+            &w,
+            Method::POST,
+            "/console/sign-in",
+            &[("token", &owner)],
+            Some("https://evil.example"),
+        )
+        .await;
+    assert_eq!(from_elsewhere.status, StatusCode::FORBIDDEN);
+    let response = w
+        .console
+        .handle(ConsoleRequest {
+            method: &Method::POST,
+            uri: &"/console/sign-in".parse().unwrap(),
+            headers: &{
+                let mut h = HeaderMap::new();
+                h.insert(header::ORIGIN, HeaderValue::from_static(ORIGIN));
+                h
+            },
+            body: Bytes::from(format!("token={owner}")),
+            client_ip: None,
+            request_id: "r",
+        })
+        .await;
+    let cookie = response.headers()[header::SET_COOKIE].to_str().unwrap().to_owned();
+    assert!(cookie.starts_with("recruitd_console=rcs_"), "{cookie}");
+    for part in ["HttpOnly", "SameSite=Strict", "Path=/console"] {
+        assert!(cookie.contains(part), "{cookie}");
+    }
+    assert!(!cookie.contains("Secure"), "not on http: {cookie}");
+    browser.sign_in(&w, &owner).await;
+    let seen = browser.get(&w, "/console/overview?month=2026-01").await;
+    assert_eq!(seen.status, StatusCode::OK);
+    assert!(seen.all("script").is_empty());
+
+    let secure = world("https://review.example.com").await;
+    let owner = token(&secure, Role::Owner, &[Scope::AuditLogsRead]).await;
+    let mut headers = HeaderMap::new();
+    headers.insert(header::ORIGIN, HeaderValue::from_static("https://review.example.com"));
+    let response = secure
+        .console
+        .handle(ConsoleRequest {
+            method: &Method::POST,
+            uri: &"/console/sign-in".parse().unwrap(),
+            headers: &headers,
+            body: Bytes::from(format!("token={owner}")),
+            client_ip: None,
+            request_id: "r",
+        })
+        .await;
+    assert!(response.headers()[header::SET_COOKIE].to_str().unwrap().contains("; Secure"));
+}
+
+/// The overview shows the service's review of the month, figure for figure, and its read is
+/// recorded in the API ledger like a read through the REST API; its table sorts by a column.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_overview_shows_the_months_review_and_is_recorded() {
+    let w = world(ORIGIN).await;
+    let owner = token(&w, Role::Owner, &[Scope::AuditLogsRead]).await;
+    let mut browser = Browser::default();
+    browser.sign_in(&w, &owner).await;
+    let before = recorded(&w, "getPrivacyAccessReview").await;
+    let seen = browser.get(&w, "/console/overview?month=2026-01").await;
+    assert_eq!(seen.status, StatusCode::OK);
+    assert_eq!(recorded(&w, "getPrivacyAccessReview").await, before + 1);
+    let month = "2026-01".parse().unwrap();
+    let review = recruit_service::review::review(&w.store, org(), month).await.unwrap();
+    assert_eq!(seen.text("#accesses"), review.accesses.to_string());
+    assert_eq!(seen.text("#accounts"), review.accounts.len().to_string());
+    assert_eq!(seen.text("#downloads"), review.downloads.len().to_string());
+    assert_eq!(seen.text("#time-zone"), review.time_zone);
+    let rows = seen.all("table.accounts tbody tr th");
+    assert_eq!(rows.len(), review.accounts.len());
+    for account in &review.accounts {
+        assert!(rows.contains(&account.account_id), "{} is listed", account.account_id);
+    }
+    let bars = seen.all("svg.daily rect");
+    let days_with_accesses = review.days.iter().map(|d| d.categories.len()).sum::<usize>();
+    assert_eq!(bars.len(), days_with_accesses, "a bar part per day and category");
+    let strip = seen.all("table.strip tbody td");
+    let hours: u64 = strip.iter().map(|n| n.parse::<u64>().unwrap()).sum();
+    assert_eq!((strip.len(), hours), (7 * 24, review.accesses));
+
+    let sorted = browser.get(&w, "/console/overview?month=2026-01&sort=accesses&dir=asc").await;
+    let cells = sorted.all("table.accounts tbody tr td:nth-of-type(1)");
+    let counts: Vec<u64> = cells.iter().map(|c| c.parse().unwrap()).collect();
+    let mut ascending = counts.clone();
+    ascending.sort_unstable();
+    assert_eq!(counts, ascending);
+    assert_eq!(
+        sorted.attr("th[aria-sort=ascending] a", "href"),
+        "/console/overview?month=2026-01&sort=accesses&dir=desc"
+    );
+}
+
+/// A download is confirmed from its form, which needs the session's CSRF token; the month is
+/// then signed off from the console, and the printable report shows the sign-off with the
+/// chain's verification.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_download_is_confirmed_and_the_month_signed_off_in_the_console() {
+    let w = world(ORIGIN).await;
+    let mut download =
+        ledger_entry(ORG_A, 700, "2026-11-05T09:00:00Z".parse::<Timestamp>().unwrap());
+    download.entry.activity_category = ActivityCategory::Download;
+    let doc = ImportDocument { privacy_audit_logs: vec![download.clone()], ..Default::default() };
+    w.store.import(&doc).await.unwrap();
+    let owner = token(&w, Role::Owner, &[Scope::AuditLogsRead, Scope::AuditLogsReview]).await;
+    let mut browser = Browser::default();
+    browser.sign_in(&w, &owner).await;
+    let id = download.entry.id.to_string();
+    let seen = browser.get(&w, "/console/downloads?month=2026-11").await;
+    assert_eq!(seen.text(&format!("article[id='{id}'] dd.status")), "PENDING");
+    let csrf = seen.attr("form[action='/console/downloads'] input[name=csrf]", "value");
+    assert!(!csrf.is_empty());
+
+    let form = [
+        ("month", "2026-11"),
+        ("entry", id.as_str()),
+        ("status", "CONFIRMED"),
+        ("reason", "Board pack."),
+    ];
+    let forged = browser.post(&w, "/console/downloads", &form).await;
+    assert_eq!(forged.status, StatusCode::FORBIDDEN, "no CSRF token");
+    let mut with_csrf = form.to_vec();
+    with_csrf.push(("csrf", &csrf));
+    let elsewhere = browser
+        .send(&w, Method::POST, "/console/downloads", &with_csrf, Some("https://evil.example"))
+        .await;
+    assert_eq!(elsewhere.status, StatusCode::FORBIDDEN, "another origin");
+    let done = browser.post(&w, "/console/downloads", &with_csrf).await;
+    assert_eq!(
+        (done.status, done.location()),
+        (StatusCode::SEE_OTHER, format!("/console/downloads?month=2026-11#{id}").as_str())
+    );
+    let seen = browser.get(&w, "/console/downloads?month=2026-11").await;
+    assert_eq!(seen.text(&format!("article[id='{id}'] dd.status")), "CONFIRMED");
+    assert_eq!(recorded(&w, "reviewPrivacyAccessDownload").await, 1);
+
+    let blank = browser
+        .post(
+            &w,
+            "/console/downloads",
+            &[
+                ("csrf", &csrf),
+                ("month", "2026-11"),
+                ("entry", &id),
+                ("status", "CONFIRMED"),
+                ("reason", " "),
+            ],
+        )
+        .await;
+    assert_eq!(blank.status, StatusCode::BAD_REQUEST);
+    assert!(
+        blank.text("[role=alert]").contains("reason: must not be blank"),
+        "{}",
+        blank.text("[role=alert]")
+    );
+
+    let signed = browser
+        .post(
+            &w,
+            "/console/sign-off",
+            &[("csrf", &csrf), ("month", "2026-11"), ("note", "All explained.")],
+        )
+        .await;
+    assert_eq!(
+        (signed.status, signed.location()),
+        (StatusCode::SEE_OTHER, "/console/report?month=2026-11")
+    );
+    let report = browser.get(&w, "/console/report?month=2026-11").await;
+    assert_eq!(report.text("#signed-by"), user_id(ORG_A, Role::Owner).to_string());
+    assert_eq!(report.text("#note"), "All explained.");
+    assert!(
+        report.text("#verification").starts_with("Intact:"),
+        "{}",
+        report.text("#verification")
+    );
+    assert!(report.all("table.downloads tbody td").contains(&"CONFIRMED".to_owned()));
+    let page = browser.get(&w, "/console/sign-off?month=2026-11").await;
+    assert!(page.all("form[action='/console/sign-off']").is_empty(), "signed once");
+}
+
+/// Signing out ends the session: its cookie is cleared, and the next page leads to sign-in;
+/// a one-time link signs in once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_ends_at_sign_out_and_a_link_signs_in_once() {
+    let w = world(ORIGIN).await;
+    let link = recruit_service::console::sign_in_link(
+        &w.store,
+        user_id(ORG_A, Role::Owner),
+        Duration::from_secs(900),
+    )
+    .await
+    .unwrap();
+    let url = Console::link_url(ORIGIN, &link);
+    let path = url.trim_start_matches(ORIGIN);
+    let mut browser = Browser::default();
+    let page = browser.get(&w, path).await;
+    assert_eq!(page.attr("form input[name=link]", "value"), link);
+    let opened = browser.post(&w, "/console/sign-in", &[("link", &link)]).await;
+    assert_eq!(opened.status, StatusCode::SEE_OTHER);
+    let overview = browser.get(&w, "/console/overview?month=2026-01").await;
+    assert_eq!(overview.status, StatusCode::OK);
+    let csrf = overview.attr("form.sign-out input[name=csrf]", "value");
+
+    let mut other = Browser::default();
+    let spent = other.post(&w, "/console/sign-in", &[("link", &link)]).await;
+    assert_eq!(spent.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(other.cookie, None);
+
+    let out = browser.post(&w, "/console/sign-out", &[("csrf", &csrf)]).await;
+    assert_eq!((out.status, out.location()), (StatusCode::SEE_OTHER, "/console/sign-in"));
+    assert_eq!(browser.cookie, None, "the cookie is cleared");
+    browser.cookie = Some("rcs_".to_owned() + &"x".repeat(43));
+    let after = browser.get(&w, "/console/overview?month=2026-01").await;
+    assert_eq!(
+        (after.status, after.location()),
+        (StatusCode::SEE_OTHER, "/console/sign-in?ended=1")
+    );
+}
