@@ -186,40 +186,23 @@ impl Console {
                 Ok(response)
             }
             (&Method::GET, "/console/overview") => {
-                let session = self.session(r).await?;
-                let month = Month::from_query(&query)?;
-                let review = self.review(r, &session, month).await?;
+                let (page, review) = self.month_page(r, &query).await?;
                 let sort = pages::Sort::from_query(&query);
-                Ok(html(
-                    StatusCode::OK,
-                    &pages::Overview::new(Page::new(&session, month), review, sort),
-                ))
+                Ok(html(StatusCode::OK, &pages::Overview::new(page, review, sort)))
             }
             (&Method::GET, "/console/downloads") => {
-                let session = self.session(r).await?;
-                let month = Month::from_query(&query)?;
-                let review = self.review(r, &session, month).await?;
-                Ok(html(
-                    StatusCode::OK,
-                    &pages::Downloads::new(Page::new(&session, month), review, None),
-                ))
+                let (page, review) = self.month_page(r, &query).await?;
+                Ok(html(StatusCode::OK, &pages::Downloads::new(page, review, None)))
             }
             (&Method::POST, "/console/downloads") => self.decide(r).await,
             (&Method::GET, "/console/sign-off") => {
-                let session = self.session(r).await?;
-                let month = Month::from_query(&query)?;
-                let review = self.review(r, &session, month).await?;
-                Ok(html(
-                    StatusCode::OK,
-                    &pages::SignOffForm::new(Page::new(&session, month), review, None),
-                ))
+                let (page, review) = self.month_page(r, &query).await?;
+                Ok(html(StatusCode::OK, &pages::SignOffForm::new(page, review, None)))
             }
             (&Method::POST, "/console/sign-off") => self.sign_off(r).await,
             (&Method::GET, "/console/report") => {
-                let session = self.session(r).await?;
-                let month = Month::from_query(&query)?;
-                let review = self.review(r, &session, month).await?;
-                Ok(html(StatusCode::OK, &pages::Report::new(Page::new(&session, month), review)))
+                let (page, review) = self.month_page(r, &query).await?;
+                Ok(html(StatusCode::OK, &pages::Report::new(page, review)))
             }
             _ => Err(Failure::NotFound),
         }
@@ -304,6 +287,18 @@ impl Console {
                 Ok(html(status_of(e.code), &pages::SignOffForm::new(page, review, Some(problem))))
             }
         }
+    }
+
+    /// What a page of a month shows: the session's page and the month's review.
+    async fn month_page(
+        &self,
+        r: &ConsoleRequest<'_>,
+        query: &std::collections::HashMap<String, String>,
+    ) -> Result<(Page, Review), Failure> {
+        let session = self.session(r).await?;
+        let month = Month::from_query(query)?;
+        let review = self.review(r, &session, month).await?;
+        Ok((Page::new(&session, month), review))
     }
 
     /// The month's review, read (and recorded) as the session's reviewer.

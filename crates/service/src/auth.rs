@@ -10,14 +10,10 @@ use sha2::{Digest, Sha256};
 
 /// The prefix every secret starts with, so that a leaked one is easy to recognise and scan for.
 pub const SECRET_PREFIX: &str = "rtk_";
-const SECRET_LEN: usize = SECRET_PREFIX.len() + 43;
 
 /// A new secret and its hash. The secret is shown once and never stored.
 pub fn generate_secret() -> (String, SecretHash) {
-    let bytes: [u8; 32] = rand::rng().random();
-    let secret = format!("{SECRET_PREFIX}{}", URL_SAFE_NO_PAD.encode(bytes));
-    let hash = hash_secret(&secret);
-    (secret, hash)
+    generate_with(SECRET_PREFIX)
 }
 
 /// The SHA-256 of a secret, as stores keep it.
@@ -28,11 +24,25 @@ pub fn hash_secret(secret: &str) -> SecretHash {
 /// Whether `candidate` has the shape of a secret. Checked before any lookup, so malformed
 /// credentials cost no database round trip.
 pub fn looks_like_secret(candidate: &str) -> bool {
-    candidate.len() == SECRET_LEN
-        && candidate.starts_with(SECRET_PREFIX)
-        && candidate[SECRET_PREFIX.len()..]
+    has_shape(candidate, SECRET_PREFIX)
+}
+
+/// Whether `candidate` is `prefix` followed by 43 base64url characters (32 bytes): the shape
+/// of every secret recruitd makes.
+pub(crate) fn has_shape(candidate: &str, prefix: &str) -> bool {
+    candidate.len() == prefix.len() + 43
+        && candidate.starts_with(prefix)
+        && candidate[prefix.len()..]
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+/// A new secret starting with `prefix` and its hash.
+pub(crate) fn generate_with(prefix: &str) -> (String, SecretHash) {
+    let bytes: [u8; 32] = rand::rng().random();
+    let secret = format!("{prefix}{}", URL_SAFE_NO_PAD.encode(bytes));
+    let hash = hash_secret(&secret);
+    (secret, hash)
 }
 
 /// Creates a token acting as `user` of `organization` in `store` (operators' tooling, not the

@@ -9,7 +9,6 @@ use std::time::Duration;
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use rand::RngExt;
 use recruit_domain::{Permission, Scope, Timestamp, UserId};
 use recruit_ports::SecretHash;
 use recruit_ports::{Store, StoreError};
@@ -73,19 +72,12 @@ pub const SESSION_PREFIX: &str = "rcs_";
 
 /// A new session secret and its hash.
 pub fn generate_session_secret() -> (String, SecretHash) {
-    let bytes: [u8; 32] = rand::rng().random();
-    let secret = format!("{SESSION_PREFIX}{}", URL_SAFE_NO_PAD.encode(bytes));
-    let hash = crate::auth::hash_secret(&secret);
-    (secret, hash)
+    crate::auth::generate_with(SESSION_PREFIX)
 }
 
 /// Whether `candidate` has the shape of a session secret.
 pub fn looks_like_session_secret(candidate: &str) -> bool {
-    candidate.len() == SESSION_PREFIX.len() + 43
-        && candidate.starts_with(SESSION_PREFIX)
-        && candidate[SESSION_PREFIX.len()..]
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    crate::auth::has_shape(candidate, SESSION_PREFIX)
 }
 
 /// The CSRF token of the session whose secret is `secret`: derived from the secret, which only

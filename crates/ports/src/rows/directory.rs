@@ -535,12 +535,7 @@ impl TokenRow {
             user_id: Id::from_uuid(self.user_id),
             name: self.name,
             scopes,
-            secret_hash: SecretHash(
-                self.secret_hash
-                    .as_slice()
-                    .try_into()
-                    .map_err(|_| corrupt("a secret hash is not 32 bytes"))?,
-            ),
+            secret_hash: secret_hash(&self.secret_hash)?,
             created_at: self.created_at,
             expires_at: self.expires_at,
             revoked_at: self.revoked_at,
@@ -572,16 +567,17 @@ impl super::ConsoleSessionRow {
             organization_id: Id::from_uuid(self.organization_id),
             user_id: Id::from_uuid(self.user_id),
             token_id: Id::from_uuid(self.token_id),
-            secret_hash: SecretHash(
-                self.secret_hash
-                    .as_slice()
-                    .try_into()
-                    .map_err(|_| corrupt("a secret hash is not 32 bytes"))?,
-            ),
+            secret_hash: secret_hash(&self.secret_hash)?,
             created_at: self.created_at,
             last_seen_at: self.last_seen_at,
             expires_at: self.expires_at,
             ended_at: self.ended_at,
         })
     }
+}
+
+/// A stored secret hash.
+fn secret_hash(stored: &[u8]) -> Result<SecretHash, StoreError> {
+    let hash = stored.try_into().map_err(|_| corrupt("a secret hash is not 32 bytes"))?;
+    Ok(SecretHash(hash))
 }

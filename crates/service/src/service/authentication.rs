@@ -23,8 +23,19 @@ impl Service {
         secret: Option<&str>,
         client_ip: Option<IpAddr>,
     ) -> Result<Caller, ServiceError> {
+        self.charged(client_ip, self.verify(secret)).await
+    }
+
+    /// Runs `verify`, a check of a credential presented from `client_ip`: an address over its
+    /// quota of failures is refused with RATE_LIMITED before it runs, and an UNAUTHENTICATED
+    /// answer is charged to the address.
+    pub(super) async fn charged<T>(
+        &self,
+        client_ip: Option<IpAddr>,
+        verify: impl Future<Output = Result<T, ServiceError>>,
+    ) -> Result<T, ServiceError> {
         self.limits.before_authentication(client_ip)?;
-        match self.verify(secret).await {
+        match verify.await {
             Err(e) if e.code == ErrorCode::Unauthenticated => {
                 let rate_limit = self.limits.failed_authentication(client_ip)?;
                 Err(ServiceError { rate_limit: rate_limit.map(Box::new), ..e })

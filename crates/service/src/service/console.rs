@@ -88,14 +88,7 @@ impl Service {
         secret: &str,
         client_ip: Option<IpAddr>,
     ) -> Result<ConsoleCaller, ServiceError> {
-        self.limits.before_authentication(client_ip)?;
-        match self.session_caller(secret).await {
-            Err(e) if e.code == ErrorCode::Unauthenticated => {
-                let rate_limit = self.limits.failed_authentication(client_ip)?;
-                Err(ServiceError { rate_limit: rate_limit.map(Box::new), ..e })
-            }
-            found => found,
-        }
+        self.charged(client_ip, self.session_caller(secret)).await
     }
 
     async fn session_caller(&self, secret: &str) -> Result<ConsoleCaller, ServiceError> {
