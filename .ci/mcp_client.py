@@ -52,6 +52,10 @@ now = datetime.now(timezone.utc).replace(microsecond=0)
 GTE = (now - timedelta(days=90)).isoformat().replace("+00:00", "Z")
 LT = (now + timedelta(days=1)).isoformat().replace("+00:00", "Z")
 
+# The tools whose successes are recorded in the tool-interface ledger as reads.
+RECORDED_READS = ("list_privacy_audit_logs", "get_latest_privacy_audit_log_checkpoint",
+                  "get_privacy_access_review")
+
 checked = 0
 list_calls = 0
 write_calls = 0
@@ -79,6 +83,11 @@ def rest_patch(path, token, body, if_match=None):
     return httpx2.patch(BASE + path, content=json.dumps(body), headers=headers, timeout=30).json()
 
 
+def rest_put(path, token, body):
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+    return httpx2.put(BASE + path, content=json.dumps(body), headers=headers, timeout=30).json()
+
+
 def rest_list(token, **query):
     params = {"timestamp_gte": GTE, "timestamp_lt": LT}
     for key, value in query.items():
@@ -90,12 +99,13 @@ async def same(client, tool, arguments, expected, what, error=False):
     """Calls `tool` and checks its structured result is `expected` (the REST body)."""
     global list_calls
     result = await client.call_tool(tool, arguments)
-    check(bool(result.is_error) == error, f"{what}: isError is {result.is_error}")
+    check(bool(result.is_error) == error,
+          f"{what}: isError is {result.is_error}: {result.structured_content}")
     check(result.structured_content == expected, f"{what}: {result.structured_content} != {expected}")
     text = [c.text for c in result.content if c.type == "text"]
     check(text and json.loads(text[0]) == expected, f"{what}: the text content is not the body")
     # Reads of the ledger, its checkpoint included, are recorded in the tool-interface ledger.
-    if tool in ("list_privacy_audit_logs", "get_latest_privacy_audit_log_checkpoint") and not error:
+    if tool in RECORDED_READS and not error:
         list_calls += 1
     return result
 
@@ -203,6 +213,19 @@ async def exercise(client, label, token):
                rest_patch(f"/v1/users/{USER}", token, {"email": "x@example.com", "title": ""}),
                f"{label}: fields that cannot be changed", error=True)
 
+    # The month's review: the REST body; a decision on an entry that is no download of the
+    # month is the REST refusal.
+    month = datetime.now(timezone.utc).strftime("%Y-%m")
+    await same(client, "get_privacy_access_review", {"month": month},
+               rest(f"/v1/audit-logs/privacy/reviews/{month}", token),
+               f"{label}: get_privacy_access_review")
+    nowhere = "pal_" + "0" * 32
+    decision = {"status": "CONFIRMED", "reason": "Checked over MCP."}
+    await same(client, "review_privacy_access_download",
+               {"month": month, "entry_id": nowhere, **decision},
+               rest_put(f"/v1/audit-logs/privacy/reviews/{month}/downloads/{nowhere}", token, decision),
+               f"{label}: a decision on no download", error=True)
+
     # A protocol failure: a JSON-RPC error, not a tool result.
     try:
         await client.call_tool("delete_everything", {})
@@ -288,8 +311,7 @@ async def main():
           f"{list_calls} list calls and {written} writes, {len(entries) - before} tool ledger entries")
     # A replayed write records nothing again: one entry per first call.
     check(written * 2 == write_calls, f"{write_calls} write calls, {written} recorded")
-    check(all(e["tool_name"] in ("list_privacy_audit_logs", "record_privacy_accesses",
-                                 "get_latest_privacy_audit_log_checkpoint") for e in entries),
+    check(all(e["tool_name"] in RECORDED_READS + ("record_privacy_accesses",) for e in entries),
           "the tool ledger names the tool")
     print(f"MCP client check: {checked} checks passed ({list_calls} recorded list calls, "
           f"{write_calls} write calls; "

@@ -263,6 +263,12 @@ pub(crate) struct ServiceArgs {
     /// refused with 503 UNAVAILABLE and `Retry-After`, nothing written (e.g. `5s`).
     #[arg(long, env = "RECRUITD_BATCH_WRITE_WAIT", default_value = "5s", value_parser = humantime::parse_duration)]
     pub(crate) batch_write_wait: Duration,
+    /// How long a review console session lasts without use.
+    #[arg(long, env = "RECRUITD_CONSOLE_IDLE_TIMEOUT", default_value = "30m", value_parser = humantime::parse_duration)]
+    pub(crate) console_idle_timeout: Duration,
+    /// How long a review console session lasts at most, however it is used.
+    #[arg(long, env = "RECRUITD_CONSOLE_SESSION_MAX", default_value = "8h", value_parser = humantime::parse_duration)]
+    pub(crate) console_session_max: Duration,
 }
 
 #[derive(Debug, clap::Args)]

@@ -84,6 +84,10 @@ pub(crate) async fn service(
     config.checkpoint_key = checkpoint_key;
     config.ledger_retention = ledger_retention;
     config.max_exports = args.max_exports as usize;
+    config.console_sessions = recruit_service::console::SessionLimits {
+        idle: args.console_idle_timeout,
+        longest: args.console_session_max,
+    };
     config.batch_writes = recruit_service::BatchWrites {
         at_once: args.max_batch_writes as usize,
         wait: args.batch_write_wait,

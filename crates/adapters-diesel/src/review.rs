@@ -15,6 +15,9 @@ pub struct Dialect {
     pub addresses: &'static str,
     /// The address of a row of `a`.
     pub address: &'static str,
+    /// The sum of a group's `bulk_count`s as a `BIGINT`, the largest one where it is larger:
+    /// counts come from clients, and two of the largest overflow a plain sum.
+    pub bulk_sum: &'static str,
 }
 
 impl Dialect {
@@ -25,6 +28,7 @@ impl Dialect {
         micros: "CAST(date_part('epoch', access_time) * 1000000 AS BIGINT)",
         addresses: "unnest(ip_addresses) AS a(address)",
         address: "a.address",
+        bulk_sum: "CAST(LEAST(coalesce(sum(bulk_count), 0), 9223372036854775807) AS BIGINT)",
     };
 
     /// SQLite's: `access_time` stored as microseconds; the addresses of a JSON array.
@@ -33,6 +37,7 @@ impl Dialect {
         micros: "access_time",
         addresses: "json_each(privacy_audit_logs.ip_addresses) AS a",
         address: "a.value",
+        bulk_sum: "CAST(min(total(bulk_count), 9223372036854775807.0) AS INTEGER)",
     };
 }
 
@@ -44,12 +49,13 @@ pub fn slots_sql(d: Dialect) -> String {
     format!(
         "SELECT account_id, CAST({micros} / {w} AS BIGINT) AS slot, activity_category, \
          subject_type, CAST(count(*) AS BIGINT) AS entries, \
-         CAST(coalesce(sum(bulk_count), 0) AS BIGINT) AS bulk_records, \
+         {bulk_sum} AS bulk_records, \
          min(position) AS first_position \
          FROM privacy_audit_logs \
          WHERE organization_id = {org} AND access_time >= {from} AND access_time < {to} \
          GROUP BY account_id, slot, activity_category, subject_type",
         micros = d.micros,
+        bulk_sum = d.bulk_sum,
         w = p(4),
         org = p(1),
         from = p(2),

@@ -28,7 +28,7 @@ use askama::Template;
 use bytes::Bytes;
 use http::header::{self, HeaderMap, HeaderValue};
 use http::{Method, Response, StatusCode, Uri};
-use recruit_domain::ErrorCode;
+use recruit_domain::{ErrorCode, Timestamp};
 use recruit_service::console::{ConsoleCaller, SignIn};
 use recruit_service::review::Review;
 use recruit_service::{
@@ -222,7 +222,9 @@ impl Console {
         match self.service.open_console_session(sign_in, r.client_ip).await {
             Ok(opened) => {
                 let mut response = redirect("/console/overview");
-                let cookie = self.cookie(Some(&opened.secret));
+                let left = opened.expires_at.unix_micros() - Timestamp::now().unix_micros();
+                let max_age = Duration::from_micros(u64::try_from(left).unwrap_or(0));
+                let cookie = self.cookie(Some((&opened.secret, max_age)));
                 response.headers_mut().append(header::SET_COOKIE, cookie);
                 Ok(response)
             }
@@ -369,13 +371,13 @@ impl Console {
         headers.get(header::ORIGIN).and_then(|o| o.to_str().ok()) == Some(self.origin.as_str())
     }
 
-    /// The `Set-Cookie` value holding `secret`, or clearing the cookie.
-    fn cookie(&self, secret: Option<&str>) -> HeaderValue {
+    /// The `Set-Cookie` value holding `secret` for `max_age`, or clearing the cookie.
+    fn cookie(&self, secret: Option<(&str, Duration)>) -> HeaderValue {
         let secure = if self.secure { "; Secure" } else { "" };
         let value = match secret {
-            Some(secret) => format!(
+            Some((secret, max_age)) => format!(
                 "{COOKIE}={secret}; Path=/console; HttpOnly; SameSite=Strict{secure}; Max-Age={}",
-                recruit_service::console::SessionLimits::DEFAULT.longest.as_secs()
+                max_age.as_secs()
             ),
             None => {
                 format!("{COOKIE}=; Path=/console; HttpOnly; SameSite=Strict{secure}; Max-Age=0")
@@ -475,7 +477,7 @@ fn stylesheet() -> Response<Vec<u8>> {
 fn secure_headers(headers: &mut HeaderMap) {
     headers.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP));
     headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
-    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("strict-origin"));
     headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
     headers.insert(
         http::HeaderName::from_static("cross-origin-opener-policy"),

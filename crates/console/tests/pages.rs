@@ -165,6 +165,8 @@ async fn a_pasted_token_opens_a_session_with_a_strict_cookie() {
     let csp = seen.headers[header::CONTENT_SECURITY_POLICY].to_str().unwrap();
     assert!(csp.contains("default-src 'none'") && !csp.contains("script-src"), "{csp}");
     assert_eq!(seen.headers[header::X_FRAME_OPTIONS], "DENY");
+    // Not `no-referrer`: with it a browser sends `Origin: null` with a form, which is refused.
+    assert_eq!(seen.headers[header::REFERRER_POLICY], "strict-origin");
 
     let member = token(&w, Role::Member, &[Scope::AuditLogsRead]).await;
     let seen = browser.post(&w, "/console/sign-in", &[("token", &member)]).await;

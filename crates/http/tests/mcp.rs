@@ -177,6 +177,11 @@ async fn every_tool_returns_the_rest_body() {
         let result = call(&f, revision, &owner, "get_me", json!({})).await;
         carries(&result, &rest(&f, "/v1/me", &owner).await, false, "me");
 
+        let month = json!({"month": "2026-01"});
+        let result = call(&f, revision, &owner, "get_privacy_access_review", month).await;
+        let review = rest(&f, "/v1/audit-logs/privacy/reviews/2026-01", &owner).await;
+        carries(&result, &review, false, "review");
+
         let dashed = job.uuid().hyphenated().to_string().to_uppercase();
         let result = call(&f, revision, &owner, "get_job", json!({"job_id": dashed})).await;
         carries(&result, &rest(&f, &format!("/v1/jobs/{job}"), &owner).await, false, "job");

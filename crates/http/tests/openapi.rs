@@ -113,6 +113,49 @@ async fn write(
     seen(method, uri, response).await
 }
 
+/// A decision's body.
+const CONFIRM: &str = r#"{"status": "CONFIRMED", "reason": "The quarterly report."}"#;
+
+/// The review's records, each status: a download of the month imported, decided on, the
+/// month signed off; the responses, the decision's path and the sign-off's.
+async fn review_responses(
+    f: &Fixture,
+    owner: &str,
+    member: &str,
+    audit_only: &str,
+) -> (Vec<Seen>, String, String) {
+    let mut download =
+        recruit_ports::testkit::ledger_entry(ORG_A, 900, "2026-11-10T10:00:00Z".parse().unwrap());
+    download.entry.activity_category = recruit_domain::model::ActivityCategory::Download;
+    let doc_download = recruit_ports::ImportDocument {
+        privacy_audit_logs: vec![download.clone()],
+        ..Default::default()
+    };
+    recruit_ports::Import::import(&*f.store, &doc_download).await.unwrap();
+    let decide = format!("{REVIEW}/downloads/{}", download.entry.id);
+    let nowhere = format!("{REVIEW}/downloads/pal_{}", "0".repeat(32));
+    let sign = format!("{REVIEW}/sign-off");
+    let confirm = CONFIRM;
+    let review_only = f.token(ORG_A, Role::Owner, &[Scope::AuditLogsReview]).await;
+    let (f, owner, member, audit_only) = (f, Some(owner), Some(member), Some(audit_only));
+    let seen = vec![
+        write(f, "PUT", &decide, Some(&review_only), confirm).await,
+        write(f, "PUT", &decide, owner, r#"{"status": "MAYBE"}"#).await,
+        write(f, "PUT", &nowhere, owner, confirm).await,
+        write(f, "PUT", &decide, None, confirm).await,
+        write(f, "PUT", &decide, audit_only, confirm).await,
+        write(f, "PUT", &decide, member, confirm).await,
+        write(f, "PUT", &decide, owner, &" ".repeat(TOO_LARGE)).await,
+        write(f, "POST", &sign, owner, r#"{"note": "Checked with the team."}"#).await,
+        write(f, "POST", &sign, owner, r#"{"note": 5}"#).await,
+        write(f, "POST", &sign, owner, "{}").await,
+        write(f, "POST", &sign, None, "{}").await,
+        write(f, "POST", &sign, member, "{}").await,
+        write(f, "POST", &sign, owner, &" ".repeat(TOO_LARGE)).await,
+    ];
+    (seen, decide, sign)
+}
+
 async fn patch(
     f: &Fixture,
     uri: &str,
@@ -377,8 +420,25 @@ fn the_user_example_is_a_member_of_the_demo_owners_organization_whose_fields_the
     assert_eq!(sources, Default::default(), "every field of the example can be changed");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn every_response_of_every_endpoint_matches_the_document() {
+#[test]
+fn every_response_of_every_endpoint_matches_the_document() {
+    // A debug build gives this one long body a frame of nearly 2 MiB, a test thread's whole
+    // stack: it runs on a thread with room for it.
+    let run = || {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(every_response());
+    };
+    let thread = std::thread::Builder::new().stack_size(16 << 20).spawn(run).unwrap();
+    if let Err(panic) = thread.join() {
+        std::panic::resume_unwind(panic);
+    }
+}
+
+async fn every_response() {
     let doc = document();
     let f = Fixture::with(|http| http.request_deadline = Duration::from_millis(300)).await;
     let owner = f.token(ORG_A, Role::Owner, &Scope::ALL).await;
@@ -403,36 +463,12 @@ async fn every_response_of_every_endpoint_matches_the_document() {
         Fixture::keyed(recruit_service::limits::RateLimitConfig::DEFAULT, None, |_| {}).await;
     let keyless_owner = keyless.token(ORG_A, Role::Owner, &Scope::ALL).await;
 
-    // A download of the month reviewed, to decide on; the month signed off once it is.
-    let mut download =
-        recruit_ports::testkit::ledger_entry(ORG_A, 900, "2026-11-10T10:00:00Z".parse().unwrap());
-    download.entry.activity_category = recruit_domain::model::ActivityCategory::Download;
-    let doc_download = recruit_ports::ImportDocument {
-        privacy_audit_logs: vec![download.clone()],
-        ..Default::default()
-    };
-    recruit_ports::Import::import(&*f.store, &doc_download).await.unwrap();
-    let decide = format!("{REVIEW}/downloads/{}", download.entry.id);
-    let nowhere = format!("{REVIEW}/downloads/pal_{}", "0".repeat(32));
-    let sign = format!("{REVIEW}/sign-off");
-    let confirm = r#"{"status": "CONFIRMED", "reason": "The quarterly report."}"#;
-    let review_only = f.token(ORG_A, Role::Owner, &[Scope::AuditLogsReview]).await;
-
-    let mut seen = vec![
-        // A month's decisions and sign-off, and each refusal.
-        write(&f, "PUT", &decide, Some(&review_only), confirm).await,
-        write(&f, "PUT", &decide, Some(&owner), r#"{"status": "MAYBE"}"#).await,
-        write(&f, "PUT", &nowhere, Some(&owner), confirm).await,
-        write(&f, "PUT", &decide, None, confirm).await,
-        write(&f, "PUT", &decide, Some(&audit_only), confirm).await,
-        write(&f, "PUT", &decide, Some(&member), confirm).await,
-        write(&f, "PUT", &decide, Some(&owner), &" ".repeat(TOO_LARGE)).await,
-        write(&f, "POST", &sign, Some(&owner), r#"{"note": "Checked with the team."}"#).await,
-        write(&f, "POST", &sign, Some(&owner), r#"{"note": 5}"#).await,
-        write(&f, "POST", &sign, Some(&owner), "{}").await,
-        write(&f, "POST", &sign, None, "{}").await,
-        write(&f, "POST", &sign, Some(&member), "{}").await,
-        write(&f, "POST", &sign, Some(&owner), &" ".repeat(TOO_LARGE)).await,
+    // A month's decisions and sign-off, and each refusal (a function of its own: one body with
+    // every request's future overflows a test thread's stack in a debug build).
+    let (mut seen, decide, sign) =
+        Box::pin(review_responses(&f, &owner, &member, &audit_only)).await;
+    let confirm = CONFIRM;
+    seen.extend(vec![
         // Successes; the list in pages, so that a cursor is followed too.
         get(&f, &format!("{list}&limit=5"), Some(&owner)).await,
         get(&f, &job, Some(&owner)).await,
@@ -505,7 +541,7 @@ async fn every_response_of_every_endpoint_matches_the_document() {
         get(&f, &format!("{ME}?x=1"), Some(&owner)).await,
         get(&f, ME, None).await,
         send(&f, ME, &owner, TOO_LARGE).await,
-    ];
+    ]);
     let replay =
         write(&f, "POST", &sign, Some(&owner), r#"{"note": "Checked with the team."}"#).await;
     assert_eq!(replay.headers["idempotent-replayed"], "true");

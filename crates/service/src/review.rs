@@ -384,7 +384,8 @@ fn summarise(
         a.accesses += slot.entries;
         if slot.category.starts_with("BULK_") || slot.bulk_subject {
             a.bulk_accesses += slot.entries;
-            a.bulk_records += slot.bulk_records;
+            // Counts a client recorded: their sum may pass any integer, and stops at the largest.
+            a.bulk_records = a.bulk_records.saturating_add(slot.bulk_records);
         }
         if let (Ok(hours), Some(outside)) = (&hours, &mut a.outside_work_hours)
             && !hours.contain(start)

@@ -637,3 +637,38 @@ pub async fn a_reviews_decisions_and_sign_off_are_kept_with_their_records(store:
         store.review_facts(&ReviewQuery { month: "2026-03".into(), ..query }).await.unwrap();
     assert_eq!((other.decisions, other.sign_off), (vec![], None));
 }
+
+/// Bulk counts are what clients say: a month's review adds them up to the largest count a
+/// store keeps, never failing on two of the largest.
+pub async fn a_months_bulk_counts_add_up_to_the_largest_without_failing(store: &dyn Store) {
+    use crate::review::ReviewQuery;
+    use recruit_domain::Id;
+    use recruit_domain::model::{ActivityCategory, BulkQuery, BulkScope, DataSubject};
+    loaded(store).await;
+    let at = |s: &str| s.parse::<Timestamp>().unwrap();
+    let huge = |n: u128| {
+        let mut e = ledger_entry(ORG_B, 300 + n, at("2026-04-02T10:00:00Z"));
+        e.entry.activity_category = ActivityCategory::from("BULK_READ");
+        e.entry.data_subject = DataSubject::Bulk {
+            bulk_count: Some(i64::MAX as u64),
+            query: BulkQuery::Scope { scope: BulkScope::AllOrgCandidates },
+        };
+        e.entry.account_id = recruit_domain::AccountId::from_uuid(Uuid::from_u128(0x77));
+        e
+    };
+    let doc = ImportDocument { privacy_audit_logs: vec![huge(1), huge(2)], ..Default::default() };
+    store.import(&doc).await.unwrap();
+    let query = ReviewQuery {
+        organization: Id::from_uuid(Uuid::from_u128(ORG_B)),
+        month: "2026-04".into(),
+        from: at("2026-04-01T00:00:00Z"),
+        to: at("2026-05-01T00:00:00Z"),
+        previous_from: at("2026-03-01T00:00:00Z"),
+        slot_micros: 3_600_000_000,
+        download: "DOWNLOAD",
+        ledger_export: "exportPrivacyAuditLogs",
+    };
+    let facts = store.review_facts(&query).await.unwrap();
+    assert_eq!(facts.slots.len(), 1);
+    assert_eq!((facts.slots[0].entries, facts.slots[0].bulk_records), (2, i64::MAX as u64));
+}

@@ -75,6 +75,7 @@ macro_rules! store_contract_tests {
             audit_entries_are_listed_newest_first_by_organization,
             a_months_review_counts_its_entries_by_account_and_slot,
             a_reviews_decisions_and_sign_off_are_kept_with_their_records,
+            a_months_bulk_counts_add_up_to_the_largest_without_failing,
             import_writes_every_entity,
             import_rejects_duplicate_ids_and_writes_nothing,
             import_rejects_ids_already_stored,

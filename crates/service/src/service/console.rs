@@ -132,7 +132,9 @@ impl Service {
             }
             return Err(session_over(why));
         }
-        if idle_since >= i64::try_from(TOUCH_INTERVAL.as_micros()).unwrap_or(i64::MAX) {
+        // Written at most once a minute, and often enough for a short idle time.
+        let touch = TOUCH_INTERVAL.min(idle / 2);
+        if idle_since >= i64::try_from(touch.as_micros()).unwrap_or(i64::MAX) {
             // Best effort: a session whose use is not written ends sooner, never later.
             let _ = self.store.touch_session(session.id, now).await;
         }

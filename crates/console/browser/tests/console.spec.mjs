@@ -1,0 +1,171 @@
+// The review console in a real browser, against the demo server .ci/browser starts. Most of
+// the console's assertions are Rust tests that read its HTML (crates/console/tests); these
+// check what only a browser shows: cookies kept and sent, forms submitted and redirected, print
+// media, and accessibility as axe-core measures it.
+import { test, expect } from '@playwright/test';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+
+const require = createRequire(import.meta.url);
+const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+const { BASE_URL, LINK, OWNER_TOKEN, RECRUITD, DATABASE_URL, DB_PATH, SHORT_BASE_URL } = process.env;
+const MONTH = new Date().toISOString().slice(0, 7);
+const PREVIOUS = (() => {
+  const d = new Date();
+  d.setUTCDate(1);
+  d.setUTCMonth(d.getUTCMonth() - 1);
+  return d.toISOString().slice(0, 7);
+})();
+
+async function signInWithToken(page, base = BASE_URL) {
+  await page.goto(`${base}/console/sign-in`);
+  await page.getByLabel('API token').fill(OWNER_TOKEN);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await expect(page).toHaveURL(/\/console\/overview/);
+}
+
+async function organization(request) {
+  const me = await request.get(`${BASE_URL}/v1/me`, { headers: { Authorization: `Bearer ${OWNER_TOKEN}` } });
+  expect(me.ok()).toBeTruthy();
+  return (await me.json()).organization_id;
+}
+
+test('a one-time link signs in once', async ({ page, browser }) => {
+  await page.goto(LINK);
+  await page.getByRole('button', { name: 'Sign in with this link' }).click();
+  await expect(page).toHaveURL(/\/console\/overview/);
+  await expect(page.getByRole('heading', { level: 1 })).toContainText('Access review of');
+  const other = await browser.newContext();
+  const again = await other.newPage();
+  await again.goto(LINK);
+  await again.getByRole('button', { name: 'Sign in with this link' }).click();
+  await expect(again.getByRole('alert')).toContainText('not valid');
+  await other.close();
+});
+
+test("a pasted token signs in, and the overview's figures are the CLI's", async ({ page, request }) => {
+  await signInWithToken(page);
+  await page.goto(`/console/overview?month=${MONTH}`);
+  const org = await organization(request);
+  const cli = JSON.parse(execFileSync(RECRUITD, [
+    '--database-url', DATABASE_URL, 'audit', 'review', '--month', MONTH, '--org', org, '--json',
+  ], { env: { ...process.env, RUST_LOG: 'warn' } }).toString());
+  await expect(page.locator('#accesses')).toHaveText(String(cli.accesses));
+  await expect(page.locator('#accounts')).toHaveText(String(cli.accounts.length));
+  await expect(page.locator('#downloads')).toHaveText(String(cli.downloads.length));
+  await expect(page.locator('#time-zone')).toHaveText(cli.time_zone);
+  await expect(page.locator('table.accounts tbody tr')).toHaveCount(cli.accounts.length);
+});
+
+test('a sorted view survives a reload from its URL', async ({ page }) => {
+  await signInWithToken(page);
+  await page.goto(`/console/overview?month=${MONTH}`);
+  await page.getByRole('link', { name: 'Accesses', exact: true }).click();
+  await expect(page).toHaveURL(/sort=accesses/);
+  const url = page.url();
+  const counts = async () => (await page.locator('table.accounts tbody tr td:nth-of-type(1)').allTextContents()).map(Number);
+  const before = await counts();
+  await page.reload();
+  expect(page.url()).toBe(url);
+  expect(await counts()).toEqual(before);
+  await expect(page.locator('th[aria-sort="descending"]')).toContainText('Accesses');
+  expect(before).toEqual([...before].sort((a, b) => b - a));
+});
+
+test('a download is confirmed from its form', async ({ page }) => {
+  await signInWithToken(page);
+  await page.goto(`/console/downloads?month=${MONTH}`);
+  const pending = page.locator('article.status-PENDING');
+  const count = await pending.count();
+  expect(count, 'the demo month has downloads to confirm').toBeGreaterThan(0);
+  const first = pending.first();
+  const id = await first.getAttribute('id');
+  await first.getByLabel('Reason confirmed').check();
+  await first.getByLabel('Reason, or the question asked').fill('Payroll export for the audit.');
+  await first.getByRole('button', { name: 'Record the decision' }).click();
+  await expect(page).toHaveURL(new RegExp(`#${id}$`));
+  await expect(page.locator(`[id="${id}"] dd.status`)).toHaveText('CONFIRMED');
+  await expect(page.locator('article.status-PENDING')).toHaveCount(count - 1);
+});
+
+test('the month is signed off, and its report prints without the console around it', async ({ page }) => {
+  await signInWithToken(page);
+  await page.goto(`/console/sign-off?month=${MONTH}`);
+  await page.getByLabel('Note').fill('Remaining downloads are asked about; see the decisions.');
+  await page.getByRole('button', { name: `Sign off ${MONTH}` }).click();
+  await expect(page).toHaveURL(new RegExp(`/console/report\\?month=${MONTH}$`));
+  await expect(page.locator('#verification')).toContainText('Intact');
+  await expect(page.locator('#note')).toHaveText('Remaining downloads are asked about; see the decisions.');
+  await page.emulateMedia({ media: 'print' });
+  await expect(page.locator('header.top')).toBeHidden();
+  await expect(page.locator('#signed-by')).toBeVisible();
+  await page.emulateMedia({ media: 'screen' });
+  await page.goto(`/console/sign-off?month=${MONTH}`);
+  await expect(page.getByRole('status')).toContainText('signed off');
+});
+
+test('an expired session goes back to sign-in', async ({ page }) => {
+  await signInWithToken(page, SHORT_BASE_URL);
+  await page.waitForTimeout(3_000);
+  await page.goto(`${SHORT_BASE_URL}/console/overview?month=${MONTH}`);
+  await expect(page).toHaveURL(/\/console\/sign-in\?ended=1$/);
+  await expect(page.getByRole('status')).toContainText('Your session ended');
+});
+
+test('a cross-site POST is refused', async ({ page }) => {
+  await signInWithToken(page);
+  await page.goto(`/console/sign-off?month=${PREVIOUS}`);
+  const csrf = await page.locator('form[action="/console/sign-off"] input[name=csrf]').inputValue();
+  const forged = await page.request.post(`${BASE_URL}/console/sign-off`, {
+    headers: { Origin: 'https://evil.example' },
+    form: { csrf, month: PREVIOUS, note: 'forged' },
+  });
+  expect(forged.status()).toBe(403);
+  const tokenless = await page.request.post(`${BASE_URL}/console/sign-off`, {
+    headers: { Origin: new URL(BASE_URL).origin },
+    form: { month: PREVIOUS, note: 'forged' },
+  });
+  expect(tokenless.status()).toBe(403);
+  await page.goto(`/console/sign-off?month=${PREVIOUS}`);
+  await expect(page.getByRole('button', { name: `Sign off ${PREVIOUS}` })).toBeVisible();
+});
+
+test('every page passes axe-core with no serious or critical violation', async ({ browser }) => {
+  const signedIn = await browser.newContext();
+  await signInWithToken(await signedIn.newPage());
+  const cookies = await signedIn.cookies();
+  await signedIn.close();
+  // axe-core is injected as a script, which the console's CSP rightly forbids: the checking
+  // context alone bypasses it.
+  const context = await browser.newContext({ bypassCSP: true });
+  await context.addCookies(cookies);
+  const page = await context.newPage();
+  for (const path of [
+    `/console/overview?month=${MONTH}`, `/console/downloads?month=${MONTH}`,
+    `/console/sign-off?month=${PREVIOUS}`, `/console/report?month=${MONTH}`,
+    '/console/no-such-page', '/console/sign-in',
+  ]) {
+    await page.goto(path);
+    await page.addScriptTag({ content: AXE });
+    const violations = await page.evaluate(async () => (await window.axe.run(document)).violations);
+    const serious = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+    expect(serious.map((v) => `${v.id}: ${v.help}`), path).toEqual([]);
+  }
+  await context.close();
+});
+
+test('a ledger altered in the database signs off as not intact', async ({ page, request }) => {
+  const org = (await organization(request)).replace(/^org_/, '');
+  execFileSync('sqlite3', [DB_PATH,
+    'DROP TRIGGER IF EXISTS privacy_audit_logs_no_update; ' +
+    `UPDATE privacy_audit_logs SET access_menu = 'forged' WHERE organization_id = X'${org}' AND position = (SELECT max(position) FROM privacy_audit_logs WHERE organization_id = X'${org}');`]);
+  await signInWithToken(page);
+  await page.goto(`/console/sign-off?month=${PREVIOUS}`);
+  await page.getByRole('button', { name: `Sign off ${PREVIOUS}` }).click();
+  await expect(page.getByRole('alert')).toContainText('the chain\'s verification found a problem');
+  await page.getByLabel('Note').fill('An altered entry was found and reported.');
+  await page.getByRole('button', { name: `Sign off ${PREVIOUS}` }).click();
+  await expect(page).toHaveURL(/\/console\/report/);
+  await expect(page.locator('#verification')).toContainText('Not intact');
+});
