@@ -121,6 +121,7 @@ async fn run(
                 to,
                 ids: None,
                 recorded_before: None,
+                filter: Default::default(),
             };
             audit::audit_export(store.as_ref(), &query, &file).await
         }

@@ -8,7 +8,8 @@
 //! the chained ledgers' tables ([`LEDGER_TABLES`]), the retention plan's query
 //! ([`retention_plan_sql`]), the inserts of a batch's and an import document's rows table by
 //! table ([`insert_access_rows!`], [`insert_document_rows!`]), the queries both run
-//! ([`keep_resolved_settings!`], [`stored_ledger_entries!`]),
+//! ([`keep_resolved_settings!`], [`stored_ledger_entries!`]), the conditions of a filter of the
+//! privacy ledger ([`filter`]),
 //! the pool's setup of a new connection ([`session_setup`]), the pool's numbers
 //! ([`pool_status`]), how an export's entries reach their reader ([`ChannelStream`]), and the
 //! group commit of the records of ledger reads ([`Recorder`]).
@@ -21,6 +22,7 @@ use diesel_async::pooled_connection::SetupCallback;
 use diesel_async::{AsyncConnection, SimpleAsyncConnection};
 pub use recruit_ports::StoreError;
 
+pub mod filter;
 mod queries;
 mod recorder;
 pub mod review;

@@ -18,6 +18,9 @@ pub struct Dialect {
     /// The sum of a group's `bulk_count`s as a `BIGINT`, the largest one where it is larger:
     /// counts come from clients, and two of the largest overflow a plain sum.
     pub bulk_sum: &'static str,
+    /// The SQL before and after a parameter holding an address, true when a row of
+    /// `privacy_audit_logs` recorded that address.
+    pub has_address: (&'static str, &'static str),
 }
 
 impl Dialect {
@@ -29,6 +32,7 @@ impl Dialect {
         addresses: "unnest(ip_addresses) AS a(address)",
         address: "a.address",
         bulk_sum: "CAST(LEAST(coalesce(sum(bulk_count), 0), 9223372036854775807) AS BIGINT)",
+        has_address: ("", " = ANY(ip_addresses)"),
     };
 
     /// SQLite's: `access_time` stored as microseconds; the addresses of a JSON array.
@@ -38,6 +42,10 @@ impl Dialect {
         addresses: "json_each(privacy_audit_logs.ip_addresses) AS a",
         address: "a.value",
         bulk_sum: "CAST(min(total(bulk_count), 9223372036854775807.0) AS INTEGER)",
+        has_address: (
+            "EXISTS (SELECT 1 FROM json_each(privacy_audit_logs.ip_addresses) WHERE value = ",
+            ")",
+        ),
     };
 }
 

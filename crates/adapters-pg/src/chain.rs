@@ -325,7 +325,17 @@ fn export_conditions(
     if q.recorded_before.is_some() {
         sql += &format!(" AND recorded_at < ${}", next());
     }
+    let pieces = filter_pieces(q);
+    sql += &recruit_adapters_diesel::filter::render(&pieces, |_| format!("${}", next())).0;
     (sql, n)
+}
+
+/// The conditions of an export's filter.
+fn filter_pieces(
+    q: &recruit_ports::chain::ExportQuery,
+) -> Vec<recruit_adapters_diesel::filter::Piece<'_>> {
+    let d = recruit_adapters_diesel::review::Dialect::POSTGRES;
+    recruit_adapters_diesel::filter::entry_conditions(d, &q.filter)
 }
 
 /// Binds the parameters of [`export_conditions`].
@@ -352,6 +362,14 @@ fn bind_export<'a>(
     }
     if let Some(before) = q.recorded_before {
         query = query.bind::<Timestamptz, _>(before.as_datetime());
+    }
+    use recruit_adapters_diesel::filter::Value;
+    for value in recruit_adapters_diesel::filter::render(&filter_pieces(q), |_| String::new()).1 {
+        query = match value {
+            Value::Uuid(id) => query.bind::<Uuid, _>(id),
+            Value::Text(text) => query.bind::<diesel::sql_types::Text, _>(text),
+            Value::Time(t) => query.bind::<Timestamptz, _>(t.as_datetime()),
+        };
     }
     query
 }

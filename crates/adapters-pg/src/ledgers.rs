@@ -54,6 +54,12 @@ pub(crate) fn page_query<ST>(
         query =
             query.sql(" AND id = ANY(").bind::<sql_types::Array<sql_types::Uuid>, _>(ids).sql(")");
     }
+    for piece in recruit_adapters_diesel::filter::entry_conditions(
+        recruit_adapters_diesel::review::Dialect::POSTGRES,
+        &q.filter,
+    ) {
+        query = filter_piece(query, piece);
+    }
     if let Some(after) = q.after {
         query = query
             .sql(" AND (access_time, id) < (")
@@ -66,6 +72,20 @@ pub(crate) fn page_query<ST>(
     query
         .sql(" ORDER BY access_time DESC, id DESC LIMIT ")
         .bind::<sql_types::BigInt, _>(i64::from(q.limit) + 1)
+}
+
+/// Appends a piece of a filter's conditions, binding its value as PostgreSQL's type.
+fn filter_piece<ST>(
+    query: crate::prepared::PreparedSql<ST>,
+    piece: recruit_adapters_diesel::filter::Piece<'_>,
+) -> crate::prepared::PreparedSql<ST> {
+    use recruit_adapters_diesel::filter::{Piece, Value};
+    match piece {
+        Piece::Sql(text) => query.sql(text),
+        Piece::Value(Value::Uuid(id)) => query.bind::<sql_types::Uuid, _>(id),
+        Piece::Value(Value::Text(text)) => query.bind::<sql_types::Text, _>(text.to_owned()),
+        Piece::Value(Value::Time(t)) => query.bind::<sql_types::Timestamptz, _>(t.as_datetime()),
+    }
 }
 
 impl PgStore {

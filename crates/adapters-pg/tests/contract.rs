@@ -87,6 +87,7 @@ async fn the_page_query_is_an_index_scan_without_sort_at_the_first_page_and_deep
         window: year(),
         ids: None,
         after: None,
+        filter: Default::default(),
         limit: 100,
     };
     let plan = db.explain_privacy_page(&first, true).await.unwrap();
@@ -224,8 +225,14 @@ async fn a_statement_past_its_deadline_is_a_timeout() {
         .await
         .unwrap();
     let org = recruit_domain::OrganizationId::from_uuid(Uuid::from_u128(ORG_A));
-    let query =
-        PrivacyLogQuery { organization_id: org, window: year(), ids: None, after: None, limit: 5 };
+    let query = PrivacyLogQuery {
+        organization_id: org,
+        window: year(),
+        ids: None,
+        after: None,
+        filter: Default::default(),
+        limit: 5,
+    };
     use recruit_ports::Ledgers;
     let result =
         store.read_privacy_audit_logs(&query, &recruit_ports::testkit::record(ORG_A, 1)).await;
@@ -301,8 +308,14 @@ async fn an_exhausted_pool_is_unavailable_after_the_wait_timeout() {
         .await
         .unwrap();
     let org = recruit_domain::OrganizationId::from_uuid(Uuid::from_u128(ORG_A));
-    let query =
-        PrivacyLogQuery { organization_id: org, window: year(), ids: None, after: None, limit: 5 };
+    let query = PrivacyLogQuery {
+        organization_id: org,
+        window: year(),
+        ids: None,
+        after: None,
+        filter: Default::default(),
+        limit: 5,
+    };
     let holder = {
         let store = store.clone();
         tokio::spawn(async move {
@@ -345,6 +358,7 @@ async fn a_failed_group_commit_fails_every_read_of_the_group_and_records_none() 
             .unwrap(),
         ids: None,
         after: None,
+        filter: Default::default(),
         limit: 5,
     };
     let store = db.store().clone();

@@ -41,6 +41,9 @@ fn export_query<'a, R: LedgerTable>(
     if q.recorded_before.is_some() {
         conditions += " AND recorded_at < ?";
     }
+    let pieces = filter_pieces(&q.filter);
+    let (filter, values) = recruit_adapters_diesel::filter::render(&pieces, |_| "?".into());
+    conditions += &filter;
     let chunk = select == "*";
     if chunk && after.is_some() {
         conditions += &format!(" AND {time} >= ? AND ({time} > ? OR id > ?)");
@@ -64,12 +67,43 @@ fn export_query<'a, R: LedgerTable>(
     if let Some(before) = q.recorded_before {
         query = query.bind::<BigInt, _>(before.unix_micros());
     }
+    query = bind_values(query, values);
     if chunk {
         if let Some((at, id)) = after {
             query = query.bind::<BigInt, _>(at).bind::<BigInt, _>(at).bind::<Binary, _>(id);
         }
         let limit = i64::try_from(recruit_adapters_diesel::EXPORT_CHUNK).unwrap_or(i64::MAX);
         query = query.bind::<BigInt, _>(limit);
+    }
+    query
+}
+
+/// The conditions of a filter of the privacy ledger, as SQLite spells them.
+pub(crate) fn filter_pieces(
+    filter: &recruit_ports::EntryFilter,
+) -> Vec<recruit_adapters_diesel::filter::Piece<'_>> {
+    use recruit_adapters_diesel::{filter, review::Dialect};
+    filter::entry_conditions(Dialect::SQLITE, filter)
+}
+
+/// Binds the values of a filter's conditions, in order, as SQLite stores them.
+pub(crate) fn bind_values<'a>(
+    mut query: diesel::query_builder::BoxedSqlQuery<
+        'a,
+        diesel::sqlite::Sqlite,
+        diesel::query_builder::SqlQuery,
+    >,
+    values: Vec<recruit_adapters_diesel::filter::Value<'a>>,
+) -> diesel::query_builder::BoxedSqlQuery<'a, diesel::sqlite::Sqlite, diesel::query_builder::SqlQuery>
+{
+    use diesel::sql_types::{BigInt, Binary, Text};
+    use recruit_adapters_diesel::filter::Value;
+    for value in values {
+        query = match value {
+            Value::Uuid(id) => query.bind::<Binary, _>(blob(id)),
+            Value::Text(text) => query.bind::<Text, _>(text),
+            Value::Time(t) => query.bind::<BigInt, _>(t.unix_micros()),
+        };
     }
     query
 }

@@ -304,36 +304,9 @@ impl Ledgers for SqliteStore {
         query: &PrivacyLogQuery,
         record: &ReadRecord,
     ) -> Result<LedgerPage, StoreError> {
-        use crate::schema::privacy_audit_logs as pal;
-        let org = blob(query.organization_id.uuid());
-        let (gte, lt) = (query.window.gte().unix_micros(), query.window.lt().unix_micros());
-        let ids: Option<Vec<Vec<u8>>> =
-            query.ids.as_ref().map(|f| f.iter().map(|i| blob(i.uuid())).collect());
-        let after = query.after.map(|p| (p.access_time.unix_micros(), blob(p.id.uuid())));
         let limit = usize::try_from(query.limit).unwrap_or(usize::MAX);
-        let rows = self
-            .run(move |c| {
-                let mut q = pal::table
-                    .filter(pal::organization_id.eq(org))
-                    .filter(pal::access_time.ge(gte))
-                    .filter(pal::access_time.lt(lt))
-                    .select(LedgerRow::as_select())
-                    .into_boxed();
-                if let Some(ids) = ids {
-                    q = q.filter(pal::id.eq_any(ids));
-                }
-                if let Some((time, id)) = after {
-                    // `access_time <= t` bounds the index range; the rest breaks the tie.
-                    q = q
-                        .filter(pal::access_time.le(time))
-                        .filter(pal::access_time.lt(time).or(pal::id.lt(id)));
-                }
-                // One more than the page tells whether another page follows.
-                q.order((pal::access_time.desc(), pal::id.desc()))
-                    .limit(i64::try_from(limit).unwrap_or(i64::MAX - 1) + 1)
-                    .load::<LedgerRow>(c)
-            })
-            .await?;
+        let q = query.clone();
+        let rows = self.run(move |c| page_query(&q, limit).load::<LedgerRow>(c)).await?;
         let page = record.page(rows, limit);
         // Committed, with the records of the reads made meanwhile, before the page returns.
         self.record(page.api, page.tool).await?;
@@ -388,4 +361,46 @@ impl SqliteStore {
         let page = record.page(vec![(); n], n);
         self.record(page.api, page.tool).await
     }
+}
+
+/// The statement of a page of the privacy ledger: up to `limit` entries of `q` and one more,
+/// which tells whether another page follows, newest first.
+fn page_query(
+    q: &PrivacyLogQuery,
+    limit: usize,
+) -> diesel::query_builder::BoxedSqlQuery<'_, diesel::sqlite::Sqlite, diesel::query_builder::SqlQuery>
+{
+    use diesel::sql_types::{BigInt, Binary};
+    let mut sql = String::from(
+        "SELECT * FROM privacy_audit_logs WHERE organization_id = ? AND access_time >= ? \
+         AND access_time < ?",
+    );
+    if let Some(ids) = &q.ids {
+        sql += &format!(" AND id IN ({})", vec!["?"; ids.len()].join(", "));
+    }
+    if q.after.is_some() {
+        // `access_time <= t` bounds the index range; the rest breaks the tie.
+        sql += " AND access_time <= ? AND (access_time < ? OR id < ?)";
+    }
+    let pieces = crate::export::filter_pieces(&q.filter);
+    let (conditions, values) = recruit_adapters_diesel::filter::render(&pieces, |_| "?".into());
+    sql += &conditions;
+    sql += " ORDER BY access_time DESC, id DESC LIMIT ?";
+    let mut query = diesel::sql_query(sql)
+        .into_boxed()
+        .bind::<Binary, _>(blob(q.organization_id.uuid()))
+        .bind::<BigInt, _>(q.window.gte().unix_micros())
+        .bind::<BigInt, _>(q.window.lt().unix_micros());
+    for id in q.ids.iter().flat_map(|ids| ids.iter()) {
+        query = query.bind::<Binary, _>(blob(id.uuid()));
+    }
+    if let Some(after) = q.after {
+        let time = after.access_time.unix_micros();
+        query = query
+            .bind::<BigInt, _>(time)
+            .bind::<BigInt, _>(time)
+            .bind::<Binary, _>(blob(after.id.uuid()));
+    }
+    query = crate::export::bind_values(query, values);
+    query.bind::<BigInt, _>(i64::try_from(limit).unwrap_or(i64::MAX - 1) + 1)
 }

@@ -81,6 +81,7 @@ async fn the_ledgers_refuse_update_and_delete() {
         window,
         ids: None,
         after: None,
+        filter: Default::default(),
         limit: 5,
     };
     store.read_privacy_audit_logs(&query, &read).await.unwrap();
@@ -168,6 +169,7 @@ async fn a_failed_group_commit_fails_every_read_of_the_group_and_records_none() 
         window: TimeWindow::new(t(0), t(100_000)).unwrap(),
         ids: None,
         after: None,
+        filter: Default::default(),
         limit: 5,
     };
     let read = |n: u128| {

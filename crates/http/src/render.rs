@@ -133,10 +133,7 @@ fn respond(
 pub(crate) fn download(download: recruit_service::export::Download) -> Response<Body> {
     let mut response = Response::new(Body::streamed(download.chunks));
     let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static(recruit_service::export::MEDIA_TYPE),
-    );
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(download.media_type));
     headers.insert("recruitd-export-count", HeaderValue::from(download.count));
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     let disposition = format!("attachment; filename=\"{}\"", download.file_name);

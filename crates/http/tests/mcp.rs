@@ -685,6 +685,7 @@ async fn the_profile_tools_read_and_change_with_the_rules_of_rest() {
         window: window.unwrap(),
         ids: None,
         after: None,
+        filter: Default::default(),
         limit: 100,
     };
     let page = f

@@ -448,8 +448,8 @@ impl PlannedCut {
 }
 
 /// What to export of a ledger: its entries of one organization (of every organization when
-/// none), with their time in `[from, to)` (unbounded where none), and only those of `ids` when
-/// given.
+/// none), with their time in `[from, to)` (unbounded where none), and only those of `ids` and
+/// of `filter` when given.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ExportQuery {
     /// The ledger.
@@ -464,6 +464,9 @@ pub struct ExportQuery {
     pub ids: Option<Vec<Uuid>>,
     /// Only the entries recorded before this instant (what a retention at it removes).
     pub recorded_before: Option<recruit_domain::Timestamp>,
+    /// Only the entries that meet these conditions: of the privacy ledger only (empty for
+    /// the others).
+    pub filter: crate::EntryFilter,
 }
 
 /// An exported entry: its organization and time, and the entry as its chain shows it.

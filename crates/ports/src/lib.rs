@@ -35,9 +35,9 @@ pub use import::{
     ResumedBatch,
 };
 pub use records::{
-    AccessesWrite, ApiToken, AuditEntry, AuditListQuery, ConsoleSession, Interface, JobRecord,
-    LedgerEntry, LedgerPage, LedgerPosition, NewApiToken, OrganizationRecord, PoolStatus,
-    PrivacyLogQuery, ProfileUpdate, ReadRecord, SecretHash, SessionHolder, TokenHolder,
-    ToolAuditEntry,
+    AccessesWrite, ApiToken, AuditEntry, AuditListQuery, ConsoleSession, EntryFilter, Interface,
+    JobRecord, LedgerEntry, LedgerPage, LedgerPosition, NewApiToken, OrganizationRecord,
+    PoolStatus, PrivacyLogQuery, ProfileUpdate, ReadRecord, SecretHash, SessionHolder,
+    SubjectFilter, TokenHolder, ToolAuditEntry,
 };
 pub use traits::{Directory, Import, Ledgers, Maintenance, Store, Tokens};

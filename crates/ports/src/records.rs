@@ -290,8 +290,49 @@ pub struct PrivacyLogQuery {
     pub ids: Option<IdFilter<PrivacyAuditLogResource>>,
     /// Only entries after this position in the ledger's order, when given.
     pub after: Option<LedgerPosition>,
+    /// Only entries that meet every condition given.
+    pub filter: EntryFilter,
     /// The page size: at most this many entries are returned.
     pub limit: u32,
+}
+
+/// Conditions on the fields of privacy ledger entries, beside a list's or an export's window
+/// and ids: an entry is kept when it meets every condition given. The service reads them from
+/// a request; a store only compares stored values.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EntryFilter {
+    /// Only the entries of this account (`account_id`).
+    pub account: Option<Uuid>,
+    /// Only the entries of this activity category, as stored.
+    pub category: Option<String>,
+    /// Only the entries of this product area (`access_menu`), as stored.
+    pub menu: Option<String>,
+    /// Only the entries whose data subject is this user or candidate.
+    pub subject: Option<SubjectFilter>,
+    /// Only the entries that recorded this address, in canonical text form, among theirs.
+    pub ip_address: Option<String>,
+    /// Only the entries whose `access_time` falls within one of these spans (`[from, to)`
+    /// each, in order, not overlapping); none when the list is empty.
+    pub spans: Option<Vec<(Timestamp, Timestamp)>>,
+}
+
+impl EntryFilter {
+    /// Whether it has no condition.
+    pub fn is_empty(&self) -> bool {
+        self == &Self::default()
+    }
+}
+
+/// A data subject to filter by: the user or candidate `id`, as an employee (`user`), as a
+/// candidate (`candidate`), or as either.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SubjectFilter {
+    /// The user's or candidate's id.
+    pub id: Uuid,
+    /// Whether an employee with this id is a match.
+    pub user: bool,
+    /// Whether a candidate with this id is a match.
+    pub candidate: bool,
 }
 
 /// One page of the privacy ledger as a store returns it.

@@ -78,7 +78,8 @@ fn main() {
             let organization: OrganizationId = flag(&flags, "--org").parse().expect("an org");
             let id: PrivacyAuditLogId = flag(&flags, "--id").parse().expect("an entry id");
             let position = LedgerPosition { access_time: time("--at"), id };
-            let filters = Filters { window, ids: None };
+            let none = recruit_service::filter::Filter::default();
+            let filters = Filters { window, ids: None, fields: &none };
             let cursor = cursor::encode(&key, organization, &filters, position);
             writeln!(out.lock(), "{cursor}").expect("stdout");
         }
@@ -94,6 +95,7 @@ fn main() {
                 window: TimeWindow::new(time("--gte"), time("--lt")).expect("a window"),
                 ids: None,
                 after,
+                filter: Default::default(),
                 limit: 100,
             };
             let runtime = tokio::runtime::Runtime::new().expect("a runtime");

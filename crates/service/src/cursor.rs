@@ -40,14 +40,16 @@ impl CursorKey {
     }
 }
 
-/// The filters a cursor is bound to, normalised: both ends of the window, and the id filter as
-/// a sorted set.
+/// The filters a cursor is bound to, normalised: both ends of the window, the id filter as
+/// a sorted set, and the filters of the entries' fields in canonical form.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Filters<'a> {
     /// The time window.
     pub window: TimeWindow,
     /// The id filter, when given.
     pub ids: Option<&'a IdFilter<PrivacyAuditLog>>,
+    /// The filters of the entries' fields.
+    pub fields: &'a crate::filter::Filter,
 }
 
 impl Filters<'_> {
@@ -64,6 +66,12 @@ impl Filters<'_> {
                     h.update(id.uuid().as_bytes());
                 }
             }
+        }
+        // Without field filters, the fingerprint is what it was before there were any.
+        let fields = self.fields.json();
+        if !fields.is_empty() {
+            h.update([2]);
+            h.update(serde_json::Value::Object(fields).to_string().as_bytes());
         }
         let digest = h.finalize();
         let mut out = [0u8; 16];
@@ -162,6 +170,7 @@ mod tests {
         let f = Filters {
             window: window("2026-01-01T00:00:00Z", "2026-06-01T00:00:00Z"),
             ids: Some(&ids),
+            fields: &crate::filter::Filter::default(),
         };
         let cursor = encode(&key(), org, &f, position());
         assert!(
@@ -180,16 +189,25 @@ mod tests {
     #[test]
     fn a_cursor_of_other_filters_or_another_organization_is_refused() {
         let org = OrganizationId::from_uuid(Uuid::from_u128(1));
-        let f =
-            Filters { window: window("2026-01-01T00:00:00Z", "2026-06-01T00:00:00Z"), ids: None };
+        let f = Filters {
+            window: window("2026-01-01T00:00:00Z", "2026-06-01T00:00:00Z"),
+            ids: None,
+            fields: &crate::filter::Filter::default(),
+        };
         let cursor = encode(&key(), org, &f, position());
         let other_org = OrganizationId::from_uuid(Uuid::from_u128(2));
         assert_eq!(decode(&key(), &cursor, other_org, &f), Err(CursorError::OtherQuery));
         let wider = Filters {
             window: window("2026-01-01T00:00:00Z", "2026-06-01T00:00:00.000001Z"),
-            ids: None,
+            ..f.clone()
         };
         assert_eq!(decode(&key(), &cursor, org, &wider), Err(CursorError::OtherQuery));
+        let by_account = crate::filter::Filter {
+            account: Some(recruit_domain::AccountId::from(Uuid::from_u128(7))),
+            ..crate::filter::Filter::default()
+        };
+        let narrower = Filters { fields: &by_account, ..f.clone() };
+        assert_eq!(decode(&key(), &cursor, org, &narrower), Err(CursorError::OtherQuery));
         let ids = IdFilter::new([PrivacyAuditLogId::nil()]).unwrap();
         let filtered = Filters { ids: Some(&ids), ..f.clone() };
         assert_eq!(decode(&key(), &cursor, org, &filtered), Err(CursorError::OtherQuery));
@@ -198,8 +216,11 @@ mod tests {
     #[test]
     fn tampered_forged_or_garbage_cursors_are_refused() {
         let org = OrganizationId::from_uuid(Uuid::from_u128(1));
-        let f =
-            Filters { window: window("2026-01-01T00:00:00Z", "2026-06-01T00:00:00Z"), ids: None };
+        let f = Filters {
+            window: window("2026-01-01T00:00:00Z", "2026-06-01T00:00:00Z"),
+            ids: None,
+            fields: &crate::filter::Filter::default(),
+        };
         let cursor = encode(&key(), org, &f, position());
         let mut bytes = URL_SAFE_NO_PAD.decode(&cursor).unwrap();
         bytes[40] ^= 1;

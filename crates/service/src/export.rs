@@ -11,6 +11,11 @@
 //! ([`recruit_domain::chain::entry_hash`]). Lines come in the order of organization, time and
 //! id; sorted by position, each organization's lines link up, the first `prev_hash` being the
 //! hash of the entry before the export (or 64 zeros for the chain's first).
+//!
+//! An export of the privacy ledger may also be CSV ([`Format::Csv`]) for a spreadsheet: one
+//! row an entry under a header row, its position and hash beside its fields, lists joined with
+//! spaces. A cell that a spreadsheet would read as a formula (`=`, `+`, `-`, `@`, a tab or a
+//! carriage return first) is written with a `'` before it; NDJSON is the exact record.
 
 use std::io::Write;
 use std::pin::Pin;
@@ -26,6 +31,51 @@ use crate::ServiceError;
 /// The media type of an export: newline-delimited JSON.
 pub const MEDIA_TYPE: &str = "application/x-ndjson";
 
+/// The format of an export.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// A line of JSON an entry, with its place in its chain: the exact record.
+    Ndjson,
+    /// A row an entry of the privacy ledger, for a spreadsheet.
+    Csv,
+}
+
+impl Format {
+    /// Its name, which is also its file name's extension.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Ndjson => "ndjson",
+            Self::Csv => "csv",
+        }
+    }
+
+    /// Its media type.
+    pub fn media_type(self) -> &'static str {
+        match self {
+            Self::Ndjson => MEDIA_TYPE,
+            Self::Csv => "text/csv; charset=utf-8; header=present",
+        }
+    }
+}
+
+/// The columns of a CSV export, in order.
+pub const CSV_COLUMNS: [&str; 14] = [
+    "position",
+    "hash",
+    "id",
+    "access_time",
+    "account_id",
+    "ip_addresses",
+    "data_subject_type",
+    "data_subject_id",
+    "bulk_count",
+    "bulk_query",
+    "access_data",
+    "access_menu",
+    "access_menu_path",
+    "activity_category",
+];
+
 /// The most bytes of lines gathered into one chunk of a download.
 const CHUNK_BYTES: usize = 64 * 1024;
 
@@ -38,6 +88,8 @@ pub struct Download {
     pub count: u64,
     /// A file name for the download, such as `privacy-audit-logs-org_….ndjson`.
     pub file_name: String,
+    /// Its media type.
+    pub media_type: &'static str,
     /// The lines, a chunk at a time.
     pub chunks: Chunks,
 }
@@ -57,9 +109,11 @@ impl std::fmt::Debug for Download {
 /// concurrent exports).
 pub struct Chunks {
     ledger: Ledger,
+    format: Format,
     entries: ExportStream,
     expected: u64,
     sent: u64,
+    header_sent: bool,
     done: bool,
     _held: Box<dyn std::any::Any + Send>,
 }
@@ -74,13 +128,20 @@ impl std::fmt::Debug for Chunks {
 }
 
 impl Chunks {
-    /// The lines of `export`, of `ledger`, holding `held` until they end.
-    pub fn new(ledger: Ledger, export: Export, held: Box<dyn std::any::Any + Send>) -> Self {
+    /// The lines of `export`, of `ledger`, in `format`, holding `held` until they end.
+    pub fn new(
+        ledger: Ledger,
+        format: Format,
+        export: Export,
+        held: Box<dyn std::any::Any + Send>,
+    ) -> Self {
         Self {
             ledger,
+            format,
             entries: export.entries,
             expected: export.count,
             sent: 0,
+            header_sent: false,
             done: false,
             _held: held,
         }
@@ -105,6 +166,10 @@ impl Stream for Chunks {
             return Poll::Ready(None);
         }
         let mut chunk = Vec::new();
+        if this.format == Format::Csv && this.sent == 0 && !this.header_sent {
+            this.header_sent = true;
+            chunk.extend_from_slice(&csv_row(CSV_COLUMNS.iter().map(|c| (*c).to_owned())));
+        }
         loop {
             match this.entries.as_mut().poll_next(cx) {
                 Poll::Ready(Some(Ok(entry))) => {
@@ -115,7 +180,10 @@ impl Stream for Chunks {
                             this.expected
                         ));
                     }
-                    chunk.extend_from_slice(&line(this.ledger, &entry));
+                    match this.format {
+                        Format::Ndjson => chunk.extend_from_slice(&line(this.ledger, &entry)),
+                        Format::Csv => chunk.extend_from_slice(&csv_line(&entry)),
+                    }
                     if chunk.len() >= CHUNK_BYTES {
                         return Poll::Ready(Some(Ok(chunk)));
                     }
@@ -173,6 +241,56 @@ pub fn line(ledger: Ledger, exported: &ExportedEntry) -> Vec<u8> {
     out.extend_from_slice(&e.canonical);
     out.extend_from_slice(b"}\n");
     out
+}
+
+/// One row of a CSV export of the privacy ledger, with its line end: the entry's position,
+/// hash and fields in the order of [`CSV_COLUMNS`].
+pub fn csv_line(exported: &ExportedEntry) -> Vec<u8> {
+    let e = &exported.entry;
+    let entry: serde_json::Value = serde_json::from_slice(&e.canonical).unwrap_or_default();
+    let text = |v: &serde_json::Value| match v {
+        serde_json::Value::Null => String::new(),
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    let joined = |v: &serde_json::Value| {
+        v.as_array().map(|a| a.iter().map(text).collect::<Vec<_>>().join(" ")).unwrap_or_default()
+    };
+    let subject = &entry["data_subject"];
+    let subject_id = match (&subject["user"], &subject["candidate"]) {
+        (serde_json::Value::Null, c) => text(c),
+        (u, _) => text(u),
+    };
+    let hash = e.hash.as_deref().and_then(|b| <[u8; 32]>::try_from(b).ok()).map(|d| hex(&d));
+    csv_row([
+        e.position.map(|p| p.to_string()).unwrap_or_default(),
+        hash.unwrap_or_default(),
+        text(&entry["id"]),
+        text(&entry["access_time"]),
+        text(&entry["account_id"]),
+        joined(&entry["ip_addresses"]),
+        text(&subject["type"]),
+        subject_id,
+        text(&subject["bulk_count"]),
+        text(&subject["query"]),
+        joined(&entry["access_data"]),
+        text(&entry["access_menu"]),
+        text(&entry["access_menu_path"]),
+        text(&entry["activity_category"]),
+    ])
+}
+
+/// A CSV row of `cells`, quoted where needed (RFC 4180), each cell a spreadsheet would read
+/// as a formula written with a `'` first.
+fn csv_row(cells: impl IntoIterator<Item = String>) -> Vec<u8> {
+    let mut writer =
+        csv::WriterBuilder::new().terminator(csv::Terminator::CRLF).from_writer(vec![]);
+    let cells = cells.into_iter().map(|cell| {
+        if cell.starts_with(['=', '+', '-', '@', '\t', '\r']) { format!("'{cell}") } else { cell }
+    });
+    // Writing into memory does not fail.
+    let _ = writer.write_record(cells);
+    writer.into_inner().unwrap_or_default()
 }
 
 /// Writes the export `query` names to `out`, one line an entry; returns how many were
@@ -302,8 +420,12 @@ mod tests {
 
     #[test]
     fn chunks_carry_every_line_and_fail_when_the_export_is_cut_or_miscounted() {
-        let (bytes, end) =
-            drain(Chunks::new(Ledger::Privacy, export_of(1000, 1000, None), Box::new(())));
+        let (bytes, end) = drain(Chunks::new(
+            Ledger::Privacy,
+            Format::Ndjson,
+            export_of(1000, 1000, None),
+            Box::new(()),
+        ));
         assert!(end.is_ok());
         assert_eq!(bytes.iter().filter(|b| **b == b'\n').count(), 1000);
         // The store failing mid-way, fewer entries than counted, more: each ends in an error
@@ -311,8 +433,12 @@ mod tests {
         for (n, count, fail_after) in
             [(1000, 1000, Some(400)), (999, 1000, None), (1001, 1000, None)]
         {
-            let (bytes, end) =
-                drain(Chunks::new(Ledger::Privacy, export_of(n, count, fail_after), Box::new(())));
+            let (bytes, end) = drain(Chunks::new(
+                Ledger::Privacy,
+                Format::Ndjson,
+                export_of(n, count, fail_after),
+                Box::new(()),
+            ));
             assert_eq!(end.unwrap_err().code, recruit_domain::ErrorCode::Internal);
             assert!(bytes.iter().filter(|b| **b == b'\n').count() <= 1000);
         }

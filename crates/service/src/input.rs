@@ -35,6 +35,9 @@ pub enum Shape {
     /// A list of text: one query parameter with values separated by commas (form style, not
     /// exploded), a JSON array of strings among a tool's arguments.
     TextList,
+    /// A boolean: `true` or `false` in a query, a JSON boolean among a tool's arguments; kept
+    /// as its text for the service to check.
+    Boolean,
 }
 
 /// One parameter of an operation.
@@ -103,7 +106,7 @@ impl Arguments {
                 Some(p) if !self.values.contains_key(p.name) => {
                     let value = match p.shape {
                         Shape::TextList => list(&value),
-                        Shape::Text | Shape::Integer => Value::String(value),
+                        Shape::Text | Shape::Integer | Shape::Boolean => Value::String(value),
                     };
                     self.values.insert(p.name.into(), value);
                     continue;
@@ -223,6 +226,7 @@ fn typed(param: &Param, value: &Value, problems: &mut Vec<ErrorDetail>) -> Optio
     match (param.shape, value) {
         (Shape::Text, Value::String(_)) => Some(value.clone()),
         (Shape::Integer, Value::Number(n)) => Some(Value::String(n.to_string())),
+        (Shape::Boolean, Value::Bool(b)) => Some(Value::String(b.to_string())),
         (Shape::TextList, Value::Array(items)) if items.iter().all(Value::is_string) => {
             Some(value.clone())
         }
@@ -237,6 +241,10 @@ fn typed(param: &Param, value: &Value, problems: &mut Vec<ErrorDetail>) -> Optio
         }
         (Shape::TextList, _) => {
             problems.push(problems::wrong_type(name, "an array of strings"));
+            None
+        }
+        (Shape::Boolean, _) => {
+            problems.push(problems::wrong_type(name, "a boolean"));
             None
         }
     }
@@ -318,6 +326,19 @@ input! {
         ids: Option<Vec<String>>,
         /// `cursor`, from the previous page.
         cursor: Option<String>,
+        /// `account_id`: only this account's entries.
+        account_id: Option<String>,
+        /// `activity_category`: only entries of this category.
+        activity_category: Option<String>,
+        /// `access_menu`: only entries of this product area.
+        access_menu: Option<String>,
+        /// `data_subject_id`: only entries about this user or candidate.
+        data_subject_id: Option<String>,
+        /// `ip_address`: only entries that recorded this address.
+        ip_address: Option<String>,
+        /// `outside_work_hours`: only entries outside (`true`) or within (`false`) the work
+        /// hours.
+        outside_work_hours: Option<String>,
     }
 }
 
@@ -330,6 +351,21 @@ input! {
         timestamp_lt: Option<String>,
         /// The values of `ids`, when the parameter was given (possibly none).
         ids: Option<Vec<String>>,
+        /// `account_id`: only this account's entries.
+        account_id: Option<String>,
+        /// `activity_category`: only entries of this category.
+        activity_category: Option<String>,
+        /// `access_menu`: only entries of this product area.
+        access_menu: Option<String>,
+        /// `data_subject_id`: only entries about this user or candidate.
+        data_subject_id: Option<String>,
+        /// `ip_address`: only entries that recorded this address.
+        ip_address: Option<String>,
+        /// `outside_work_hours`: only entries outside (`true`) or within (`false`) the work
+        /// hours.
+        outside_work_hours: Option<String>,
+        /// `format`: `ndjson` (the default) or `csv`.
+        format: Option<String>,
     }
 }
 
@@ -414,6 +450,7 @@ mod tests {
                     Shape::Text => Value::from("x"),
                     Shape::Integer => Value::from(5),
                     Shape::TextList => Value::from(vec!["a"]),
+                    Shape::Boolean => Value::from(true),
                 };
                 arguments.insert(param.name.into(), value);
             }

@@ -31,6 +31,7 @@ pub mod cursor;
 pub mod demo;
 mod error;
 pub mod export;
+pub mod filter;
 pub mod import;
 pub mod input;
 pub mod limits;
@@ -42,6 +43,7 @@ pub mod review;
 mod service;
 pub mod sign_off;
 pub mod verify;
+pub mod work_hours;
 
 pub use error::{ServiceError, guarded, log_failure};
 pub use input::{

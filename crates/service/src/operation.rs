@@ -270,6 +270,16 @@ const READ_AUDIT_LOGS: Option<(Permission, &str)> = Some((
      of the organization hold.",
 ));
 
+/// The filters of the ledger's entries beside its window and ids ([`crate::filter`]).
+const FILTERS: [Param; 6] = [
+    Param::query("account_id", Shape::Text),
+    Param::query("activity_category", Shape::Text),
+    Param::query("access_menu", Shape::Text),
+    Param::query("data_subject_id", Shape::Text),
+    Param::query("ip_address", Shape::Text),
+    Param::query("outside_work_hours", Shape::Boolean),
+];
+
 /// The parameters of a time window of the ledger.
 const WINDOW: [Param; 2] =
     [Param::query("timestamp_gte", Shape::Text), Param::query("timestamp_lt", Shape::Text)];
@@ -331,6 +341,12 @@ impl OperationKind {
                         Param::query("limit", Shape::Integer),
                         Param::query("ids", Shape::TextList),
                         Param::query("cursor", Shape::Text),
+                        FILTERS[0],
+                        FILTERS[1],
+                        FILTERS[2],
+                        FILTERS[3],
+                        FILTERS[4],
+                        FILTERS[5],
                     ],
                     ..LEDGER_READ
                 };
@@ -340,7 +356,18 @@ impl OperationKind {
                 const SPEC: Spec = Spec {
                     operation_id: "exportPrivacyAuditLogs",
                     path: "/v1/audit-logs/privacy/export",
-                    params: &[WINDOW[0], WINDOW[1], Param::query("ids", Shape::TextList)],
+                    params: &[
+                        WINDOW[0],
+                        WINDOW[1],
+                        Param::query("ids", Shape::TextList),
+                        FILTERS[0],
+                        FILTERS[1],
+                        FILTERS[2],
+                        FILTERS[3],
+                        FILTERS[4],
+                        FILTERS[5],
+                        Param::query("format", Shape::Text),
+                    ],
                     tool: false,
                     ..LEDGER_READ
                 };

@@ -174,6 +174,7 @@ pub async fn apply(
             to: None,
             ids: None,
             recorded_before: Some(plan.before),
+            filter: Default::default(),
         };
         let stamp = |t: Timestamp| t.to_string().replace([':', '-'], "").replace('.', "_");
         let file = export_dir.join(format!(

@@ -256,6 +256,7 @@ async fn every_validation_problem_is_reported_at_once() {
             "sort",
             "is not a parameter of this operation",
         )],
+        ..ListParams::default()
     };
     let got = details(list(all_wrong).await);
     let fields: Vec<&str> = got.iter().map(|(f, _)| f.as_str()).collect();

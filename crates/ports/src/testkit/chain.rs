@@ -82,6 +82,7 @@ pub async fn retention_removes_a_chain_prefix_only_below_a_stored_cut(store: &dy
                 to: None,
                 ids: None,
                 recorded_before: Some(before),
+                filter: Default::default(),
             };
             n += store.export(&q, None).await.unwrap().count;
         }
@@ -164,7 +165,9 @@ async fn next_exported(
 }
 
 /// Every entry of an export.
-async fn drain(mut export: crate::chain::Export) -> Vec<crate::chain::ExportedEntry> {
+pub(super) async fn drain_export(
+    mut export: crate::chain::Export,
+) -> Vec<crate::chain::ExportedEntry> {
     let mut all = vec![];
     while let Some(entry) = next_exported(&mut export).await {
         all.push(entry.expect("an exported entry"));
@@ -189,6 +192,7 @@ pub async fn an_export_holds_its_count_in_order_with_the_chain_and_is_recorded_f
         to: None,
         ids: None,
         recorded_before: None,
+        filter: Default::default(),
     };
     let export = store.export(&a, Some(&record(ORG_A, 1))).await.unwrap();
     let all = AuditListQuery { organization_id: None, limit: 100 };
@@ -196,7 +200,7 @@ pub async fn an_export_holds_its_count_in_order_with_the_chain_and_is_recorded_f
     assert_eq!(recorded.len(), 1, "recorded before any entry is taken");
     assert_eq!(u64::from(recorded[0].entries_returned), export.count);
     let count = export.count;
-    let entries = drain(export).await;
+    let entries = drain_export(export).await;
     assert_eq!(entries.len() as u64, count);
     let expected: Vec<_> = {
         let mut e = expected_order(ORG_A);
@@ -217,20 +221,21 @@ pub async fn an_export_holds_its_count_in_order_with_the_chain_and_is_recorded_f
 
     let window =
         ExportQuery { from: Some(entries[2].time), to: Some(entries[5].time), ..a.clone() };
-    let windowed = drain(store.export(&window, None).await.unwrap()).await;
+    let windowed = drain_export(store.export(&window, None).await.unwrap()).await;
     assert!(windowed.iter().all(|e| e.time >= entries[2].time && e.time < entries[5].time));
     assert!(!windowed.is_empty());
     let ids = vec![entries[1].entry.id, entries[4].entry.id, Uuid::from_u128(0xDEAD)];
-    let by_id =
-        drain(store.export(&ExportQuery { ids: Some(ids), ..a.clone() }, None).await.unwrap())
-            .await;
+    let by_id = drain_export(
+        store.export(&ExportQuery { ids: Some(ids), ..a.clone() }, None).await.unwrap(),
+    )
+    .await;
     assert_eq!(
         by_id.iter().map(|e| e.entry.id).collect::<Vec<_>>(),
         [entries[1].entry.id, entries[4].entry.id]
     );
     let every = ExportQuery { organization: None, ..a.clone() };
-    let both = drain(store.export(&every, None).await.unwrap()).await;
-    let b = drain(
+    let both = drain_export(store.export(&every, None).await.unwrap()).await;
+    let b = drain_export(
         store
             .export(&ExportQuery { organization: Some(org_id(ORG_B)), ..a.clone() }, None)
             .await
@@ -241,7 +246,7 @@ pub async fn an_export_holds_its_count_in_order_with_the_chain_and_is_recorded_f
     let orgs: Vec<_> = both.iter().map(|e| e.organization_id.uuid()).collect();
     assert!(orgs.windows(2).all(|w| w[0] <= w[1]), "by organization");
     let api = ExportQuery { ledger: Ledger::Api, ..every };
-    let api = drain(store.export(&api, None).await.unwrap()).await;
+    let api = drain_export(store.export(&api, None).await.unwrap()).await;
     assert_eq!(api.iter().map(|e| e.entry.id).collect::<Vec<_>>(), [recorded[0].id]);
 }
 
@@ -266,6 +271,7 @@ pub async fn an_export_reads_one_snapshot_whatever_is_recorded_meanwhile(store: 
         to: None,
         ids: None,
         recorded_before: None,
+        filter: Default::default(),
     };
     let mut export = store.export(&q, None).await.unwrap();
     assert_eq!(export.count, 3_500);

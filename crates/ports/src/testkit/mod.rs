@@ -56,6 +56,7 @@ macro_rules! store_contract_tests {
             the_ledger_is_newest_first_with_equal_times_ordered_by_id,
             the_window_includes_gte_and_excludes_lt,
             the_id_filter_returns_only_those_entries,
+            field_filters_keep_only_matching_entries,
             pages_continue_after_a_position_without_repeats_or_gaps,
             nothing_of_another_organization_is_ever_returned,
             ledger_entries_round_trip_exactly,
@@ -426,6 +427,7 @@ fn query(org: u128, limit: u32) -> PrivacyLogQuery {
         window: everything(),
         ids: None,
         after: None,
+        filter: Default::default(),
         limit,
     }
 }

@@ -19,9 +19,24 @@ use recruit_ports::{
 use super::{BatchWrites, CREATED, Service};
 use crate::cursor::Filters;
 use crate::error::ServiceError;
+use crate::filter::Filter;
 use crate::input::{ListParams, RecordParams};
 use crate::operation::{Caller, OperationKind, Recorded, RequestContext, Via};
 use crate::{accesses, cursor};
+
+/// The filters of the entries' fields among the parameters `$p` of a list or an export.
+macro_rules! raw_filter {
+    ($p:ident) => {
+        crate::filter::RawFilter {
+            account_id: $p.account_id,
+            activity_category: $p.activity_category,
+            access_menu: $p.access_menu,
+            data_subject_id: $p.data_subject_id,
+            ip_address: $p.ip_address,
+            outside_work_hours: $p.outside_work_hours,
+        }
+    };
+}
 
 impl Service {
     /// One page of the caller's organization's privacy audit ledger, newest first. Needs the
@@ -36,7 +51,8 @@ impl Service {
     ) -> Result<Page<PrivacyAuditLog>, ServiceError> {
         let input = validate_list(params)?;
         let organization = caller.token.organization_id;
-        let filters = Filters { window: input.window, ids: input.ids.as_ref() };
+        let filters =
+            Filters { window: input.window, ids: input.ids.as_ref(), fields: &input.filter };
         let after = match &input.cursor {
             None => None,
             Some(c) => Some(cursor::decode(&self.config.cursor_key, c, organization, &filters).map_err(|_| {
@@ -52,6 +68,10 @@ impl Service {
             window: input.window,
             ids: input.ids.clone(),
             after,
+            filter: input
+                .filter
+                .conditions(self.store.as_ref(), organization, input.window)
+                .await?,
             limit: u32::from(input.limit.get()),
         };
         let record = self.record(caller, context, &input);
@@ -86,9 +106,17 @@ impl Service {
             TimeWindow::within(gte, lt, self.config.ledger_retention)
         });
         let ids = ids(&mut problems, params.ids);
-        let window = match window {
-            Some(window) if problems.is_empty() => window,
-            _ => return Err(ServiceError::validation(problems)),
+        let filter = Filter::read(raw_filter!(params), &mut problems);
+        let format = match params.format.as_deref() {
+            None | Some("ndjson") => Some(crate::export::Format::Ndjson),
+            Some("csv") => Some(crate::export::Format::Csv),
+            Some(_) => {
+                problems.push(ErrorDetail::field("format", "must be ndjson or csv"));
+                None
+            }
+        };
+        let (Some(window), Some(format), true) = (window, format, problems.is_empty()) else {
+            return Err(ServiceError::validation(problems));
         };
         let slot = self.heavy_read()?;
         let organization = caller.token.organization_id;
@@ -100,20 +128,27 @@ impl Service {
             to: Some(window.lt()),
             ids: ids.as_ref().map(|ids| ids.iter().map(|id| id.uuid()).collect()),
             recorded_before: None,
+            filter: filter.conditions(self.store.as_ref(), organization, window).await?,
         };
-        let filters = serde_json::json!({
+        // An export is a download of the ledger: the record says so, beside what it holds.
+        let mut filters = serde_json::json!({
             "activity_category": ActivityCategory::Download.as_str(),
             "timestamp_gte": window.gte(),
             "timestamp_lt": window.lt(),
             "ids": ids.as_ref().map(|ids| ids.iter().collect::<Vec<_>>()),
+            "format": format.name(),
         });
+        if let Some(object) = filters.as_object_mut() {
+            object.insert("filters".into(), filter.json().into());
+        }
         let kind = OperationKind::ExportPrivacyAuditLogs;
         let record = audit_record(caller, context, kind, filters, None);
         let export = self.store.export(&query, Some(&record)).await?;
         Ok(crate::export::Download {
             count: export.count,
-            file_name: format!("privacy-audit-logs-{organization}.ndjson"),
-            chunks: crate::export::Chunks::new(ledger, export, Box::new(slot)),
+            file_name: format!("privacy-audit-logs-{organization}.{}", format.name()),
+            media_type: format.media_type(),
+            chunks: crate::export::Chunks::new(ledger, format, export, Box::new(slot)),
         })
     }
 
@@ -142,6 +177,7 @@ impl Service {
             "ids": input.ids.as_ref().map(|ids| ids.iter().collect::<Vec<_>>()),
             "limit": input.limit.get(),
             "cursor": input.cursor.is_some(),
+            "filters": input.filter.json(),
         });
         audit_record(caller, context, OperationKind::ListPrivacyAuditLogs, filters, None)
     }
@@ -405,6 +441,7 @@ struct ListInput {
     ids: Option<IdFilter<PrivacyAuditLogResource>>,
     limit: PageLimit,
     cursor: Option<String>,
+    filter: Filter,
 }
 
 /// The window of `timestamp_gte` and `timestamp_lt` by `rule`, or `None` with the problems
@@ -487,9 +524,10 @@ fn validate_list(params: ListParams) -> Result<ListInput, ServiceError> {
         },
     };
     let ids = ids(&mut problems, params.ids);
+    let filter = Filter::read(raw_filter!(params), &mut problems);
     match (window, limit) {
         (Some(window), Some(limit)) if problems.is_empty() => {
-            Ok(ListInput { window, ids, limit, cursor: params.cursor })
+            Ok(ListInput { window, ids, limit, cursor: params.cursor, filter })
         }
         _ => Err(ServiceError::validation(problems)),
     }

@@ -1,0 +1,131 @@
+//! The conditions of an [`EntryFilter`] on the privacy ledger, for both stores: SQL text with
+//! the values to bind in order ([`Piece`]), which each backend binds as its own types, so the
+//! conditions are written once.
+
+use recruit_domain::{Timestamp, Uuid};
+use recruit_ports::EntryFilter;
+
+use crate::review::Dialect;
+
+/// A value to bind, in its neutral form.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Value<'a> {
+    /// A UUID (an account, a user or a candidate).
+    Uuid(Uuid),
+    /// Text, as stored.
+    Text(&'a str),
+    /// An instant, compared with `access_time`.
+    Time(Timestamp),
+}
+
+/// A piece of a statement: SQL text, or a parameter holding a value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Piece<'a> {
+    /// SQL text.
+    Sql(&'static str),
+    /// A parameter.
+    Value(Value<'a>),
+}
+
+/// The conditions of `f` on a row of `privacy_audit_logs`, each beginning with ` AND `; none
+/// for an empty filter.
+pub fn entry_conditions(d: Dialect, f: &EntryFilter) -> Vec<Piece<'_>> {
+    use Piece::{Sql, Value as V};
+    let mut out = vec![];
+    if let Some(account) = f.account {
+        out.extend([Sql(" AND account_id = "), V(Value::Uuid(account))]);
+    }
+    if let Some(category) = &f.category {
+        out.extend([Sql(" AND activity_category = "), V(Value::Text(category))]);
+    }
+    if let Some(menu) = &f.menu {
+        out.extend([Sql(" AND access_menu = "), V(Value::Text(menu))]);
+    }
+    if let Some(s) = f.subject {
+        let id = || V(Value::Uuid(s.id));
+        match (s.user, s.candidate) {
+            (true, true) => out.extend([
+                Sql(" AND (subject_user_id = "),
+                id(),
+                Sql(" OR subject_candidate_id = "),
+                id(),
+                Sql(")"),
+            ]),
+            (true, false) => out.extend([Sql(" AND subject_user_id = "), id()]),
+            (false, true) => out.extend([Sql(" AND subject_candidate_id = "), id()]),
+            (false, false) => out.push(Sql(" AND 1 = 0")),
+        }
+    }
+    if let Some(address) = &f.ip_address {
+        let (before, after) = d.has_address;
+        out.extend([Sql(" AND "), Sql(before), V(Value::Text(address)), Sql(after)]);
+    }
+    if let Some(spans) = &f.spans {
+        if spans.is_empty() {
+            out.push(Sql(" AND 1 = 0"));
+        } else {
+            out.push(Sql(" AND ("));
+            for (i, &(from, to)) in spans.iter().enumerate() {
+                out.push(Sql(if i == 0 { "(access_time >= " } else { " OR (access_time >= " }));
+                out.extend([V(Value::Time(from)), Sql(" AND access_time < "), V(Value::Time(to))]);
+                out.push(Sql(")"));
+            }
+            out.push(Sql(")"));
+        }
+    }
+    out
+}
+
+/// The pieces as SQL text, each parameter written by `param` (given its 0-based index among
+/// them), and the values in order.
+pub fn render<'a>(
+    pieces: &[Piece<'a>],
+    mut param: impl FnMut(usize) -> String,
+) -> (String, Vec<Value<'a>>) {
+    let (mut sql, mut values) = (String::new(), vec![]);
+    for piece in pieces {
+        match piece {
+            Piece::Sql(text) => sql.push_str(text),
+            Piece::Value(value) => {
+                sql.push_str(&param(values.len()));
+                values.push(value.clone());
+            }
+        }
+    }
+    (sql, values)
+}
+
+#[cfg(test)]
+mod tests {
+    use recruit_ports::SubjectFilter;
+
+    use super::*;
+
+    #[test]
+    fn each_condition_binds_its_values_in_order() {
+        let t = |s| Timestamp::from_unix_micros(s).unwrap();
+        let f = EntryFilter {
+            account: Some(Uuid::nil()),
+            category: Some("READ".into()),
+            subject: Some(SubjectFilter { id: Uuid::max(), user: true, candidate: true }),
+            ip_address: Some("10.0.0.1".into()),
+            spans: Some(vec![(t(1), t(2)), (t(3), t(4))]),
+            ..EntryFilter::default()
+        };
+        let (sql, values) = render(&entry_conditions(Dialect::POSTGRES, &f), |i| format!("${i}"));
+        assert_eq!(
+            sql,
+            " AND account_id = $0 AND activity_category = $1 AND (subject_user_id = $2 OR \
+             subject_candidate_id = $3) AND $4 = ANY(ip_addresses) AND ((access_time >= $5 AND \
+             access_time < $6) OR (access_time >= $7 AND access_time < $8))"
+        );
+        assert_eq!(values.len(), 9);
+        assert_eq!(values[4], Value::Text("10.0.0.1"));
+        let empty = EntryFilter { spans: Some(vec![]), ..EntryFilter::default() };
+        assert_eq!(
+            render(&entry_conditions(Dialect::SQLITE, &empty), |_| "?".into()).0,
+            " AND 1 = 0"
+        );
+        assert!(entry_conditions(Dialect::SQLITE, &EntryFilter::default()).is_empty());
+    }
+}
