@@ -18,6 +18,7 @@
 //! server crate routes `/console` to it.
 
 mod chart;
+mod entries;
 mod pages;
 
 use std::net::IpAddr;
@@ -90,8 +91,23 @@ pub struct ConsoleRequest<'a> {
     pub request_id: &'a str,
 }
 
+/// What the console answers: a page, or a download whose chunks are the body.
+#[derive(Debug)]
+pub struct ConsoleResponse {
+    /// The status and headers; the page's bytes, empty for a download.
+    pub response: Response<Vec<u8>>,
+    /// A download (an export of the ledger) whose chunks follow as the body.
+    pub download: Option<recruit_service::export::Download>,
+}
+
+impl From<Response<Vec<u8>>> for ConsoleResponse {
+    fn from(response: Response<Vec<u8>>) -> Self {
+        Self { response, download: None }
+    }
+}
+
 /// What a page handler ends with.
-type Answer = Result<Response<Vec<u8>>, Failure>;
+type Answer = Result<ConsoleResponse, Failure>;
 
 /// Why a page is not shown.
 enum Failure {
@@ -125,10 +141,10 @@ impl Console {
     }
 
     /// Answers a request under `/console`.
-    pub async fn handle(&self, request: ConsoleRequest<'_>) -> Response<Vec<u8>> {
+    pub async fn handle(&self, request: ConsoleRequest<'_>) -> ConsoleResponse {
         let answer = self.route(&request).await;
-        let mut response = match answer {
-            Ok(response) => response,
+        let mut answered = match answer {
+            Ok(answered) => answered,
             Err(Failure::SignIn(why)) => {
                 let target = match why {
                     Some(_) => "/console/sign-in?ended=1",
@@ -138,41 +154,46 @@ impl Console {
                 if request.headers.get(header::COOKIE).is_some() {
                     response.headers_mut().append(header::SET_COOKIE, self.cookie(None));
                 }
-                response
+                response.into()
             }
-            Err(Failure::Forged) => self.error_page(
-                StatusCode::FORBIDDEN,
-                "This form did not come from the console's own page, or its session changed. \
-                 Open the page again and send the form from there.",
-            ),
-            Err(Failure::NotFound) => {
-                self.error_page(StatusCode::NOT_FOUND, "There is no such page in the console.")
-            }
+            Err(Failure::Forged) => self
+                .error_page(
+                    StatusCode::FORBIDDEN,
+                    "This form did not come from the console's own page, or its session \
+                     changed. Open the page again and send the form from there.",
+                )
+                .into(),
+            Err(Failure::NotFound) => self
+                .error_page(StatusCode::NOT_FOUND, "There is no such page in the console.")
+                .into(),
             Err(Failure::Service(e)) => {
                 let status = status_of(e.code);
-                self.error_page(status, &e.message)
+                self.error_page(status, &e.message).into()
             }
         };
-        secure_headers(response.headers_mut());
-        response
+        secure_headers(answered.response.headers_mut());
+        answered
     }
 
     async fn route(&self, r: &ConsoleRequest<'_>) -> Answer {
         let path = r.uri.path().trim_end_matches('/');
         let query = query_pairs(r.uri.query());
         match (r.method, path) {
-            (&Method::GET, "/console/assets/console.css") => Ok(stylesheet()),
+            (&Method::GET, "/console/assets/console.css") => Ok(stylesheet().into()),
             (&Method::GET, "/console") => match self.session(r).await {
-                Ok(_) => Ok(redirect("/console/overview")),
-                Err(_) => Ok(redirect("/console/sign-in")),
+                Ok(_) => Ok(redirect("/console/overview").into()),
+                Err(_) => Ok(redirect("/console/sign-in").into()),
             },
+            (&Method::GET, "/console/entries") => self.entries(r, &query).await,
+            (&Method::GET, "/console/entries/export") => self.export(r, &query).await,
+            (&Method::GET, "/console/integrity") => self.integrity(r, &query).await,
             (&Method::GET, "/console/sign-in") => {
                 let page = pages::SignIn {
                     link: query.get("link").cloned(),
                     ended: query.contains_key("ended"),
                     error: None,
                 };
-                Ok(html(StatusCode::OK, &page))
+                Ok(html(StatusCode::OK, &page).into())
             }
             (&Method::POST, "/console/sign-in") => self.sign_in(r).await,
             (&Method::POST, "/console/sign-out") => {
@@ -183,26 +204,26 @@ impl Console {
                 }
                 let mut response = redirect("/console/sign-in");
                 response.headers_mut().append(header::SET_COOKIE, self.cookie(None));
-                Ok(response)
+                Ok(response.into())
             }
             (&Method::GET, "/console/overview") => {
                 let (page, review) = self.month_page(r, &query).await?;
                 let sort = pages::Sort::from_query(&query);
-                Ok(html(StatusCode::OK, &pages::Overview::new(page, review, sort)))
+                Ok(html(StatusCode::OK, &pages::Overview::new(page, review, sort)).into())
             }
             (&Method::GET, "/console/downloads") => {
                 let (page, review) = self.month_page(r, &query).await?;
-                Ok(html(StatusCode::OK, &pages::Downloads::new(page, review, None)))
+                Ok(html(StatusCode::OK, &pages::Downloads::new(page, review, None)).into())
             }
             (&Method::POST, "/console/downloads") => self.decide(r).await,
             (&Method::GET, "/console/sign-off") => {
                 let (page, review) = self.month_page(r, &query).await?;
-                Ok(html(StatusCode::OK, &pages::SignOffForm::new(page, review, None)))
+                Ok(html(StatusCode::OK, &pages::SignOffForm::new(page, review, None)).into())
             }
             (&Method::POST, "/console/sign-off") => self.sign_off(r).await,
             (&Method::GET, "/console/report") => {
                 let (page, review) = self.month_page(r, &query).await?;
-                Ok(html(StatusCode::OK, &pages::Report::new(page, review)))
+                Ok(html(StatusCode::OK, &pages::Report::new(page, review)).into())
             }
             _ => Err(Failure::NotFound),
         }
@@ -226,7 +247,7 @@ impl Console {
                 let max_age = Duration::from_micros(u64::try_from(left).unwrap_or(0));
                 let cookie = self.cookie(Some((&opened.secret, max_age)));
                 response.headers_mut().append(header::SET_COOKIE, cookie);
-                Ok(response)
+                Ok(response.into())
             }
             Err(e) if server_side(&e) => Err(e.into()),
             Err(e) => {
@@ -239,7 +260,7 @@ impl Console {
                     _ => e.message,
                 };
                 let page = pages::SignIn { link, ended: false, error: Some(error) };
-                Ok(html(status_of(e.code), &page))
+                Ok(html(status_of(e.code), &page).into())
             }
         }
     }
@@ -258,13 +279,14 @@ impl Console {
         let path = [("month", month.to_string()), ("entryId", entry.clone())];
         let kind = OperationKind::ReviewPrivacyAccessDownload;
         match self.run(r, &session, kind, &path, Some(body)).await {
-            Ok(_) => Ok(redirect(&format!("/console/downloads?month={month}#{entry}"))),
+            Ok(_) => Ok(redirect(&format!("/console/downloads?month={month}#{entry}")).into()),
             Err(e) if server_side(&e) => Err(e.into()),
             Err(e) => {
                 let review = self.review(r, &session, month).await?;
                 let page = Page::new(&session, month);
                 let problem = pages::Problem::of(&e, Some(entry));
-                Ok(html(status_of(e.code), &pages::Downloads::new(page, review, Some(problem))))
+                Ok(html(status_of(e.code), &pages::Downloads::new(page, review, Some(problem)))
+                    .into())
             }
         }
     }
@@ -280,13 +302,14 @@ impl Console {
         let path = [("month", month.to_string())];
         let kind = OperationKind::SignOffPrivacyAccessReview;
         match self.run(r, &session, kind, &path, Some(body)).await {
-            Ok(_) => Ok(redirect(&format!("/console/report?month={month}"))),
+            Ok(_) => Ok(redirect(&format!("/console/report?month={month}")).into()),
             Err(e) if server_side(&e) => Err(e.into()),
             Err(e) => {
                 let review = self.review(r, &session, month).await?;
                 let page = Page::new(&session, month);
                 let problem = pages::Problem::of(&e, None);
-                Ok(html(status_of(e.code), &pages::SignOffForm::new(page, review, Some(problem))))
+                Ok(html(status_of(e.code), &pages::SignOffForm::new(page, review, Some(problem)))
+                    .into())
             }
         }
     }
@@ -334,6 +357,17 @@ impl Console {
         if let Some(body) = body {
             arguments.body(body.to_string().into_bytes());
         }
+        self.run_arguments(r, session, kind, arguments).await
+    }
+
+    /// Runs an operation with `arguments` as the session's reviewer.
+    async fn run_arguments(
+        &self,
+        r: &ConsoleRequest<'_>,
+        session: &ConsoleCaller,
+        kind: OperationKind,
+        arguments: Arguments,
+    ) -> Result<Outcome, ServiceError> {
         let operation = Operation::parse(kind, arguments)?;
         let context = RequestContext {
             request_id: r.request_id.to_owned(),
@@ -343,6 +377,20 @@ impl Console {
         let identity = Identity::Authenticated(Box::new(session.caller.clone()));
         let done = self.service.run(self.config.deadline, identity, context, operation).await?;
         Ok(done.outcome)
+    }
+
+    /// Runs the operation `kind` as the session's reviewer with the query parameters
+    /// `pairs`, as the REST API would.
+    async fn run_query(
+        &self,
+        r: &ConsoleRequest<'_>,
+        session: &ConsoleCaller,
+        kind: OperationKind,
+        pairs: Vec<(String, String)>,
+    ) -> Result<Outcome, ServiceError> {
+        let mut arguments = Arguments::rest(kind);
+        arguments.query(pairs);
+        self.run_arguments(r, session, kind, arguments).await
     }
 
     /// The live session the request's cookie names.

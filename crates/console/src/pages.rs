@@ -335,41 +335,26 @@ pub(crate) fn local(zone: &str, t: recruit_domain::Timestamp) -> String {
     }
 }
 
-/// A month's sign-off as recorded, in text.
-pub(crate) struct SignOffView {
-    pub(crate) signed_by: String,
-    pub(crate) signed_at: String,
-    pub(crate) note: String,
-    pub(crate) figures: Vec<(&'static str, String)>,
+/// `v` as text: a string as it is, null as nothing, anything else as JSON.
+fn text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+/// A verification of the month's part of the chain and the latest checkpoint, in text.
+pub(crate) struct ChainView {
     pub(crate) intact: bool,
     pub(crate) verified: String,
     pub(crate) findings: Vec<String>,
     pub(crate) checkpoint: Option<String>,
 }
 
-impl SignOffView {
-    pub(crate) fn of(recorded: Option<&Value>) -> Option<Self> {
-        let s = recorded?;
-        let text = |v: &Value| match v {
-            Value::String(s) => s.clone(),
-            Value::Null => String::new(),
-            other => other.to_string(),
-        };
-        let f = &s["figures"];
-        let figures = [
-            ("Accesses", "accesses"),
-            ("Accounts", "accounts"),
-            ("Flagged accounts", "flagged_accounts"),
-            ("Downloads", "downloads"),
-            ("Confirmed", "confirmed"),
-            ("Explanation requested", "explanation_requested"),
-            ("Pending", "pending"),
-            ("Exports of the ledger", "ledger_exports"),
-        ]
-        .into_iter()
-        .map(|(label, key)| (label, text(&f[key])))
-        .collect();
-        let v = &s["verification"];
+impl ChainView {
+    /// The view of `v`, a `MonthVerification`, and `c`, a checkpoint or null, as JSON.
+    pub(crate) fn of(v: &Value, c: &Value) -> Self {
         let verified = format!(
             "{} entries from position {} to the head at {} (hash {})",
             text(&v["entries"]),
@@ -390,7 +375,6 @@ impl SignOffView {
                 )
             })
             .collect();
-        let c = &s["checkpoint"];
         let checkpoint = (!c.is_null()).then(|| {
             format!(
                 "position {}, hash {}, signed at {} by key {}",
@@ -400,15 +384,42 @@ impl SignOffView {
                 text(&c["key_id"])
             )
         });
+        Self { intact: v["intact"].as_bool() == Some(true), verified, findings, checkpoint }
+    }
+}
+
+/// A month's sign-off as recorded, in text.
+pub(crate) struct SignOffView {
+    pub(crate) signed_by: String,
+    pub(crate) signed_at: String,
+    pub(crate) note: String,
+    pub(crate) figures: Vec<(&'static str, String)>,
+    pub(crate) chain: ChainView,
+}
+
+impl SignOffView {
+    pub(crate) fn of(recorded: Option<&Value>) -> Option<Self> {
+        let s = recorded?;
+        let f = &s["figures"];
+        let figures = [
+            ("Accesses", "accesses"),
+            ("Accounts", "accounts"),
+            ("Flagged accounts", "flagged_accounts"),
+            ("Downloads", "downloads"),
+            ("Confirmed", "confirmed"),
+            ("Explanation requested", "explanation_requested"),
+            ("Pending", "pending"),
+            ("Exports of the ledger", "ledger_exports"),
+        ]
+        .into_iter()
+        .map(|(label, key)| (label, text(&f[key])))
+        .collect();
         Some(Self {
             signed_by: text(&s["signed_by"]),
             signed_at: text(&s["signed_at"]),
             note: text(&s["note"]),
             figures,
-            intact: v["intact"].as_bool() == Some(true),
-            verified,
-            findings,
-            checkpoint,
+            chain: ChainView::of(&s["verification"], &s["checkpoint"]),
         })
     }
 }

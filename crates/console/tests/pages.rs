@@ -52,6 +52,8 @@ async fn token(w: &World, role: Role, scopes: &[Scope]) -> String {
 #[derive(Default)]
 struct Browser {
     cookie: Option<String>,
+    /// The body of the last download.
+    download: Option<Vec<u8>>,
 }
 
 struct Seen {
@@ -112,7 +114,19 @@ impl Browser {
             client_ip: None,
             request_id: "req-console",
         };
-        let response: Response<Vec<u8>> = w.console.handle(request).await;
+        let answered = w.console.handle(request).await;
+        let mut response: Response<Vec<u8>> = answered.response;
+        if let Some(mut download) = answered.download {
+            // A download's chunks are its body.
+            while let Some(chunk) = std::future::poll_fn(|cx| {
+                futures_core::Stream::poll_next(std::pin::Pin::new(&mut download.chunks), cx)
+            })
+            .await
+            {
+                response.body_mut().extend_from_slice(&chunk.unwrap());
+            }
+            self.download = Some(response.body().clone());
+        }
         for set in response.headers().get_all(header::SET_COOKIE) {
             let set = set.to_str().unwrap();
             let value = set.split(';').next().unwrap().trim_start_matches("recruitd_console=");
@@ -122,7 +136,7 @@ impl Browser {
         Seen {
             status: parts.status,
             headers: parts.headers,
-            html: Html::parse_document(&String::from_utf8(body).unwrap()),
+            html: Html::parse_document(&String::from_utf8_lossy(&body)),
         }
     }
 
@@ -200,7 +214,7 @@ async fn a_pasted_token_opens_a_session_with_a_strict_cookie() {
             request_id: "r",
         })
         .await;
-    let cookie = response.headers()[header::SET_COOKIE].to_str().unwrap().to_owned();
+    let cookie = response.response.headers()[header::SET_COOKIE].to_str().unwrap().to_owned();
     assert!(cookie.starts_with("recruitd_console=rcs_"), "{cookie}");
     for part in ["HttpOnly", "SameSite=Strict", "Path=/console"] {
         assert!(cookie.contains(part), "{cookie}");
@@ -226,7 +240,7 @@ async fn a_pasted_token_opens_a_session_with_a_strict_cookie() {
             request_id: "r",
         })
         .await;
-    assert!(response.headers()[header::SET_COOKIE].to_str().unwrap().contains("; Secure"));
+    assert!(response.response.headers()[header::SET_COOKIE].to_str().unwrap().contains("; Secure"));
 }
 
 /// The overview shows the service's review of the month, figure for figure, and its read is
@@ -395,4 +409,54 @@ async fn a_session_ends_at_sign_out_and_a_link_signs_in_once() {
         (after.status, after.location()),
         (StatusCode::SEE_OTHER, "/console/sign-in?ended=1")
     );
+}
+
+/// The entries page lists what the API's list shows for the month and the URL's filters,
+/// keeps them in its form (a reload or a bookmark shows the same view), links each value to
+/// its filter, downloads the filtered entries as CSV (recorded as the API's export), and the
+/// integrity page shows the month's chain verified.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_entries_page_filters_by_its_url_and_downloads_what_it_shows() {
+    let w = world(ORIGIN).await;
+    let owner = token(&w, Role::Owner, &[Scope::AuditLogsRead]).await;
+    let mut browser = Browser::default();
+    browser.sign_in(&w, &owner).await;
+    let all = browser.get(&w, "/console/entries?month=2026-01").await;
+    assert_eq!(all.status, StatusCode::OK);
+    let rows = all.all("table.entries tbody tr");
+    assert_eq!(rows.len(), 12, "the world's twelve entries of organization A");
+    assert_eq!(recorded(&w, "listPrivacyAuditLogs").await, 1, "the page's read is recorded");
+
+    let reads = browser.get(&w, "/console/entries?month=2026-01&activity_category=READ").await;
+    let categories = reads.all("table.entries tbody tr td:nth-child(3)");
+    assert!(!categories.is_empty() && categories.iter().all(|c| c == "READ"), "{categories:?}");
+    assert_eq!(reads.attr("#f-activity_category option[selected]", "value"), "READ");
+    // A value filters by itself: the first row's account.
+    let by_account = all.attr("table.entries tbody tr td:nth-child(2) a", "href");
+    assert!(by_account.contains("account_id="), "{by_account}");
+    let one = browser.get(&w, &by_account).await;
+    assert_eq!(one.all("table.entries tbody tr").len(), 1);
+    assert_eq!(
+        one.attr("#f-account_id", "value"),
+        all.text("table.entries tbody tr td:nth-child(2)")
+    );
+
+    let bad = browser.get(&w, "/console/entries?month=2026-01&ip_address=nowhere").await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+    assert!(bad.text(".problem").contains("ip_address"), "{}", bad.text(".problem"));
+
+    let csv = reads.attr("a[href^='/console/entries/export'][href*='format=csv']", "href");
+    let seen = browser.get(&w, &csv).await;
+    assert_eq!(seen.status, StatusCode::OK);
+    assert!(seen.headers[header::CONTENT_TYPE].to_str().unwrap().starts_with("text/csv"));
+    let body = String::from_utf8(browser.download.take().unwrap()).unwrap();
+    let lines: Vec<&str> = body.lines().collect();
+    assert!(lines[0].starts_with("position,hash,id,access_time"), "{}", lines[0]);
+    assert_eq!(lines.len() - 1, categories.len());
+    assert_eq!(recorded(&w, "exportPrivacyAuditLogs").await, 1, "recorded as a download");
+    assert!(seen.headers.contains_key(header::CONTENT_SECURITY_POLICY));
+
+    let integrity = browser.get(&w, "/console/integrity?month=2026-01").await;
+    assert_eq!(integrity.status, StatusCode::OK);
+    assert_eq!(integrity.attr("#verification", "class"), "intact");
 }

@@ -503,8 +503,11 @@ impl Api {
                         request_id,
                     })
                     .await;
-                let (parts, page) = answer.into_parts();
-                return Ok(Response::from_parts(parts, Body::from(bytes::Bytes::from(page))));
+                let (parts, page) = answer.response.into_parts();
+                let Some(download) = answer.download else {
+                    return Ok(Response::from_parts(parts, Body::from(bytes::Bytes::from(page))));
+                };
+                return Ok(Response::from_parts(parts, Body::streamed(download.chunks)));
             }
             Routing::Mcp => {
                 return self.mcp(request, request_id, client_ip, until, organization).await;

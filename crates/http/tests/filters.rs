@@ -44,12 +44,8 @@ async fn entries(f: &Fixture) -> Vec<LedgerEntry> {
 }
 
 async fn get(f: &Fixture, token: &str, uri: &str) -> (StatusCode, hyper::HeaderMap, Vec<u8>) {
-    let request = hyper::Request::get(uri)
-        .header("authorization", format!("Bearer {token}"))
-        .body(http_body_util::Empty::<bytes::Bytes>::new())
-        .unwrap();
-    let response = f.api.handle(request, None).await;
-    let (status, headers) = (response.status(), response.headers().clone());
+    let (status, response, _) = f.get(uri, Some(token)).await;
+    let headers = response.headers().clone();
     (status, headers, response.into_body().collect().await.unwrap().to_bytes().to_vec())
 }
 

@@ -214,6 +214,18 @@ impl SignOffFigures {
     }
 }
 
+/// A month's integrity now ([`crate::Service::month_integrity`]): what a sign-off would
+/// record of the chain.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Integrity {
+    /// The month, `YYYY-MM`.
+    pub month: String,
+    /// The chain's verification over the month's part.
+    pub verification: MonthVerification,
+    /// The latest signed checkpoint (with the id of the key that signed it), if any.
+    pub checkpoint: Option<Checkpoint>,
+}
+
 /// The verification of the privacy ledger's chain at sign-off: the part that holds the
 /// month's entries, from the latest signed checkpoint before them to the head.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

@@ -3,9 +3,9 @@
 //! sign-off. Each is recorded in the audit ledgers: the read like a read of the ledger, the
 //! decision and the sign-off in the transaction that writes them.
 
-use recruit_domain::chain::Ledger;
+use recruit_domain::chain::{Checkpoint, Ledger};
 use recruit_domain::model::ActivityCategory;
-use recruit_domain::{ErrorCode, ErrorDetail, OrganizationId, PrivacyAuditLogId, Uuid};
+use recruit_domain::{ErrorCode, ErrorDetail, OrganizationId, PrivacyAuditLogId, Timestamp, Uuid};
 use recruit_ports::StoreError;
 use recruit_ports::review::{
     Decided, DecisionWrite, DownloadDecision, SignOffRecord, SignOffWrite, SignedOff,
@@ -18,7 +18,7 @@ use crate::error::ServiceError;
 use crate::input::{DecideParams, SignOffParams};
 use crate::operation::{Caller, OperationKind, Recorded, RequestContext};
 use crate::review::{Month, Review, ReviewError};
-use crate::sign_off::{DownloadReview, MonthVerification, SignOff, SignOffFigures};
+use crate::sign_off::{DownloadReview, Integrity, MonthVerification, SignOff, SignOffFigures};
 use crate::verify::Anchors;
 
 impl Service {
@@ -159,19 +159,8 @@ impl Service {
         if let Some(signed) = &review.sign_off {
             return signed_already(caller, signed, note.as_deref());
         }
-        let store = self.store.as_ref();
-        let keys: Vec<_> = self.config.checkpoint_key.iter().map(|k| k.public()).collect();
-        let anchors = Anchors { keys: &keys, kept: &[] };
-        // A month without entries checks the chain from its latest checkpoint.
-        let from = review.first_position.unwrap_or(i64::MAX);
-        let part = crate::verify::verify_since(store, Ledger::Privacy, organization, from, anchors)
-            .await?;
-        let checkpoint = match &self.config.checkpoint_key {
-            Some(key) => {
-                crate::checkpoint::latest(store, key, organization, Ledger::Privacy).await?
-            }
-            None => store.latest_checkpoint(organization, Ledger::Privacy).await?,
-        };
+        let (verification, checkpoint) =
+            self.verify_month(organization, review.first_position).await?;
         let record = audit_record(caller, context, kind, Value::Null, None);
         let sign_off = SignOff {
             organization_id: organization,
@@ -180,7 +169,7 @@ impl Service {
             signed_at: record.api.at,
             note,
             figures: SignOffFigures::of(&review),
-            verification: MonthVerification::of(part, review.first_position),
+            verification,
             checkpoint,
         };
         if let Some(why) = sign_off.missing_note() {
@@ -223,6 +212,69 @@ impl Service {
             }),
             SignedOff::Existing(stored) => signed_already(caller, &stored.body, note_of(&write)),
         }
+    }
+
+    /// The integrity of a month of the caller's organization's privacy ledger: the
+    /// verification of its chain from the latest signed checkpoint before the month's entries
+    /// to the head, and the latest signed checkpoint, as a sign-off would record them now.
+    /// Needs what reading the month's review needs, and takes a slot of the heavy reads.
+    pub async fn month_integrity(
+        &self,
+        caller: &Caller,
+        month: &str,
+    ) -> Result<Integrity, ServiceError> {
+        self.authorize(caller, OperationKind::GetPrivacyAccessReview)?;
+        let mut problems = vec![];
+        let Some(month) = self::month(&mut problems, "month", month) else {
+            return Err(ServiceError::validation(problems));
+        };
+        let _slot = self.heavy_read()?;
+        let organization = caller.token.organization_id;
+        let review = self.review_of(organization, month, "month").await?;
+        let (verification, checkpoint) =
+            self.verify_month(organization, review.first_position).await?;
+        Ok(Integrity { month: month.to_string(), verification, checkpoint })
+    }
+
+    /// The first instant of a month of the caller's organization and the first after it, in
+    /// the organization's time zone (whose name comes third): the window of the month's
+    /// entries.
+    pub async fn month_window(
+        &self,
+        caller: &Caller,
+        month: &str,
+    ) -> Result<(Timestamp, Timestamp, String), ServiceError> {
+        let mut problems = vec![];
+        let Some(month) = self::month(&mut problems, "month", month) else {
+            return Err(ServiceError::validation(problems));
+        };
+        let zone = self.store.organization(caller.token.organization_id).await?.time_zone;
+        let (from, to) = month.window(zone).ok_or_else(|| out_of_range("month"))?;
+        Ok((from, to, zone.name().to_owned()))
+    }
+
+    /// The verification of the privacy ledger's chain of `organization` from the latest
+    /// signed checkpoint before `first` (a month's first position; none: the head) to its
+    /// head, and the latest signed checkpoint.
+    async fn verify_month(
+        &self,
+        organization: OrganizationId,
+        first: Option<i64>,
+    ) -> Result<(MonthVerification, Option<Checkpoint>), ServiceError> {
+        let store = self.store.as_ref();
+        let keys: Vec<_> = self.config.checkpoint_key.iter().map(|k| k.public()).collect();
+        let anchors = Anchors { keys: &keys, kept: &[] };
+        // A month without entries checks the chain from its latest checkpoint.
+        let from = first.unwrap_or(i64::MAX);
+        let part = crate::verify::verify_since(store, Ledger::Privacy, organization, from, anchors)
+            .await?;
+        let checkpoint = match &self.config.checkpoint_key {
+            Some(key) => {
+                crate::checkpoint::latest(store, key, organization, Ledger::Privacy).await?
+            }
+            None => store.latest_checkpoint(organization, Ledger::Privacy).await?,
+        };
+        Ok((MonthVerification::of(part, first), checkpoint))
     }
 
     /// The review of `organization`'s `month`, an out-of-range month reported on the

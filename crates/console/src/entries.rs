@@ -1,0 +1,294 @@
+//! The entries page (a month's ledger entries, filtered and paged on the server, every filter
+//! in the URL so that a bookmark is a saved view, a click on a value filtering by it), its
+//! CSV and NDJSON exports, and the integrity page. Each runs the service's operations as the
+//! signed-in reviewer: the list and the export are recorded as the REST API records them.
+
+use std::collections::HashMap;
+
+use askama::Template;
+use http::{Response, StatusCode};
+use recruit_domain::PrivacyAuditLog;
+use recruit_domain::model::DataSubject;
+use recruit_service::{OperationKind, Outcome, ServiceError};
+
+use crate::pages::{ChainView, Month, Page, Problem, local};
+use crate::{Answer, Console, ConsoleRequest, ConsoleResponse, Failure, html, server_side};
+
+/// The filters of the entries page, as the list operation names them, in the order of the
+/// form.
+pub(crate) const FILTERS: [(&str, &str); 6] = [
+    ("account_id", "Account"),
+    ("activity_category", "Category"),
+    ("access_menu", "Product area"),
+    ("data_subject_id", "Data subject"),
+    ("ip_address", "IP address"),
+    ("outside_work_hours", "Work hours"),
+];
+
+/// The categories the form offers.
+const CATEGORIES: [&str; 9] = [
+    "CREATE",
+    "READ",
+    "UPDATE",
+    "DELETE",
+    "BULK_CREATE",
+    "BULK_READ",
+    "BULK_UPDATE",
+    "BULK_DELETE",
+    "DOWNLOAD",
+];
+
+/// How many entries a page shows.
+const PAGE_SIZE: &str = "50";
+
+/// The filters given in a query: the non-empty values of [`FILTERS`], in order.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Filters(Vec<(&'static str, String)>);
+
+impl Filters {
+    pub(crate) fn from_query(query: &HashMap<String, String>) -> Self {
+        Self(
+            FILTERS
+                .iter()
+                .filter_map(|(name, _)| {
+                    let value = query.get(*name).map(|v| v.trim()).filter(|v| !v.is_empty())?;
+                    Some((*name, value.to_owned()))
+                })
+                .collect(),
+        )
+    }
+
+    /// The value of the filter `name`, or nothing.
+    pub(crate) fn get(&self, name: &str) -> &str {
+        self.0.iter().find(|(n, _)| *n == name).map_or("", |(_, v)| v.as_str())
+    }
+
+    /// A link to `path` of `month` with these filters, `name` set to `value` when given, and
+    /// `extra` pairs after them.
+    pub(crate) fn link(
+        &self,
+        path: &str,
+        month: &Month,
+        set: Option<(&str, &str)>,
+        extra: &[(&str, &str)],
+    ) -> String {
+        let mut query = form_urlencoded::Serializer::new(String::new());
+        query.append_pair("month", &month.to_string());
+        let mut seen = false;
+        for (name, value) in &self.0 {
+            match set {
+                Some((n, v)) if n == *name => {
+                    query.append_pair(name, v);
+                    seen = true;
+                }
+                _ => {
+                    query.append_pair(name, value);
+                }
+            }
+        }
+        if let (Some((n, v)), false) = (set, seen) {
+            query.append_pair(n, v);
+        }
+        for (name, value) in extra {
+            query.append_pair(name, value);
+        }
+        format!("{path}?{}", query.finish())
+    }
+}
+
+/// A value of an entry that filters by itself when clicked.
+pub(crate) struct Linked {
+    pub(crate) text: String,
+    pub(crate) href: Option<String>,
+}
+
+/// An entry as the entries page lists it.
+pub(crate) struct EntryRow {
+    pub(crate) id: String,
+    pub(crate) at: String,
+    pub(crate) account: Linked,
+    pub(crate) subject: Linked,
+    pub(crate) category: Linked,
+    pub(crate) menu: Linked,
+    pub(crate) path: String,
+    pub(crate) ips: Vec<Linked>,
+    pub(crate) data: String,
+}
+
+/// A month's entries, filtered and paged.
+#[derive(Template)]
+#[template(path = "entries.html")]
+pub(crate) struct Entries {
+    pub(crate) page: Page,
+    pub(crate) time_zone: String,
+    pub(crate) filters: Filters,
+    pub(crate) rows: Vec<EntryRow>,
+    pub(crate) next: Option<String>,
+    pub(crate) first: Option<String>,
+    pub(crate) csv: String,
+    pub(crate) ndjson: String,
+    pub(crate) problem: Option<Problem>,
+}
+
+impl Entries {
+    pub(crate) fn fields(&self) -> &'static [(&'static str, &'static str)] {
+        &FILTERS[..5]
+    }
+
+    pub(crate) fn categories(&self) -> &'static [&'static str] {
+        &CATEGORIES
+    }
+
+    pub(crate) fn clear(&self) -> String {
+        Filters::default().link("/console/entries", &self.page.month, None, &[])
+    }
+}
+
+/// The integrity of a month's part of the chain.
+#[derive(Template)]
+#[template(path = "integrity.html")]
+pub(crate) struct Integrity {
+    pub(crate) page: Page,
+    pub(crate) chain: ChainView,
+    pub(crate) key: Option<String>,
+}
+
+impl Console {
+    /// `GET /console/entries`: a page of the month's entries under the query's filters.
+    pub(crate) async fn entries(
+        &self,
+        r: &ConsoleRequest<'_>,
+        query: &HashMap<String, String>,
+    ) -> Answer {
+        let session = self.session(r).await?;
+        let month = Month::from_query(query)?;
+        let (from, to, time_zone) =
+            self.service.month_window(&session.caller, &month.to_string()).await?;
+        let filters = Filters::from_query(query);
+        let mut pairs: Vec<(String, String)> = vec![
+            ("timestamp_gte".into(), from.to_string()),
+            ("timestamp_lt".into(), to.to_string()),
+            ("limit".into(), PAGE_SIZE.into()),
+        ];
+        pairs.extend(filters.0.iter().map(|(n, v)| ((*n).to_owned(), v.clone())));
+        let cursor = query.get("cursor").filter(|c| !c.is_empty());
+        if let Some(cursor) = cursor {
+            pairs.push(("cursor".into(), cursor.clone()));
+        }
+        let kind = OperationKind::ListPrivacyAuditLogs;
+        let page = Page::new(&session, month);
+        let link =
+            |set, extra: &[(&str, &str)]| filters.link("/console/entries", &month, set, extra);
+        let export =
+            |format| filters.link("/console/entries/export", &month, None, &[("format", format)]);
+        let (rows, next, problem, status) = match self.run_query(r, &session, kind, pairs).await {
+            Ok(Outcome::PrivacyAuditLogs(found)) => {
+                let next =
+                    found.pagination.next_cursor.as_deref().map(|c| link(None, &[("cursor", c)]));
+                let rows =
+                    found.data.iter().map(|e| row(e, &time_zone, &filters, &month)).collect();
+                (rows, next, None, StatusCode::OK)
+            }
+            Ok(_) => return Err(Failure::Service(ServiceError::internal())),
+            Err(e) if server_side(&e) => return Err(e.into()),
+            Err(e) => (vec![], None, Some(Problem::of(&e, None)), crate::status_of(e.code)),
+        };
+        let first = cursor.map(|_| link(None, &[]));
+        let page = Entries {
+            time_zone,
+            rows,
+            next,
+            first,
+            csv: export("csv"),
+            ndjson: export("ndjson"),
+            problem,
+            filters: filters.clone(),
+            page,
+        };
+        Ok(html(status, &page).into())
+    }
+
+    /// `GET /console/entries/export`: the month's entries under the query's filters as a
+    /// download, recorded as the API's export is.
+    pub(crate) async fn export(
+        &self,
+        r: &ConsoleRequest<'_>,
+        query: &HashMap<String, String>,
+    ) -> Answer {
+        let session = self.session(r).await?;
+        let month = Month::from_query(query)?;
+        let (from, to, _) = self.service.month_window(&session.caller, &month.to_string()).await?;
+        let mut pairs: Vec<(String, String)> = vec![
+            ("timestamp_gte".into(), from.to_string()),
+            ("timestamp_lt".into(), to.to_string()),
+            ("format".into(), query.get("format").cloned().unwrap_or_else(|| "csv".into())),
+        ];
+        let filters = Filters::from_query(query);
+        pairs.extend(filters.0.iter().map(|(n, v)| ((*n).to_owned(), v.clone())));
+        let kind = OperationKind::ExportPrivacyAuditLogs;
+        match self.run_query(r, &session, kind, pairs).await? {
+            Outcome::Download(download) => {
+                use http::header::{self, HeaderValue};
+                let mut response = Response::new(Vec::new());
+                let headers = response.headers_mut();
+                headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(download.media_type));
+                headers.insert("recruitd-export-count", HeaderValue::from(download.count));
+                // It holds personal data: never kept by a cache.
+                headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+                let name = format!("attachment; filename=\"{}\"", download.file_name);
+                if let Ok(value) = HeaderValue::from_str(&name) {
+                    headers.insert(header::CONTENT_DISPOSITION, value);
+                }
+                Ok(ConsoleResponse { response, download: Some(download) })
+            }
+            _ => Err(Failure::Service(ServiceError::internal())),
+        }
+    }
+
+    /// `GET /console/integrity`: the month's part of the chain, verified now.
+    pub(crate) async fn integrity(
+        &self,
+        r: &ConsoleRequest<'_>,
+        query: &HashMap<String, String>,
+    ) -> Answer {
+        let session = self.session(r).await?;
+        let month = Month::from_query(query)?;
+        let integrity = self.service.month_integrity(&session.caller, &month.to_string()).await?;
+        let json = serde_json::to_value(&integrity).unwrap_or_default();
+        let chain = ChainView::of(&json["verification"], &json["checkpoint"]);
+        let key = integrity.checkpoint.as_ref().map(|c| c.key_id.clone());
+        let page = Integrity { page: Page::new(&session, month), chain, key };
+        Ok(html(StatusCode::OK, &page).into())
+    }
+}
+
+/// An entry as a row, each value a link that filters by it.
+fn row(e: &PrivacyAuditLog, time_zone: &str, filters: &Filters, month: &Month) -> EntryRow {
+    let by = |name: &str, value: &str| Linked {
+        text: value.to_owned(),
+        href: Some(filters.link("/console/entries", month, Some((name, value)), &[])),
+    };
+    let account = e.account_id.to_string();
+    let subject = match &e.data_subject {
+        DataSubject::Employee { user } => by("data_subject_id", &user.to_string()),
+        DataSubject::Candidate { candidate } => by("data_subject_id", &candidate.to_string()),
+        DataSubject::Bulk { bulk_count, .. } => Linked {
+            text: match bulk_count {
+                Some(n) => format!("{n} records (bulk)"),
+                None => "records in bulk".to_owned(),
+            },
+            href: None,
+        },
+    };
+    EntryRow {
+        id: e.id.to_string(),
+        at: local(time_zone, e.access_time),
+        account: by("account_id", &account),
+        subject,
+        category: by("activity_category", e.activity_category.as_str()),
+        menu: by("access_menu", &e.access_menu),
+        path: e.access_menu_path.clone(),
+        ips: e.ip_addresses.iter().map(|ip| by("ip_address", ip)).collect(),
+        data: e.access_data.iter().map(|d| d.as_str()).collect::<Vec<_>>().join(", "),
+    }
+}
