@@ -73,6 +73,46 @@ test('a sorted view survives a reload from its URL', async ({ page }) => {
   expect(before).toEqual([...before].sort((a, b) => b - a));
 });
 
+test('a filter survives a reload from its URL, and a value filters by itself', async ({ page }) => {
+  await signInWithToken(page);
+  await page.goto(`/console/entries?month=${MONTH}`);
+  await page.getByLabel('Category').selectOption('DOWNLOAD');
+  await page.getByRole('button', { name: 'Filter' }).click();
+  await expect(page).toHaveURL(/activity_category=DOWNLOAD/);
+  const categories = page.locator('table.entries tbody tr td:nth-of-type(3)');
+  const shown = await categories.allTextContents();
+  expect(shown.length, 'the demo month has downloads').toBeGreaterThan(0);
+  expect(new Set(shown)).toEqual(new Set(['DOWNLOAD']));
+  const url = page.url();
+  await page.reload();
+  expect(page.url()).toBe(url);
+  await expect(page.getByLabel('Category')).toHaveValue('DOWNLOAD');
+  expect(await categories.allTextContents()).toEqual(shown);
+  const account = (await page.locator('table.entries tbody tr td:nth-of-type(2)').first().textContent()).trim();
+  await page.locator('table.entries tbody tr td:nth-of-type(2) a').first().click();
+  await expect(page).toHaveURL(new RegExp(`account_id=${account}`));
+  await expect(page.getByLabel('Account')).toHaveValue(account);
+  const accounts = await page.locator('table.entries tbody tr td:nth-of-type(2)').allTextContents();
+  expect(new Set(accounts.map((a) => a.trim()))).toEqual(new Set([account]));
+});
+
+test('the filtered entries download as CSV', async ({ page }) => {
+  await signInWithToken(page);
+  await page.goto(`/console/entries?month=${MONTH}&activity_category=DOWNLOAD`);
+  const rows = await page.locator('table.entries tbody tr').count();
+  const ids = await page.locator('table.entries tbody tr').evaluateAll((trs) => trs.map((tr) => tr.id));
+  const [download] = await Promise.all([
+    page.waitForEvent('download'),
+    page.getByRole('link', { name: 'CSV' }).click(),
+  ]);
+  expect(download.suggestedFilename()).toMatch(/^privacy-audit-logs-org_[0-9a-f]{32}\.csv$/);
+  const text = readFileSync(await download.path(), 'utf8');
+  const lines = text.trim().split('\r\n');
+  expect(lines[0]).toBe('position,hash,id,access_time,account_id,ip_addresses,data_subject_type,data_subject_id,bulk_count,bulk_query,access_data,access_menu,access_menu_path,activity_category');
+  expect(lines.length - 1).toBe(rows);
+  expect(lines.slice(1).map((l) => l.split(',')[2]).sort()).toEqual([...ids].sort());
+});
+
 test('a download is confirmed from its form', async ({ page }) => {
   await signInWithToken(page);
   await page.goto(`/console/downloads?month=${MONTH}`);
@@ -143,6 +183,7 @@ test('every page passes axe-core with no serious or critical violation', async (
   const page = await context.newPage();
   for (const path of [
     `/console/overview?month=${MONTH}`, `/console/downloads?month=${MONTH}`,
+    `/console/entries?month=${MONTH}`, `/console/integrity?month=${MONTH}`,
     `/console/sign-off?month=${PREVIOUS}`, `/console/report?month=${MONTH}`,
     '/console/no-such-page', '/console/sign-in',
   ]) {
@@ -155,12 +196,15 @@ test('every page passes axe-core with no serious or critical violation', async (
   await context.close();
 });
 
-test('a ledger altered in the database signs off as not intact', async ({ page, request }) => {
+test('a ledger altered in the database shows on the integrity page and signs off as not intact', async ({ page, request }) => {
   const org = (await organization(request)).replace(/^org_/, '');
   execFileSync('sqlite3', [DB_PATH,
     'DROP TRIGGER IF EXISTS privacy_audit_logs_no_update; ' +
     `UPDATE privacy_audit_logs SET access_menu = 'forged' WHERE organization_id = X'${org}' AND position = (SELECT max(position) FROM privacy_audit_logs WHERE organization_id = X'${org}');`]);
   await signInWithToken(page);
+  await page.goto(`/console/integrity?month=${PREVIOUS}`);
+  await expect(page.locator('#verification')).toContainText('Not intact');
+  await expect(page.locator('#findings')).toContainText('MODIFIED');
   await page.goto(`/console/sign-off?month=${PREVIOUS}`);
   await page.getByRole('button', { name: `Sign off ${PREVIOUS}` }).click();
   await expect(page.getByRole('alert')).toContainText('the chain\'s verification found a problem');
