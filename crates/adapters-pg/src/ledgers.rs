@@ -260,69 +260,87 @@ impl Ledgers for PgStore {
         self.recorder.record(|| crate::group::group_writer(&self.copy), page.api, page.tool).await
     }
 
-    async fn claim_idempotency_key(&self, claim: &KeyClaim) -> Result<Claim, StoreError> {
-        use crate::schema::idempotency_keys as keys;
-        let row = IdempotencyRow::from(neutral::IdempotencyRow::claimed(claim));
-        let held = (claim.organization_id.uuid(), claim.key.as_str());
-        let mut c = self.conn().await?;
-        c.transaction::<_, TxError, _>(async |c| {
-            let inserted = diesel::insert_into(keys::table)
-                .values(&row)
-                .on_conflict_do_nothing()
-                .execute(c)
-                .await?;
-            if inserted == 1 {
-                return Ok(Claim::Granted);
-            }
-            let stored: IdempotencyRow = keys::table
-                .find(held)
-                .select(IdempotencyRow::as_select())
-                .for_update()
-                .first(c)
-                .await?;
-            let (found, rewrite) = claim.decide(Some(&stored.into_neutral()?.into_stored()?));
-            if rewrite {
-                diesel::delete(keys::table.find(held)).execute(c).await?;
-                diesel::insert_into(keys::table).values(&row).execute(c).await?;
-            }
-            Ok(found)
-        })
-        .await
-        .map_err(StoreError::from)
-    }
-
-    async fn release_idempotency_key(&self, claim: &KeyClaim) -> Result<(), StoreError> {
+    async fn idempotency_key(&self, claim: &KeyClaim) -> Result<Claim, StoreError> {
         use crate::schema::idempotency_keys as keys;
         let mut c = self.conn().await?;
-        diesel::delete(
-            keys::table
-                .find((claim.organization_id.uuid(), claim.key.as_str()))
-                .filter(keys::fingerprint.eq(claim.fingerprint.as_slice()))
-                .filter(keys::response.is_null()),
-        )
-        .execute(&mut c)
-        .await
-        .map(drop)
-        .map_err(store_error)
+        let row: Option<IdempotencyRow> = keys::table
+            .find((claim.organization_id.uuid(), claim.key.as_str()))
+            .select(IdempotencyRow::as_select())
+            .first(&mut c)
+            .await
+            .optional()
+            .map_err(store_error)?;
+        let stored = row.map(|r| r.into_neutral()?.into_stored()).transpose()?.flatten();
+        Ok(claim.decide(stored.as_ref()))
     }
 
-    /// On a connection of the `COPY` pool: the key completed, then the entries and the audit
-    /// rows by binary `COPY`, in one transaction.
-    async fn record_privacy_accesses(&self, write: &AccessesWrite) -> Result<(), StoreError> {
+    /// On a connection of the `COPY` pool, in one transaction: the key taken (a
+    /// transaction-scoped advisory lock: another transaction writing it is in flight, and the
+    /// lock goes with the transaction or its connection) and decided on what is committed,
+    /// then written with the response, then the entries and the audit rows by binary `COPY`.
+    async fn record_privacy_accesses(&self, write: &AccessesWrite) -> Result<Claim, StoreError> {
         let mut rows = neutral::AccessRows::new(write)?;
         let done =
             IdempotencyRow::from(neutral::IdempotencyRow::completed(&write.claim, &write.response));
         let mut client = self.writers.get().await.map_err(writer_pool_error)?;
         let tx = client.transaction().await.map_err(write_error)?;
-        let completed = tokio_postgres::Transaction::execute(
+        let locked: bool = tx
+            .query_one(
+                "SELECT pg_try_advisory_xact_lock(hashtextextended($1::uuid::text || '/' || $2::text, 0))",
+                &[&done.organization_id, &done.key],
+            )
+            .await
+            .map_err(write_error)?
+            .get(0);
+        if !locked {
+            return Ok(write.claim.in_flight());
+        }
+        let stored = tx
+            .query_opt(
+                "SELECT fingerprint, expires_at, status, response, created_at \
+                 FROM idempotency_keys WHERE organization_id = $1 AND key = $2",
+                &[&done.organization_id, &done.key],
+            )
+            .await
+            .map_err(write_error)?;
+        let stored = match stored {
+            None => None,
+            Some(row) => IdempotencyRow {
+                organization_id: done.organization_id,
+                key: done.key.clone(),
+                fingerprint: row.try_get(0).map_err(write_error)?,
+                expires_at: row.try_get(1).map_err(write_error)?,
+                status: row.try_get(2).map_err(write_error)?,
+                response: row.try_get(3).map_err(write_error)?,
+                created_at: row.try_get(4).map_err(write_error)?,
+            }
+            .into_neutral()?
+            .into_stored()?,
+        };
+        let found = write.claim.decide(stored.as_ref());
+        if found != Claim::Granted {
+            return Ok(found);
+        }
+        tokio_postgres::Transaction::execute(
             &tx,
-            "UPDATE idempotency_keys SET locked_until = NULL, status = $1, response = $2 \
-             WHERE organization_id = $3 AND key = $4 AND fingerprint = $5 AND response IS NULL",
-            &[&done.status, &done.response, &done.organization_id, &done.key, &done.fingerprint],
+            "INSERT INTO idempotency_keys \
+             (organization_id, key, fingerprint, expires_at, status, response, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (organization_id, key) DO UPDATE \
+             SET fingerprint = EXCLUDED.fingerprint, expires_at = EXCLUDED.expires_at, \
+             status = EXCLUDED.status, response = EXCLUDED.response, \
+             created_at = EXCLUDED.created_at",
+            &[
+                &done.organization_id,
+                &done.key,
+                &done.fingerprint,
+                &done.expires_at,
+                &done.status,
+                &done.response,
+                &done.created_at,
+            ],
         )
         .await
         .map_err(write_error)?;
-        write.claim.completed(usize::try_from(completed).unwrap_or(usize::MAX))?;
         crate::chain::chain_copy(&tx, &mut rows).await?;
         let entries: Vec<LedgerRow> =
             rows.privacy_audit_logs.into_iter().map(LedgerRow::from).collect();
@@ -331,7 +349,8 @@ impl Ledgers for PgStore {
         crate::copy::copy_rows(&tx, &entries).await.map_err(write_error)?;
         crate::copy::copy_rows(&tx, &audit).await.map_err(write_error)?;
         crate::copy::copy_rows(&tx, &tool).await.map_err(write_error)?;
-        tx.commit().await.map_err(write_error)
+        tx.commit().await.map_err(write_error)?;
+        Ok(Claim::Granted)
     }
 
     async fn purge_idempotency_keys(&self, now: Timestamp) -> Result<usize, StoreError> {

@@ -291,7 +291,6 @@ diesel::table! {
         organization_id -> Uuid,
         key -> Text,
         fingerprint -> Binary,
-        locked_until -> Nullable<Timestamptz>,
         expires_at -> Timestamptz,
         status -> Nullable<Integer>,
         response -> Nullable<Binary>,

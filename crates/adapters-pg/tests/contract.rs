@@ -416,3 +416,75 @@ struct RequestId {
     #[diesel(sql_type = diesel::sql_types::Text)]
     request_id: String,
 }
+
+/// A batch whose connection dies between taking its idempotency key and its commit (here:
+/// terminated while it waits for the organization's chain head, which another session holds)
+/// leaves nothing: the same write with the same key is granted and written at once, with no
+/// claim to wait out.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_write_whose_connection_dies_before_its_commit_leaves_its_key_free() {
+    use recruit_ports::testkit::{ledger_entry, record, t};
+    use recruit_ports::{AccessesWrite, Claim, KeyClaim, Ledgers, StoredResponse};
+    let db = TestDatabase::fresh().await;
+    db.import(&world()).await.unwrap();
+    let store = db.store().clone();
+    let now = Timestamp::now();
+    let claim = KeyClaim {
+        organization_id: recruit_domain::Id::from_uuid(Uuid::from_u128(ORG_A)),
+        key: "cut".into(),
+        fingerprint: [7; 32],
+        now,
+        expires_at: now.checked_add_duration(Duration::from_secs(86_400)).unwrap(),
+    };
+    let mut audit = record(ORG_A, 1);
+    audit.api.operation = "recordPrivacyAccesses".into();
+    let write = AccessesWrite {
+        entries: vec![ledger_entry(ORG_A, 70, t(90))],
+        record: audit,
+        claim: claim.clone(),
+        response: StoredResponse { status: 201, body: b"{}".to_vec() },
+    };
+    let mut holder = raw(&db).await;
+    holder
+        .batch_execute(&format!(
+            "BEGIN; SELECT 1 FROM ledger_heads WHERE organization_id = '{}' AND ledger = 'privacy' \
+             FOR UPDATE",
+            Uuid::from_u128(ORG_A)
+        ))
+        .await
+        .unwrap();
+    let cut = {
+        let (store, write) = (store.clone(), write.clone());
+        tokio::spawn(async move { store.record_privacy_accesses(&write).await })
+    };
+    // The write waits on the chain head, its key taken; its connection is then cut.
+    #[derive(diesel::QueryableByName)]
+    struct Terminated {
+        #[diesel(sql_type = diesel::sql_types::BigInt)]
+        n: i64,
+    }
+    let mut terminated = 0;
+    for _ in 0..100 {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let killed: Terminated = diesel::sql_query(
+            "SELECT count(pg_terminate_backend(pid)) AS n FROM pg_stat_activity \
+             WHERE wait_event_type = 'Lock' AND datname = current_database() \
+             AND pid <> pg_backend_pid()",
+        )
+        .get_result(&mut raw(&db).await)
+        .await
+        .unwrap();
+        terminated = killed.n;
+        if terminated > 0 {
+            break;
+        }
+    }
+    assert_eq!(terminated, 1, "the write never waited on the chain head");
+    let result = cut.await.unwrap();
+    assert!(result.is_err(), "{result:?}");
+    holder.batch_execute("ROLLBACK").await.unwrap();
+
+    assert_eq!(store.idempotency_key(&claim).await.unwrap(), Claim::Granted);
+    assert_eq!(store.record_privacy_accesses(&write).await.unwrap(), Claim::Granted);
+    assert!(matches!(store.idempotency_key(&claim).await.unwrap(), Claim::Completed(_)));
+}

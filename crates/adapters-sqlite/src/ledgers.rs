@@ -25,36 +25,11 @@ use crate::schema::*;
 
 #[async_trait]
 impl Ledgers for SqliteStore {
-    async fn claim_idempotency_key(&self, claim: &KeyClaim) -> Result<Claim, StoreError> {
-        use crate::schema::idempotency_keys as keys;
-        let row = IdempotencyRow::from(neutral::IdempotencyRow::claimed(claim));
-        let claim = claim.clone();
-        self.transaction(move |c| -> Result<Claim, TxError> {
-            let held = keys::table.find((row.organization_id.clone(), row.key.clone()));
-            let stored = held.select(IdempotencyRow::as_select()).first(c).optional()?;
-            let stored = stored.map(|r| r.into_neutral()?.into_stored()).transpose()?;
-            let (found, write) = claim.decide(stored.as_ref());
-            if write {
-                diesel::replace_into(keys::table).values(&row).execute(c)?;
-            }
-            Ok(found)
-        })
-        .await
-        .map_err(StoreError::from)
-    }
-
-    async fn release_idempotency_key(&self, claim: &KeyClaim) -> Result<(), StoreError> {
-        use crate::schema::idempotency_keys as keys;
-        let (org, key) = (blob(claim.organization_id.uuid()), claim.key.clone());
-        let fingerprint = claim.fingerprint.to_vec();
-        self.run(move |c| {
-            diesel::delete(keys::table.find((org, key)))
-                .filter(keys::fingerprint.eq(fingerprint))
-                .filter(keys::response.is_null())
-                .execute(c)
-                .map(drop)
-        })
-        .await
+    async fn idempotency_key(&self, claim: &KeyClaim) -> Result<Claim, StoreError> {
+        let held = claim.clone();
+        let row = self.run(move |c| stored_key(c, &held)).await?;
+        let stored = row.map(|r| r.into_neutral()?.into_stored()).transpose()?.flatten();
+        Ok(claim.decide(stored.as_ref()))
     }
 
     async fn purge_idempotency_keys(&self, now: Timestamp) -> Result<usize, StoreError> {
@@ -64,26 +39,24 @@ impl Ledgers for SqliteStore {
             .await
     }
 
-    async fn record_privacy_accesses(&self, write: &AccessesWrite) -> Result<(), StoreError> {
+    async fn record_privacy_accesses(&self, write: &AccessesWrite) -> Result<Claim, StoreError> {
         use crate::schema::idempotency_keys as keys;
         let mut rows = neutral::AccessRows::new(write)?;
         let done =
             IdempotencyRow::from(neutral::IdempotencyRow::completed(&write.claim, &write.response));
         let claim = write.claim.clone();
-        self.transaction(move |c| -> Result<(), TxError> {
-            let completed = diesel::update(keys::table.find((&done.organization_id, &done.key)))
-                .filter(keys::fingerprint.eq(&done.fingerprint))
-                .filter(keys::response.is_null())
-                .set((
-                    keys::locked_until.eq(done.locked_until),
-                    keys::status.eq(done.status),
-                    keys::response.eq(&done.response),
-                ))
-                .execute(c)?;
-            claim.completed(completed)?;
+        // SQLite writes one transaction at a time: the key is decided on what is committed.
+        self.transaction(move |c| -> Result<Claim, TxError> {
+            let row = stored_key(c, &claim)?;
+            let stored = row.map(|r| r.into_neutral()?.into_stored()).transpose()?.flatten();
+            let found = claim.decide(stored.as_ref());
+            if found != Claim::Granted {
+                return Ok(found);
+            }
+            diesel::replace_into(keys::table).values(&done).execute(c)?;
             chain(c, &mut rows)?;
             recruit_adapters_diesel::insert_access_rows!(insert_rows!(c), rows);
-            Ok(())
+            Ok(Claim::Granted)
         })
         .await
         .map_err(StoreError::from)
@@ -403,4 +376,14 @@ fn page_query(
     }
     query = crate::export::bind_values(query, values);
     query.bind::<BigInt, _>(i64::try_from(limit).unwrap_or(i64::MAX - 1) + 1)
+}
+
+/// The stored row of `claim`'s key.
+fn stored_key(
+    c: &mut diesel::sqlite::SqliteConnection,
+    claim: &KeyClaim,
+) -> QueryResult<Option<IdempotencyRow>> {
+    use crate::schema::idempotency_keys as keys;
+    let held = keys::table.find((blob(claim.organization_id.uuid()), claim.key.as_str()));
+    held.select(IdempotencyRow::as_select()).first(c).optional()
 }

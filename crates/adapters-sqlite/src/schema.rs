@@ -291,7 +291,6 @@ diesel::table! {
         organization_id -> Binary,
         key -> Text,
         fingerprint -> Binary,
-        locked_until -> Nullable<BigInt>,
         expires_at -> BigInt,
         status -> Nullable<Integer>,
         response -> Nullable<Binary>,

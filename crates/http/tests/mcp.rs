@@ -153,7 +153,23 @@ async fn clients_of_both_revisions_find_the_server_and_its_tools() {
         let list = &tools[0]["inputSchema"];
         let mut arguments: Vec<&String> = list["properties"].as_object().unwrap().keys().collect();
         arguments.sort();
-        assert_eq!(arguments, ["cursor", "ids", "limit", "timestamp_gte", "timestamp_lt"]);
+        assert_eq!(
+            arguments,
+            [
+                "access_menu",
+                "account_id",
+                "activity_category",
+                "cursor",
+                "data_subject_id",
+                "ids",
+                "ip_address",
+                "limit",
+                "outside_work_hours",
+                "timestamp_gte",
+                "timestamp_lt"
+            ]
+        );
+        assert_eq!(list["properties"]["outside_work_hours"]["type"], "boolean");
         assert_eq!(list["required"], json!(["timestamp_gte", "timestamp_lt"]));
         assert_eq!(list["properties"]["limit"]["maximum"], 100);
         assert_eq!(list["properties"]["ids"]["maxItems"], 100);

@@ -567,23 +567,13 @@ async fn every_response() {
         post(&f, Some(&owner), Some("k-2"), &" ".repeat(recruit_service::BATCH_BODY_LIMIT + 1))
             .await,
     );
-    let now = recruit_domain::Timestamp::now();
-    let body: Value = serde_json::from_str(&batch).unwrap();
-    let running = recruit_ports::KeyClaim {
-        organization_id: recruit_domain::OrganizationId::from_uuid(
-            recruit_domain::Uuid::from_u128(ORG_A),
-        ),
-        key: "in-flight".into(),
-        fingerprint: recruit_service::accesses::fingerprint("recordPrivacyAccesses", &body),
-        now,
-        lease_until: recruit_domain::Timestamp::from_unix_micros(now.unix_micros() + 30_000_000)
-            .unwrap(),
-        expires_at: recruit_domain::Timestamp::from_unix_micros(now.unix_micros() + 60_000_000)
-            .unwrap(),
-    };
-    recruit_ports::Ledgers::claim_idempotency_key(&*f.store, &running).await.unwrap();
-    let conflict = post(&f, Some(&owner), Some("in-flight"), &batch).await;
-    assert!(conflict.headers.contains_key("retry-after"));
+    // An entry whose id is in the ledger: CONFLICT.
+    let written = post(&f, Some(&owner), Some("first"), &batch).await;
+    let entry: Value = serde_json::from_slice(&written.body).unwrap();
+    let taken = serde_json::json!({"entries": [entry["entries"][0].clone()]}).to_string();
+    let conflict = post(&f, Some(&owner), Some("taken"), &taken).await;
+    assert_eq!(conflict.status, hyper::StatusCode::CONFLICT);
+    seen.push(written);
     seen.push(conflict);
 
     // The database's failures.

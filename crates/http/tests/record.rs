@@ -6,8 +6,8 @@ use http_body_util::{BodyExt, Full};
 use hyper::{Request, StatusCode};
 use recruit_domain::model::Role;
 use recruit_domain::{OrganizationId, Scope, Timestamp, Uuid};
+use recruit_ports::Ledgers;
 use recruit_ports::testkit::ORG_A;
-use recruit_ports::{Claim, KeyClaim, Ledgers};
 use serde_json::{Value, json};
 
 mod common;
@@ -132,28 +132,34 @@ async fn a_write_needs_a_key_the_scope_the_role_and_valid_entries() {
     assert_eq!(json["error"]["details"][0]["field"], "body", "{status} {json}");
 }
 
+/// A batch whose database dies before its commit leaves its key free: once the database is
+/// back, the retry with the same key is written at once, not refused as still running.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_key_in_flight_is_a_conflict_to_retry_and_a_taken_id_writes_nothing() {
+async fn a_write_cut_by_the_database_leaves_its_key_free_for_the_retry() {
+    let f = Fixture::with(|_| {}).await;
+    let owner = f.token(ORG_A, Role::Owner, &Scope::ALL).await;
+    let body = json!({"entries": [entry("People")]}).to_string();
+    f.store.die_on_record();
+    let (status, response, json) = f.send(post(&owner, Some("cut"), &body)).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{json}");
+    let wait: u64 = response.headers()["retry-after"].to_str().unwrap().parse().unwrap();
+    f.store.set(recruit_ports::faulty::Fault::None);
+    assert!(wait <= 5, "{wait}");
+    let (status, response, json) = f.send(post(&owner, Some("cut"), &body)).await;
+    assert_eq!(status, StatusCode::CREATED, "the retry is written at once: {json}");
+    assert!(response.headers().get("idempotent-replayed").is_none());
+    assert_eq!(recent(&f, &owner).await.len(), 1);
+    let (status, response, _) = f.send(post(&owner, Some("cut"), &body)).await;
+    assert_eq!(status, StatusCode::CREATED);
+    assert_eq!(response.headers()["idempotent-replayed"], "true");
+}
+
+/// An entry whose id is in the ledger: CONFLICT, nothing of the batch written, and its key free.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_taken_id_writes_nothing() {
     let f = Fixture::with(|_| {}).await;
     let owner = f.token(ORG_A, Role::Owner, &Scope::ALL).await;
     let body: Value = json!({"entries": [entry("People")]});
-    // Another replica holds the key while it runs.
-    let now = Timestamp::now();
-    let claim = KeyClaim {
-        organization_id: OrganizationId::from_uuid(Uuid::from_u128(ORG_A)),
-        key: "running".into(),
-        fingerprint: recruit_service::accesses::fingerprint("recordPrivacyAccesses", &body),
-        now,
-        lease_until: Timestamp::from_unix_micros(now.unix_micros() + 20_000_000).unwrap(),
-        expires_at: Timestamp::from_unix_micros(now.unix_micros() + 86_400_000_000).unwrap(),
-    };
-    assert_eq!(f.store.claim_idempotency_key(&claim).await.unwrap(), Claim::Granted);
-    let (status, response, json) = f.send(post(&owner, Some("running"), &body.to_string())).await;
-    assert_eq!((status, json["error"]["code"].as_str()), (StatusCode::CONFLICT, Some("CONFLICT")));
-    let wait: u64 = response.headers()["retry-after"].to_str().unwrap().parse().unwrap();
-    assert!((1..=20).contains(&wait), "{wait}");
-
-    // An entry whose id is in the ledger: CONFLICT, nothing of the batch written.
     let (_, _, first) = f.send(post(&owner, Some("one"), &body.to_string())).await;
     let taken = first["entries"][0]["id"].clone();
     let mut again = entry("Again");
@@ -162,10 +168,13 @@ async fn a_key_in_flight_is_a_conflict_to_retry_and_a_taken_id_writes_nothing() 
     let (status, _, json) = f.send(post(&owner, Some("two"), &batch)).await;
     assert_eq!((status, json["error"]["code"].as_str()), (StatusCode::CONFLICT, Some("CONFLICT")));
     assert_eq!(recent(&f, &owner).await.len(), 1);
+    let fixed = json!({"entries": [entry("Fresh")]}).to_string();
+    let (status, _, _) = f.send(post(&owner, Some("two"), &fixed)).await;
+    assert_eq!(status, StatusCode::CREATED, "the refused request did not use its key up");
 }
 
 /// Sixteen requests at once with one key and one body: one batch is stored, and every answer
-/// is the batch (201) or "still running" (409); none fails.
+/// is the batch (201, or replayed) or "being written" (409); none fails.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_duplicates_store_one_batch() {
     let f = std::sync::Arc::new(Fixture::with(|_| {}).await);

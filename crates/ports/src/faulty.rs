@@ -36,6 +36,8 @@ pub struct Faulty<S> {
     fault: Mutex<Fault>,
     /// Whether `Tokens` calls are spared the fault.
     spare_tokens: std::sync::atomic::AtomicBool,
+    /// Whether the next write of accesses fails, the store going down with it.
+    die_on_record: std::sync::atomic::AtomicBool,
 }
 
 impl<S> Faulty<S> {
@@ -45,7 +47,14 @@ impl<S> Faulty<S> {
             inner,
             fault: Mutex::new(Fault::None),
             spare_tokens: std::sync::atomic::AtomicBool::new(false),
+            die_on_record: std::sync::atomic::AtomicBool::new(false),
         }
+    }
+
+    /// Makes the next write of accesses fail as if the database died in its middle: the write
+    /// fails, and so does every call after it, until the test sets another fault.
+    pub fn die_on_record(&self) {
+        self.die_on_record.store(true, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// Sets what every following call does.
@@ -187,15 +196,14 @@ impl<S: Ledgers> Ledgers for Faulty<S> {
         self.check().await?;
         self.inner.tool_audit_entries(q).await
     }
-    async fn claim_idempotency_key(&self, claim: &KeyClaim) -> Result<Claim, StoreError> {
+    async fn idempotency_key(&self, claim: &KeyClaim) -> Result<Claim, StoreError> {
         self.check().await?;
-        self.inner.claim_idempotency_key(claim).await
+        self.inner.idempotency_key(claim).await
     }
-    async fn release_idempotency_key(&self, claim: &KeyClaim) -> Result<(), StoreError> {
-        self.check().await?;
-        self.inner.release_idempotency_key(claim).await
-    }
-    async fn record_privacy_accesses(&self, write: &AccessesWrite) -> Result<(), StoreError> {
+    async fn record_privacy_accesses(&self, write: &AccessesWrite) -> Result<Claim, StoreError> {
+        if self.die_on_record.swap(false, std::sync::atomic::Ordering::SeqCst) {
+            self.set(Fault::Unavailable);
+        }
         self.check().await?;
         self.inner.record_privacy_accesses(write).await
     }

@@ -1,17 +1,22 @@
 //! Idempotency keys of create operations (draft-ietf-httpapi-idempotency-key-header): what a
 //! store keeps of a key, and the one rule that decides what a request presenting a key does.
 //!
-//! A request claims its key with the fingerprint of what it asks. The first claim is granted
-//! with a lease for as long as the request may run; the request then either completes (its
-//! response is stored with the key, in the transaction of its writes) or fails and releases
-//! the key. Later claims of the key get the stored response to replay, learn that the key is
-//! in flight, or that it was used for another request. A key expires some time after its
-//! first claim (24 hours in the API) and is purged; a lease that lapsed (the process that held
-//! it died) is granted again.
+//! A key is stored only with its response, in the transaction of the request's writes: a
+//! request that fails, or whose connection or database dies before its commit, leaves nothing
+//! behind, and its retry runs anew at once. A request first looks its key up (a replay or a
+//! refusal needs no work); the transaction that writes then decides again, authoritatively. Of
+//! concurrent requests with one key, one writes; the others find it in flight (on PostgreSQL a
+//! transaction-scoped advisory lock, gone with the transaction or its connection) or, once it
+//! committed, its response. A key expires some time after its first use (24 hours in the API)
+//! and is purged.
+
+use std::time::Duration;
 
 use recruit_domain::{OrganizationId, Timestamp};
 
-use crate::StoreError;
+/// How long a request told that its key is in flight waits before it retries: about as long
+/// as a batch takes to commit.
+pub const IN_FLIGHT_RETRY: Duration = Duration::from_secs(1);
 
 /// A request's claim of an idempotency key.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -24,9 +29,7 @@ pub struct KeyClaim {
     pub fingerprint: [u8; 32],
     /// When the claim is made.
     pub now: Timestamp,
-    /// Until when a granted claim holds the key while its request runs.
-    pub lease_until: Timestamp,
-    /// When a key granted now expires.
+    /// When a key written now expires.
     pub expires_at: Timestamp,
 }
 
@@ -42,24 +45,22 @@ pub struct StoredResponse {
 /// What a store holds for a key.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StoredKey {
-    /// The fingerprint of the request that claimed it.
+    /// The fingerprint of the request that used it.
     pub fingerprint: Vec<u8>,
-    /// Until when the request that claimed it holds it; `None` once it completed.
-    pub locked_until: Option<Timestamp>,
     /// When it expires.
     pub expires_at: Timestamp,
-    /// The response, once the request completed.
-    pub response: Option<StoredResponse>,
+    /// The response of the request that used it.
+    pub response: StoredResponse,
 }
 
 /// What a claim found.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Claim {
-    /// The key is the claimant's until its lease ends: run the request.
+    /// The key is free (never used, or expired): run the request, which writes it.
     Granted,
-    /// Another request with this key is running, until at most `until`.
+    /// Another request with this key is being written; retry after `until`.
     InFlight {
-        /// When that request's lease ends.
+        /// When to retry.
         until: Timestamp,
     },
     /// The key was used for a request with another fingerprint.
@@ -69,36 +70,20 @@ pub enum Claim {
 }
 
 impl KeyClaim {
-    /// Whether completing the key updated its row (`updated` rows): if not, the request no
-    /// longer holds the key (its lease lapsed and another request took it), a `Conflict`.
-    pub fn completed(&self, updated: usize) -> Result<(), StoreError> {
-        if updated == 1 {
-            return Ok(());
+    /// What this claim finds when the store holds `stored` for the key.
+    pub fn decide(&self, stored: Option<&StoredKey>) -> Claim {
+        match stored {
+            None => Claim::Granted,
+            Some(stored) if stored.expires_at <= self.now => Claim::Granted,
+            Some(stored) if stored.fingerprint != self.fingerprint => Claim::OtherRequest,
+            Some(stored) => Claim::Completed(stored.response.clone()),
         }
-        Err(StoreError::Conflict(format!(
-            "the idempotency key {:?} is no longer held by this request",
-            self.key
-        )))
     }
 
-    /// What this claim finds when the store holds `stored` for the key, and whether the store
-    /// must write this claim over it (a new key, an expired one, or a lease that lapsed).
-    pub fn decide(&self, stored: Option<&StoredKey>) -> (Claim, bool) {
-        let Some(stored) = stored else { return (Claim::Granted, true) };
-        if stored.expires_at <= self.now {
-            return (Claim::Granted, true);
-        }
-        if stored.fingerprint != self.fingerprint {
-            return (Claim::OtherRequest, false);
-        }
-        if let Some(response) = &stored.response {
-            return (Claim::Completed(response.clone()), false);
-        }
-        match stored.locked_until {
-            Some(until) if until > self.now => (Claim::InFlight { until }, false),
-            // The request that held it stopped without completing or releasing it.
-            _ => (Claim::Granted, true),
-        }
+    /// What a claim finds while another request writes the key.
+    pub fn in_flight(&self) -> Claim {
+        let until = self.now.checked_add_duration(IN_FLIGHT_RETRY).unwrap_or(Timestamp::MAX);
+        Claim::InFlight { until }
     }
 }
 
@@ -116,35 +101,30 @@ mod tests {
             key: "k".into(),
             fingerprint: [fingerprint; 32],
             now: at(now),
-            lease_until: at(now + 30),
             expires_at: at(now + 86_400),
         }
     }
 
-    fn stored(fingerprint: u8, locked_until: Option<i64>, response: bool) -> StoredKey {
+    fn stored(fingerprint: u8) -> StoredKey {
         StoredKey {
             fingerprint: vec![fingerprint; 32],
-            locked_until: locked_until.map(at),
             expires_at: at(86_400),
-            response: response.then(|| StoredResponse { status: 201, body: b"{}".to_vec() }),
+            response: StoredResponse { status: 201, body: b"{}".to_vec() },
         }
     }
 
     #[test]
-    fn a_new_expired_or_abandoned_key_is_granted_and_written() {
-        assert_eq!(claim(1, 10).decide(None), (Claim::Granted, true));
-        assert_eq!(claim(2, 86_400).decide(Some(&stored(1, None, true))), (Claim::Granted, true));
-        assert_eq!(claim(1, 40).decide(Some(&stored(1, Some(30), false))), (Claim::Granted, true));
+    fn a_new_or_expired_key_is_granted() {
+        assert_eq!(claim(1, 10).decide(None), Claim::Granted);
+        assert_eq!(claim(2, 86_400).decide(Some(&stored(1))), Claim::Granted);
     }
 
     #[test]
-    fn a_live_key_replays_refuses_or_waits_and_is_not_written() {
-        let done = stored(1, None, true);
-        let (found, write) = claim(1, 10).decide(Some(&done));
-        assert!(matches!(found, Claim::Completed(r) if r.status == 201) && !write);
-        assert_eq!(claim(2, 10).decide(Some(&done)), (Claim::OtherRequest, false));
-        let running = stored(1, Some(30), false);
-        assert_eq!(claim(1, 10).decide(Some(&running)), (Claim::InFlight { until: at(30) }, false));
-        assert_eq!(claim(2, 10).decide(Some(&running)), (Claim::OtherRequest, false));
+    fn a_live_key_replays_its_request_and_refuses_another() {
+        assert!(
+            matches!(claim(1, 10).decide(Some(&stored(1))), Claim::Completed(r) if r.status == 201)
+        );
+        assert_eq!(claim(2, 10).decide(Some(&stored(1))), Claim::OtherRequest);
+        assert_eq!(claim(1, 10).in_flight(), Claim::InFlight { until: at(11) });
     }
 }

@@ -29,7 +29,7 @@ pub mod faulty;
 pub mod testkit;
 
 pub use error::{ImportError, ImportProblem, StoreError};
-pub use idempotency::{Claim, KeyClaim, StoredKey, StoredResponse};
+pub use idempotency::{Claim, IN_FLIGHT_RETRY, KeyClaim, StoredKey, StoredResponse};
 pub use import::{
     ExistingIds, ImportDocument, ImportSummary, Lookups, NewHiringTeamMember, NewJob, NewJobStage,
     ResumedBatch,

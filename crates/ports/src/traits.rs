@@ -133,21 +133,19 @@ pub trait Ledgers: Send + Sync + 'static {
     /// before it returns.
     async fn record_read(&self, record: &ReadRecord, entries: usize) -> Result<(), StoreError>;
 
-    /// Claims an idempotency key for a request, in one transaction: what
-    /// [`KeyClaim::decide`] says of what the store holds for the key, after writing the claim
-    /// when it says so. Of concurrent claims of one key, exactly one is granted.
-    async fn claim_idempotency_key(&self, claim: &KeyClaim) -> Result<Claim, StoreError>;
+    /// What a request presenting `claim`'s key finds now ([`KeyClaim::decide`] of what the
+    /// store holds for it); writes nothing.
+    async fn idempotency_key(&self, claim: &KeyClaim) -> Result<Claim, StoreError>;
 
-    /// Gives a granted key up (its request failed), so that the key is free again; a key that
-    /// holds a response, or another fingerprint, is left as it is.
-    async fn release_idempotency_key(&self, claim: &KeyClaim) -> Result<(), StoreError>;
-
-    /// Records accesses, in one transaction: appends `write.entries` to the privacy ledger and
-    /// `write.record` to the audit ledgers (with `entries_returned` the number of entries), and
-    /// stores `write.response` with the key of `write.claim`, which the request must still
-    /// hold. `Conflict` when an entry's id is already in its organization's ledger or appears
-    /// twice, or when the key is no longer held by this request; nothing is written then.
-    async fn record_privacy_accesses(&self, write: &AccessesWrite) -> Result<(), StoreError>;
+    /// Records accesses, in one transaction, when the key of `write.claim` is free
+    /// ([`Claim::Granted`]): appends `write.entries` to the privacy ledger and `write.record` to
+    /// the audit ledgers (with `entries_returned` the number of entries), and stores the key
+    /// with `write.response`. Otherwise writes nothing and returns what it found: the key in
+    /// flight in another transaction, used for another request, or completed. The key is never
+    /// stored without its response, so a failure at any point leaves it free. `Conflict` when an
+    /// entry's id is already in its organization's ledger or appears twice; nothing is written
+    /// then.
+    async fn record_privacy_accesses(&self, write: &AccessesWrite) -> Result<Claim, StoreError>;
 
     /// Removes the idempotency keys that expired at or before `now`; returns how many.
     async fn purge_idempotency_keys(&self, now: Timestamp) -> Result<usize, StoreError>;

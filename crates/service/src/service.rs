@@ -78,19 +78,14 @@ impl BatchWrites {
 /// How idempotency keys of writes are kept.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct IdempotencyConfig {
-    /// How long a key is held while its request runs: longer than any request may take, so
-    /// that a second request with the key meanwhile is told to wait. A key whose process died
-    /// is free again after it.
-    pub lease: Duration,
     /// How long a key is kept after its first use: a request with it within this time gets
     /// the first response, or IDEMPOTENCY_KEY_REUSED for another request. Then it is purged.
     pub retention: Duration,
 }
 
 impl IdempotencyConfig {
-    /// The defaults: a 60-second lease, keys kept 24 hours.
-    pub const DEFAULT: Self =
-        Self { lease: Duration::from_secs(60), retention: Duration::from_secs(24 * 3600) };
+    /// The default: keys kept 24 hours.
+    pub const DEFAULT: Self = Self { retention: Duration::from_secs(24 * 3600) };
 }
 
 impl ServiceConfig {

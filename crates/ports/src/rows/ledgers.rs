@@ -111,47 +111,31 @@ impl crate::ReadRecord {
 }
 
 impl IdempotencyRow {
-    /// The row of a key granted to `claim`: leased, without a response.
-    pub fn claimed(claim: &KeyClaim) -> Self {
+    /// The row of `claim`'s key, written with its request's `response`.
+    pub fn completed(claim: &KeyClaim, response: &StoredResponse) -> Self {
         Self {
             organization_id: claim.organization_id.uuid(),
             key: claim.key.clone(),
             fingerprint: claim.fingerprint.to_vec(),
-            locked_until: Some(claim.lease_until),
             expires_at: claim.expires_at,
-            status: None,
-            response: None,
+            status: Some(i32::from(response.status)),
+            response: Some(response.body.clone()),
             created_at: claim.now,
         }
     }
 
-    /// The row of `claim`'s key once its request completed with `response`: no lease, the
-    /// response kept until the key expires.
-    pub fn completed(claim: &KeyClaim, response: &StoredResponse) -> Self {
-        Self {
-            locked_until: None,
-            status: Some(i32::from(response.status)),
-            response: Some(response.body.clone()),
-            ..Self::claimed(claim)
-        }
-    }
-
-    /// What the store holds for the key.
-    pub fn into_stored(self) -> Result<StoredKey, StoreError> {
+    /// What the store holds for the key; a row without a response (a request's claim kept by
+    /// an earlier version) holds nothing.
+    pub fn into_stored(self) -> Result<Option<StoredKey>, StoreError> {
         let response = match (self.status, self.response) {
-            (Some(status), Some(body)) => Some(StoredResponse {
+            (Some(status), Some(body)) => StoredResponse {
                 status: u16::try_from(status).map_err(|_| corrupt("an HTTP status"))?,
                 body,
-            }),
-            (None, None) => None,
+            },
+            (None, None) => return Ok(None),
             _ => return Err(corrupt("a response without its status, or a status without it")),
         };
-        Ok(StoredKey {
-            fingerprint: self.fingerprint,
-            locked_until: self.locked_until,
-            expires_at: self.expires_at,
-            response,
-        })
+        Ok(Some(StoredKey { fingerprint: self.fingerprint, expires_at: self.expires_at, response }))
     }
 }
 

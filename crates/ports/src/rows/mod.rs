@@ -277,7 +277,6 @@ macro_rules! stored_rows {
                 organization_id: $crate::rows::column::Uuid,
                 key: String,
                 fingerprint: Vec<u8>,
-                locked_until: Option<$crate::rows::column::Timestamp>,
                 expires_at: $crate::rows::column::Timestamp,
                 status: Option<i32>,
                 response: Option<Vec<u8>>,

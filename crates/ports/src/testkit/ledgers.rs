@@ -256,7 +256,6 @@ fn key_claim(org: u128, key: &str, fingerprint: u8, now: i64) -> KeyClaim {
         key: key.into(),
         fingerprint: [fingerprint; 32],
         now: t(now),
-        lease_until: t(now + 30),
         expires_at: t(now + 86_400),
     }
 }
@@ -273,72 +272,76 @@ fn accesses(claim: &KeyClaim, entries: Vec<LedgerEntry>, n: u128) -> AccessesWri
     }
 }
 
-/// A key is granted once; while its request runs a claim with the same fingerprint finds it in
-/// flight and one with another fingerprint finds another request; once the accesses are
-/// recorded, the same claim finds the response; keys are per organization.
+/// A key is free until the accesses of its request are recorded, which stores it with the
+/// response: then the same request finds the response to replay, another request with the key
+/// finds it used, and a write with it writes nothing; keys are per organization.
 pub async fn an_idempotency_key_is_granted_once_then_replayed(store: &dyn Store) {
     loaded(store).await;
     let claim = key_claim(ORG_A, "key-1", 1, 100);
-    assert_eq!(store.claim_idempotency_key(&claim).await.unwrap(), Claim::Granted);
+    assert_eq!(store.idempotency_key(&claim).await.unwrap(), Claim::Granted);
+    assert_eq!(
+        store.idempotency_key(&claim).await.unwrap(),
+        Claim::Granted,
+        "a look writes nothing"
+    );
+    let write = accesses(&claim, vec![ledger_entry(ORG_A, 40, t(90))], 1);
+    assert_eq!(store.record_privacy_accesses(&write).await.unwrap(), Claim::Granted);
+
     let again = key_claim(ORG_A, "key-1", 1, 101);
     assert_eq!(
-        store.claim_idempotency_key(&again).await.unwrap(),
-        Claim::InFlight { until: t(130) }
+        store.idempotency_key(&again).await.unwrap(),
+        Claim::Completed(write.response.clone())
     );
     let other = key_claim(ORG_A, "key-1", 2, 101);
-    assert_eq!(store.claim_idempotency_key(&other).await.unwrap(), Claim::OtherRequest);
+    assert_eq!(store.idempotency_key(&other).await.unwrap(), Claim::OtherRequest);
     let elsewhere = key_claim(ORG_B, "key-1", 2, 101);
-    assert_eq!(store.claim_idempotency_key(&elsewhere).await.unwrap(), Claim::Granted);
+    assert_eq!(store.idempotency_key(&elsewhere).await.unwrap(), Claim::Granted);
+    // Writing again with the key writes nothing and says what the key holds.
+    let twice = accesses(&again, vec![ledger_entry(ORG_A, 44, t(90))], 2);
+    assert_eq!(
+        store.record_privacy_accesses(&twice).await.unwrap(),
+        Claim::Completed(write.response.clone())
+    );
+    let reused = accesses(&other, vec![ledger_entry(ORG_A, 45, t(90))], 3);
+    assert_eq!(store.record_privacy_accesses(&reused).await.unwrap(), Claim::OtherRequest);
 
-    let write = accesses(&claim, vec![ledger_entry(ORG_A, 40, t(90))], 1);
-    store.record_privacy_accesses(&write).await.unwrap();
-    match store.claim_idempotency_key(&again).await.unwrap() {
-        Claim::Completed(response) => assert_eq!(response, write.response),
-        other => panic!("expected the stored response, got {other:?}"),
-    }
-    assert_eq!(store.claim_idempotency_key(&other).await.unwrap(), Claim::OtherRequest);
-    let entries = read(store, &query(ORG_A, 100), 2).await;
+    let entries = read(store, &query(ORG_A, 100), 4).await;
     assert_eq!(entries.len(), 13);
     assert!(entries.iter().any(|e| e.id == entry_id(ORG_A, 40)));
     let all = AuditListQuery { organization_id: Some(org_id(ORG_A)), limit: 10 };
     let recorded = store.api_audit_entries(&all).await.unwrap();
-    let write_entry = recorded.iter().find(|e| e.operation == "recordPrivacyAccesses").unwrap();
-    assert_eq!(write_entry.entries_returned, 1);
+    let writes: Vec<_> =
+        recorded.iter().filter(|e| e.operation == "recordPrivacyAccesses").collect();
+    assert_eq!(writes.len(), 1);
+    assert_eq!(writes[0].entries_returned, 1);
 }
 
-/// A released key is free again; a lease that lapsed is granted again and the request that
-/// held it can no longer complete; an expired key is granted anew and purged.
-pub async fn idempotency_keys_are_released_taken_over_and_purged(store: &dyn Store) {
+/// An expired key is free again: written anew over the old, and purged once expired.
+pub async fn idempotency_keys_expire_and_are_purged(store: &dyn Store) {
     loaded(store).await;
     let claim = key_claim(ORG_A, "key-2", 1, 100);
-    assert_eq!(store.claim_idempotency_key(&claim).await.unwrap(), Claim::Granted);
-    store.release_idempotency_key(&claim).await.unwrap();
-    let other = key_claim(ORG_A, "key-2", 2, 101);
-    assert_eq!(store.claim_idempotency_key(&other).await.unwrap(), Claim::Granted);
+    let write = accesses(&claim, vec![ledger_entry(ORG_A, 41, t(90))], 3);
+    assert_eq!(store.record_privacy_accesses(&write).await.unwrap(), Claim::Granted);
+    let next_day = key_claim(ORG_A, "key-2", 2, 100 + 86_400);
+    assert_eq!(store.idempotency_key(&next_day).await.unwrap(), Claim::Granted);
+    let anew = accesses(&next_day, vec![ledger_entry(ORG_A, 42, t(90))], 4);
+    assert_eq!(store.record_privacy_accesses(&anew).await.unwrap(), Claim::Granted);
+    let after = key_claim(ORG_A, "key-2", 2, 101 + 86_400);
+    assert_eq!(store.idempotency_key(&after).await.unwrap(), Claim::Completed(anew.response));
+    assert_eq!(read(store, &query(ORG_A, 100), 5).await.len(), 14);
 
-    // `other`'s lease (until 131) lapses; a claim at 200 takes the key over.
-    let late = key_claim(ORG_A, "key-2", 2, 200);
-    assert_eq!(store.claim_idempotency_key(&late).await.unwrap(), Claim::Granted);
-    let write = accesses(&late, vec![ledger_entry(ORG_A, 41, t(90))], 3);
-    store.record_privacy_accesses(&write).await.unwrap();
-    let stale = accesses(&other, vec![ledger_entry(ORG_A, 42, t(90))], 4);
-    let result = store.record_privacy_accesses(&stale).await;
-    assert!(matches!(result, Err(StoreError::Conflict(_))), "{result:?}");
-    assert_eq!(read(store, &query(ORG_A, 100), 5).await.len(), 13, "only the holder wrote");
-
-    // A day after the claim the key has expired: purged, and granted anew.
-    assert_eq!(store.purge_idempotency_keys(t(200 + 86_399)).await.unwrap(), 0);
-    assert_eq!(store.purge_idempotency_keys(t(200 + 86_400)).await.unwrap(), 1);
-    let next_day = key_claim(ORG_A, "key-2", 3, 200 + 86_400);
-    assert_eq!(store.claim_idempotency_key(&next_day).await.unwrap(), Claim::Granted);
+    assert_eq!(store.purge_idempotency_keys(t(100 + 2 * 86_400 - 1)).await.unwrap(), 0);
+    assert_eq!(store.purge_idempotency_keys(t(100 + 2 * 86_400)).await.unwrap(), 1);
+    let later = key_claim(ORG_A, "key-2", 3, 100 + 2 * 86_400);
+    assert_eq!(store.idempotency_key(&later).await.unwrap(), Claim::Granted);
 }
 
 /// Recorded accesses are written whole or not at all: an entry whose id is taken, or that
-/// appears twice, writes nothing (no entry, no audit record, no response with the key).
+/// appears twice, writes nothing (no entry, no audit record, no key), and the key is free for
+/// the request's retry at once.
 pub async fn recorded_accesses_are_written_whole_or_not_at_all(store: &dyn Store) {
     loaded(store).await;
     let claim = key_claim(ORG_A, "key-3", 1, 100);
-    assert_eq!(store.claim_idempotency_key(&claim).await.unwrap(), Claim::Granted);
     let fresh = ledger_entry(ORG_A, 43, t(90));
     let taken = ledger_entry(ORG_A, 1, t(90));
     for entries in [vec![fresh.clone(), taken], vec![fresh.clone(), fresh.clone()]] {
@@ -349,21 +352,31 @@ pub async fn recorded_accesses_are_written_whole_or_not_at_all(store: &dyn Store
     let all = AuditListQuery { organization_id: Some(org_id(ORG_A)), limit: 100 };
     let recorded = store.api_audit_entries(&all).await.unwrap();
     assert!(recorded.iter().all(|e| e.operation != "recordPrivacyAccesses"));
-    // The key still holds no response: the request may complete or release it.
     let again = key_claim(ORG_A, "key-3", 1, 101);
-    assert!(matches!(store.claim_idempotency_key(&again).await.unwrap(), Claim::InFlight { .. }));
-    store.record_privacy_accesses(&accesses(&claim, vec![fresh], 8)).await.unwrap();
+    assert_eq!(store.idempotency_key(&again).await.unwrap(), Claim::Granted, "nothing sticks");
+    let write = accesses(&again, vec![fresh], 8);
+    assert_eq!(store.record_privacy_accesses(&write).await.unwrap(), Claim::Granted);
 }
 
-/// Of concurrent claims of one key, exactly one is granted.
-pub async fn concurrent_claims_of_a_key_grant_it_once(store: &dyn Store) {
+/// Of concurrent writes with one key, exactly one writes; the others find it being written or
+/// written, and write nothing.
+pub async fn concurrent_writes_with_a_key_write_once(store: &dyn Store) {
     loaded(store).await;
     let claim = key_claim(ORG_A, "key-4", 1, 100);
-    let claims = (0..8).map(|_| store.claim_idempotency_key(&claim));
-    let results = futures_join_all(claims).await;
+    let writes: Vec<_> = (0..8u128)
+        .map(|n| accesses(&claim, vec![ledger_entry(ORG_A, 50 + n, t(90))], 10 + n))
+        .collect();
+    let results = futures_join_all(writes.iter().map(|w| store.record_privacy_accesses(w))).await;
     let granted = results.iter().filter(|r| matches!(r, Ok(Claim::Granted))).count();
     assert_eq!(granted, 1, "{results:?}");
-    assert!(results.iter().all(|r| matches!(r, Ok(Claim::Granted | Claim::InFlight { .. }))));
+    assert!(
+        results.iter().all(|r| matches!(
+            r,
+            Ok(Claim::Granted | Claim::InFlight { .. } | Claim::Completed(_))
+        )),
+        "{results:?}"
+    );
+    assert_eq!(read(store, &query(ORG_A, 100), 20).await.len(), 13, "one batch written");
 }
 
 /// Operators list audit entries newest first, of one organization or all, up to a limit.

@@ -186,8 +186,8 @@ impl Service {
     /// and an owner or admin; an idempotency key; a body of 1 to 1 000 valid entries (every
     /// problem reported at once). The key decides first: a request it completed before is
     /// replayed, one running is CONFLICT, another request's key is IDEMPOTENCY_KEY_REUSED.
-    /// The entries, the audit record and the response are written together; a request that
-    /// fails releases its key.
+    /// The entries, the audit record and the key with its response are written together, so a
+    /// request that fails anywhere leaves its key free for its retry.
     pub(super) async fn record_privacy_accesses(
         &self,
         caller: &Caller,
@@ -235,36 +235,11 @@ impl Service {
             key: key.clone(),
             fingerprint: batch.fingerprint,
             now,
-            lease_until: add(self.config.idempotency.lease),
             expires_at: add(self.config.idempotency.retention),
         };
-        match self.store.claim_idempotency_key(&claim).await? {
-            Claim::Granted => {}
-            Claim::Completed(response) => {
-                return Ok(Recorded {
-                    status: response.status,
-                    body: response.body,
-                    replayed: true,
-                });
-            }
-            Claim::InFlight { until } => {
-                let wait = until.unix_micros().saturating_sub(now.unix_micros());
-                return Err(ServiceError {
-                    retry_after: Some(Duration::from_micros(u64::try_from(wait).unwrap_or(0))),
-                    ..ServiceError::new(
-                        ErrorCode::Conflict,
-                        "A request with this idempotency key is still running. Wait as long as \
-                         `Retry-After` says, then send it again to get its response.",
-                    )
-                });
-            }
-            Claim::OtherRequest => {
-                return Err(ServiceError::new(
-                    ErrorCode::IdempotencyKeyReused,
-                    "This idempotency key was used for a different request (other entries). Use \
-                     a fresh key for a changed request.",
-                ));
-            }
+        // A replay or a refusal needs no work; the write decides again, in its transaction.
+        if let Some(answer) = key_answer(&claim, self.store.idempotency_key(&claim).await?) {
+            return answer;
         }
         let entries: Vec<LedgerEntry> = batch
             .entries
@@ -287,13 +262,7 @@ impl Service {
             cause: Some(format!("the response could not be serialized: {e}").into()),
             ..ServiceError::internal()
         });
-        let response = match response {
-            Ok(body) => StoredResponse { status: CREATED, body },
-            Err(e) => {
-                self.release(&claim).await;
-                return Err(e);
-            }
-        };
+        let response = StoredResponse { status: CREATED, body: response? };
         let summary = serde_json::json!({ "idempotency_key": key, "entries": entries.len() });
         let write = AccessesWrite {
             record: audit_record(caller, context, kind, summary.clone(), Some(summary)),
@@ -302,19 +271,25 @@ impl Service {
             response,
         };
         match self.store.record_privacy_accesses(&write).await {
-            Ok(()) => Ok(Recorded { status: CREATED, body: write.response.body, replayed: false }),
-            Err(e) => {
-                self.release(&write.claim).await;
-                Err(match e {
-                    StoreError::Conflict(_) => ServiceError::new(
-                        ErrorCode::Conflict,
-                        "The batch conflicts with the ledger: an entry with one of its ids is \
+            Ok(Claim::Granted) => {
+                Ok(Recorded { status: CREATED, body: write.response.body, replayed: false })
+            }
+            Ok(found) => key_answer(&write.claim, found).unwrap_or_else(|| {
+                Err(ServiceError {
+                    cause: Some("the key was granted twice".into()),
+                    ..ServiceError::internal()
+                })
+            }),
+            // Nothing was written, the key included: a retry runs anew.
+            Err(e) => Err(match e {
+                StoreError::Conflict(_) => ServiceError::new(
+                    ErrorCode::Conflict,
+                    "The batch conflicts with the ledger: an entry with one of its ids is \
                          already recorded. Nothing was written; leave ids out to have the server \
                          assign them, or read the ledger first.",
-                    ),
-                    other => other.into(),
-                })
-            }
+                ),
+                other => other.into(),
+            }),
         }
     }
 
@@ -338,14 +313,6 @@ impl Service {
                     ),
                 )
             }),
-        }
-    }
-
-    /// Gives a key up after its request failed; best effort: a key not released stays leased
-    /// until its lease ends.
-    async fn release(&self, claim: &KeyClaim) {
-        if let Err(e) = self.store.release_idempotency_key(claim).await {
-            tracing::warn!(error = %e, "an idempotency key could not be released");
         }
     }
 
@@ -530,5 +497,33 @@ fn validate_list(params: ListParams) -> Result<ListInput, ServiceError> {
             Ok(ListInput { window, ids, limit, cursor: params.cursor, filter })
         }
         _ => Err(ServiceError::validation(problems)),
+    }
+}
+
+/// The answer to a request whose key was found `found`, unless the request is to run
+/// ([`Claim::Granted`]): the first response replayed, CONFLICT while another request with the
+/// key is being written (with `Retry-After`), or IDEMPOTENCY_KEY_REUSED.
+fn key_answer(claim: &KeyClaim, found: Claim) -> Option<Result<Recorded, ServiceError>> {
+    match found {
+        Claim::Granted => None,
+        Claim::Completed(response) => {
+            Some(Ok(Recorded { status: response.status, body: response.body, replayed: true }))
+        }
+        Claim::InFlight { until } => {
+            let wait = until.unix_micros().saturating_sub(claim.now.unix_micros());
+            Some(Err(ServiceError {
+                retry_after: Some(Duration::from_micros(u64::try_from(wait).unwrap_or(0))),
+                ..ServiceError::new(
+                    ErrorCode::Conflict,
+                    "A request with this idempotency key is being written. Wait as long as \
+                     `Retry-After` says, then send it again to get its response.",
+                )
+            }))
+        }
+        Claim::OtherRequest => Some(Err(ServiceError::new(
+            ErrorCode::IdempotencyKeyReused,
+            "This idempotency key was used for a different request (other entries). Use a fresh \
+             key for a changed request.",
+        ))),
     }
 }
