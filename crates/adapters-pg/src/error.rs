@@ -23,6 +23,10 @@ pub(crate) fn copy_error(e: tokio_postgres::Error) -> StoreError {
         Some(c) if *c == SqlState::ADMIN_SHUTDOWN || *c == SqlState::CANNOT_CONNECT_NOW => {
             StoreError::Unavailable(e.to_string())
         }
+        // A connection to a primary that was demoted meanwhile: the primary moved.
+        Some(c) if *c == SqlState::READ_ONLY_SQL_TRANSACTION => {
+            StoreError::Unavailable(format!("the database is a standby now: {}", db_message(&e)))
+        }
         Some(_) => StoreError::other(db_message(&e)),
         // Not the database's answer: the connection could not be made or broke.
         None => StoreError::Unavailable(format!("the database cannot be reached: {e}")),
@@ -66,6 +70,10 @@ pub(crate) fn store_error(e: DieselError) -> StoreError {
             DatabaseErrorKind::UnableToSendCommand | DatabaseErrorKind::ClosedConnection,
             info,
         ) => StoreError::Unavailable(info.message().to_owned()),
+        // A connection to a primary that was demoted meanwhile: the primary moved.
+        DieselError::DatabaseError(DatabaseErrorKind::ReadOnlyTransaction, info) => {
+            StoreError::Unavailable(format!("the database is a standby now: {}", info.message()))
+        }
         DieselError::DatabaseError(_, info)
             if info.message().starts_with("canceling statement due to statement timeout") =>
         {

@@ -488,3 +488,44 @@ async fn a_write_whose_connection_dies_before_its_commit_leaves_its_key_free() {
     assert_eq!(store.record_privacy_accesses(&write).await.unwrap(), Claim::Granted);
     assert!(matches!(store.idempotency_key(&claim).await.unwrap(), Claim::Completed(_)));
 }
+
+/// A write on a connection to a database that takes no writes (a primary demoted under the
+/// pool's connections) is `Unavailable`, for the client to retry once the primary moved, not
+/// an error of the server: both for a batch of accesses and for the record of a read.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_write_on_a_standby_is_unavailable_not_an_error() {
+    use recruit_ports::testkit::{ledger_entry, record, t};
+    use recruit_ports::{AccessesWrite, KeyClaim, Ledgers, StoredResponse};
+    let db = TestDatabase::fresh().await;
+    db.import(&world()).await.unwrap();
+    // New sessions start read-only, as they would on a standby.
+    raw(&db)
+        .await
+        .batch_execute(
+            "DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET \
+             default_transaction_read_only = on', current_database()); END $$",
+        )
+        .await
+        .unwrap();
+    let store = PgStore::connect(&PgConfig::new(db.url())).unwrap();
+    let now = Timestamp::now();
+    let claim = KeyClaim {
+        organization_id: recruit_domain::Id::from_uuid(Uuid::from_u128(ORG_A)),
+        key: "standby".into(),
+        fingerprint: [1; 32],
+        now,
+        expires_at: now.checked_add_duration(Duration::from_secs(60)).unwrap(),
+    };
+    let mut audit = record(ORG_A, 1);
+    audit.api.operation = "recordPrivacyAccesses".into();
+    let write = AccessesWrite {
+        entries: vec![ledger_entry(ORG_A, 80, t(90))],
+        record: audit,
+        claim,
+        response: StoredResponse { status: 201, body: b"{}".to_vec() },
+    };
+    let written = store.record_privacy_accesses(&write).await;
+    assert!(matches!(written, Err(StoreError::Unavailable(_))), "{written:?}");
+    let recorded = store.record_read(&record(ORG_A, 2), 0).await;
+    assert!(matches!(recorded, Err(StoreError::Unavailable(_))), "{recorded:?}");
+}

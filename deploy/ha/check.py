@@ -1,0 +1,460 @@
+#!/usr/bin/env python3
+"""The failover check: recruitd on the topology of `deploy/ha/up`, written to and read from
+while the database primary is killed, frozen, and a recruitd replica is killed; then the
+history and the final state are checked.
+
+    deploy/ha/up && deploy/ha/check.py [--duration 150] ; deploy/ha/down
+    deploy/ha/check.py --self-test        # the checker on histories made to fail it
+
+Generator: --writers (8) clients record batches of 5 accesses with their own entry ids and an
+idempotency key each, alternating between the two recruitd replicas. Every attempt is logged
+with its outcome: ok (201), failed (a refusal that is final), or unknown (no answer, 409 in
+flight, 429, 502/503/504); an unknown batch is sent again with the same key until it is ok or
+failed. Two readers page through the ledger meanwhile.
+Nemesis: the primary's postgres killed (SIGKILL), the primary frozen (SIGSTOP for 20 s, then
+SIGCONT), a recruitd replica killed and started again.
+Checker, from the history and the final state only: every acknowledged entry stored exactly
+once; nothing stored that no batch explains (a batch that failed finally explains nothing);
+every batch resolved within 20 s of the cluster having a primary again; no 500; the chains
+verify (`recruitd audit verify`). It prints each fault's recovery time (from the fault to the
+first acknowledged batch after it).
+Needs only Python's standard library and the PostgreSQL client binaries.
+"""
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import unittest
+import urllib.error
+import urllib.request
+import uuid
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+RESOLVE_LIMIT_S = 20.0
+BATCH = 5
+GIVE_UP_S = 120.0
+
+
+def env():
+    """The addresses `deploy/ha/up` wrote to $HA_DIR/env."""
+    path = Path(os.environ.get("HA_DIR", "/tmp/recruitd-ha")) / "env"
+    values = {}
+    for line in path.read_text().splitlines():
+        name, _, value = line.removeprefix("export ").partition("=")
+        values[name] = value.strip("'")
+    return values
+
+
+class History:
+    """Events, each with its time on the monotonic clock, in the order they happened."""
+
+    def __init__(self):
+        self.events = []
+        self.lock = threading.Lock()
+        self.start = time.monotonic()
+
+    def add(self, **event):
+        event["t"] = round(time.monotonic() - self.start, 3)
+        with self.lock:
+            self.events.append(event)
+        return event["t"]
+
+
+def request(method, url, token, body=None, timeout=15.0, key=None):
+    """(status, headers, parsed body); status 0 for no answer. `key`: the idempotency key."""
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(url, data=data, method=method)
+    req.add_header("Authorization", f"Bearer {token}")
+    if key is not None:
+        req.add_header("Idempotency-Key", f'"{key}"')
+    if data is not None:
+        req.add_header("Content-Type", "application/json")
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as response:
+            return response.status, response.headers, json.loads(response.read() or b"null")
+    except urllib.error.HTTPError as e:
+        try:
+            payload = json.loads(e.read() or b"null")
+        except ValueError:
+            payload = None
+        return e.code, e.headers, payload
+    except (OSError, ValueError):
+        return 0, {}, None
+
+
+def writer(n, apps, token, subject, history, stop):
+    """Records batches until told to stop, each until it is resolved."""
+    batch = 0
+    while not stop.is_set():
+        batch += 1
+        name = f"w{n}-{batch}"
+        key = str(uuid.uuid4())
+        now = datetime.now(timezone.utc).isoformat(timespec="microseconds").replace("+00:00", "Z")
+        ids = [f"pal_{uuid.uuid4().hex}" for _ in range(BATCH)]
+        entries = [{
+            "id": i, "access_time": now, "account_id": str(uuid.UUID(int=n + 1)),
+            "ip_addresses": ["203.0.113.9"],
+            "data_subject": {"type": "EMPLOYEE", "user": subject},
+            "access_data": ["NAME"], "access_menu": "failover-check",
+            "access_menu_path": f"/writer/{n}", "activity_category": "READ",
+        } for i in ids]
+        history.add(kind="invoke", batch=name, key=key, ids=ids)
+        started, attempt = time.monotonic(), 0
+        while True:
+            app = apps[(n + attempt) % len(apps)]
+            attempt += 1
+            status, headers, body = request(
+                "POST", f"{app}/v1/audit-logs/privacy", token, {"entries": entries}, key=key)
+            if status == 201:
+                history.add(kind="ok", batch=name, status=status,
+                            replayed=headers.get("Idempotent-Replayed") == "true")
+                break
+            code = (body or {}).get("error", {}).get("code") if isinstance(body, dict) else None
+            if status in (0, 409, 429, 500, 502, 503, 504):
+                history.add(kind="unknown", batch=name, status=status, code=code)
+                if time.monotonic() - started > GIVE_UP_S:
+                    history.add(kind="unresolved", batch=name)
+                    break
+                wait = headers.get("Retry-After")
+                time.sleep(min(float(wait), 5.0) if wait and wait.isdigit() else 0.5)
+                continue
+            history.add(kind="failed", batch=name, status=status, code=code)
+            break
+
+
+def reader(n, apps, token, window, history, stop):
+    """Pages through the ledger until told to stop, logging each page's status."""
+    while not stop.is_set():
+        cursor = None
+        app = apps[n % len(apps)]
+        for _ in range(20):
+            url = (f"{app}/v1/audit-logs/privacy?limit=100&timestamp_gte={window[0]}"
+                   f"&timestamp_lt={window[1]}" + (f"&cursor={cursor}" if cursor else ""))
+            status, _, body = request("GET", url, token, timeout=15.0)
+            history.add(kind="read", status=status)
+            if status != 200:
+                time.sleep(0.5)
+                break
+            cursor = body["pagination"]["next_cursor"]
+            if not cursor or stop.is_set():
+                break
+        time.sleep(0.2)
+
+
+class Cluster:
+    """The Patroni members and the recruitd replicas of `deploy/ha/up`."""
+
+    def __init__(self, values):
+        self.values = values
+        self.dir = Path(values["HA_DIR"])
+        self.rest = values["PATRONI_REST"].split()
+
+    def leader(self):
+        for n, url in enumerate(self.rest, start=1):
+            try:
+                with urllib.request.urlopen(f"{url}/primary", timeout=1) as r:
+                    if r.status == 200:
+                        return n
+            except (OSError, ValueError):
+                pass
+        return None
+
+    def postmaster(self, member):
+        pid_file = self.dir / f"pg{member}" / "data" / "postmaster.pid"
+        return int(pid_file.read_text().split()[0])
+
+    def postgres_pids(self, member):
+        postmaster = self.postmaster(member)
+        children = subprocess.run(["pgrep", "-P", str(postmaster)], capture_output=True,
+                                  text=True).stdout.split()
+        return [postmaster] + [int(c) for c in children]
+
+    def writable(self):
+        """Whether the write port reaches a primary that takes writes."""
+        result = subprocess.run(
+            [f"{self.values['PG_BIN']}/psql", self.values["DATABASE_URL"], "-X", "-At", "-c",
+             "SELECT NOT pg_is_in_recovery()"],
+            capture_output=True, text=True, timeout=5,
+            env={**os.environ, "PGCONNECT_TIMEOUT": "2"})
+        return result.returncode == 0 and result.stdout.strip() == "t"
+
+    def wait_writable(self, limit=120.0):
+        started = time.monotonic()
+        while time.monotonic() - started < limit:
+            try:
+                if self.writable():
+                    return True
+            except subprocess.TimeoutExpired:
+                pass
+            time.sleep(0.25)
+        return False
+
+    def app_pid(self, name):
+        for line in (self.dir / "pids").read_text().splitlines():
+            label, pid = line.split()
+            if label == name:
+                return int(pid)
+        raise KeyError(name)
+
+    def restart_app(self, name, command):
+        log = open(self.dir / f"{name}.out", "ab")
+        process = subprocess.Popen(command, stdout=log, stderr=log,
+                                   env={**os.environ, "RUST_LOG": "warn"})
+        with open(self.dir / "pids", "a") as pids:
+            pids.write(f"{name} {process.pid}\n")
+        return process
+
+
+def nemesis(cluster, history, stop, pause):
+    """The faults, about `pause` seconds apart; each logged with when the cluster could take
+    writes again."""
+    def kill_primary():
+        member = cluster.leader()
+        history.add(kind="fault", fault="primary postgres killed (SIGKILL)", member=member)
+        os.kill(cluster.postmaster(member), signal.SIGKILL)
+
+    def freeze_primary():
+        member = cluster.leader()
+        pids = cluster.postgres_pids(member)
+        history.add(kind="fault", fault="primary frozen 20 s (SIGSTOP)", member=member)
+        for pid in pids:
+            os.kill(pid, signal.SIGSTOP)
+        time.sleep(20)
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGCONT)
+            except ProcessLookupError:
+                pass
+        history.add(kind="note", note="frozen primary resumed (SIGCONT)")
+
+    def kill_app():
+        pid = cluster.app_pid("app1")
+        command = Path(f"/proc/{pid}/cmdline").read_bytes().rstrip(b"\0").split(b"\0")
+        history.add(kind="fault", fault="recruitd replica killed (SIGKILL)", member="app1")
+        os.kill(pid, signal.SIGKILL)
+        time.sleep(3)
+        cluster.restart_app("app1", [c.decode() for c in command])
+
+    for fault in (kill_primary, freeze_primary, kill_app):
+        if stop.wait(pause):
+            return
+        fault()
+        time.sleep(1)
+        ok = cluster.wait_writable()
+        history.add(kind="writable", ok=ok)
+
+
+def stored_ids(values, organization):
+    """Every privacy ledger entry id of the organization, as stored (one line an entry)."""
+    out = subprocess.run(
+        [f"{values['PG_BIN']}/psql", values["DATABASE_URL"], "-X", "-At", "-c",
+         f"SELECT 'pal_' || replace(id::text, '-', '') FROM privacy_audit_logs "
+         f"WHERE organization_id = '{organization}'"],
+        capture_output=True, text=True, check=True)
+    return out.stdout.split()
+
+
+def check(events, stored):
+    """The verdict on a history and the final state: a dict of findings, each a list naming
+    what it found, and the figures."""
+    batches, first_attempt, outcome, resolved_at = {}, {}, {}, {}
+    faults, writable, fivexx = [], [], 0
+    for e in events:
+        kind = e["kind"]
+        if kind == "invoke":
+            batches[e["batch"]] = e["ids"]
+            first_attempt[e["batch"]] = e["t"]
+        elif kind in ("ok", "failed", "unresolved"):
+            outcome[e["batch"]] = kind
+            resolved_at[e["batch"]] = e["t"]
+        if kind in ("unknown", "read", "failed") and e.get("status") == 500:
+            fivexx += 1
+        if kind == "fault":
+            faults.append(e)
+        if kind == "writable" and e.get("ok"):
+            writable.append(e["t"])
+    counts = {}
+    for entry in stored:
+        counts[entry] = counts.get(entry, 0) + 1
+    acknowledged = [i for b, ids in batches.items() if outcome.get(b) == "ok" for i in ids]
+    explained = {i for b, ids in batches.items() if outcome.get(b) != "failed" for i in ids}
+    findings = {
+        "lost": sorted(i for i in acknowledged if counts.get(i, 0) == 0),
+        "duplicated": sorted(i for i, n in counts.items() if n > 1),
+        "unexplained": sorted(i for i in counts if i not in explained),
+        "unresolved": sorted(b for b in batches if outcome.get(b) in (None, "unresolved")),
+        "slow": [],
+        "server errors": [fivexx] if fivexx else [],
+    }
+    longest = 0.0
+    for b, done in resolved_at.items():
+        # From when it began, or when the cluster last took writes again before it resolved.
+        since = max([first_attempt[b]] + [w for w in writable if w <= done])
+        took = done - since
+        longest = max(longest, took)
+        if took > RESOLVE_LIMIT_S:
+            findings["slow"].append(f"{b} ({took:.1f} s)")
+    figures = {"batches": len(batches), "acknowledged entries": len(acknowledged),
+               "stored entries": len(stored), "longest resolution s": round(longest, 1)}
+    return findings, figures
+
+
+def recoveries(events):
+    """Per fault: when it began, and how long until the first batch acknowledged after it."""
+    rows = []
+    for f in (e for e in events if e["kind"] == "fault"):
+        first_ok = next((e["t"] for e in events if e["kind"] == "ok" and e["t"] > f["t"]), None)
+        back = next((e["t"] for e in events if e["kind"] == "writable" and e["t"] > f["t"]), None)
+        rows.append((f["fault"], f["t"], None if back is None else round(back - f["t"], 1),
+                     None if first_ok is None else round(first_ok - f["t"], 1)))
+    return rows
+
+
+def setup(values, work):
+    """An organization with an owner, and a token that records and reads the ledger."""
+    org, owner = uuid.uuid4().hex, uuid.uuid4().hex
+    document = {
+        "organizations": [{
+            "id": f"org_{org}", "name": "Failover check", "domain": "failover.example",
+            "settings": {
+                "work_hours": [], "interview_buffer": {"before_minutes": 0, "after_minutes": 0},
+                "interviewer_load_limits": {
+                    "daily": {"maximum": {"limit": 4, "type": "NUMBER_OF_INTERVIEWS"},
+                              "minimum": {"interviews": 0, "minutes": 0}},
+                    "weekly": {"maximum": {"limit": 15, "type": "NUMBER_OF_INTERVIEWS"},
+                               "minimum": {"interviews": 0, "minutes": 0}}},
+                "feedback_writing_time_minutes": 15,
+                "conflict_keywords": {"out_of_office": [], "avoid": [],
+                                      "available_if_needed": [], "recruiting_block": []},
+            },
+        }],
+        "users": [{"id": f"usr_{owner}", "organization_id": f"org_{org}", "name": "Owner",
+                   "email": "owner@failover.example", "role": "OWNER"}],
+    }
+    path = work / "failover-directory.json"
+    path.write_text(json.dumps(document))
+    binary, url = values["RECRUITD_BINARY"], values["DATABASE_URL"]
+    quiet = {**os.environ, "RUST_LOG": "warn"}
+    subprocess.run([binary, "--database-url", url, "import", str(path)], check=True,
+                   stdout=subprocess.DEVNULL, env=quiet)
+    created = subprocess.run(
+        [binary, "--database-url", url, "token", "create", "--user", f"usr_{owner}",
+         "--scopes", "audit_logs:write,audit_logs:read", "--json"],
+        check=True, capture_output=True, text=True, env=quiet)
+    return str(uuid.UUID(org)), f"usr_{owner}", json.loads(created.stdout)["token"]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--duration", type=float, default=150.0)
+    parser.add_argument("--writers", type=int, default=8)
+    parser.add_argument("--self-test", action="store_true")
+    args = parser.parse_args()
+    if args.self_test:
+        result = unittest.main(argv=[sys.argv[0]], exit=False, verbosity=1).result
+        sys.exit(0 if result.wasSuccessful() else 1)
+    values = env()
+    cluster = Cluster(values)
+    organization, owner, token = setup(values, cluster.dir)
+    apps = values["APP_URLS"].split()
+    history = History()
+    stop, stop_nemesis = threading.Event(), threading.Event()
+    now = datetime.now(timezone.utc)
+    window = ((now - timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+              (now + timedelta(hours=2)).strftime("%Y-%m-%dT%H:%M:%SZ"))
+    threads = [threading.Thread(target=writer, args=(n, apps, token, owner, history, stop))
+               for n in range(args.writers)]
+    threads += [threading.Thread(target=reader, args=(n, apps, token, window, history, stop))
+                for n in range(2)]
+    for t in threads:
+        t.start()
+    pause = args.duration / 4
+    chaos = threading.Thread(target=nemesis, args=(cluster, history, stop_nemesis, pause))
+    chaos.start()
+    chaos.join()
+    time.sleep(max(0.0, args.duration - (time.monotonic() - history.start)))
+    stop.set()
+    for t in threads:
+        t.join()
+    events = history.events
+    (cluster.dir / "history.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+    findings, figures = check(events, stored_ids(values, organization))
+    verified = subprocess.run(
+        [values["RECRUITD_BINARY"], "--database-url", values["DATABASE_URL"], "audit", "verify"],
+        capture_output=True, text=True, env={**os.environ, "RUST_LOG": "warn"})
+    if verified.returncode != 0:
+        findings["chains"] = [verified.stdout.strip()[-500:] or verified.stderr.strip()[-500:]]
+    print("\n| fault | at s | writable again after s | first acknowledged batch after s |")
+    print("|---|---|---|---|")
+    for fault, at, back, first in recoveries(events):
+        print(f"| {fault} | {at} | {back} | {first} |")
+    print()
+    for name, value in figures.items():
+        print(f"{name}: {value}")
+    unknown = sum(1 for e in events if e["kind"] == "unknown")
+    statuses = {}
+    for e in events:
+        if e["kind"] == "unknown":
+            statuses[e["status"]] = statuses.get(e["status"], 0) + 1
+    print(f"unknown attempts, retried with their key: {unknown} {statuses}")
+    print(f"reads: {sum(1 for e in events if e['kind'] == 'read')}, failed: "
+          f"{sum(1 for e in events if e['kind'] == 'read' and e['status'] != 200)}")
+    failed = {k: v for k, v in findings.items() if v}
+    for name, found in failed.items():
+        print(f"FAILED, {name}: {found[:10]}{' …' if len(found) > 10 else ''}")
+    if not failed:
+        print("every acknowledged entry stored exactly once, nothing unexplained, every batch "
+              f"resolved within {RESOLVE_LIMIT_S:.0f} s of a writable primary, no 500, the "
+              "chains verify")
+    sys.exit(1 if failed else 0)
+
+
+class CheckerTest(unittest.TestCase):
+    """The checker names what it must find: a history made to fail it does."""
+
+    def history(self):
+        return [
+            {"kind": "invoke", "batch": "a", "ids": ["p1", "p2"], "t": 0.0},
+            {"kind": "ok", "batch": "a", "status": 201, "t": 0.1},
+            {"kind": "invoke", "batch": "b", "ids": ["p3"], "t": 0.2},
+            {"kind": "unknown", "batch": "b", "status": 503, "t": 0.3},
+            {"kind": "fault", "fault": "primary killed", "t": 0.4},
+            {"kind": "writable", "ok": True, "t": 5.0},
+            {"kind": "ok", "batch": "b", "status": 201, "t": 30.0},
+            {"kind": "invoke", "batch": "c", "ids": ["p4"], "t": 31.0},
+            {"kind": "failed", "batch": "c", "status": 422, "t": 31.1},
+            {"kind": "read", "status": 500, "t": 32.0},
+        ]
+
+    def test_a_sound_history_passes(self):
+        events = [e for e in self.history() if e["kind"] != "read"]
+        events[6] = dict(events[6], t=6.0)
+        findings, figures = check(events, ["p1", "p2", "p3"])
+        self.assertEqual({k: v for k, v in findings.items() if v}, {})
+        self.assertEqual(figures["acknowledged entries"], 3)
+
+    def test_lost_duplicated_unexplained_slow_and_500_are_named(self):
+        # p2 acknowledged but missing; p1 stored twice; p4 of a failed batch and p9 of no
+        # batch stored; b resolved 25 s after the primary was back; a read got a 500.
+        findings, _ = check(self.history(), ["p1", "p1", "p3", "p4", "p9"])
+        self.assertEqual(findings["lost"], ["p2"])
+        self.assertEqual(findings["duplicated"], ["p1"])
+        self.assertEqual(findings["unexplained"], ["p4", "p9"])
+        self.assertEqual(findings["slow"], ["b (25.0 s)"])
+        self.assertEqual(findings["server errors"], [1])
+
+    def test_a_batch_never_resolved_is_named(self):
+        events = self.history()[:4]
+        findings, _ = check(events, ["p1", "p2"])
+        self.assertEqual(findings["unresolved"], ["b"])
+
+
+if __name__ == "__main__":
+    main()
