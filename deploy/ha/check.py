@@ -212,12 +212,17 @@ class Cluster:
 
 
 def nemesis(cluster, history, stop, pause):
-    """The faults, about `pause` seconds apart; each logged with when the cluster could take
-    writes again."""
+    """The faults, about `pause` seconds apart. After each, a probe logs when the write port
+    takes writes again (while a frozen primary is still frozen, if another took over)."""
+    def probe():
+        history.add(kind="writable", ok=cluster.wait_writable())
+
     def kill_primary():
         member = cluster.leader()
         history.add(kind="fault", fault="primary postgres killed (SIGKILL)", member=member)
         os.kill(cluster.postmaster(member), signal.SIGKILL)
+        time.sleep(1)
+        probe()
 
     def freeze_primary():
         member = cluster.leader()
@@ -225,13 +230,17 @@ def nemesis(cluster, history, stop, pause):
         history.add(kind="fault", fault="primary frozen 20 s (SIGSTOP)", member=member)
         for pid in pids:
             os.kill(pid, signal.SIGSTOP)
-        time.sleep(20)
+        time.sleep(1)
+        watching = threading.Thread(target=probe)
+        watching.start()
+        time.sleep(19)
         for pid in pids:
             try:
                 os.kill(pid, signal.SIGCONT)
             except ProcessLookupError:
                 pass
         history.add(kind="note", note="frozen primary resumed (SIGCONT)")
+        watching.join()
 
     def kill_app():
         pid = cluster.app_pid("app1")
@@ -240,14 +249,12 @@ def nemesis(cluster, history, stop, pause):
         os.kill(pid, signal.SIGKILL)
         time.sleep(3)
         cluster.restart_app("app1", [c.decode() for c in command])
+        probe()
 
     for fault in (kill_primary, freeze_primary, kill_app):
         if stop.wait(pause):
             return
         fault()
-        time.sleep(1)
-        ok = cluster.wait_writable()
-        history.add(kind="writable", ok=ok)
 
 
 def stored_ids(values, organization):
@@ -292,10 +299,19 @@ def check(events, stored):
         "slow": [],
         "server errors": [fivexx] if fivexx else [],
     }
+    fault_times = [f["t"] for f in faults]
     longest = 0.0
     for b, done in resolved_at.items():
-        # From when it began, or when the cluster last took writes again before it resolved.
-        since = max([first_attempt[b]] + [w for w in writable if w <= done])
+        # From when it began; or, for a batch a fault caught (one that struck while it ran, or
+        # up to a client's timeout before), from when the write port took writes again after
+        # that fault (a batch resolved before the probe saw it counts nothing).
+        began = first_attempt[b]
+        struck = [f for f in fault_times if began - 15.0 <= f <= done]
+        if struck:
+            back = next((w for w in writable if w > struck[-1]), None)
+            since = max(began, back) if back is not None and back <= done else done
+        else:
+            since = began
         took = done - since
         longest = max(longest, took)
         if took > RESOLVE_LIMIT_S:
@@ -306,18 +322,22 @@ def check(events, stored):
 
 
 def recoveries(events):
-    """Per fault: when it began, and how long until the first batch acknowledged after it."""
+    """Per fault: when it began, when the write port took writes again, and how long until the
+    first batch sent after the fault was acknowledged."""
     rows = []
+    sent = {e["batch"]: e["t"] for e in events if e["kind"] == "invoke"}
     for f in (e for e in events if e["kind"] == "fault"):
-        first_ok = next((e["t"] for e in events if e["kind"] == "ok" and e["t"] > f["t"]), None)
+        first_ok = next((e["t"] for e in events if e["kind"] == "ok" and e["t"] > f["t"]
+                         and sent[e["batch"]] > f["t"]), None)
         back = next((e["t"] for e in events if e["kind"] == "writable" and e["t"] > f["t"]), None)
         rows.append((f["fault"], f["t"], None if back is None else round(back - f["t"], 1),
                      None if first_ok is None else round(first_ok - f["t"], 1)))
     return rows
 
 
-def setup(values, work):
-    """An organization with an owner, and a token that records and reads the ledger."""
+def setup(values, work, clients):
+    """An organization with an owner, and `clients` tokens that record and read the
+    ledger."""
     org, owner = uuid.uuid4().hex, uuid.uuid4().hex
     document = {
         "organizations": [{
@@ -343,11 +363,15 @@ def setup(values, work):
     quiet = {**os.environ, "RUST_LOG": "warn"}
     subprocess.run([binary, "--database-url", url, "import", str(path)], check=True,
                    stdout=subprocess.DEVNULL, env=quiet)
-    created = subprocess.run(
-        [binary, "--database-url", url, "token", "create", "--user", f"usr_{owner}",
-         "--scopes", "audit_logs:write,audit_logs:read", "--json"],
-        check=True, capture_output=True, text=True, env=quiet)
-    return str(uuid.UUID(org)), f"usr_{owner}", json.loads(created.stdout)["token"]
+    tokens = []
+    # A token for each client: the rate limits are per token, as for separate services.
+    for _ in range(clients):
+        created = subprocess.run(
+            [binary, "--database-url", url, "token", "create", "--user", f"usr_{owner}",
+             "--scopes", "audit_logs:write,audit_logs:read", "--json"],
+            check=True, capture_output=True, text=True, env=quiet)
+        tokens.append(json.loads(created.stdout)["token"])
+    return str(uuid.UUID(org)), f"usr_{owner}", tokens
 
 
 def main():
@@ -362,16 +386,17 @@ def main():
         sys.exit(0 if result.wasSuccessful() else 1)
     values = env()
     cluster = Cluster(values)
-    organization, owner, token = setup(values, cluster.dir)
+    organization, owner, tokens = setup(values, cluster.dir, args.writers + 2)
     apps = values["APP_URLS"].split()
     history = History()
     stop, stop_nemesis = threading.Event(), threading.Event()
     now = datetime.now(timezone.utc)
     window = ((now - timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ"),
               (now + timedelta(hours=2)).strftime("%Y-%m-%dT%H:%M:%SZ"))
-    threads = [threading.Thread(target=writer, args=(n, apps, token, owner, history, stop))
+    threads = [threading.Thread(target=writer, args=(n, apps, tokens[n], owner, history, stop))
                for n in range(args.writers)]
-    threads += [threading.Thread(target=reader, args=(n, apps, token, window, history, stop))
+    threads += [threading.Thread(target=reader,
+                                 args=(n, apps, tokens[args.writers + n], window, history, stop))
                 for n in range(2)]
     for t in threads:
         t.start()
@@ -391,7 +416,7 @@ def main():
         capture_output=True, text=True, env={**os.environ, "RUST_LOG": "warn"})
     if verified.returncode != 0:
         findings["chains"] = [verified.stdout.strip()[-500:] or verified.stderr.strip()[-500:]]
-    print("\n| fault | at s | writable again after s | first acknowledged batch after s |")
+    print("\n| fault | at s | writable again after s | first new batch acknowledged after s |")
     print("|---|---|---|---|")
     for fault, at, back, first in recoveries(events):
         print(f"| {fault} | {at} | {back} | {first} |")
