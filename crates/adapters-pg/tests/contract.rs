@@ -423,27 +423,12 @@ struct RequestId {
 /// claim to wait out.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_write_whose_connection_dies_before_its_commit_leaves_its_key_free() {
-    use recruit_ports::testkit::{ledger_entry, record, t};
-    use recruit_ports::{AccessesWrite, Claim, KeyClaim, Ledgers, StoredResponse};
+    use recruit_ports::{Claim, Ledgers};
     let db = TestDatabase::fresh().await;
     db.import(&world()).await.unwrap();
     let store = db.store().clone();
-    let now = Timestamp::now();
-    let claim = KeyClaim {
-        organization_id: recruit_domain::Id::from_uuid(Uuid::from_u128(ORG_A)),
-        key: "cut".into(),
-        fingerprint: [7; 32],
-        now,
-        expires_at: now.checked_add_duration(Duration::from_secs(86_400)).unwrap(),
-    };
-    let mut audit = record(ORG_A, 1);
-    audit.api.operation = "recordPrivacyAccesses".into();
-    let write = AccessesWrite {
-        entries: vec![ledger_entry(ORG_A, 70, t(90))],
-        record: audit,
-        claim: claim.clone(),
-        response: StoredResponse { status: 201, body: b"{}".to_vec() },
-    };
+    let write = one_entry_write("cut", 70);
+    let claim = write.claim.clone();
     let mut holder = raw(&db).await;
     holder
         .batch_execute(&format!(
@@ -494,8 +479,8 @@ async fn a_write_whose_connection_dies_before_its_commit_leaves_its_key_free() {
 /// an error of the server: both for a batch of accesses and for the record of a read.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_write_on_a_standby_is_unavailable_not_an_error() {
-    use recruit_ports::testkit::{ledger_entry, record, t};
-    use recruit_ports::{AccessesWrite, KeyClaim, Ledgers, StoredResponse};
+    use recruit_ports::Ledgers;
+    use recruit_ports::testkit::record;
     let db = TestDatabase::fresh().await;
     db.import(&world()).await.unwrap();
     // New sessions start read-only, as they would on a standby.
@@ -508,24 +493,30 @@ async fn a_write_on_a_standby_is_unavailable_not_an_error() {
         .await
         .unwrap();
     let store = PgStore::connect(&PgConfig::new(db.url())).unwrap();
-    let now = Timestamp::now();
-    let claim = KeyClaim {
-        organization_id: recruit_domain::Id::from_uuid(Uuid::from_u128(ORG_A)),
-        key: "standby".into(),
-        fingerprint: [1; 32],
-        now,
-        expires_at: now.checked_add_duration(Duration::from_secs(60)).unwrap(),
-    };
-    let mut audit = record(ORG_A, 1);
-    audit.api.operation = "recordPrivacyAccesses".into();
-    let write = AccessesWrite {
-        entries: vec![ledger_entry(ORG_A, 80, t(90))],
-        record: audit,
-        claim,
-        response: StoredResponse { status: 201, body: b"{}".to_vec() },
-    };
+    let write = one_entry_write("standby", 80);
     let written = store.record_privacy_accesses(&write).await;
     assert!(matches!(written, Err(StoreError::Unavailable(_))), "{written:?}");
     let recorded = store.record_read(&record(ORG_A, 2), 0).await;
     assert!(matches!(recorded, Err(StoreError::Unavailable(_))), "{recorded:?}");
+}
+
+/// A write of one entry (`n` of the world's organization A) with the idempotency key `key`.
+fn one_entry_write(key: &str, n: u128) -> recruit_ports::AccessesWrite {
+    use recruit_ports::testkit::{ledger_entry, record, t};
+    let now = Timestamp::now();
+    let claim = recruit_ports::KeyClaim {
+        organization_id: recruit_domain::Id::from_uuid(Uuid::from_u128(ORG_A)),
+        key: key.into(),
+        fingerprint: [7; 32],
+        now,
+        expires_at: now.checked_add_duration(Duration::from_secs(86_400)).unwrap(),
+    };
+    let mut audit = record(ORG_A, n);
+    audit.api.operation = "recordPrivacyAccesses".into();
+    recruit_ports::AccessesWrite {
+        entries: vec![ledger_entry(ORG_A, n, t(90))],
+        record: audit,
+        claim,
+        response: recruit_ports::StoredResponse { status: 201, body: b"{}".to_vec() },
+    }
 }

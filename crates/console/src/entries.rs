@@ -161,16 +161,9 @@ impl Console {
         query: &HashMap<String, String>,
     ) -> Answer {
         let session = self.session(r).await?;
-        let month = Month::from_query(query)?;
-        let (from, to, time_zone) =
-            self.service.month_window(&session.caller, &month.to_string()).await?;
-        let filters = Filters::from_query(query);
-        let mut pairs: Vec<(String, String)> = vec![
-            ("timestamp_gte".into(), from.to_string()),
-            ("timestamp_lt".into(), to.to_string()),
-            ("limit".into(), PAGE_SIZE.into()),
-        ];
-        pairs.extend(filters.0.iter().map(|(n, v)| ((*n).to_owned(), v.clone())));
+        let Filtered { month, time_zone, filters, mut pairs } =
+            self.filtered(&session, query).await?;
+        pairs.push(("limit".into(), PAGE_SIZE.into()));
         let cursor = query.get("cursor").filter(|c| !c.is_empty());
         if let Some(cursor) = cursor {
             pairs.push(("cursor".into(), cursor.clone()));
@@ -216,15 +209,9 @@ impl Console {
         query: &HashMap<String, String>,
     ) -> Answer {
         let session = self.session(r).await?;
-        let month = Month::from_query(query)?;
-        let (from, to, _) = self.service.month_window(&session.caller, &month.to_string()).await?;
-        let mut pairs: Vec<(String, String)> = vec![
-            ("timestamp_gte".into(), from.to_string()),
-            ("timestamp_lt".into(), to.to_string()),
-            ("format".into(), query.get("format").cloned().unwrap_or_else(|| "csv".into())),
-        ];
-        let filters = Filters::from_query(query);
-        pairs.extend(filters.0.iter().map(|(n, v)| ((*n).to_owned(), v.clone())));
+        let mut pairs = self.filtered(&session, query).await?.pairs;
+        let format = query.get("format").cloned().unwrap_or_else(|| "csv".into());
+        pairs.push(("format".into(), format));
         let kind = OperationKind::ExportPrivacyAuditLogs;
         match self.run_query(r, &session, kind, pairs).await? {
             Outcome::Download(download) => {
@@ -245,6 +232,25 @@ impl Console {
         }
     }
 
+    /// The month and the filters of `query`, and the parameters of an operation that lists
+    /// them: the month's window in the organization's time zone, then the filters.
+    async fn filtered(
+        &self,
+        session: &recruit_service::console::ConsoleCaller,
+        query: &HashMap<String, String>,
+    ) -> Result<Filtered, Failure> {
+        let month = Month::from_query(query)?;
+        let (from, to, time_zone) =
+            self.service.month_window(&session.caller, &month.to_string()).await?;
+        let filters = Filters::from_query(query);
+        let mut pairs: Vec<(String, String)> = vec![
+            ("timestamp_gte".into(), from.to_string()),
+            ("timestamp_lt".into(), to.to_string()),
+        ];
+        pairs.extend(filters.0.iter().map(|(n, v)| ((*n).to_owned(), v.clone())));
+        Ok(Filtered { month, time_zone, filters, pairs })
+    }
+
     /// `GET /console/integrity`: the month's part of the chain, verified now.
     pub(crate) async fn integrity(
         &self,
@@ -260,6 +266,14 @@ impl Console {
         let page = Integrity { page: Page::new(&session, month), chain, key };
         Ok(html(StatusCode::OK, &page).into())
     }
+}
+
+/// A month under filters ([`Console::filtered`]).
+struct Filtered {
+    month: Month,
+    time_zone: String,
+    filters: Filters,
+    pairs: Vec<(String, String)>,
 }
 
 /// An entry as a row, each value a link that filters by it.
