@@ -16,6 +16,7 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let Ok(window) = TimeWindow::new(gte, lt) else { return };
-    let filters = Filters { window, ids: None };
+    let fields = recruit_service::filter::Filter::default();
+    let filters = Filters { window, ids: None, fields: &fields };
     assert!(decode(&key, cursor, organization, &filters).is_err(), "a forged cursor: {cursor}");
 });
