@@ -279,78 +279,14 @@ impl Ledgers for PgStore {
     /// lock goes with the transaction or its connection) and decided on what is committed,
     /// then written with the response, then the entries and the audit rows by binary `COPY`.
     async fn record_privacy_accesses(&self, write: &AccessesWrite) -> Result<Claim, StoreError> {
-        let mut rows = neutral::AccessRows::new(write)?;
-        let done =
-            IdempotencyRow::from(neutral::IdempotencyRow::completed(&write.claim, &write.response));
         let mut client = self.writers.get().await.map_err(writer_pool_error)?;
-        let tx = client.transaction().await.map_err(write_error)?;
-        let locked: bool = tx
-            .query_one(
-                "SELECT pg_try_advisory_xact_lock(hashtextextended($1::uuid::text || '/' || $2::text, 0))",
-                &[&done.organization_id, &done.key],
-            )
-            .await
-            .map_err(write_error)?
-            .get(0);
-        if !locked {
-            return Ok(write.claim.in_flight());
+        let written = write_accesses(&mut client, write).await;
+        if matches!(written, Err(StoreError::Unavailable(_))) {
+            // A connection that broke, or that reaches a demoted primary, is not reused: the
+            // pool would only notice a closed one after its connection task has.
+            drop(deadpool::managed::Object::take(client));
         }
-        let stored = tx
-            .query_opt(
-                "SELECT fingerprint, expires_at, status, response, created_at \
-                 FROM idempotency_keys WHERE organization_id = $1 AND key = $2",
-                &[&done.organization_id, &done.key],
-            )
-            .await
-            .map_err(write_error)?;
-        let stored = match stored {
-            None => None,
-            Some(row) => IdempotencyRow {
-                organization_id: done.organization_id,
-                key: done.key.clone(),
-                fingerprint: row.try_get(0).map_err(write_error)?,
-                expires_at: row.try_get(1).map_err(write_error)?,
-                status: row.try_get(2).map_err(write_error)?,
-                response: row.try_get(3).map_err(write_error)?,
-                created_at: row.try_get(4).map_err(write_error)?,
-            }
-            .into_neutral()?
-            .into_stored()?,
-        };
-        let found = write.claim.decide(stored.as_ref());
-        if found != Claim::Granted {
-            return Ok(found);
-        }
-        tokio_postgres::Transaction::execute(
-            &tx,
-            "INSERT INTO idempotency_keys \
-             (organization_id, key, fingerprint, expires_at, status, response, created_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (organization_id, key) DO UPDATE \
-             SET fingerprint = EXCLUDED.fingerprint, expires_at = EXCLUDED.expires_at, \
-             status = EXCLUDED.status, response = EXCLUDED.response, \
-             created_at = EXCLUDED.created_at",
-            &[
-                &done.organization_id,
-                &done.key,
-                &done.fingerprint,
-                &done.expires_at,
-                &done.status,
-                &done.response,
-                &done.created_at,
-            ],
-        )
-        .await
-        .map_err(write_error)?;
-        crate::chain::chain_copy(&tx, &mut rows).await?;
-        let entries: Vec<LedgerRow> =
-            rows.privacy_audit_logs.into_iter().map(LedgerRow::from).collect();
-        let audit = [AuditRow::from(rows.api)];
-        let tool: Vec<ToolAuditRow> = rows.tool.into_iter().map(ToolAuditRow::from).collect();
-        crate::copy::copy_rows(&tx, &entries).await.map_err(write_error)?;
-        crate::copy::copy_rows(&tx, &audit).await.map_err(write_error)?;
-        crate::copy::copy_rows(&tx, &tool).await.map_err(write_error)?;
-        tx.commit().await.map_err(write_error)?;
-        Ok(Claim::Granted)
+        written
     }
 
     async fn purge_idempotency_keys(&self, now: Timestamp) -> Result<usize, StoreError> {
@@ -556,4 +492,82 @@ impl Ledgers for PgStore {
             .map_err(store_error)?;
         rows.into_iter().map(|r| r.into_neutral()?.into_entry()).collect()
     }
+}
+
+/// The body of `Ledgers::record_privacy_accesses` on the `COPY` connection `client`.
+async fn write_accesses(
+    client: &mut tokio_postgres::Client,
+    write: &AccessesWrite,
+) -> Result<Claim, StoreError> {
+    let mut rows = neutral::AccessRows::new(write)?;
+    let done =
+        IdempotencyRow::from(neutral::IdempotencyRow::completed(&write.claim, &write.response));
+    let tx = client.transaction().await.map_err(write_error)?;
+    let locked: bool = tx
+        .query_one(
+            "SELECT pg_try_advisory_xact_lock(hashtextextended($1::uuid::text || '/' || $2::text, 0))",
+            &[&done.organization_id, &done.key],
+        )
+        .await
+        .map_err(write_error)?
+        .get(0);
+    if !locked {
+        return Ok(write.claim.in_flight());
+    }
+    let stored = tx
+        .query_opt(
+            "SELECT fingerprint, expires_at, status, response, created_at \
+             FROM idempotency_keys WHERE organization_id = $1 AND key = $2",
+            &[&done.organization_id, &done.key],
+        )
+        .await
+        .map_err(write_error)?;
+    let stored = match stored {
+        None => None,
+        Some(row) => IdempotencyRow {
+            organization_id: done.organization_id,
+            key: done.key.clone(),
+            fingerprint: row.try_get(0).map_err(write_error)?,
+            expires_at: row.try_get(1).map_err(write_error)?,
+            status: row.try_get(2).map_err(write_error)?,
+            response: row.try_get(3).map_err(write_error)?,
+            created_at: row.try_get(4).map_err(write_error)?,
+        }
+        .into_neutral()?
+        .into_stored()?,
+    };
+    let found = write.claim.decide(stored.as_ref());
+    if found != Claim::Granted {
+        return Ok(found);
+    }
+    tokio_postgres::Transaction::execute(
+        &tx,
+        "INSERT INTO idempotency_keys \
+         (organization_id, key, fingerprint, expires_at, status, response, created_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (organization_id, key) DO UPDATE \
+         SET fingerprint = EXCLUDED.fingerprint, expires_at = EXCLUDED.expires_at, \
+         status = EXCLUDED.status, response = EXCLUDED.response, \
+         created_at = EXCLUDED.created_at",
+        &[
+            &done.organization_id,
+            &done.key,
+            &done.fingerprint,
+            &done.expires_at,
+            &done.status,
+            &done.response,
+            &done.created_at,
+        ],
+    )
+    .await
+    .map_err(write_error)?;
+    crate::chain::chain_copy(&tx, &mut rows).await?;
+    let entries: Vec<LedgerRow> =
+        rows.privacy_audit_logs.into_iter().map(LedgerRow::from).collect();
+    let audit = [AuditRow::from(rows.api)];
+    let tool: Vec<ToolAuditRow> = rows.tool.into_iter().map(ToolAuditRow::from).collect();
+    crate::copy::copy_rows(&tx, &entries).await.map_err(write_error)?;
+    crate::copy::copy_rows(&tx, &audit).await.map_err(write_error)?;
+    crate::copy::copy_rows(&tx, &tool).await.map_err(write_error)?;
+    tx.commit().await.map_err(write_error)?;
+    Ok(Claim::Granted)
 }
