@@ -20,6 +20,7 @@ use crate::{
 
 mod chain;
 mod directory;
+mod filters;
 mod import;
 mod ledgers;
 mod maintenance;
@@ -27,6 +28,7 @@ mod tokens;
 
 pub use chain::*;
 pub use directory::*;
+pub use filters::*;
 pub use import::*;
 pub use ledgers::*;
 pub use maintenance::*;
