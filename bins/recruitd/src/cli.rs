@@ -25,6 +25,18 @@ pub(crate) struct Cli {
     )]
     pub(crate) database_url: String,
 
+    /// PostgreSQL standbys for the heavy reads: exports, `audit verify`, the monthly review
+    /// and the console's figures (e.g. a balancer's read-only port). Each such read first
+    /// waits for its standby to replay everything the primary had committed when it began,
+    /// so it sees the caller's own writes; after `--read-replica-wait` it runs on the primary.
+    #[arg(long, global = true, env = "RECRUITD_READ_DATABASE_URL")]
+    pub(crate) read_database_url: Option<String>,
+
+    /// How long a heavy read waits for its standby to catch up with the primary before it runs
+    /// on the primary instead (counted in `recruitd_heavy_reads_total{on="fallback"}`).
+    #[arg(long, global = true, env = "RECRUITD_READ_REPLICA_WAIT", default_value = "2s", value_parser = humantime::parse_duration)]
+    pub(crate) read_replica_wait: Duration,
+
     /// Connections to the database at most.
     #[arg(long, global = true, env = "RECRUITD_DB_POOL_SIZE", default_value_t = 16)]
     pub(crate) db_pool_size: usize,

@@ -60,19 +60,27 @@ async fn run(
     if let Command::Audit(AuditCommand::Keygen { file }) = &cli.command {
         return audit::keygen(file);
     }
-    let Opened { store, pool_status } = open_store(&cli).await?;
+    let opened = open_store(&cli).await?;
+    let heavy = opened.heavy_reads(cli.read_replica_wait);
+    let replica = opened.replica.map(|r| (r, cli.read_replica_wait));
+    let Opened { store, pool_status, .. } = opened;
     match cli.command {
         Command::Serve(args) => {
             let key = checkpoint_key(cli.checkpoint_key.as_deref())?;
-            let service =
-                service(Arc::clone(&store), &args.service, key.clone(), cli.ledger_retention)
-                    .await?;
+            let service = service(
+                Arc::clone(&store),
+                replica,
+                &args.service,
+                key.clone(),
+                cli.ledger_retention,
+            )
+            .await?;
             let retention = cli.ledger_retention;
             serve::serve(store, service, pool_status, dropped_log_lines, key, retention, args).await
         }
         Command::Mcp(args) => {
             let key = checkpoint_key(cli.checkpoint_key.as_deref())?;
-            let service = service(store, &args.service, key, cli.ledger_retention).await?;
+            let service = service(store, replica, &args.service, key, cli.ledger_retention).await?;
             mcp::mcp(service, args).await
         }
         Command::Import { files, batch_size } => {
@@ -100,8 +108,7 @@ async fn run(
                 .map(|path| recruit_service::checkpoint::load_public(path))
                 .collect::<Result<Vec<_>, _>>()?;
             keys.extend(checkpoint_key(cli.checkpoint_key.as_deref())?.map(|k| k.public()));
-            audit::audit_verify(store.as_ref(), ledger, org, checkpoint.as_deref(), &keys, json)
-                .await
+            audit::audit_verify(&heavy, ledger, org, checkpoint.as_deref(), &keys, json).await
         }
         Command::Audit(AuditCommand::Checkpoint { org }) => {
             let key = checkpoint_key(cli.checkpoint_key.as_deref())?.ok_or_else(|| {
@@ -111,7 +118,7 @@ async fn run(
         }
         Command::Audit(AuditCommand::Keygen { .. }) => unreachable!("handled before the store"),
         Command::Audit(AuditCommand::Review { month, org, json }) => {
-            audit::audit_review(store.as_ref(), month, org, json).await
+            audit::audit_review(store.as_ref(), &heavy, month, org, json).await
         }
         Command::Audit(AuditCommand::Export { ledger, org, from, to, file }) => {
             let query = recruit_ports::chain::ExportQuery {
@@ -123,7 +130,7 @@ async fn run(
                 recorded_before: None,
                 filter: Default::default(),
             };
-            audit::audit_export(store.as_ref(), &query, &file).await
+            audit::audit_export(&heavy, &query, &file).await
         }
     }
 }

@@ -4,21 +4,31 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use recruit_adapters_pg::{PgConfig, PgStore};
+use recruit_adapters_pg::{PgConfig, PgReplica, PgStore};
 use recruit_adapters_sqlite::{SqliteConfig, SqliteStore};
-use recruit_ports::Store;
+use recruit_ports::{Replica, Store};
 use recruit_service::checkpoint::CheckpointKey;
 use recruit_service::cursor::CursorKey;
 use recruit_service::limits::RateLimitConfig;
+use recruit_service::replica::HeavyReads;
 use recruit_service::{Service, ServiceConfig};
 
 use crate::Failure;
 use crate::cli::{Cli, Command, ServiceArgs};
 
-/// A store, and where its pool's numbers come from for the metrics.
+/// A store, where its pool's numbers come from for the metrics, and its standbys for the
+/// heavy reads, if any.
 pub(crate) struct Opened {
     pub(crate) store: Arc<dyn Store>,
     pub(crate) pool_status: Box<dyn Fn() -> recruit_ports::PoolStatus + Send + Sync>,
+    pub(crate) replica: Option<Arc<dyn Replica>>,
+}
+
+impl Opened {
+    /// Where the heavy reads of a command run: on the standbys when configured.
+    pub(crate) fn heavy_reads(&self, wait: std::time::Duration) -> HeavyReads {
+        HeavyReads::new(Arc::clone(&self.store), self.replica.clone().map(|r| (r, wait)))
+    }
 }
 
 /// Opens the store the URL names and applies its pending migrations.
@@ -39,9 +49,23 @@ pub(crate) async fn open_store(cli: &Cli) -> Result<Opened, Failure> {
             .await
             .map_err(|e| Failure(format!("cannot migrate the database: {e}")))?;
         tracing::info!(migrations.applied = applied, backend = "postgres", "database ready");
+        let replica = match &cli.read_database_url {
+            Some(read) => {
+                let standbys = PgConfig { url: read.clone(), credential_cache: None, ..config };
+                Some(Arc::new(PgReplica::connect(store.clone(), &standbys)?) as Arc<dyn Replica>)
+            }
+            None => None,
+        };
         let pool = store.clone();
-        Ok(Opened { store: Arc::new(store), pool_status: Box::new(move || pool.pool_status()) })
+        Ok(Opened {
+            store: Arc::new(store),
+            pool_status: Box::new(move || pool.pool_status()),
+            replica,
+        })
     } else {
+        if cli.read_database_url.is_some() {
+            return Err(Failure("--read-database-url needs a PostgreSQL --database-url".into()));
+        }
         let path = url.strip_prefix("sqlite://").unwrap_or(url);
         let mut config = SqliteConfig::new(path);
         config.pool_size = cli.db_pool_size;
@@ -55,7 +79,11 @@ pub(crate) async fn open_store(cli: &Cli) -> Result<Opened, Failure> {
             .map_err(|e| Failure(format!("cannot migrate the database: {e}")))?;
         tracing::info!(migrations.applied = applied, backend = "sqlite", path, "database ready");
         let pool = store.clone();
-        Ok(Opened { store: Arc::new(store), pool_status: Box::new(move || pool.pool_status()) })
+        Ok(Opened {
+            store: Arc::new(store),
+            pool_status: Box::new(move || pool.pool_status()),
+            replica: None,
+        })
     }
 }
 
@@ -72,9 +100,10 @@ async fn cursor_key(store: &dyn Store, configured: Option<&str>) -> Result<Curso
         .ok_or_else(|| Failure("the cursor secret must be at least 32 bytes long".into()))
 }
 
-/// The service over `store`, configured.
+/// The service over `store`, its heavy reads on `replica`'s standbys when given, configured.
 pub(crate) async fn service(
     store: Arc<dyn Store>,
+    replica: Option<(Arc<dyn Replica>, std::time::Duration)>,
     args: &ServiceArgs,
     checkpoint_key: Option<CheckpointKey>,
     ledger_retention: recruit_domain::Retention,
@@ -98,7 +127,11 @@ pub(crate) async fn service(
         writes: args.rate_limit_writes,
         auth_failures: args.rate_limit_auth_failures,
     };
-    Ok(Arc::new(Service::new(store, config)))
+    let service = Service::new(store, config);
+    Ok(Arc::new(match replica {
+        Some((replica, wait)) => service.with_replica(replica, wait),
+        None => service,
+    }))
 }
 
 /// The checkpoint key at `path`, if one is configured.

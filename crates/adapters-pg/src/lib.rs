@@ -25,6 +25,7 @@ mod ledgers;
 mod maintenance;
 mod partitions;
 mod prepared;
+mod replica;
 mod rows;
 mod schema;
 #[cfg(feature = "testkit")]
@@ -39,6 +40,8 @@ use diesel_async::pooled_connection::{AsyncDieselConnectionManager, ManagerConfi
 use diesel_async::{AsyncMigrationHarness, AsyncPgConnection, SimpleAsyncConnection};
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
 use recruit_ports::{PoolStatus, StoreError};
+
+pub use crate::replica::PgReplica;
 
 use crate::copy::CopySettings;
 use crate::error::{pool_error, store_error};
@@ -98,6 +101,8 @@ pub struct PgStore {
     credentials: Option<Arc<credentials::CredentialCache>>,
     /// Commits the records of concurrent ledger reads together.
     recorder: Arc<recruit_adapters_diesel::Recorder>,
+    /// On standbys: what each connection must have replayed before it reads.
+    floor: Option<replica::Floor>,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -159,7 +164,7 @@ impl PgStore {
             .map(|max_age| credentials::CredentialCache::start(direct.clone(), max_age));
         let copy = Arc::new(CopySettings { config: direct, setup: Arc::clone(&setup) });
         let writers = build_pool(copy::CopyManager(Arc::clone(&copy)), config)?;
-        Ok(Self { pool, copy, writers, credentials, recorder: Arc::default() })
+        Ok(Self { pool, copy, writers, credentials, recorder: Arc::default(), floor: None })
     }
 
     /// Applies the migrations not applied yet; returns how many ran. Idempotent, and safe to
@@ -214,6 +219,10 @@ impl PgStore {
     }
 
     pub(crate) async fn conn(&self) -> Result<Conn, StoreError> {
-        self.pool.get().await.map_err(pool_error)
+        let mut conn = self.pool.get().await.map_err(pool_error)?;
+        if let Some(floor) = &self.floor {
+            replica::reach(&mut conn, floor).await?;
+        }
+        Ok(conn)
     }
 }

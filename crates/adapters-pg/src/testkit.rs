@@ -279,28 +279,63 @@ pub struct DedicatedCluster {
 impl DedicatedCluster {
     /// Initialises and starts a new cluster on a free port. Panics with instructions when the
     /// PostgreSQL server binaries are not available.
-    #[expect(
-        clippy::zombie_processes,
-        reason = "the watchdog outlives the tests by design: it removes the cluster once they are gone"
-    )]
     pub fn start() -> Self {
         let pg_ctl = binary("pg_ctl");
         let port = free_port();
         let (dir, data) = init_cluster("recruitd-pgd");
         let cluster = Self { dir, data, port, pg_ctl };
         cluster.start_again();
+        cluster.watched();
+        cluster
+    }
+
+    /// A hot standby of this cluster, streaming its write-ahead log (`pg_basebackup -R`), on a
+    /// port of its own; stopped and removed as the cluster is.
+    pub fn standby(&self) -> Self {
+        let port = free_port();
+        let dir = std::env::temp_dir().join(format!("recruitd-pgs-{}-{port}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a temporary directory");
+        if is_root() {
+            let status = Command::new("chown").args(["-R", "postgres:postgres"]).arg(&dir).status();
+            assert!(status.is_ok_and(|s| s.success()), "cannot hand {} over", dir.display());
+        }
+        let data = dir.join("data");
+        let out = as_server_user(&binary("pg_basebackup"))
+            .arg("-D")
+            .arg(&data)
+            .args(["-h", "127.0.0.1", "-p", &self.port.to_string(), "-U", "postgres"])
+            .args(["-R", "-X", "stream", "-c", "fast"])
+            .output()
+            .expect("pg_basebackup runs");
+        assert!(
+            out.status.success(),
+            "pg_basebackup failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let standby = Self { dir, data, port, pg_ctl: self.pg_ctl.clone() };
+        standby.start_again();
+        standby.watched();
+        standby
+    }
+
+    /// Starts the watchdog that stops and removes this cluster if the test process ends
+    /// without dropping it.
+    #[expect(
+        clippy::zombie_processes,
+        reason = "the watchdog outlives the tests by design: it removes the cluster once they are gone"
+    )]
+    fn watched(&self) {
         let script = format!(
             "while [ -d /proc/{parent} ]; do sleep 1; done; {pg_ctl} -D {data} -m immediate stop >/dev/null 2>&1; rm -rf {dir}",
             parent = std::process::id(),
-            pg_ctl = cluster.pg_ctl.display(),
-            data = cluster.data.display(),
-            dir = cluster.dir.display(),
+            pg_ctl = self.pg_ctl.display(),
+            data = self.data.display(),
+            dir = self.dir.display(),
         );
         as_server_user(Path::new("/bin/sh"))
             .args(["-c", &script])
             .spawn()
             .expect("the watchdog starts");
-        cluster
     }
 
     /// The URL of database `name` on this cluster.
@@ -310,14 +345,16 @@ impl DedicatedCluster {
 
     /// Creates an empty database on this cluster.
     pub fn create_database(&self, name: &str) {
+        self.execute("postgres", &format!("CREATE DATABASE {name}"));
+    }
+
+    /// Runs SQL statements in database `name` of this cluster. Panics on failure.
+    pub fn execute(&self, name: &str, sql: &str) {
         let runtime =
             tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
         runtime.block_on(async {
-            let mut conn =
-                AsyncPgConnection::establish(&self.url("postgres")).await.expect("connects");
-            conn.batch_execute(&format!("CREATE DATABASE {name}"))
-                .await
-                .expect("the database is created");
+            let mut conn = AsyncPgConnection::establish(&self.url(name)).await.expect("connects");
+            conn.batch_execute(sql).await.unwrap_or_else(|e| panic!("`{sql}` failed: {e}"));
         });
     }
 

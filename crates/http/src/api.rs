@@ -155,7 +155,7 @@ impl Api {
         let mut metrics = Metrics::new();
         let counted = Arc::clone(&service);
         metrics.set_service_counts(Box::new(move || {
-            (counted.rate_limit_refusals(), counted.ledger_records())
+            (counted.rate_limit_refusals(), counted.ledger_records(), counted.heavy_reads())
         }));
         let tools = ToolsConfig {
             public_base_url: config.public_base_url.clone(),

@@ -27,11 +27,19 @@ struct LedgerLabels {
     ledger: &'static str,
 }
 
-/// Where the service's own counts come from: rate-limit refusals per policy, and audit ledger
-/// entries written per ledger, each the total so far.
-pub(crate) type ServiceCounts = Box<
-    dyn Fn() -> ([(&'static str, u64); POLICIES.len()], [(&'static str, u64); 2]) + Send + Sync,
->;
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct HeavyReadLabels {
+    on: &'static str,
+}
+
+/// Totals so far, by label value.
+type Totals<const N: usize> = [(&'static str, u64); N];
+
+/// Where the service's own counts come from: rate-limit refusals per policy, audit ledger
+/// entries written per ledger, and heavy reads on a standby and fallen back to the primary,
+/// each the total so far.
+pub(crate) type ServiceCounts =
+    Box<dyn Fn() -> (Totals<{ POLICIES.len() }>, Totals<2>, Totals<2>) + Send + Sync>;
 
 /// Raises `counter` to `total`, counted elsewhere.
 fn catch_up(counter: &Counter, total: u64) {
@@ -63,6 +71,7 @@ pub(crate) struct Metrics {
     log_lines_dropped: Counter,
     log_drops: Option<Box<dyn Fn() -> u64 + Send + Sync>>,
     rate_limited: Family<PolicyLabels, Counter>,
+    heavy_reads: Family<HeavyReadLabels, Counter>,
     service_counts: Option<ServiceCounts>,
 }
 
@@ -147,6 +156,12 @@ impl Metrics {
             "Operations refused with RATE_LIMITED, by policy (reads, ledger_reads, writes: per token; auth_failures: per client address), through either interface",
             rate_limited.clone(),
         );
+        let heavy_reads = Family::<HeavyReadLabels, Counter>::default();
+        registry.register(
+            "heavy_reads",
+            "With --read-database-url: exports, verifications and reviews run on a standby (on=standby), and those run on the primary because no standby had caught up in time or could be reached (on=fallback)",
+            heavy_reads.clone(),
+        );
         Self {
             registry,
             requests,
@@ -163,6 +178,7 @@ impl Metrics {
             log_lines_dropped,
             log_drops: None,
             rate_limited,
+            heavy_reads,
             service_counts: None,
         }
     }
@@ -220,12 +236,15 @@ impl Metrics {
             catch_up(&self.log_lines_dropped, dropped());
         }
         if let Some(counts) = &self.service_counts {
-            let (refusals, records) = counts();
+            let (refusals, records, heavy) = counts();
             for (policy, total) in refusals {
                 catch_up(&self.rate_limited.get_or_create(&PolicyLabels { policy }), total);
             }
             for (ledger, total) in records {
                 catch_up(&self.ledger_records.get_or_create(&LedgerLabels { ledger }), total);
+            }
+            for (on, total) in heavy {
+                catch_up(&self.heavy_reads.get_or_create(&HeavyReadLabels { on }), total);
             }
         }
         let mut text = String::new();

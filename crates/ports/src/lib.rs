@@ -40,4 +40,4 @@ pub use records::{
     PoolStatus, PrivacyLogQuery, ProfileUpdate, ReadRecord, SecretHash, SessionHolder,
     SubjectFilter, TokenHolder, ToolAuditEntry,
 };
-pub use traits::{Directory, Import, Ledgers, Maintenance, Store, Tokens};
+pub use traits::{Directory, Import, Ledgers, Maintenance, Replica, Store, Tokens};

@@ -298,6 +298,21 @@ pub trait Maintenance: Send + Sync + 'static {
     }
 }
 
+/// Standbys of the store's database, for the heavy reads: exports, the chains' verification,
+/// the monthly review. Only PostgreSQL has them.
+#[async_trait]
+pub trait Replica: Send + Sync + 'static {
+    /// A store that reads from the standbys what includes everything the primary had
+    /// committed when this was called: each connection it takes first waits, until
+    /// `deadline`, for its standby to replay the primary's position of that moment. Past the
+    /// deadline, and while no standby can be reached, its methods fail with `Unavailable`.
+    /// It reads only: a write through it fails.
+    async fn caught_up(
+        &self,
+        deadline: std::time::Instant,
+    ) -> Result<std::sync::Arc<dyn Store>, StoreError>;
+}
+
 /// Everything a server needs of its storage, as one trait object: `Arc<dyn Store>`.
 pub trait Store: Directory + Tokens + Ledgers + Import + Maintenance {}
 

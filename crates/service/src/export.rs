@@ -23,8 +23,8 @@ use std::task::{Context, Poll};
 
 use futures_core::Stream;
 use recruit_domain::chain::{Ledger, hex};
-use recruit_ports::chain::{Export, ExportQuery, ExportStream, ExportedEntry};
-use recruit_ports::{Store, StoreError};
+use recruit_ports::StoreError;
+use recruit_ports::chain::{Export, ExportStream, ExportedEntry};
 
 use crate::ServiceError;
 
@@ -293,17 +293,16 @@ fn csv_row(cells: impl IntoIterator<Item = String>) -> Vec<u8> {
     writer.into_inner().unwrap_or_default()
 }
 
-/// Writes the export `query` names to `out`, one line an entry; returns how many were
-/// written. Memory stays flat whatever the size: entries are read as they are written.
+/// Writes `export`, of `ledger`, to `out`, one line an entry; returns how many were written.
+/// Memory stays flat whatever the size: entries are read as they are written.
 pub async fn write(
-    store: &dyn Store,
-    query: &ExportQuery,
+    mut export: Export,
+    ledger: Ledger,
     out: &mut impl Write,
 ) -> Result<u64, ExportError> {
-    let mut export = store.export(query, None).await?;
     let mut written = 0;
     while let Some(entry) = std::future::poll_fn(|cx| export.entries.as_mut().poll_next(cx)).await {
-        out.write_all(&line(query.ledger, &entry?))?;
+        out.write_all(&line(ledger, &entry?))?;
         written += 1;
     }
     out.flush()?;
@@ -317,12 +316,12 @@ pub async fn write(
     Ok(written)
 }
 
-/// Writes the export `query` names to the file `path`, which must not exist: to
+/// Writes `export`, of `ledger`, to the file `path`, which must not exist: to
 /// `path.partial` first, renamed to `path` once whole and on disk, so that a file with the
 /// final name is always a whole export. Returns how many entries were written.
 pub async fn write_file(
-    store: &dyn Store,
-    query: &ExportQuery,
+    export: Export,
+    ledger: Ledger,
     path: &std::path::Path,
 ) -> Result<u64, ExportError> {
     if path.exists() {
@@ -337,7 +336,7 @@ pub async fn write_file(
         std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&partial)?
     };
     let mut out = std::io::BufWriter::new(handle);
-    let written = match write(store, query, &mut out).await {
+    let written = match write(export, ledger, &mut out).await {
         Ok(n) => n,
         Err(e) => {
             drop(out);

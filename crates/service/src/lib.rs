@@ -38,6 +38,7 @@ pub mod limits;
 mod operation;
 pub mod problems;
 pub mod profiles;
+pub mod replica;
 pub mod retention;
 pub mod review;
 mod service;

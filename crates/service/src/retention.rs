@@ -182,7 +182,8 @@ pub async fn apply(
             stamp(plan.before),
             stamp(now)
         ));
-        let exported = crate::export::write_file(store, &query, &file).await?;
+        let export = store.export(&query, None).await?;
+        let exported = crate::export::write_file(export, query.ledger, &file).await?;
         if exported != planned {
             return Err(RetentionError::Miscounted { ledger, exported, planned });
         }

@@ -117,6 +117,8 @@ struct LedgerCounts {
 /// The operations of recruitd over a store.
 pub struct Service {
     store: Arc<dyn Store>,
+    /// Where exports, verifications and reviews read.
+    heavy: crate::replica::HeavyReads,
     config: ServiceConfig,
     limits: RateLimits,
     /// When each token's use was last written, so that it is written at most once a minute.
@@ -140,6 +142,7 @@ impl Service {
     pub fn new(store: Arc<dyn Store>, config: ServiceConfig) -> Self {
         let limits = RateLimits::new(config.rate_limits);
         Self {
+            heavy: crate::replica::HeavyReads::new(Arc::clone(&store), None),
             store,
             limits,
             touched: Mutex::new(HashMap::new()),
@@ -148,6 +151,15 @@ impl Service {
             batch_turns: tokio::sync::Semaphore::new(config.batch_writes.at_once.max(1)),
             config,
         }
+    }
+
+    /// The same service, its heavy reads (exports, the chains' verification, the monthly
+    /// review and the console's figures) on `replica`'s standbys, each waiting at most `wait`
+    /// for its standby to replay what the primary had committed when it began
+    /// ([`crate::replica`]).
+    pub fn with_replica(self, replica: Arc<dyn recruit_ports::Replica>, wait: Duration) -> Self {
+        let heavy = crate::replica::HeavyReads::new(Arc::clone(&self.store), Some((replica, wait)));
+        Self { heavy, ..self }
     }
 
     /// Runs `operation` as [`Service::execute`] does, as a task of its own under `deadline`
@@ -276,6 +288,11 @@ impl Service {
     pub fn ledger_records(&self) -> [(&'static str, u64); 2] {
         let LedgerCounts { api, tool } = &self.recorded;
         [("api", api.load(Ordering::Relaxed)), ("tool", tool.load(Ordering::Relaxed))]
+    }
+
+    /// Heavy reads so far on a standby and fallen back to the primary, for metrics.
+    pub fn heavy_reads(&self) -> [(&'static str, u64); 2] {
+        self.heavy.counts()
     }
 
     /// Operations refused by a rate limit so far, per policy (`reads`, `ledger_reads`,

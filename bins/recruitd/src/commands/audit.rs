@@ -7,6 +7,7 @@ use std::path::Path;
 use recruit_domain::OrganizationId;
 use recruit_ports::{AuditListQuery, Store};
 use recruit_service::checkpoint::CheckpointKey;
+use recruit_service::replica::HeavyReads;
 
 use crate::Failure;
 use crate::cli::Ledger;
@@ -71,16 +72,18 @@ pub(crate) async fn audit_list(
 /// Writes an export to `file` (`-`: standard output): to `file.partial`, renamed once
 /// complete and on disk, so that a file of that name is always a whole export.
 pub(crate) async fn audit_export(
-    store: &dyn Store,
+    heavy: &HeavyReads,
     query: &recruit_ports::chain::ExportQuery,
     file: &Path,
 ) -> Result<(), Failure> {
+    let export =
+        heavy.run("export", |store| async move { store.export(query, None).await }).await?;
     if file == Path::new("-") {
         let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-        recruit_service::export::write(store, query, &mut out).await?;
+        recruit_service::export::write(export, query.ledger, &mut out).await?;
         return Ok(());
     }
-    let written = recruit_service::export::write_file(store, query, file).await?;
+    let written = recruit_service::export::write_file(export, query.ledger, file).await?;
     print(&format!("exported {written} {} ledger entries to {}", query.ledger, file.display()));
     Ok(())
 }
@@ -102,6 +105,7 @@ pub(crate) async fn audit_checkpoint(
 /// more than one organization stored and none named, it names them and reviews none.
 pub(crate) async fn audit_review(
     store: &dyn Store,
+    heavy: &HeavyReads,
     month: recruit_service::review::Month,
     org: Option<OrganizationId>,
     json: bool,
@@ -121,7 +125,10 @@ pub(crate) async fn audit_review(
             }
         },
     };
-    let review = recruit_service::review::review(store, org, month)
+    let review = heavy
+        .run("review", |store| async move {
+            recruit_service::review::review(store.as_ref(), org, month).await
+        })
         .await
         .map_err(|e| Failure(format!("cannot review {org}: {e}")))?;
     if json {

@@ -143,7 +143,14 @@ impl Service {
         }
         let kind = OperationKind::ExportPrivacyAuditLogs;
         let record = audit_record(caller, context, kind, filters, None);
-        let export = self.store.export(&query, Some(&record)).await?;
+        let q = &query;
+        let export =
+            self.heavy.run("export", |store| async move { store.export(q, None).await }).await?;
+        // Committed on the primary before the export is handed over: no entry leaves
+        // unrecorded. The export holds its snapshot meanwhile, so exactly `count` follow.
+        self.store
+            .record_read(&record, usize::try_from(export.count).unwrap_or(usize::MAX))
+            .await?;
         Ok(crate::export::Download {
             count: export.count,
             file_name: format!("privacy-audit-logs-{organization}.{}", format.name()),

@@ -266,7 +266,13 @@ impl Service {
         let anchors = Anchors { keys: &keys, kept: &[] };
         // A month without entries checks the chain from its latest checkpoint.
         let from = first.unwrap_or(i64::MAX);
-        let part = crate::verify::verify_since(store, Ledger::Privacy, organization, from, anchors)
+        let part = self
+            .heavy
+            .run("verification", |store| async move {
+                let store = store.as_ref();
+                crate::verify::verify_since(store, Ledger::Privacy, organization, from, anchors)
+                    .await
+            })
             .await?;
         let checkpoint = match &self.config.checkpoint_key {
             Some(key) => {
@@ -285,7 +291,10 @@ impl Service {
         month: Month,
         name: &str,
     ) -> Result<Review, ServiceError> {
-        crate::review::review(self.store.as_ref(), organization, month).await.map_err(|e| match e {
+        let review = self.heavy.run("review", |store| async move {
+            crate::review::review(store.as_ref(), organization, month).await
+        });
+        review.await.map_err(|e| match e {
             ReviewError::Store(e) => ServiceError::from(e),
             ReviewError::Month(_) => out_of_range(name),
         })

@@ -5,8 +5,8 @@ use std::path::Path;
 
 use recruit_domain::OrganizationId;
 use recruit_domain::chain::Checkpoint;
-use recruit_ports::Store;
 use recruit_service::checkpoint::VerifyingKey;
+use recruit_service::replica::HeavyReads;
 
 use crate::Failure;
 use crate::cli::ChainedLedger;
@@ -31,7 +31,7 @@ fn read_checkpoints(path: &Path) -> Result<Vec<Checkpoint>, Failure> {
 }
 
 pub(crate) async fn audit_verify(
-    store: &dyn Store,
+    heavy: &HeavyReads,
     ledger: Option<ChainedLedger>,
     org: Option<OrganizationId>,
     checkpoint: Option<&Path>,
@@ -78,7 +78,12 @@ pub(crate) async fn audit_verify(
         }
     };
     let anchors = Anchors { keys, kept: &kept };
-    let reports = recruit_service::verify::verify(store, &ledgers, org, anchors).await?;
+    let ledgers = &ledgers;
+    let reports = heavy
+        .run("verification", |store| async move {
+            recruit_service::verify::verify(store.as_ref(), ledgers, org, anchors).await
+        })
+        .await?;
     let mut found = 0;
     for report in &reports {
         found += report.findings.len();
