@@ -10,13 +10,14 @@ Generator: --writers (8) clients record batches of 5 accesses with their own ent
 idempotency key each, alternating between the two recruitd replicas. Every attempt is logged
 with its outcome: ok (201), failed (a refusal that is final), or unknown (no answer, 409 in
 flight, 429, 502/503/504); an unknown batch is sent again with the same key until it is ok or
-failed. Two readers page through the ledger meanwhile.
+failed. Two readers page through the ledger meanwhile, and an exporter exports one writer's
+entries at a time (`--read-database-url`: on a standby once it has caught up).
 Nemesis: the primary's postgres killed (SIGKILL), the primary frozen (SIGSTOP for 20 s, then
 SIGCONT), a recruitd replica killed and started again.
 Checker, from the history and the final state only: every acknowledged entry stored exactly
 once; nothing stored that no batch explains (a batch that failed finally explains nothing);
-every batch resolved within 20 s of the cluster having a primary again; no 500; the chains
-verify (`recruitd audit verify`). It prints each fault's recovery time (from the fault to the
+every batch resolved within 20 s of the cluster having a primary again; every export holds
+every batch of its writer acknowledged before it began; no 500; the chains verify (`recruitd audit verify`). It prints each fault's recovery time (from the fault to the
 first acknowledged batch after it).
 Needs only Python's standard library and the PostgreSQL client binaries.
 """
@@ -145,6 +146,30 @@ def reader(n, apps, token, window, history, stop):
             if not cursor or stop.is_set():
                 break
         time.sleep(0.2)
+
+
+def exporter(apps, token, window, history, stop, writers):
+    """Exports one writer's entries at a time, by its account, until told to stop; logs the
+    entry ids each export held."""
+    n = 0
+    while not stop.is_set():
+        k, app = n % writers, apps[n % len(apps)]
+        n += 1
+        url = (f"{app}/v1/audit-logs/privacy/export?timestamp_gte={window[0]}"
+               f"&timestamp_lt={window[1]}&account_id={uuid.UUID(int=k + 1)}")
+        req = urllib.request.Request(url)
+        req.add_header("Authorization", f"Bearer {token}")
+        began = round(time.monotonic() - history.start, 3)
+        try:
+            with urllib.request.urlopen(req, timeout=30.0) as response:
+                ids = [json.loads(line)["entry"]["id"] for line in response.read().splitlines()]
+                history.add(kind="export", writer=k, began=began, status=200, ids=ids)
+        except urllib.error.HTTPError as e:
+            history.add(kind="export", writer=k, began=began, status=e.code)
+        except (OSError, ValueError, KeyError):
+            # Cut mid-way (the application killed) or not answered: no verdict on it.
+            history.add(kind="export", writer=k, began=began, status=0)
+        time.sleep(3.0)
 
 
 class Cluster:
@@ -280,7 +305,7 @@ def check(events, stored):
         elif kind in ("ok", "failed", "unresolved"):
             outcome[e["batch"]] = kind
             resolved_at[e["batch"]] = e["t"]
-        if kind in ("unknown", "read", "failed") and e.get("status") == 500:
+        if kind in ("unknown", "read", "failed", "export") and e.get("status") == 500:
             fivexx += 1
         if kind == "fault":
             faults.append(e)
@@ -298,6 +323,7 @@ def check(events, stored):
         "unresolved": sorted(b for b in batches if outcome.get(b) in (None, "unresolved")),
         "slow": [],
         "server errors": [fivexx] if fivexx else [],
+        "stale exports": stale_exports(events, outcome, resolved_at, batches),
     }
     fault_times = [f["t"] for f in faults]
     longest = 0.0
@@ -321,6 +347,21 @@ def check(events, stored):
     return findings, figures
 
 
+def stale_exports(events, outcome, resolved_at, batches):
+    """Exports that lack an entry of their writer's batches acknowledged before they began:
+    each named by when it began and how many it lacked."""
+    stale = []
+    for e in (e for e in events if e["kind"] == "export" and e["status"] == 200):
+        held = set(e["ids"])
+        prefix = f"w{e['writer']}-"
+        lacked = sum(1 for b, ids in batches.items() if b.startswith(prefix)
+                     and outcome.get(b) == "ok" and resolved_at[b] < e["began"]
+                     for i in ids if i not in held)
+        if lacked:
+            stale.append(f"export at {e['began']} s lacks {lacked}")
+    return stale
+
+
 def recoveries(events):
     """Per fault: when it began, when the write port took writes again, and how long until the
     first batch sent after the fault was acknowledged."""
@@ -333,6 +374,22 @@ def recoveries(events):
         rows.append((f["fault"], f["t"], None if back is None else round(back - f["t"], 1),
                      None if first_ok is None else round(first_ok - f["t"], 1)))
     return rows
+
+
+def heavy_reads(apps):
+    """recruitd_heavy_reads_total by where they ran, summed over the applications' metrics."""
+    totals = {}
+    for app in apps:
+        try:
+            with urllib.request.urlopen(f"{app}/metrics", timeout=5.0) as response:
+                for line in response.read().decode().splitlines():
+                    if line.startswith("recruitd_heavy_reads_total{"):
+                        labels, _, value = line.partition("} ")
+                        on = labels.split('on="')[1].rstrip('"')
+                        totals[on] = totals.get(on, 0) + int(float(value))
+        except OSError:
+            pass
+    return totals
 
 
 def setup(values, work, clients):
@@ -386,7 +443,7 @@ def main():
         sys.exit(0 if result.wasSuccessful() else 1)
     values = env()
     cluster = Cluster(values)
-    organization, owner, tokens = setup(values, cluster.dir, args.writers + 2)
+    organization, owner, tokens = setup(values, cluster.dir, args.writers + 3)
     apps = values["APP_URLS"].split()
     history = History()
     stop, stop_nemesis = threading.Event(), threading.Event()
@@ -398,6 +455,8 @@ def main():
     threads += [threading.Thread(target=reader,
                                  args=(n, apps, tokens[args.writers + n], window, history, stop))
                 for n in range(2)]
+    threads.append(threading.Thread(
+        target=exporter, args=(apps, tokens[args.writers + 2], window, history, stop, args.writers)))
     for t in threads:
         t.start()
     pause = args.duration / 4
@@ -431,6 +490,10 @@ def main():
     print(f"unknown attempts, retried with their key: {unknown} {statuses}")
     print(f"reads: {sum(1 for e in events if e['kind'] == 'read')}, failed: "
           f"{sum(1 for e in events if e['kind'] == 'read' and e['status'] != 200)}")
+    exports = [e for e in events if e["kind"] == "export"]
+    print(f"exports: {len(exports)}, whole: {sum(1 for e in exports if e['status'] == 200)}, "
+          f"entries held: {sum(len(e.get('ids', [])) for e in exports)}; heavy reads "
+          f"(replicas that ran to the end): {heavy_reads(apps)}")
     failed = {k: v for k, v in findings.items() if v}
     for name, found in failed.items():
         print(f"FAILED, {name}: {found[:10]}{' …' if len(found) > 10 else ''}")
@@ -446,8 +509,8 @@ class CheckerTest(unittest.TestCase):
 
     def history(self):
         return [
-            {"kind": "invoke", "batch": "a", "ids": ["p1", "p2"], "t": 0.0},
-            {"kind": "ok", "batch": "a", "status": 201, "t": 0.1},
+            {"kind": "invoke", "batch": "w0-1", "ids": ["p1", "p2"], "t": 0.0},
+            {"kind": "ok", "batch": "w0-1", "status": 201, "t": 0.1},
             {"kind": "invoke", "batch": "b", "ids": ["p3"], "t": 0.2},
             {"kind": "unknown", "batch": "b", "status": 503, "t": 0.3},
             {"kind": "fault", "fault": "primary killed", "t": 0.4},
@@ -456,24 +519,30 @@ class CheckerTest(unittest.TestCase):
             {"kind": "invoke", "batch": "c", "ids": ["p4"], "t": 31.0},
             {"kind": "failed", "batch": "c", "status": 422, "t": 31.1},
             {"kind": "read", "status": 500, "t": 32.0},
+            {"kind": "export", "writer": 0, "began": 0.05, "status": 200, "ids": [], "t": 0.2},
+            {"kind": "export", "writer": 0, "began": 33.0, "status": 200, "ids": ["p1"],
+             "t": 33.5},
         ]
 
     def test_a_sound_history_passes(self):
         events = [e for e in self.history() if e["kind"] != "read"]
         events[6] = dict(events[6], t=6.0)
+        events[-1] = dict(events[-1], ids=["p1", "p2"])
         findings, figures = check(events, ["p1", "p2", "p3"])
         self.assertEqual({k: v for k, v in findings.items() if v}, {})
         self.assertEqual(figures["acknowledged entries"], 3)
 
     def test_lost_duplicated_unexplained_slow_and_500_are_named(self):
         # p2 acknowledged but missing; p1 stored twice; p4 of a failed batch and p9 of no
-        # batch stored; b resolved 25 s after the primary was back; a read got a 500.
+        # batch stored; b resolved 25 s after the primary was back; a read got a 500; an
+        # export began after w0-1 was acknowledged and lacks p2 (one before it may lack both).
         findings, _ = check(self.history(), ["p1", "p1", "p3", "p4", "p9"])
         self.assertEqual(findings["lost"], ["p2"])
         self.assertEqual(findings["duplicated"], ["p1"])
         self.assertEqual(findings["unexplained"], ["p4", "p9"])
         self.assertEqual(findings["slow"], ["b (25.0 s)"])
         self.assertEqual(findings["server errors"], [1])
+        self.assertEqual(findings["stale exports"], ["export at 33.0 s lacks 1"])
 
     def test_a_batch_never_resolved_is_named(self):
         events = self.history()[:4]
