@@ -83,6 +83,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "recruit-http",
         ],
     ),
+    ("recruit-client", &["recruit-domain"]),
     ("recruit-tests", &[]),
 ];
 
@@ -100,6 +101,8 @@ const CONFINED: &[(&str, &[&str])] = &[
     ("hyper", &["recruit-http", "recruitd"]),
     ("hyper-util", &["recruit-http", "recruitd"]),
     ("rmcp", &["recruit-mcp"]),
+    ("reqwest", &["recruit-client"]),
+    ("rustls", &["recruit-client"]),
 ];
 
 /// Internal crates a member may use in its tests, examples and benchmarks only
@@ -122,6 +125,7 @@ const DEV_ONLY: &[(&str, &str, &str)] = &[
         "its tests use its own `testkit` feature",
     ),
     ("recruitd", "recruit-adapters-pg", "its tests start PostgreSQL clusters with the testkit"),
+    ("recruitd", "recruit-client", "its tests drive the real server with the client"),
 ];
 
 /// The only third-party crates `recruit-domain` may depend on.

@@ -128,6 +128,7 @@ async fn run(
                 to,
                 ids: None,
                 recorded_before: None,
+                after_position: None,
                 filter: Default::default(),
             };
             audit::audit_export(&heavy, &query, &file).await

@@ -325,6 +325,9 @@ fn export_conditions(
     if q.recorded_before.is_some() {
         sql += &format!(" AND recorded_at < ${}", next());
     }
+    if q.after_position.is_some() {
+        sql += &format!(" AND position > ${}", next());
+    }
     let pieces = filter_pieces(q);
     sql += &recruit_adapters_diesel::filter::render(&pieces, |_| format!("${}", next())).0;
     (sql, n)
@@ -363,6 +366,9 @@ fn bind_export<'a>(
     if let Some(before) = q.recorded_before {
         query = query.bind::<Timestamptz, _>(before.as_datetime());
     }
+    if let Some(position) = q.after_position {
+        query = query.bind::<diesel::sql_types::BigInt, _>(position);
+    }
     use recruit_adapters_diesel::filter::Value;
     for value in recruit_adapters_diesel::filter::render(&filter_pieces(q), |_| String::new()).1 {
         query = match value {
@@ -389,7 +395,8 @@ pub(crate) async fn export_count<R: LedgerTable>(
 }
 
 /// The next chunk of an export of `q`, which names one organization: up to
-/// [`EXPORT_CHUNK`] entries after `after` (time, id), in that order. The keyset is written as
+/// [`EXPORT_CHUNK`] entries after `after` (time, id), in that order; or, when `q` is after a
+/// position, the entries after it in the chain's order (`after` is then none). The keyset is written as
 /// the page query's is, so that it bounds a backward scan of the ledger's
 /// (organization, time DESC, id DESC) index.
 ///
@@ -408,8 +415,9 @@ pub(crate) async fn export_chunk<R: LedgerTable>(
         conditions += &format!(" AND {time} >= ${n} AND ({time} > ${n} OR id > ${})", n + 1);
     }
     let limit = if after.is_some() { n + 2 } else { n };
-    let sql =
-        format!("SELECT * FROM {table} WHERE {conditions} ORDER BY {time}, id LIMIT ${limit}");
+    let order =
+        if q.after_position.is_some() { "position".to_owned() } else { format!("{time}, id") };
+    let sql = format!("SELECT * FROM {table} WHERE {conditions} ORDER BY {order} LIMIT ${limit}");
     let mut query = bind_export(diesel::sql_query(sql).into_boxed(), q);
     if let Some((at, id)) = after {
         query = query.bind::<Timestamptz, _>(at).bind::<Uuid, _>(id);

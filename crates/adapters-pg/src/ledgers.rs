@@ -155,11 +155,7 @@ impl Ledgers for PgStore {
         recruit_adapters_diesel::ledger_page(rows, more)
     }
 
-    async fn export(
-        &self,
-        query: &ExportQuery,
-        record: Option<&ReadRecord>,
-    ) -> Result<Export, StoreError> {
+    async fn export(&self, query: &ExportQuery) -> Result<Export, StoreError> {
         use recruit_adapters_diesel::{ChannelStream, EXPORT_CHUNK};
         let mut conn = self.conn().await?;
         let (counted, count) = tokio::sync::oneshot::channel();
@@ -204,7 +200,7 @@ impl Ledgers for PgStore {
                         }
                     };
                     for org in orgs {
-                        let q = ExportQuery {
+                        let mut q = ExportQuery {
                             organization: Some(OrganizationId::from_uuid(org)),
                             ..q.clone()
                         };
@@ -222,7 +218,17 @@ impl Ledgers for PgStore {
                                 }
                             };
                             let full = chunk.len() == EXPORT_CHUNK;
-                            after = chunk.last().map(|e| (e.time.as_datetime(), e.entry.id));
+                            // In the chain's order the next chunk begins after the last
+                            // position read.
+                            match (&mut q.after_position, chunk.last()) {
+                                (Some(position), Some(last)) => {
+                                    *position = last.entry.position.unwrap_or(i64::MAX);
+                                }
+                                _ => {
+                                    after =
+                                        chunk.last().map(|e| (e.time.as_datetime(), e.entry.id));
+                                }
+                            }
                             for entry in chunk {
                                 if sender.send(Ok(entry)).await.is_err() {
                                     return Ok(());
@@ -244,14 +250,6 @@ impl Ledgers for PgStore {
         });
         let gone = || StoreError::Unavailable("the export stopped before it began".into());
         let count = count.await.map_err(|_| gone())??;
-        if let Some(record) = record {
-            // Committed before the export is handed over: no entry leaves unrecorded.
-            let n = usize::try_from(count).unwrap_or(usize::MAX);
-            let page = record.page(vec![(); n], n);
-            self.recorder
-                .record(|| crate::group::group_writer(&self.copy), page.api, page.tool)
-                .await?;
-        }
         Ok(Export { count, entries: Box::pin(ChannelStream(entries)) })
     }
 

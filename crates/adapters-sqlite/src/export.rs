@@ -41,6 +41,9 @@ fn export_query<'a, R: LedgerTable>(
     if q.recorded_before.is_some() {
         conditions += " AND recorded_at < ?";
     }
+    if q.after_position.is_some() {
+        conditions += " AND position > ?";
+    }
     let pieces = filter_pieces(&q.filter);
     let (filter, values) = recruit_adapters_diesel::filter::render(&pieces, |_| "?".into());
     conditions += &filter;
@@ -48,7 +51,11 @@ fn export_query<'a, R: LedgerTable>(
     if chunk && after.is_some() {
         conditions += &format!(" AND {time} >= ? AND ({time} > ? OR id > ?)");
     }
-    let tail = if chunk { format!(" ORDER BY {time}, id LIMIT ?") } else { String::new() };
+    let tail = match (chunk, q.after_position) {
+        (false, _) => String::new(),
+        (true, None) => format!(" ORDER BY {time}, id LIMIT ?"),
+        (true, Some(_)) => " ORDER BY position LIMIT ?".to_owned(),
+    };
     let mut query =
         diesel::sql_query(format!("SELECT {select} FROM {table} WHERE {conditions}{tail}"))
             .into_boxed();
@@ -66,6 +73,9 @@ fn export_query<'a, R: LedgerTable>(
     }
     if let Some(before) = q.recorded_before {
         query = query.bind::<BigInt, _>(before.unix_micros());
+    }
+    if let Some(position) = q.after_position {
+        query = query.bind::<BigInt, _>(position);
     }
     query = bind_values(query, values);
     if chunk {
@@ -163,16 +173,20 @@ pub(crate) fn export_ledger(
             .collect::<Result<_, StoreError>>()?,
     };
     for org in orgs {
-        let q = recruit_ports::chain::ExportQuery { organization: Some(org), ..q.clone() };
+        let mut q = recruit_ports::chain::ExportQuery { organization: Some(org), ..q.clone() };
         let mut after = None;
         loop {
             let chunk = match q.ledger {
-                Ledger::Privacy => export_chunk::<LedgerRow>(c, &q, after)?,
-                Ledger::Api => export_chunk::<AuditRow>(c, &q, after)?,
-                Ledger::Tool => export_chunk::<ToolAuditRow>(c, &q, after)?,
+                Ledger::Privacy => export_chunk::<LedgerRow>(c, &q, after.take())?,
+                Ledger::Api => export_chunk::<AuditRow>(c, &q, after.take())?,
+                Ledger::Tool => export_chunk::<ToolAuditRow>(c, &q, after.take())?,
             };
             let full = chunk.len() == EXPORT_CHUNK;
-            after = chunk.last().map(|e| (e.time.unix_micros(), blob(e.entry.id)));
+            // In the chain's order the next chunk begins after the last position read.
+            match (&mut q.after_position, chunk.last()) {
+                (Some(position), Some(last)) => *position = last.entry.position.unwrap_or(i64::MAX),
+                _ => after = chunk.last().map(|e| (e.time.unix_micros(), blob(e.entry.id))),
+            }
             for entry in chunk {
                 if sender.blocking_send(Ok(entry)).is_err() {
                     return Ok(());

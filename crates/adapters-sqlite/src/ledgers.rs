@@ -289,7 +289,6 @@ impl Ledgers for SqliteStore {
     async fn export(
         &self,
         query: &recruit_ports::chain::ExportQuery,
-        record: Option<&ReadRecord>,
     ) -> Result<recruit_ports::chain::Export, StoreError> {
         let (counted, count) = tokio::sync::oneshot::channel();
         let (sender, entries) = tokio::sync::mpsc::channel(recruit_adapters_diesel::EXPORT_CHUNK);
@@ -313,10 +312,6 @@ impl Ledgers for SqliteStore {
         });
         let gone = || StoreError::Unavailable("the export stopped before it began".into());
         let count = count.await.map_err(|_| gone())??;
-        if let Some(record) = record {
-            // Committed before the export is handed over: no entry leaves unrecorded.
-            self.record_reads(record, usize::try_from(count).unwrap_or(usize::MAX)).await?;
-        }
         Ok(recruit_ports::chain::Export {
             count,
             entries: Box::pin(recruit_adapters_diesel::ChannelStream(entries)),

@@ -19,6 +19,9 @@
 
 use std::fmt;
 
+mod line;
+pub use line::{ChainBreak, ChainPoint, ExportLine};
+
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use ed25519_dalek::Signer as _;
@@ -350,6 +353,16 @@ pub fn key_id(key: &VerifyingKey) -> String {
     URL_SAFE_NO_PAD.encode(Sha256::digest(canonical.as_bytes()))
 }
 
+/// The Ed25519 public key of a JSON Web Key (RFC 8037: `kty` `OKP`, `crv` `Ed25519`, `x` the
+/// key in base64url), as the server's key set lists it; none for any other key.
+pub fn key_from_jwk(jwk: &serde_json::Value) -> Option<VerifyingKey> {
+    if jwk["kty"] != "OKP" || jwk["crv"] != "Ed25519" {
+        return None;
+    }
+    let x = URL_SAFE_NO_PAD.decode(jwk["x"].as_str()?).ok()?;
+    VerifyingKey::from_bytes(&x.try_into().ok()?).ok()
+}
+
 /// A public key as a JSON Web Key (RFC 8037), with its [`key_id`] as `kid`.
 pub fn jwk(key: &VerifyingKey) -> serde_json::Value {
     serde_json::json!({
@@ -489,5 +502,7 @@ mod tests {
         let x = URL_SAFE_NO_PAD.decode("11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo").unwrap();
         let key = VerifyingKey::from_bytes(&x.try_into().unwrap()).unwrap();
         assert_eq!(key_id(&key), "kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k");
+        assert_eq!(key_from_jwk(&jwk(&key)), Some(key));
+        assert_eq!(key_from_jwk(&serde_json::json!({"kty": "RSA", "x": "AQAB"})), None);
     }
 }

@@ -464,6 +464,10 @@ pub struct ExportQuery {
     pub ids: Option<Vec<Uuid>>,
     /// Only the entries recorded before this instant (what a retention at it removes).
     pub recorded_before: Option<recruit_domain::Timestamp>,
+    /// Only the entries after this position of their organization's chain, and in the
+    /// chain's order (by position) rather than by time and id: what a reader that follows
+    /// the chain has not read yet.
+    pub after_position: Option<i64>,
     /// Only the entries that meet these conditions: of the privacy ledger only (empty for
     /// the others).
     pub filter: crate::EntryFilter,

@@ -210,10 +210,9 @@ impl<S: Ledgers> Ledgers for Faulty<S> {
     async fn export(
         &self,
         query: &crate::chain::ExportQuery,
-        record: Option<&ReadRecord>,
     ) -> Result<crate::chain::Export, StoreError> {
         self.check().await?;
-        self.inner.export(query, record).await
+        self.inner.export(query).await
     }
     async fn retention_plan(
         &self,

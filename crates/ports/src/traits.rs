@@ -169,15 +169,10 @@ pub trait Ledgers: Send + Sync + 'static {
         organization: Option<OrganizationId>,
     ) -> Result<Vec<LedgerHeadRow>, StoreError>;
 
-    /// Starts an export of the entries `query` names, read from one snapshot: counts them,
-    /// then, when `record` is given, appends it to the audit ledgers with `entries_returned`
-    /// that count and commits it, and only then returns the export. If the record cannot be
-    /// written, it returns the error and no entry.
-    async fn export(
-        &self,
-        query: &ExportQuery,
-        record: Option<&ReadRecord>,
-    ) -> Result<Export, StoreError>;
+    /// Starts an export of the entries `query` names, read from one snapshot: counts them and
+    /// returns the export, its entries read as they are taken. Whoever hands them to a caller
+    /// records that first (`record_read` with the count).
+    async fn export(&self, query: &ExportQuery) -> Result<Export, StoreError>;
 
     /// Stores signed checkpoints; one stored already (same organization, ledger, position and
     /// key) is left as it is.

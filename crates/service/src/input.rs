@@ -364,6 +364,8 @@ input! {
         /// `outside_work_hours`: only entries outside (`true`) or within (`false`) the work
         /// hours.
         outside_work_hours: Option<String>,
+        /// `after_position`: only entries after this position of the chain, in its order.
+        after_position: Option<String>,
         /// `format`: `ndjson` (the default) or `csv`.
         format: Option<String>,
     }

@@ -366,6 +366,7 @@ impl OperationKind {
                         FILTERS[3],
                         FILTERS[4],
                         FILTERS[5],
+                        Param::query("after_position", Shape::Integer),
                         Param::query("format", Shape::Text),
                     ],
                     tool: false,

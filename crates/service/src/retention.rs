@@ -174,6 +174,7 @@ pub async fn apply(
             to: None,
             ids: None,
             recorded_before: Some(plan.before),
+            after_position: None,
             filter: Default::default(),
         };
         let stamp = |t: Timestamp| t.to_string().replace([':', '-'], "").replace('.', "_");
@@ -182,7 +183,7 @@ pub async fn apply(
             stamp(plan.before),
             stamp(now)
         ));
-        let export = store.export(&query, None).await?;
+        let export = store.export(&query).await?;
         let exported = crate::export::write_file(export, query.ledger, &file).await?;
         if exported != planned {
             return Err(RetentionError::Miscounted { ledger, exported, planned });

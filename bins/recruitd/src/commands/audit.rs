@@ -76,8 +76,7 @@ pub(crate) async fn audit_export(
     query: &recruit_ports::chain::ExportQuery,
     file: &Path,
 ) -> Result<(), Failure> {
-    let export =
-        heavy.run("export", |store| async move { store.export(query, None).await }).await?;
+    let export = heavy.run("export", |store| async move { store.export(query).await }).await?;
     if file == Path::new("-") {
         let mut out = std::io::BufWriter::new(std::io::stdout().lock());
         recruit_service::export::write(export, query.ledger, &mut out).await?;

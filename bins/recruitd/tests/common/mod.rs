@@ -76,6 +76,17 @@ impl Server {
         stderr: Stdio,
     ) -> Self {
         let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        Self::spawn_at(port, database_url, serve_args, log_level, stderr)
+    }
+
+    /// [`Server::spawn`] on `port`.
+    pub(crate) fn spawn_at(
+        port: u16,
+        database_url: &str,
+        serve_args: &[&str],
+        log_level: &str,
+        stderr: Stdio,
+    ) -> Self {
         let child = Command::new(BIN)
             .args(["--database-url", database_url, "serve", "--listen"])
             .arg(format!("127.0.0.1:{port}"))
@@ -163,6 +174,17 @@ impl Server {
     pub(crate) fn get(&self, path: &str, token: &str) -> (u16, Value) {
         let (status, _, json) = self.request("GET", path, Some(token));
         (status, json)
+    }
+
+    /// The server's base URL.
+    pub(crate) fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// Kills the server at once (SIGKILL), as a crash does.
+    pub(crate) fn kill(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 
     pub(crate) fn stop(mut self) -> std::process::ExitStatus {

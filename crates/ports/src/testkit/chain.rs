@@ -82,9 +82,10 @@ pub async fn retention_removes_a_chain_prefix_only_below_a_stored_cut(store: &dy
                 to: None,
                 ids: None,
                 recorded_before: Some(before),
+                after_position: None,
                 filter: Default::default(),
             };
-            n += store.export(&q, None).await.unwrap().count;
+            n += store.export(&q).await.unwrap().count;
         }
         n
     };
@@ -175,10 +176,11 @@ pub(super) async fn drain_export(
     all
 }
 
-/// An export counts its entries, records the read with that count before any entry is
-/// taken, then yields exactly those entries in (organization, time, id) order, each with a
-/// hash its chain fields prove; the window and the ids filter it; an export of every
-/// organization holds each organization's entries.
+/// An export counts its entries; its read recorded with that count before any entry is
+/// taken (as the service does), it yields exactly those entries in (organization, time, id)
+/// order, each with a hash its chain fields prove; after a position, the rest of the chain in
+/// its order; the window and the ids filter it; an export of every organization holds each
+/// organization's entries.
 pub async fn an_export_holds_its_count_in_order_with_the_chain_and_is_recorded_first(
     store: &dyn Store,
 ) {
@@ -192,12 +194,16 @@ pub async fn an_export_holds_its_count_in_order_with_the_chain_and_is_recorded_f
         to: None,
         ids: None,
         recorded_before: None,
+        after_position: None,
         filter: Default::default(),
     };
-    let export = store.export(&a, Some(&record(ORG_A, 1))).await.unwrap();
+    let export = store.export(&a).await.unwrap();
+    // Recorded as the service does, once counted and before any entry is taken.
+    let n = usize::try_from(export.count).unwrap();
+    store.record_read(&record(ORG_A, 1), n).await.unwrap();
     let all = AuditListQuery { organization_id: None, limit: 100 };
     let recorded = store.api_audit_entries(&all).await.unwrap();
-    assert_eq!(recorded.len(), 1, "recorded before any entry is taken");
+    assert_eq!(recorded.len(), 1);
     assert_eq!(u64::from(recorded[0].entries_returned), export.count);
     let count = export.count;
     let entries = drain_export(export).await;
@@ -219,25 +225,31 @@ pub async fn an_export_holds_its_count_in_order_with_the_chain_and_is_recorded_f
         assert_eq!(e.organization_id, org_id(ORG_A));
     }
 
+    // After a position: the rest of the chain, in its order.
+    let rest = ExportQuery { after_position: Some(3), ..a.clone() };
+    let rest = drain_export(store.export(&rest).await.unwrap()).await;
+    let count = i64::try_from(count).unwrap();
+    let rest: Vec<i64> = rest.iter().map(|e| e.entry.position.unwrap()).collect();
+    assert_eq!(rest, (4..=count).collect::<Vec<_>>());
+
     let window =
         ExportQuery { from: Some(entries[2].time), to: Some(entries[5].time), ..a.clone() };
-    let windowed = drain_export(store.export(&window, None).await.unwrap()).await;
+    let windowed = drain_export(store.export(&window).await.unwrap()).await;
     assert!(windowed.iter().all(|e| e.time >= entries[2].time && e.time < entries[5].time));
     assert!(!windowed.is_empty());
     let ids = vec![entries[1].entry.id, entries[4].entry.id, Uuid::from_u128(0xDEAD)];
-    let by_id = drain_export(
-        store.export(&ExportQuery { ids: Some(ids), ..a.clone() }, None).await.unwrap(),
-    )
-    .await;
+    let by_id =
+        drain_export(store.export(&ExportQuery { ids: Some(ids), ..a.clone() }).await.unwrap())
+            .await;
     assert_eq!(
         by_id.iter().map(|e| e.entry.id).collect::<Vec<_>>(),
         [entries[1].entry.id, entries[4].entry.id]
     );
     let every = ExportQuery { organization: None, ..a.clone() };
-    let both = drain_export(store.export(&every, None).await.unwrap()).await;
+    let both = drain_export(store.export(&every).await.unwrap()).await;
     let b = drain_export(
         store
-            .export(&ExportQuery { organization: Some(org_id(ORG_B)), ..a.clone() }, None)
+            .export(&ExportQuery { organization: Some(org_id(ORG_B)), ..a.clone() })
             .await
             .unwrap(),
     )
@@ -246,7 +258,7 @@ pub async fn an_export_holds_its_count_in_order_with_the_chain_and_is_recorded_f
     let orgs: Vec<_> = both.iter().map(|e| e.organization_id.uuid()).collect();
     assert!(orgs.windows(2).all(|w| w[0] <= w[1]), "by organization");
     let api = ExportQuery { ledger: Ledger::Api, ..every };
-    let api = drain_export(store.export(&api, None).await.unwrap()).await;
+    let api = drain_export(store.export(&api).await.unwrap()).await;
     assert_eq!(api.iter().map(|e| e.entry.id).collect::<Vec<_>>(), [recorded[0].id]);
 }
 
@@ -271,9 +283,10 @@ pub async fn an_export_reads_one_snapshot_whatever_is_recorded_meanwhile(store: 
         to: None,
         ids: None,
         recorded_before: None,
+        after_position: None,
         filter: Default::default(),
     };
-    let mut export = store.export(&q, None).await.unwrap();
+    let mut export = store.export(&q).await.unwrap();
     assert_eq!(export.count, 3_500);
     let first = next_exported(&mut export).await.unwrap().unwrap();
     assert_eq!(first.time, t(11_000));
@@ -286,4 +299,13 @@ pub async fn an_export_reads_one_snapshot_whatever_is_recorded_meanwhile(store: 
         n += 1;
     }
     assert_eq!(n, 3_500);
+
+    // In the chain's order, chunk after chunk, from a position on: every later position once.
+    let q = ExportQuery { from: None, after_position: Some(10), ..q };
+    let export = store.export(&q).await.unwrap();
+    let count = i64::try_from(export.count).unwrap();
+    let positions: Vec<i64> =
+        drain_export(export).await.iter().map(|e| e.entry.position.unwrap()).collect();
+    assert_eq!(positions, (11..11 + count).collect::<Vec<_>>());
+    assert!(count > 3_500, "past a chunk: {count}");
 }

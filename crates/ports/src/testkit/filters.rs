@@ -106,9 +106,10 @@ pub async fn field_filters_keep_only_matching_entries(store: &dyn Store) {
             to: None,
             ids: None,
             recorded_before: None,
+            after_position: None,
             filter: filter.clone(),
         };
-        let exported = super::chain::drain_export(store.export(&export, None).await.unwrap()).await;
+        let exported = super::chain::drain_export(store.export(&export).await.unwrap()).await;
         // Oldest first, as an export is.
         let exported: Vec<Uuid> = exported.iter().rev().map(|e| e.entry.id).collect();
         let wanted: Vec<Uuid> = expected.iter().map(|id| id.uuid()).collect();

@@ -89,7 +89,8 @@ impl Service {
     }
 
     /// Every entry of a window of the caller's organization's privacy audit ledger, as NDJSON
-    /// lines with their chain fields ([`crate::export::line`]), in the order of time and id.
+    /// lines with their chain fields ([`crate::export::line`]), in the order of time and id;
+    /// with `after_position`, only those after it in the chain, in the chain's order.
     /// Needs what listing needs; the window may span the ledgers' whole retention period. The
     /// export is recorded in the API audit ledger (operation `exportPrivacyAuditLogs`, a
     /// download, with its filters and count), committed before the first line is handed over;
@@ -115,6 +116,17 @@ impl Service {
                 None
             }
         };
+        let after_position =
+            params.after_position.as_deref().and_then(|v| match v.parse::<i64>() {
+                Ok(p) if p >= 0 => Some(p),
+                _ => {
+                    problems.push(ErrorDetail::field(
+                        "after_position",
+                        "must be an integer of 0 or more",
+                    ));
+                    None
+                }
+            });
         let (Some(window), Some(format), true) = (window, format, problems.is_empty()) else {
             return Err(ServiceError::validation(problems));
         };
@@ -128,6 +140,7 @@ impl Service {
             to: Some(window.lt()),
             ids: ids.as_ref().map(|ids| ids.iter().map(|id| id.uuid()).collect()),
             recorded_before: None,
+            after_position,
             filter: filter.conditions(self.store.as_ref(), organization, window).await?,
         };
         // An export is a download of the ledger: the record says so, beside what it holds.
@@ -140,12 +153,14 @@ impl Service {
         });
         if let Some(object) = filters.as_object_mut() {
             object.insert("filters".into(), filter.json().into());
+            if let Some(position) = after_position {
+                object.insert("after_position".into(), position.into());
+            }
         }
         let kind = OperationKind::ExportPrivacyAuditLogs;
         let record = audit_record(caller, context, kind, filters, None);
         let q = &query;
-        let export =
-            self.heavy.run("export", |store| async move { store.export(q, None).await }).await?;
+        let export = self.heavy.run("export", |store| async move { store.export(q).await }).await?;
         // Committed on the primary before the export is handed over: no entry leaves
         // unrecorded. The export holds its snapshot meanwhile, so exactly `count` follow.
         self.store
