@@ -15,8 +15,7 @@ use recruit_domain::model::Role;
 use recruit_ports::testkit::{ORG_A, ORG_B, job_id, user_id, world};
 use serde_json::{Value, json};
 
-mod common;
-use common::*;
+use crate::common::*;
 
 const SCOPES: &str = "audit_logs:read,audit_logs:write,audit_logs:review,jobs:read,\
                       organization:read,users:read,users:write";

@@ -12,8 +12,7 @@ use recruit_domain::model::Role;
 use recruit_ports::testkit::{ORG_A, ORG_B, job_id, t, user_id, world};
 use serde_json::{Value, json};
 
-mod common;
-use common::*;
+use crate::common::*;
 
 /// `GET /v1/me`: any valid token learns who it acts as, whatever its scopes; any other is
 /// UNAUTHENTICATED.

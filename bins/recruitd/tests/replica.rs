@@ -13,8 +13,7 @@ use recruit_domain::model::Role;
 use recruit_ports::testkit::{ORG_A, user_id, world};
 use serde_json::{Value, json};
 
-mod common;
-use common::*;
+use crate::common::*;
 
 /// Records one access of organization A with `key`; returns the stored entry's id.
 fn record(server: &Server, writer: &str, key: &str) -> String {

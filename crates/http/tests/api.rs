@@ -15,9 +15,7 @@ use recruit_ports::testkit::{ORG_A, ORG_B, job_id};
 use recruit_ports::{AuditListQuery, Ledgers};
 use serde_json::Value;
 
-mod common;
-
-use common::Fixture;
+use crate::common::Fixture;
 
 async fn fixture() -> Fixture {
     Fixture::with(|_| {}).await

@@ -12,9 +12,7 @@ use recruit_ports::Ledgers;
 use recruit_ports::testkit::{ORG_A, t};
 use serde_json::Value;
 
-mod common;
-
-use common::Fixture;
+use crate::common::Fixture;
 
 const PATH: &str = "/v1/audit-logs/privacy/export";
 

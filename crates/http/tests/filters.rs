@@ -12,9 +12,7 @@ use recruit_ports::testkit::{ORG_B, ledger_entry};
 use recruit_ports::{Import, ImportDocument, LedgerEntry, Ledgers};
 use serde_json::Value;
 
-mod common;
-
-use common::Fixture;
+use crate::common::Fixture;
 
 /// November 2026 in Seoul, organization B's time zone.
 const WINDOW: &str = "timestamp_gte=2026-10-31T15:00:00Z&timestamp_lt=2026-11-30T15:00:00Z";

@@ -14,9 +14,7 @@ use recruit_ports::testkit::{ORG_A, ORG_B, job_id};
 use recruit_ports::{AuditListQuery, Interface, Ledgers};
 use serde_json::{Value, json};
 
-mod common;
-
-use common::Fixture;
+use crate::common::Fixture;
 
 const CURRENT: &str = "2026-07-28";
 const PREVIOUS: &str = "2025-11-25";

@@ -17,9 +17,7 @@ use recruit_ports::testkit::{ORG_A, ORG_B, ORG_C, job_id, lone_organization, use
 use recruit_service::demo::{self, DemoConfig};
 use serde_json::{Value, json};
 
-mod common;
-
-use common::Fixture;
+use crate::common::Fixture;
 
 /// `GET /v1/me`.
 const ME: &str = "/v1/me";

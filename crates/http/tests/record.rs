@@ -10,9 +10,7 @@ use recruit_ports::Ledgers;
 use recruit_ports::testkit::ORG_A;
 use serde_json::{Value, json};
 
-mod common;
-
-use common::Fixture;
+use crate::common::Fixture;
 
 const PATH: &str = "/v1/audit-logs/privacy";
 

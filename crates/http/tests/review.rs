@@ -11,9 +11,7 @@ use recruit_ports::testkit::{ORG_A, ledger_entry, user_id};
 use recruit_ports::{AuditListQuery, ImportDocument, LedgerEntry, Ledgers};
 use serde_json::{Value, json};
 
-mod common;
-
-use common::Fixture;
+use crate::common::Fixture;
 
 const MONTH: &str = "/v1/audit-logs/privacy/reviews/2026-11";
 
@@ -215,7 +213,8 @@ async fn a_month_of_an_altered_ledger_is_signed_off_only_with_a_note_and_says_so
     use diesel::connection::SimpleConnection as _;
     let key = recruit_service::checkpoint::CheckpointKey::generate();
     let world =
-        common::world_service(recruit_service::limits::RateLimitConfig::DEFAULT, Some(key)).await;
+        crate::common::world_service(recruit_service::limits::RateLimitConfig::DEFAULT, Some(key))
+            .await;
     let api = recruit_http::Api::new(
         world.service.clone(),
         recruit_http::HttpConfig::new("http://127.0.0.1:8080"),

@@ -23,12 +23,9 @@ struct Running {
     _dir: tempfile::TempDir,
 }
 
-#[expect(dead_code, reason = "these tests need the world, not the request fixture")]
-mod common;
-
 async fn start(configure: impl FnOnce(&mut HttpConfig)) -> Running {
-    let common::World { service, store, dir } =
-        common::world_service(recruit_service::limits::RateLimitConfig::DEFAULT, None).await;
+    let crate::common::World { service, store, dir } =
+        crate::common::world_service(recruit_service::limits::RateLimitConfig::DEFAULT, None).await;
     let org = OrganizationId::from_uuid(Uuid::from_u128(ORG_A));
     let (_, secret) = service
         .create_token(org, user_id(ORG_A, Role::Owner), "t".into(), Scope::ALL.to_vec(), None)

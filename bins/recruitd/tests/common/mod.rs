@@ -1,7 +1,5 @@
 //! What the binary's end-to-end tests share: the CLI, a served `recruitd` and HTTP/1.1 by hand.
 
-#![allow(dead_code, reason = "each test binary uses a part of it")]
-
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};

@@ -1,0 +1,7 @@
+//! The binary end to end, one test binary: the CLI, the server, the client, on both stores.
+
+mod chain;
+mod client;
+mod common;
+mod e2e;
+mod replica;

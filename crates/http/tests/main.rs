@@ -1,0 +1,11 @@
+//! The HTTP suites, one binary: requests to the API over a real SQLite store (`common`).
+
+mod api;
+mod common;
+mod export;
+mod filters;
+mod mcp;
+mod openapi;
+mod record;
+mod review;
+mod server;
