@@ -905,15 +905,8 @@ fn an_export_streams_through_the_server_and_shows_in_the_monthly_review() {
     let dir = tempfile::tempdir().unwrap();
     let (url, secret) = sqlite_world(dir.path());
     let server = Server::start(&url);
-    let mut stream = TcpStream::connect(("127.0.0.1", server.port)).expect("connects");
-    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-    write!(
-        stream,
-        "GET /v1/audit-logs/privacy/export?{WINDOW} HTTP/1.1\r\nHost: localhost\r\n\
-         Authorization: Bearer {secret}\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let (status, headers, raw) = response(stream);
+    let path = format!("/v1/audit-logs/privacy/export?{WINDOW}");
+    let (status, headers, raw) = server.request_raw("GET", &path, Some(&secret));
     assert_eq!(status, 200, "{raw}");
     assert_eq!(header(&headers, "transfer-encoding"), "chunked");
     assert_eq!(header(&headers, "content-type"), "application/x-ndjson");
@@ -928,17 +921,9 @@ fn an_export_streams_through_the_server_and_shows_in_the_monthly_review() {
     }
 
     let month = &recruit_domain::Timestamp::now().to_string()[..7];
-    let mut stream = TcpStream::connect(("127.0.0.1", server.port)).expect("connects");
-    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-    write!(
-        stream,
-        "GET /v1/audit-logs/privacy/reviews/{month} HTTP/1.1\r\nHost: localhost\r\n\
-         Authorization: Bearer {secret}\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let (status, _, raw) = response(stream);
-    assert_eq!(status, 200, "{raw}");
-    let rest: Value = serde_json::from_str(raw.trim()).expect("a JSON body");
+    let path = format!("/v1/audit-logs/privacy/reviews/{month}");
+    let (status, _, rest) = server.request("GET", &path, Some(&secret));
+    assert_eq!(status, 200, "{rest}");
     drop(server);
 
     let org = recruit_domain::OrganizationId::from_uuid(recruit_domain::Uuid::from_u128(ORG_A));

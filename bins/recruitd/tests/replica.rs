@@ -3,8 +3,6 @@
 //! written just before them, and run on the primary, counted, when the standby lags behind or
 //! is gone.
 
-use std::io::Write;
-use std::net::TcpStream;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -40,15 +38,8 @@ fn export(server: &Server, reader: &str) -> Vec<Value> {
     let now = recruit_domain::Timestamp::now();
     let to = recruit_domain::Timestamp::from_unix_micros(now.unix_micros() + 86_400_000_000);
     let window = format!("timestamp_gte=2026-01-01T00:00:00Z&timestamp_lt={}", to.unwrap());
-    let mut stream = TcpStream::connect(("127.0.0.1", server.port)).expect("connects");
-    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-    write!(
-        stream,
-        "GET /v1/audit-logs/privacy/export?{window} HTTP/1.1\r\nHost: localhost\r\n\
-         Authorization: Bearer {reader}\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let (status, _, raw) = response(stream);
+    let path = format!("/v1/audit-logs/privacy/export?{window}");
+    let (status, _, raw) = server.request_raw("GET", &path, Some(reader));
     assert_eq!(status, 200, "{raw}");
     let body = dechunk(&raw).expect("the export ends with its last chunk");
     body.lines().map(|l| serde_json::from_str(l).unwrap()).collect()

@@ -46,7 +46,7 @@ use futures_core::Stream;
 use recruit_domain::model::{Job, Me, Organization, Page, PrivacyAuditLog, UserProfile};
 use recruit_domain::{ErrorResponse, JobId, PrivacyAuditLogId, Timestamp, UserId};
 use reqwest::header::{HeaderMap, HeaderValue};
-use reqwest::{RequestBuilder, Response, Url};
+use reqwest::{Method, RequestBuilder, Response, Url};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
@@ -55,6 +55,9 @@ pub use export::{Export, VerifiedLine};
 pub use recruit_domain::ErrorCode;
 pub use recruit_domain::chain::{ChainBreak, ChainPoint, Checkpoint, ExportLine, VerifyingKey};
 pub use retry::RetryPolicy;
+
+/// The media type of the JSON bodies the client sends.
+const JSON: &str = "application/json";
 
 /// A client of one recruitd server, acting as one API token. Cheap to clone: clones share
 /// connections.
@@ -307,6 +310,34 @@ impl Client {
         }
     }
 
+    /// Sends `body` (of `media_type`) with `method` to `url`, with the header `extra` if
+    /// given, retried by the policy; the JSON of the first success.
+    async fn send_body<T: DeserializeOwned>(
+        &self,
+        method: Method,
+        url: Url,
+        media_type: &str,
+        body: Vec<u8>,
+        extra: Option<(&str, &str)>,
+    ) -> Result<(T, HeaderMap), Error> {
+        let response = self
+            .send(|| {
+                let request = self
+                    .http
+                    .request(method.clone(), url.clone())
+                    .timeout(self.timeout)
+                    .header("content-type", media_type)
+                    .body(body.clone());
+                match extra {
+                    Some((name, value)) => request.header(name, value),
+                    None => request,
+                }
+            })
+            .await?;
+        let headers = response.headers().clone();
+        Ok((json(response).await?, headers))
+    }
+
     async fn get<T: DeserializeOwned>(&self, url: Url) -> Result<T, Error> {
         let response = self.send(|| self.http.get(url.clone()).timeout(self.timeout)).await?;
         json(response).await
@@ -344,17 +375,9 @@ impl Client {
     ) -> Result<UserProfile, Error> {
         let url = self.url(&format!("/v1/users/{id}"), &[])?;
         let body = serde_json::to_vec(patch).map_err(|e| Error::Config(e.to_string()))?;
-        let response = self
-            .send(|| {
-                self.http
-                    .patch(url.clone())
-                    .timeout(self.timeout)
-                    .header("if-match", etag)
-                    .header("content-type", "application/merge-patch+json")
-                    .body(body.clone())
-            })
-            .await?;
-        json(response).await
+        let merge_patch = "application/merge-patch+json";
+        let if_match = Some(("if-match", etag));
+        Ok(self.send_body(Method::PATCH, url, merge_patch, body, if_match).await?.0)
     }
 
     /// `GET /v1/audit-logs/privacy`: one page of the privacy ledger under `query`, from
@@ -430,22 +453,14 @@ impl Client {
         let body = serde_json::to_vec(&Batch { entries })
             .map_err(|e| Error::Config(format!("the entries cannot be sent as JSON: {e}")))?;
         let quoted = format!("\"{}\"", key.replace('\\', "\\\\").replace('"', "\\\""));
-        let response = self
-            .send(|| {
-                self.http
-                    .post(url.clone())
-                    .timeout(self.timeout)
-                    .header("idempotency-key", quoted.as_str())
-                    .header("content-type", "application/json")
-                    .body(body.clone())
-            })
-            .await?;
-        let replayed = header(response.headers(), "idempotent-replayed") == Some("true");
         #[derive(serde::Deserialize)]
         struct Stored {
             entries: Vec<PrivacyAuditLog>,
         }
-        let stored: Stored = json(response).await?;
+        let key_header = Some(("idempotency-key", quoted.as_str()));
+        let (stored, headers): (Stored, _) =
+            self.send_body(Method::POST, url, JSON, body, key_header).await?;
+        let replayed = header(&headers, "idempotent-replayed") == Some("true");
         Ok(Recorded { key, entries: stored.entries, replayed })
     }
 
@@ -507,16 +522,7 @@ impl Client {
         let path = format!("/v1/audit-logs/privacy/reviews/{month}/downloads/{entry}");
         let url = self.url(&path, &[])?;
         let body = serde_json::json!({ "status": status, "reason": reason }).to_string();
-        let response = self
-            .send(|| {
-                self.http
-                    .put(url.clone())
-                    .timeout(self.timeout)
-                    .header("content-type", "application/json")
-                    .body(body.clone())
-            })
-            .await?;
-        json(response).await
+        Ok(self.send_body(Method::PUT, url, JSON, body.into_bytes(), None).await?.0)
     }
 
     /// `POST /v1/audit-logs/privacy/reviews/{month}/sign-off`: signs off a month, with a note
@@ -529,16 +535,7 @@ impl Client {
     ) -> Result<serde_json::Value, Error> {
         let url = self.url(&format!("/v1/audit-logs/privacy/reviews/{month}/sign-off"), &[])?;
         let body = serde_json::json!({ "note": note }).to_string();
-        let response = self
-            .send(|| {
-                self.http
-                    .post(url.clone())
-                    .timeout(self.timeout)
-                    .header("content-type", "application/json")
-                    .body(body.clone())
-            })
-            .await?;
-        json(response).await
+        Ok(self.send_body(Method::POST, url, JSON, body.into_bytes(), None).await?.0)
     }
 }
 

@@ -111,6 +111,17 @@ impl Server {
         path: &str,
         token: Option<&str>,
     ) -> (u16, Vec<(String, String)>, Value) {
+        let (status, headers, body) = self.request_raw(method, path, token);
+        (status, headers, serde_json::from_str(&body).unwrap_or(Value::Null))
+    }
+
+    /// [`Server::request`], the body as it came (chunks and all).
+    pub(crate) fn request_raw(
+        &self,
+        method: &str,
+        path: &str,
+        token: Option<&str>,
+    ) -> (u16, Vec<(String, String)>, String) {
         let mut stream = TcpStream::connect(("127.0.0.1", self.port)).expect("connects");
         stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
         let auth = token.map(|t| format!("Authorization: Bearer {t}\r\n")).unwrap_or_default();
@@ -119,8 +130,7 @@ impl Server {
             "{method} {path} HTTP/1.1\r\nHost: localhost\r\n{auth}Connection: close\r\n\r\n"
         )
         .unwrap();
-        let (status, headers, body) = response(stream);
-        (status, headers, serde_json::from_str(&body).unwrap_or(Value::Null))
+        response(stream)
     }
 
     /// A POST of a JSON `body` with an `Idempotency-Key` when given; returns the status, the
