@@ -10,7 +10,6 @@ use std::time::{Duration, Instant};
 
 use recruit_ports::{Replica, Store, StoreError};
 
-use crate::error::ServiceError;
 use crate::review::ReviewError;
 
 /// The heavy reads' stores: the primary, and the standbys when there are.
@@ -45,12 +44,6 @@ impl ReadError for StoreError {
 impl ReadError for ReviewError {
     fn unavailable(&self) -> bool {
         matches!(self, Self::Store(e) if e.unavailable())
-    }
-}
-
-impl ReadError for ServiceError {
-    fn unavailable(&self) -> bool {
-        self.code == recruit_domain::ErrorCode::Unavailable
     }
 }
 
