@@ -9,9 +9,12 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use futures_util::TryStreamExt;
-use recruit_client::{ChainBreak, ChainPoint, Client, Error, ErrorCode, LogQuery, RetryPolicy};
+use recruit_client::{
+    ChainBreak, ChainPoint, Client, DownloadStatus, Error, ErrorCode, LogQuery, RetryPolicy,
+};
 use recruit_domain::Timestamp;
 use recruit_domain::model::Role;
+use recruit_domain::review::SignOffFigures;
 use recruit_ports::testkit::{ORG_A, ORG_B, job_id, user_id, world};
 use serde_json::{Value, json};
 
@@ -158,15 +161,26 @@ async fn every_method(world: World) {
     assert_eq!(rest, lines[3..], "from a point on, the rest of the chain");
 
     let month = &Timestamp::now().to_string()[..7];
-    assert_eq!(client.privacy_access_review(month).await.unwrap()["month"], *month);
+    let review = client.privacy_access_review(month).await.unwrap();
+    assert_eq!(review.month, *month);
+    assert!(review.days.len() >= 28 && review.days.iter().all(|d| d.date.starts_with(month)));
+    assert!(review.signed_off().is_none());
     let payroll = accesses(1, "DOWNLOAD", "Payroll");
     let download = client.record_privacy_accesses(&payroll, None).await.unwrap().entries[0].id;
-    let decided = client.review_download(month, download, "CONFIRMED", "payroll run").await;
-    assert_eq!(decided.unwrap()["status"], "CONFIRMED");
+    let decided = client.review_download(month, download, DownloadStatus::Confirmed, "payroll run");
+    let decided = decided.await.unwrap();
+    assert_eq!((decided.entry_id, decided.status), (download, DownloadStatus::Confirmed));
+    let review = client.privacy_access_review(month).await.unwrap();
+    let seen = review.downloads.iter().find(|d| d.id == download.to_string()).unwrap();
+    assert_eq!(seen.review.as_ref(), Some(&decided));
     let note = Some("exports by the client test");
     let signed = client.sign_off_review(month, note).await.unwrap();
-    assert_eq!(signed["month"], *month);
+    assert_eq!((signed.month.as_str(), signed.note.as_deref()), (month, note));
+    assert_eq!(signed.figures, SignOffFigures::of(&review), "the figures of the review");
+    assert!(signed.verification.intact);
     assert_eq!(client.sign_off_review(month, note).await.unwrap(), signed, "replayed");
+    let review = client.privacy_access_review(month).await.unwrap();
+    assert_eq!(review.signed_off().unwrap().unwrap(), signed, "the review holds its sign-off");
     let other = client.sign_off_review(month, Some("another")).await.unwrap_err();
     assert_eq!(other.code(), Some(&ErrorCode::Conflict));
 }

@@ -54,6 +54,7 @@ pub use error::Error;
 pub use export::{Export, VerifiedLine};
 pub use recruit_domain::ErrorCode;
 pub use recruit_domain::chain::{ChainBreak, ChainPoint, Checkpoint, ExportLine, VerifyingKey};
+pub use recruit_domain::review::{DownloadReview, DownloadStatus, Review, SignOff};
 pub use retry::RetryPolicy;
 
 /// The media type of the JSON bodies the client sends.
@@ -503,9 +504,19 @@ impl Client {
         Ok((checkpoint, hash))
     }
 
-    /// `GET /v1/audit-logs/privacy/reviews/{month}`: a month's access review (`YYYY-MM`), as
-    /// the API documents it.
-    pub async fn privacy_access_review(&self, month: &str) -> Result<serde_json::Value, Error> {
+    /// `GET /v1/audit-logs/privacy/reviews/{month}`: a month's access review (`YYYY-MM`): per
+    /// account, per day and per weekday hour, every download with where its review stands,
+    /// and the sign-off if the month was signed off ([`Review::signed_off`]).
+    ///
+    /// ```no_run
+    /// # async fn run(client: recruit_client::Client) -> Result<(), recruit_client::Error> {
+    /// let review = client.privacy_access_review("2026-10").await?;
+    /// for account in review.accounts.iter().filter(|a| !a.flags.is_empty()) {
+    ///     println!("{}: {:?}", account.account_id, account.flags);
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn privacy_access_review(&self, month: &str) -> Result<Review, Error> {
         self.get(self.url(&format!("/v1/audit-logs/privacy/reviews/{month}"), &[])?).await
     }
 
@@ -516,9 +527,9 @@ impl Client {
         &self,
         month: &str,
         entry: PrivacyAuditLogId,
-        status: &str,
+        status: DownloadStatus,
         reason: &str,
-    ) -> Result<serde_json::Value, Error> {
+    ) -> Result<DownloadReview, Error> {
         let path = format!("/v1/audit-logs/privacy/reviews/{month}/downloads/{entry}");
         let url = self.url(&path, &[])?;
         let body = serde_json::json!({ "status": status, "reason": reason }).to_string();
@@ -526,13 +537,11 @@ impl Client {
     }
 
     /// `POST /v1/audit-logs/privacy/reviews/{month}/sign-off`: signs off a month, with a note
-    /// when one is needed. Safe to retry: the same reviewer's same sign-off is answered with
-    /// the one recorded.
-    pub async fn sign_off_review(
-        &self,
-        month: &str,
-        note: Option<&str>,
-    ) -> Result<serde_json::Value, Error> {
+    /// when one is needed. The answer is the sign-off as recorded, with what the server added:
+    /// the month's figures, the chain's verification and the latest signed checkpoint. Safe to
+    /// retry: the same reviewer's same sign-off is answered with the one recorded; another is
+    /// [`ErrorCode::Conflict`].
+    pub async fn sign_off_review(&self, month: &str, note: Option<&str>) -> Result<SignOff, Error> {
         let url = self.url(&format!("/v1/audit-logs/privacy/reviews/{month}/sign-off"), &[])?;
         let body = serde_json::json!({ "note": note }).to_string();
         Ok(self.send_body(Method::POST, url, JSON, body.into_bytes(), None).await?.0)

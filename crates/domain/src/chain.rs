@@ -19,7 +19,9 @@
 
 use std::fmt;
 
+mod finding;
 mod line;
+pub use finding::{Finding, FindingKind};
 pub use line::{ChainBreak, ChainPoint, ExportLine};
 
 use base64::Engine as _;

@@ -13,6 +13,8 @@ mod input;
 pub mod model;
 mod open_enum;
 mod retention;
+#[cfg(feature = "chain")]
+pub mod review;
 mod time;
 
 pub use auth::{ParseScopeError, Permission, Scope};

@@ -19,11 +19,11 @@ use std::str::FromStr;
 
 use chrono::{Datelike, NaiveDate, TimeZone, Timelike};
 use chrono_tz::Tz;
-use recruit_domain::model::{ActivityCategory, DataSubject};
+use recruit_domain::model::ActivityCategory;
+use recruit_domain::review::DownloadStatus;
 use recruit_domain::{AccountId, OrganizationId, Timestamp};
 use recruit_ports::review::{ReviewFacts, ReviewQuery};
 use recruit_ports::{Store, StoreError};
-use serde::Serialize;
 
 use crate::work_hours::WorkHours;
 
@@ -86,142 +86,20 @@ fn first_instant(zone: Tz, day: NaiveDate) -> Option<Timestamp> {
     }))
 }
 
-/// A download recorded in the privacy ledger: an entry whose reason the reviewer confirms.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct DownloadSeen {
-    /// The entry's id.
-    pub id: String,
-    /// The account that downloaded.
-    pub account_id: String,
-    /// When.
-    pub access_time: Timestamp,
-    /// Whose data: the data subject as the API shows it.
-    pub data_subject: DataSubject,
-    /// Which data.
-    pub access_data: Vec<String>,
-    /// Where in the product.
-    pub access_menu_path: String,
-    /// From where.
-    pub ip_addresses: Vec<String>,
-    /// Where the review of it stands: PENDING until a reviewer decides.
-    pub status: crate::sign_off::DownloadStatus,
-    /// The latest decision on it, if any.
-    pub review: Option<crate::sign_off::DownloadReview>,
-}
+pub use recruit_domain::review::{
+    AccountReview, DayReview, DownloadSeen, Flag, LedgerExportSeen, Review,
+};
 
-/// An export of the privacy ledger through the API, from the API audit ledger: a download of
-/// the ledger itself.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct LedgerExportSeen {
-    /// The account (the user who exported).
-    pub account_id: String,
-    /// When.
-    pub at: Timestamp,
-    /// The request's id.
-    pub request_id: String,
-    /// The client's address.
-    pub client_ip: Option<String>,
-    /// The window and ids asked for.
-    pub filters: serde_json::Value,
-    /// How many entries it held.
-    pub entries: u32,
-}
+/// The review as text for people: a line per account, then every download to check, with
+/// times in the review's time zone.
+#[derive(Debug)]
+pub struct ReviewText<'a>(pub &'a Review);
 
-/// What about an account's month calls for a closer look.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum Flag {
-    /// Accesses outside the work hours.
-    OutsideWorkHours,
-    /// Bulk accesses.
-    Bulk,
-    /// Downloads, or exports of the ledger, each to be confirmed.
-    Downloads,
-    /// Addresses not seen from the account the month before.
-    NewIpAddresses,
-}
-
-/// One account's month.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct AccountReview {
-    /// The account (`account_id` in the privacy ledger; the user, for exports of the ledger).
-    pub account_id: String,
-    /// Accesses recorded.
-    pub accesses: u64,
-    /// Bulk accesses: a `BULK_` activity or a bulk data subject.
-    pub bulk_accesses: u64,
-    /// Records the bulk accesses covered, where they said.
-    pub bulk_records: u64,
-    /// Accesses outside the work hours; `None` when the work hours could not be read.
-    pub outside_work_hours: Option<u64>,
-    /// Downloads recorded in the privacy ledger.
-    pub downloads: u64,
-    /// Exports of the privacy ledger through the API.
-    pub ledger_exports: u64,
-    /// Distinct users and candidates whose data it accessed.
-    pub distinct_data_subjects: u64,
-    /// Addresses it used this month and not the month before, in order.
-    pub new_ip_addresses: Vec<String>,
-    /// What calls for a closer look, in order.
-    pub flags: Vec<Flag>,
-}
-
-/// One local day of the month.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct DayReview {
-    /// The date, `YYYY-MM-DD`, in the organization's time zone.
-    pub date: String,
-    /// Accesses that day.
-    pub accesses: u64,
-    /// Accesses that day per activity category, by category.
-    pub categories: BTreeMap<String, u64>,
-}
-
-/// The review of one organization's month: the same for the CLI, the REST API, the tool
-/// interface and the console.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Review {
-    /// The organization.
-    pub organization_id: OrganizationId,
-    /// The month, `YYYY-MM`.
-    pub month: String,
-    /// The time zone the month and the work hours are read in (an IANA name).
-    pub time_zone: String,
-    /// The first instant reviewed.
-    pub from: Timestamp,
-    /// The first instant after the month.
-    pub to: Timestamp,
-    /// Why accesses outside the work hours are not counted, when they are not.
-    pub work_hours_unknown: Option<String>,
-    /// What of the work hours was left out.
-    pub work_hours_notes: Vec<String>,
-    /// Accesses recorded in the month.
-    pub accesses: u64,
-    /// Per account, by account id.
-    pub accounts: Vec<AccountReview>,
-    /// Every day of the month, in order.
-    pub days: Vec<DayReview>,
-    /// Accesses per local hour of each weekday: seven rows, Monday first, of 24 hours each.
-    pub weekday_hours: Vec<Vec<u64>>,
-    /// Every download of the month, by time.
-    pub downloads: Vec<DownloadSeen>,
-    /// Every export of the privacy ledger through the API in the month, by time.
-    pub ledger_exports: Vec<LedgerExportSeen>,
-    /// The month's sign-off ([`crate::sign_off::SignOff`]) as recorded, if it was signed off.
-    pub sign_off: Option<serde_json::Value>,
-    /// The lowest chain position of the month's entries, where a sign-off's verification
-    /// begins.
-    #[serde(skip)]
-    pub first_position: Option<i64>,
-    /// The time zone, to show times in the text for people.
-    #[serde(skip)]
-    zone: Tz,
-}
-
-impl Review {
+impl ReviewText<'_> {
     /// `t` in the review's time zone, as RFC 3339.
     fn local(&self, t: Timestamp) -> String {
-        t.as_datetime().with_timezone(&self.zone).to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+        let zone: Tz = self.0.time_zone.parse().unwrap_or(Tz::UTC);
+        t.as_datetime().with_timezone(&zone).to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
     }
 }
 
@@ -242,6 +120,16 @@ pub async fn review(
     organization: OrganizationId,
     month: Month,
 ) -> Result<Review, ReviewError> {
+    reviewed(store, organization, month).await.map(|(review, _)| review)
+}
+
+/// Reviews `organization`'s `month`, in the organization's time zone; with the review, the
+/// lowest chain position of the month's entries, where a sign-off's verification begins.
+pub(crate) async fn reviewed(
+    store: &dyn Store,
+    organization: OrganizationId,
+    month: Month,
+) -> Result<(Review, Option<i64>), ReviewError> {
     let record = store.organization(organization).await?;
     let zone = record.time_zone;
     let out_of_range = || ReviewError::Month(month);
@@ -263,7 +151,8 @@ pub async fn review(
         ledger_export: crate::OperationKind::ExportPrivacyAuditLogs.operation_id(),
     };
     let facts = store.review_facts(&query).await?;
-    Ok(summarise(organization, month, zone, (from, to), hours, notes, &query, facts))
+    let first = facts.first_position;
+    Ok((summarise(organization, month, zone, (from, to), hours, notes, &query, facts), first))
 }
 
 /// The review of the facts a store gathered for `query`.
@@ -328,16 +217,14 @@ fn summarise(
     let decided: BTreeMap<_, _> = facts
         .decisions
         .iter()
-        .filter_map(crate::sign_off::DownloadReview::of)
+        .filter_map(crate::sign_off::download_review)
         .map(|d| (d.entry_id, d))
         .collect();
     let downloads: Vec<DownloadSeen> = facts
         .downloads
         .into_iter()
         .map(|entry| DownloadSeen {
-            status: decided
-                .get(&entry.id)
-                .map_or(crate::sign_off::DownloadStatus::Pending, |d| d.status),
+            status: decided.get(&entry.id).map_or(DownloadStatus::Pending, |d| d.status),
             review: decided.get(&entry.id).cloned(),
             id: entry.id.to_string(),
             account_id: entry.account_id.to_string(),
@@ -405,8 +292,6 @@ fn summarise(
         downloads,
         ledger_exports,
         sign_off: facts.sign_off.map(|s| s.body),
-        first_position: facts.first_position,
-        zone,
     }
 }
 
@@ -424,18 +309,22 @@ fn seen(
     })
 }
 
-impl fmt::Display for Review {
-    /// The review as text for people: a line per account, then every download to check.
+impl fmt::Display for ReviewText<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
             f,
             "Access review of {} for {} ({}, {} to {}): {} accesses",
-            self.organization_id, self.month, self.time_zone, self.from, self.to, self.accesses
+            self.0.organization_id,
+            self.0.month,
+            self.0.time_zone,
+            self.0.from,
+            self.0.to,
+            self.0.accesses
         )?;
-        if let Some(why) = &self.work_hours_unknown {
+        if let Some(why) = &self.0.work_hours_unknown {
             writeln!(f, "Accesses outside work hours are not counted: {why}.")?;
         }
-        for note in &self.work_hours_notes {
+        for note in &self.0.work_hours_notes {
             writeln!(f, "Note: {note}.")?;
         }
         writeln!(
@@ -443,14 +332,10 @@ impl fmt::Display for Review {
             "\n{:<38} {:>9} {:>6} {:>8} {:>8} {:>9} {:>8} {:>6}  flags",
             "account", "accesses", "bulk", "records", "outside", "downloads", "subjects", "new IP"
         )?;
-        for a in &self.accounts {
+        for a in &self.0.accounts {
             let outside = a.outside_work_hours.map_or_else(|| "-".to_owned(), |n| n.to_string());
-            let flags: Vec<String> = a
-                .flags
-                .iter()
-                .filter_map(|flag| serde_json::to_value(flag).ok())
-                .filter_map(|v| v.as_str().map(str::to_lowercase))
-                .collect();
+            let flags: Vec<String> =
+                a.flags.iter().map(|flag| flag.as_str().to_lowercase()).collect();
             writeln!(
                 f,
                 "{:<38} {:>9} {:>6} {:>8} {:>8} {:>9} {:>8} {:>6}  {}",
@@ -465,7 +350,7 @@ impl fmt::Display for Review {
                 flags.join(" ")
             )?;
         }
-        match &self.sign_off {
+        match &self.0.sign_off {
             Some(s) => writeln!(
                 f,
                 "\nSigned off by {} at {}.",
@@ -474,11 +359,11 @@ impl fmt::Display for Review {
             )?,
             None => writeln!(f, "\nNot signed off.")?,
         }
-        if self.downloads.is_empty() && self.ledger_exports.is_empty() {
+        if self.0.downloads.is_empty() && self.0.ledger_exports.is_empty() {
             return writeln!(f, "\nNo downloads this month.");
         }
-        writeln!(f, "\nDownloads, in {}: check the reason for each.", self.time_zone)?;
-        for d in &self.downloads {
+        writeln!(f, "\nDownloads, in {}: check the reason for each.", self.0.time_zone)?;
+        for d in &self.0.downloads {
             let subject = serde_json::to_string(&d.data_subject).map_err(|_| fmt::Error)?;
             writeln!(
                 f,
@@ -492,7 +377,7 @@ impl fmt::Display for Review {
                 d.status.as_str()
             )?;
         }
-        for e in &self.ledger_exports {
+        for e in &self.0.ledger_exports {
             writeln!(
                 f,
                 "  {}  {}  export of the privacy ledger through the API: {} entries, {}, request \

@@ -32,6 +32,7 @@ use std::collections::BTreeMap;
 use ed25519_dalek::VerifyingKey;
 use futures_util::{StreamExt as _, TryStreamExt as _};
 use recruit_domain::chain::{Checkpoint, Digest, GENESIS, Ledger, entry_hash, hex};
+pub use recruit_domain::chain::{Finding, FindingKind};
 use recruit_domain::{OrganizationId, PrivacyAuditLogId, Uuid};
 use recruit_ports::chain::{ChainEntry, ChainFrom, ChainPage};
 use recruit_ports::{Store, StoreError};
@@ -42,48 +43,6 @@ const PAGE: u32 = 10_000;
 
 /// How many chains are verified at once.
 const CHAINS_AT_ONCE: usize = 2;
-
-/// What is wrong with an entry, or a part of a chain.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum FindingKind {
-    /// Its stored fields are not those it was recorded with.
-    Modified,
-    /// The entry at this position is gone.
-    Deleted,
-    /// It was not recorded by the server.
-    Inserted,
-    /// It was recorded at another position (`expected_position`).
-    Reordered,
-    /// The chain's entries from this position to `expected_position` are gone.
-    Truncated,
-    /// The entry at this position is not the one a signed checkpoint vouches for: the chain was
-    /// replaced at or below it, its hashes computed again.
-    Rewritten,
-    /// A stored checkpoint at this position whose signature does not verify, or that names a
-    /// key none of those given is.
-    BadCheckpoint,
-}
-
-/// One finding.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Finding {
-    /// The ledger.
-    pub ledger: Ledger,
-    /// The organization whose chain it is.
-    pub organization_id: OrganizationId,
-    /// What is wrong.
-    pub kind: FindingKind,
-    /// The position it is at (for a truncation, the first position gone); none for an entry
-    /// stored without one.
-    pub position: Option<i64>,
-    /// The entry's id, when there is an entry: `pal_…` in the privacy ledger, a UUID in the
-    /// others, as each ledger shows its ids.
-    pub id: Option<String>,
-    /// For a reordered entry, the position it was recorded at; for a truncation, the last
-    /// position gone.
-    pub expected_position: Option<i64>,
-}
 
 /// What verifying found in one chain.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -526,7 +485,7 @@ impl Chain {
                 None => self.finding(FindingKind::Modified, Some(position), Some(entry.id)),
             }
         }
-        self.findings.sort_by_key(|f| (f.position.is_none(), f.position, f.kind as u8));
+        self.findings.sort_by_key(|f| (f.position.is_none(), f.position, f.kind.clone()));
         ChainReport {
             ledger: self.ledger,
             organization_id: self.organization,

@@ -133,7 +133,7 @@ pub(crate) async fn audit_review(
     if json {
         return print_json(&review);
     }
-    print(&review.to_string());
+    print(&recruit_service::review::ReviewText(&review).to_string());
     Ok(())
 }
 

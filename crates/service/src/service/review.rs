@@ -40,7 +40,7 @@ impl Service {
             return Err(ServiceError::validation(problems));
         };
         let _slot = self.heavy_read()?;
-        let review = self.review_of(caller.token.organization_id, month, name).await?;
+        let (review, _) = self.review_of(caller.token.organization_id, month, name).await?;
         let filters = serde_json::json!({ "month": review.month });
         let record = audit_record(caller, context, kind, filters, None);
         let shown = review.downloads.len() + review.ledger_exports.len();
@@ -123,7 +123,7 @@ impl Service {
             }
             Err(e) => return Err(e.into()),
         };
-        DownloadReview::of(&decided).ok_or_else(|| ServiceError {
+        crate::sign_off::download_review(&decided).ok_or_else(|| ServiceError {
             cause: Some(format!("a stored decision has the status {:?}", decided.status).into()),
             ..ServiceError::internal()
         })
@@ -155,12 +155,11 @@ impl Service {
         };
         let _slot = self.heavy_read()?;
         let organization = caller.token.organization_id;
-        let review = self.review_of(organization, month, name).await?;
+        let (review, first) = self.review_of(organization, month, name).await?;
         if let Some(signed) = &review.sign_off {
             return signed_already(caller, signed, note.as_deref());
         }
-        let (verification, checkpoint) =
-            self.verify_month(organization, review.first_position).await?;
+        let (verification, checkpoint) = self.verify_month(organization, first).await?;
         let record = audit_record(caller, context, kind, Value::Null, None);
         let sign_off = SignOff {
             organization_id: organization,
@@ -230,9 +229,8 @@ impl Service {
         };
         let _slot = self.heavy_read()?;
         let organization = caller.token.organization_id;
-        let review = self.review_of(organization, month, "month").await?;
-        let (verification, checkpoint) =
-            self.verify_month(organization, review.first_position).await?;
+        let (_, first) = self.review_of(organization, month, "month").await?;
+        let (verification, checkpoint) = self.verify_month(organization, first).await?;
         Ok(Integrity { month: month.to_string(), verification, checkpoint })
     }
 
@@ -280,19 +278,19 @@ impl Service {
             }
             None => store.latest_checkpoint(organization, Ledger::Privacy).await?,
         };
-        Ok((MonthVerification::of(part, first), checkpoint))
+        Ok((crate::sign_off::month_verification(part, first), checkpoint))
     }
 
-    /// The review of `organization`'s `month`, an out-of-range month reported on the
-    /// parameter `name`.
+    /// The review of `organization`'s `month` and the lowest chain position of its entries, an
+    /// out-of-range month reported on the parameter `name`.
     async fn review_of(
         &self,
         organization: OrganizationId,
         month: Month,
         name: &str,
-    ) -> Result<Review, ServiceError> {
+    ) -> Result<(Review, Option<i64>), ServiceError> {
         let review = self.heavy.run("review", |store| async move {
-            crate::review::review(store.as_ref(), organization, month).await
+            crate::review::reviewed(store.as_ref(), organization, month).await
         });
         review.await.map_err(|e| match e {
             ReviewError::Store(e) => ServiceError::from(e),

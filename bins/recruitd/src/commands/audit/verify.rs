@@ -117,16 +117,12 @@ pub(crate) async fn audit_verify(
         for f in &report.findings {
             let at = f.position.map_or("no position".to_owned(), |p| format!("position {p}"));
             let id = f.id.as_ref().map(|id| format!(" id {id}")).unwrap_or_default();
-            let expected = match (f.kind, f.expected_position) {
+            let expected = match (&f.kind, f.expected_position) {
                 (FindingKind::Reordered, Some(p)) => format!(" (recorded at position {p})"),
                 (FindingKind::Truncated, Some(p)) => format!(" to {p}"),
                 _ => String::new(),
             };
-            let kind = serde_json::to_value(f.kind)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_owned))
-                .unwrap_or_default();
-            print(&format!("  {kind} {at}{expected}{id}"));
+            print(&format!("  {} {at}{expected}{id}", f.kind));
         }
     }
     if found > 0 {

@@ -1,0 +1,396 @@
+//! A month's access review of the privacy ledger, as the API shows it: what a privacy officer
+//! checks each month (PIPA safety-measure standard, Art. 8), the decisions on its downloads,
+//! and its sign-off with what the server adds to it. The server computes them
+//! (`recruit-service`); a client reads them with these types.
+//!
+//! Unknown fields are ignored when deserializing, and [`Flag`] is an open enum, so a client
+//! keeps reading the reviews of a newer server.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::chain::{Checkpoint, Finding};
+use crate::model::DataSubject;
+use crate::open_enum::open_enum;
+use crate::{OrganizationId, PrivacyAuditLogId, Timestamp, UserId};
+
+/// Where a download of the month stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum DownloadStatus {
+    /// Nobody decided on it yet.
+    Pending,
+    /// Its reason was confirmed.
+    Confirmed,
+    /// The reviewer asked the account for an explanation.
+    ExplanationRequested,
+}
+
+impl DownloadStatus {
+    /// The status's name, as the API and the store write it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "PENDING",
+            Self::Confirmed => "CONFIRMED",
+            Self::ExplanationRequested => "EXPLANATION_REQUESTED",
+        }
+    }
+
+    /// The status a decision may set, by its name: not PENDING, which no one decides.
+    pub fn decided(name: &str) -> Option<Self> {
+        [Self::Confirmed, Self::ExplanationRequested].into_iter().find(|s| s.as_str() == name)
+    }
+}
+
+/// A reviewer's decision on a download: the response of setting it, and how a month's review
+/// shows the latest.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DownloadReview {
+    /// The download's entry in the privacy ledger.
+    pub entry_id: PrivacyAuditLogId,
+    /// The month reviewed, `YYYY-MM`.
+    pub month: String,
+    /// Where it stands.
+    pub status: DownloadStatus,
+    /// The reason confirmed, or the explanation asked for.
+    pub reason: String,
+    /// Who decided.
+    pub reviewed_by: UserId,
+    /// When.
+    pub reviewed_at: Timestamp,
+}
+
+/// A download recorded in the privacy ledger: an entry whose reason the reviewer confirms.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DownloadSeen {
+    /// The entry's id.
+    pub id: String,
+    /// The account that downloaded.
+    pub account_id: String,
+    /// When.
+    pub access_time: Timestamp,
+    /// Whose data: the data subject as the API shows it.
+    pub data_subject: DataSubject,
+    /// Which data.
+    pub access_data: Vec<String>,
+    /// Where in the product.
+    pub access_menu_path: String,
+    /// From where.
+    pub ip_addresses: Vec<String>,
+    /// Where the review of it stands: PENDING until a reviewer decides.
+    pub status: DownloadStatus,
+    /// The latest decision on it, if any.
+    pub review: Option<DownloadReview>,
+}
+
+/// An export of the privacy ledger through the API, from the API audit ledger: a download of
+/// the ledger itself.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LedgerExportSeen {
+    /// The account (the user who exported).
+    pub account_id: String,
+    /// When.
+    pub at: Timestamp,
+    /// The request's id.
+    pub request_id: String,
+    /// The client's address.
+    pub client_ip: Option<String>,
+    /// The window and ids asked for.
+    pub filters: serde_json::Value,
+    /// How many entries it held.
+    pub entries: u32,
+}
+
+open_enum! {
+    /// What about an account's month calls for a closer look.
+    pub enum Flag {
+        /// Accesses outside the work hours.
+        OutsideWorkHours = "OUTSIDE_WORK_HOURS",
+        /// Bulk accesses.
+        Bulk = "BULK",
+        /// Downloads, or exports of the ledger, each to be confirmed.
+        Downloads = "DOWNLOADS",
+        /// Addresses not seen from the account the month before.
+        NewIpAddresses = "NEW_IP_ADDRESSES",
+    }
+}
+
+/// One account's month.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct AccountReview {
+    /// The account (`account_id` in the privacy ledger; the user, for exports of the ledger).
+    pub account_id: String,
+    /// Accesses recorded.
+    pub accesses: u64,
+    /// Bulk accesses: a `BULK_` activity or a bulk data subject.
+    pub bulk_accesses: u64,
+    /// Records the bulk accesses covered, where they said.
+    pub bulk_records: u64,
+    /// Accesses outside the work hours; `None` when the work hours could not be read.
+    pub outside_work_hours: Option<u64>,
+    /// Downloads recorded in the privacy ledger.
+    pub downloads: u64,
+    /// Exports of the privacy ledger through the API.
+    pub ledger_exports: u64,
+    /// Distinct users and candidates whose data it accessed.
+    pub distinct_data_subjects: u64,
+    /// Addresses it used this month and not the month before, in order.
+    pub new_ip_addresses: Vec<String>,
+    /// What calls for a closer look, in order.
+    pub flags: Vec<Flag>,
+}
+
+/// One local day of the month.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DayReview {
+    /// The date, `YYYY-MM-DD`, in the organization's time zone.
+    pub date: String,
+    /// Accesses that day.
+    pub accesses: u64,
+    /// Accesses that day per activity category, by category.
+    pub categories: BTreeMap<String, u64>,
+}
+
+/// The review of one organization's month: the same for the CLI, the REST API, the tool
+/// interface and the console.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Review {
+    /// The organization.
+    pub organization_id: OrganizationId,
+    /// The month, `YYYY-MM`.
+    pub month: String,
+    /// The time zone the month and the work hours are read in (an IANA name).
+    pub time_zone: String,
+    /// The first instant reviewed.
+    pub from: Timestamp,
+    /// The first instant after the month.
+    pub to: Timestamp,
+    /// Why accesses outside the work hours are not counted, when they are not.
+    pub work_hours_unknown: Option<String>,
+    /// What of the work hours was left out.
+    pub work_hours_notes: Vec<String>,
+    /// Accesses recorded in the month.
+    pub accesses: u64,
+    /// Per account, by account id.
+    pub accounts: Vec<AccountReview>,
+    /// Every day of the month, in order.
+    pub days: Vec<DayReview>,
+    /// Accesses per local hour of each weekday: seven rows, Monday first, of 24 hours each.
+    pub weekday_hours: Vec<Vec<u64>>,
+    /// Every download of the month, by time.
+    pub downloads: Vec<DownloadSeen>,
+    /// Every export of the privacy ledger through the API in the month, by time.
+    pub ledger_exports: Vec<LedgerExportSeen>,
+    /// The month's sign-off as recorded, if it was signed off: a [`SignOff`] as the server
+    /// that recorded it wrote it ([`Review::signed_off`] reads it).
+    pub sign_off: Option<serde_json::Value>,
+}
+
+impl Review {
+    /// The month's sign-off, if it was signed off, read as a [`SignOff`]; an error when the
+    /// recorded sign-off lacks what this version needs of one.
+    pub fn signed_off(&self) -> Option<Result<SignOff, serde_json::Error>> {
+        self.sign_off.clone().map(serde_json::from_value)
+    }
+}
+
+/// The month's figures, as signed off.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SignOffFigures {
+    /// Accesses recorded in the month.
+    pub accesses: u64,
+    /// Accounts with accesses, downloads or exports.
+    pub accounts: u64,
+    /// Accounts with at least one flag.
+    pub flagged_accounts: u64,
+    /// Downloads recorded in the privacy ledger.
+    pub downloads: u64,
+    /// Of those, confirmed.
+    pub confirmed: u64,
+    /// Of those, with an explanation asked for.
+    pub explanation_requested: u64,
+    /// Of those, with no decision.
+    pub pending: u64,
+    /// Exports of the privacy ledger through the API.
+    pub ledger_exports: u64,
+}
+
+impl SignOffFigures {
+    /// The figures of `review`.
+    pub fn of(review: &Review) -> Self {
+        let count = |status| review.downloads.iter().filter(|d| d.status == status).count() as u64;
+        Self {
+            accesses: review.accesses,
+            accounts: review.accounts.len() as u64,
+            flagged_accounts: review.accounts.iter().filter(|a| !a.flags.is_empty()).count() as u64,
+            downloads: review.downloads.len() as u64,
+            confirmed: count(DownloadStatus::Confirmed),
+            explanation_requested: count(DownloadStatus::ExplanationRequested),
+            pending: count(DownloadStatus::Pending),
+            ledger_exports: review.ledger_exports.len() as u64,
+        }
+    }
+
+    /// The downloads not confirmed.
+    pub fn unconfirmed(&self) -> u64 {
+        self.pending + self.explanation_requested
+    }
+}
+
+/// A month's integrity now: what a sign-off would record of the chain.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Integrity {
+    /// The month, `YYYY-MM`.
+    pub month: String,
+    /// The chain's verification over the month's part.
+    pub verification: MonthVerification,
+    /// The latest signed checkpoint (with the id of the key that signed it), if any.
+    pub checkpoint: Option<Checkpoint>,
+}
+
+/// The verification of the privacy ledger's chain at sign-off: the part that holds the
+/// month's entries, from the latest signed checkpoint before them to the head.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MonthVerification {
+    /// Whether nothing was found.
+    pub intact: bool,
+    /// The lowest position of the month's entries; `None` when the month has none.
+    pub month_from_position: Option<i64>,
+    /// The position of the signed checkpoint the part was checked from (0: the start).
+    pub anchored_at: i64,
+    /// The position of the chain's head.
+    pub head_position: i64,
+    /// The hash of the chain's head.
+    pub head_hash: String,
+    /// How many entries were checked.
+    pub entries: u64,
+    /// How many findings there were.
+    pub findings_total: u64,
+    /// The first findings, at most 20, in the order of positions.
+    pub findings: Vec<Finding>,
+}
+
+/// A month's sign-off, as recorded and as the API shows it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SignOff {
+    /// The organization.
+    pub organization_id: OrganizationId,
+    /// The month, `YYYY-MM`.
+    pub month: String,
+    /// The reviewer.
+    pub signed_by: UserId,
+    /// When.
+    pub signed_at: Timestamp,
+    /// The reviewer's note.
+    pub note: Option<String>,
+    /// The month's figures when it was signed off.
+    pub figures: SignOffFigures,
+    /// The chain's verification when it was signed off.
+    pub verification: MonthVerification,
+    /// The latest signed checkpoint of the privacy ledger's chain then; `None` when the
+    /// server signs none and none is stored.
+    pub checkpoint: Option<Checkpoint>,
+}
+
+impl SignOff {
+    /// Why the month cannot be signed off without a note, when the sign-off lacks one:
+    /// downloads not confirmed, or a chain that did not verify. This is the month's state,
+    /// not the request's form: the same request succeeds once the downloads are confirmed.
+    pub fn missing_note(&self) -> Option<String> {
+        if self.note.is_some() {
+            return None;
+        }
+        let unconfirmed = self.figures.unconfirmed();
+        let mut reasons = vec![];
+        if unconfirmed > 0 {
+            reasons.push(format!("{unconfirmed} of the month's downloads are not confirmed"));
+        }
+        match self.verification.findings_total {
+            0 => {}
+            1 => reasons.push("the chain's verification found a problem".to_owned()),
+            n => reasons.push(format!("the chain's verification found {n} problems")),
+        }
+        (!reasons.is_empty()).then(|| {
+            format!(
+                "is required: {}; say in the note why the month is signed off",
+                reasons.join(" and ")
+            )
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_review_reads_back_what_a_newer_server_sends() {
+        let body = serde_json::json!({
+            "organization_id": "org_0193a3b0c0e07000800000000000000a",
+            "month": "2026-10",
+            "time_zone": "Asia/Seoul",
+            "from": "2026-09-30T15:00:00Z",
+            "to": "2026-10-31T15:00:00Z",
+            "work_hours_unknown": null,
+            "work_hours_notes": [],
+            "accesses": 3,
+            "accounts": [{
+                "account_id": "0193a3b0c0e070008000000000000001",
+                "accesses": 3, "bulk_accesses": 0, "bulk_records": 0,
+                "outside_work_hours": 1, "downloads": 0, "ledger_exports": 0,
+                "distinct_data_subjects": 2, "new_ip_addresses": [],
+                "flags": ["OUTSIDE_WORK_HOURS", "A_FLAG_OF_LATER"],
+                "a_field_of_later": true
+            }],
+            "days": [], "weekday_hours": [], "downloads": [], "ledger_exports": [],
+            "sign_off": null
+        });
+        let review: Review = serde_json::from_value(body.clone()).unwrap();
+        let flags = &review.accounts[0].flags;
+        assert_eq!(flags[0], Flag::OutsideWorkHours);
+        assert_eq!((flags[1].is_known(), flags[1].as_str()), (false, "A_FLAG_OF_LATER"));
+        assert!(review.signed_off().is_none());
+        let mut written = serde_json::to_value(&review).unwrap();
+        written["accounts"][0]["a_field_of_later"] = true.into();
+        assert_eq!(written, body, "every known field and value written back as it came");
+    }
+
+    #[test]
+    fn a_month_with_unconfirmed_downloads_needs_a_note() {
+        let figures = SignOffFigures {
+            accesses: 10,
+            accounts: 2,
+            flagged_accounts: 1,
+            downloads: 3,
+            confirmed: 1,
+            explanation_requested: 1,
+            pending: 1,
+            ledger_exports: 0,
+        };
+        let sign_off = |note: Option<&str>, findings_total| SignOff {
+            organization_id: "org_0193a3b0c0e07000800000000000000a".parse().unwrap(),
+            month: "2026-10".into(),
+            signed_by: "usr_0193a3b0c0e07000800000000000000b".parse().unwrap(),
+            signed_at: "2026-11-02T09:00:00Z".parse().unwrap(),
+            note: note.map(str::to_owned),
+            figures: figures.clone(),
+            verification: MonthVerification {
+                intact: findings_total == 0,
+                month_from_position: Some(1),
+                anchored_at: 0,
+                head_position: 10,
+                head_hash: "00".repeat(32),
+                entries: 10,
+                findings_total,
+                findings: vec![],
+            },
+            checkpoint: None,
+        };
+        let why = sign_off(None, 0).missing_note().unwrap();
+        assert!(why.contains("2 of the month's downloads are not confirmed"), "{why}");
+        let why = sign_off(None, 3).missing_note().unwrap();
+        assert!(why.contains("and the chain's verification found 3 problems"), "{why}");
+        assert_eq!(sign_off(Some("two asked about, one open"), 3).missing_note(), None);
+    }
+}
