@@ -13,6 +13,8 @@
     bench/run.py recorded  # recorded ledger reads vs the hand-written transaction (RECORDED_SQL)
     bench/run.py verify    # `recruitd audit verify` of --entries entries vs reading them with COPY
     bench/run.py export    # `recruitd audit export` of --entries entries vs COPY of the same rows
+    bench/run.py reference # job, organization and recorded page reads vs the lean reference
+                           # server (bench/lean) and pgbench, interleaved, against the targets
 
 Each scenario starts a throwaway PostgreSQL cluster (initdb into a temporary directory, a free
 port; as the `postgres` user when run as root) unless DATABASE_URL names a database to use,
@@ -181,7 +183,7 @@ def wrk_script(paths, token):
 def wrk(base, paths, token, connections, duration):
     """req/s, p50 and p99 in ms, and the number of requests, of GETs of random `paths`."""
     script = wrk_script(paths, token)
-    out = subprocess.run(["wrk", "-t2", f"-c{connections}", f"-d{duration}s", "--latency",
+    out = subprocess.run(["wrk", f"-t{min(2, connections)}", f"-c{connections}", f"-d{duration}s", "--latency",
                           "-s", script.name, base], check=True, capture_output=True,
                          text=True).stdout
     os.unlink(script.name)
@@ -383,12 +385,136 @@ def scenario_recorded(url, args):
           "default durability)")
 
 
+LEAN = ROOT / "target" / "release" / "lean"
+
+
+class Lean(Server):
+    """The lean reference server (bench/lean) on the same database, with the same pool size as
+    recruitd."""
+
+    def __init__(self, url):
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.process = subprocess.Popen(
+            [str(LEAN), url, f"127.0.0.1:{self.port}", "https://app.recruitd.example", "32"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        for _ in range(600):
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=1):
+                    return
+            except OSError:
+                if self.process.poll() is not None:
+                    sys.exit(f"the lean server did not start: {self.process.stderr.read()}")
+                time.sleep(0.1)
+        sys.exit("the lean server did not start listening")
+
+
+def body(base, path, token):
+    request = urllib.request.Request(base + path, headers={"Authorization": f"Bearer {token}"})
+    with urllib.request.urlopen(request) as response:
+        return response.read()
+
+
+def scenario_reference(url, args):
+    """recruitd at its defaults (logging, metrics and limits on) against the lean reference
+    server (bench/lean: hyper and tokio-postgres, nothing else) and against pgbench running what
+    the reference sends, interleaved: the job read, the organization read, and the recorded
+    ledger page (one transaction per read for the reference). Per side: req/s, p50/p99, server
+    CPU per request (user + system of the process), PostgreSQL CPU per request (its processes'
+    user + system over the run); then recruitd's ratios to the reference, against the targets."""
+    import hashlib
+    subprocess.run(["cargo", "build", "--release", "--locked", "-p", "recruit-bench-lean"],
+                   check=True, cwd=ROOT)
+    token = demo(url)
+    org = psql(url, "SELECT organization_id FROM api_tokens LIMIT 1")
+    jobs = psql(url, f"SELECT id FROM jobs WHERE organization_id = '{org}' ORDER BY id").split()
+    digest = hashlib.sha256(token.encode()).hexdigest()
+    token_id, user = psql(url, "SELECT id, user_id FROM api_tokens "
+                               f"WHERE secret_hash = '\\x{digest}'").split("|")
+    now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
+    spell = lambda t: t.strftime("%Y-%m-%dT%H:%M:%SZ")
+    gte, lt = spell(now - datetime.timedelta(days=30)), spell(now)
+    page = f"/v1/audit-logs/privacy?timestamp_gte={gte}&timestamp_lt={lt}&limit=25"
+    values = dict(digest=digest, org=org, gte=gte, lt=lt, token=token_id, user=user)
+    cases = [
+        ("job", ["/v1/jobs/job_" + j.replace("-", "") for j in jobs],
+         JOB_SQL.format(count=len(jobs), org=org, ids=",".join(jobs))),
+        ("organization", ["/v1/organization"], ORGANIZATION_SQL.format(org=org)),
+        ("recorded page", [page], RECORDED_SQL.format(**values)),
+    ]
+    # recruitd at its defaults, its access log on; its rate limits on, with quotas above what
+    # the load asks so that the limiter's work is measured and no request is refused.
+    quota = "1000000/s"
+    server = Server(url, env={"RUST_LOG": "info", "RECRUITD_RATE_LIMIT_READS": quota,
+                              "RECRUITD_RATE_LIMIT_LEDGER_READS": quota,
+                              "RECRUITD_RATE_LIMIT_WRITES": quota,
+                              "RECRUITD_RATE_LIMIT_AUTH_FAILURES": quota})
+    lean = Lean(url)
+    try:
+        for name, paths, _ in cases:
+            for path in paths[:3]:
+                mine, theirs = body(server.base, path, token), body(lean.base, path, token)
+                if mine != theirs:
+                    sys.exit(f"{name}: the reference's body differs from recruitd's for {path}")
+        results = {}
+        for _ in range(args.rounds):
+            for name, paths, sql in cases:
+                for connections in args.connections:
+                    for side, target in (("recruitd", server), ("reference", lean), ("pgbench", None)):
+                        pg = postgres_cpu_seconds(url)
+                        if target:
+                            cpu = target.cpu_seconds()
+                            rate, p50, p99, count = wrk(target.base, paths, token, connections,
+                                                        args.duration)
+                            cpu = target.cpu_seconds() - cpu
+                        else:
+                            rate, p50, p99 = pgbench(url, sql, connections, args.duration)
+                            count, cpu = rate * args.duration, float("nan")
+                        pg = postgres_cpu_seconds(url) - pg
+                        results.setdefault((name, connections, side), []).append(
+                            (rate, p50, p99, cpu / count * 1e6, pg / count * 1e6))
+        peaks = (server.peak_rss_mib(), lean.peak_rss_mib())
+    finally:
+        server.stop()
+        lean.stop()
+    best = lambda key: max(results[key], key=lambda r: r[0])
+    rows = []
+    for name, _, _ in cases:
+        for connections in args.connections:
+            for side in ("recruitd", "reference", "pgbench"):
+                rate, p50, p99, cpu, pg = best((name, connections, side))
+                rows.append((name, connections, side, f"{rate:.0f}", f"{p50:.2f}", f"{p99:.2f}",
+                             "-" if cpu != cpu else f"{cpu:.0f}", f"{pg:.0f}"))
+    table(("read", "conns", "side", "req/s", "p50 ms", "p99 ms", "server CPU µs/req",
+           "PostgreSQL CPU µs/req"), rows)
+    print()
+    targets = []
+    for name, _, _ in cases:
+        recorded = name == "recorded page"
+        for connections in args.connections:
+            m, r = best((name, connections, "recruitd")), best((name, connections, "reference"))
+            rate_goal = (0.9 if connections == 1 else 1.2) if recorded else 0.95
+            cpu_goal = 1.5 if recorded else 1.2
+            checks = [("rate", m[0] / r[0], rate_goal, True), ("server CPU", m[3] / r[3], cpu_goal, False)]
+            if recorded:
+                checks.append(("PostgreSQL CPU", m[4] / r[4], 1.0, False))
+            for what, ratio, goal, at_least in checks:
+                met = ratio >= goal if at_least else ratio <= goal
+                targets.append((name, connections, what, f"{ratio:.2f}",
+                                f"{'≥' if at_least else '≤'} {goal}", "met" if met else "MISSED"))
+    table(("read", "conns", "recruitd / reference", "ratio", "target", ""), targets)
+    print(f"\nPeak resident memory: recruitd {peaks[0]:.1f} MiB (target < 64), reference "
+          f"{peaks[1]:.1f} MiB")
+    print(f"(best of {args.rounds} interleaved rounds of {args.duration} s per side, wrk -t2, "
+          "pgbench -M prepared -j 2; PostgreSQL at its default durability)")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("scenario", choices=["jobs", "ledger", "adapter", "ids", "import", "soak",
                                              "revocation", "record", "recorded", "verify", "export",
-                                             "review"])
+                                             "review", "reference"])
     parser.add_argument("--duration", type=int, default=20)
     parser.add_argument("--connections", default="8,64",
                         type=lambda s: [int(c) for c in s.split(",")])
@@ -396,6 +522,7 @@ def main():
     parser.add_argument("--organizations", type=int, default=20)
     parser.add_argument("--minutes", type=float, default=10)
     parser.add_argument("--trials", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--stores", default="postgres,sqlite", type=lambda s: s.split(","))
     args = parser.parse_args()
     # Scenarios measured by Rust programs of their own: run them as they are.
@@ -430,14 +557,15 @@ def main():
     url = os.environ.get("DATABASE_URL")
     if not url:
         # Anything that writes is measured at PostgreSQL's default durability.
-        cluster = Cluster(durable=args.scenario in ("record", "recorded", "verify", "export"))
+        cluster = Cluster(durable=args.scenario in ("record", "recorded", "verify", "export",
+                                                    "reference"))
         url = cluster.url
     try:
         scenarios = {"jobs": scenario_jobs, "ledger": scenario_ledger,
                      "revocation": scenario_revocation, "record": scenario_record,
                      "recorded": scenario_recorded,
                      "verify": scenario_verify, "export": scenario_export,
-                     "review": scenario_review}
+                     "review": scenario_review, "reference": scenario_reference}
         scenarios[args.scenario](url, args)
     finally:
         if cluster:
@@ -909,7 +1037,7 @@ def scenario_record(url, args):
         script.write(RECORD_LUA % (json.dumps(body), token))
         script.close()
         before = int(psql(url, "SELECT count(*) FROM privacy_audit_logs"))
-        out = subprocess.run(["wrk", "-t2", f"-c{connections}", f"-d{args.duration}s",
+        out = subprocess.run(["wrk", f"-t{min(2, connections)}", f"-c{connections}", f"-d{args.duration}s",
                               "--timeout", "10s", "--latency", "-s", script.name, server.base],
                              check=True, capture_output=True, text=True).stdout
         os.unlink(script.name)

@@ -24,9 +24,10 @@ fn members() -> BTreeMap<String, (PathBuf, toml::Table)> {
             }
         }
     }
-    let path = root.join("tests/Cargo.toml");
-    let manifest = read_manifest(&path);
-    out.insert(package_name(&manifest, &path), (path, manifest));
+    for path in [root.join("tests/Cargo.toml"), root.join("bench/lean/Cargo.toml")] {
+        let manifest = read_manifest(&path);
+        out.insert(package_name(&manifest, &path), (path, manifest));
+    }
     out
 }
 
@@ -84,6 +85,9 @@ const LAYERS: &[(&str, &[&str])] = &[
         ],
     ),
     ("recruit-client", &["recruit-domain"]),
+    // The benchmarks' reference stands for a server written without recruitd's layers above
+    // the ports: it shares only the resources and the rows' translations.
+    ("recruit-bench-lean", &["recruit-domain", "recruit-ports"]),
     ("recruit-tests", &[]),
 ];
 
@@ -95,11 +99,19 @@ const CONFINED: &[(&str, &[&str])] = &[
         &["recruit-adapters-diesel", "recruit-adapters-pg", "recruit-adapters-sqlite"],
     ),
     ("diesel_migrations", &["recruit-adapters-pg", "recruit-adapters-sqlite"]),
-    ("deadpool", &["recruit-adapters-diesel", "recruit-adapters-pg", "recruit-adapters-sqlite"]),
+    (
+        "deadpool",
+        &[
+            "recruit-adapters-diesel",
+            "recruit-adapters-pg",
+            "recruit-adapters-sqlite",
+            "recruit-bench-lean",
+        ],
+    ),
     ("libsqlite3-sys", &["recruit-adapters-sqlite"]),
-    ("tokio-postgres", &["recruit-adapters-pg"]),
-    ("hyper", &["recruit-http", "recruitd"]),
-    ("hyper-util", &["recruit-http", "recruitd"]),
+    ("tokio-postgres", &["recruit-adapters-pg", "recruit-bench-lean"]),
+    ("hyper", &["recruit-http", "recruitd", "recruit-bench-lean"]),
+    ("hyper-util", &["recruit-http", "recruitd", "recruit-bench-lean"]),
     ("rmcp", &["recruit-mcp"]),
     ("reqwest", &["recruit-client"]),
     ("rustls", &["recruit-client"]),
