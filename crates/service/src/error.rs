@@ -131,11 +131,32 @@ impl ServiceError {
     }
 }
 
-/// Runs an operation as a task of its own under `deadline`: a panic in it becomes INTERNAL, and
-/// the deadline passing becomes UPSTREAM_TIMEOUT and cancels it. Every interface runs its
-/// operations through this, so a bug or a slow database fails one request the same way
-/// everywhere.
+/// Runs an operation under `deadline`, in the caller's task: a panic in it becomes INTERNAL,
+/// and the deadline passing becomes UPSTREAM_TIMEOUT and cancels it. Every interface runs its
+/// operations through this (or [`detached`]), so a bug or a slow database fails one request
+/// the same way everywhere. A caller that goes away cancels it at its next wait: for reads,
+/// whose record (if any) is written by the recorder's own task once submitted.
 pub async fn guarded<T, F>(deadline: Duration, operation: F) -> Result<T, ServiceError>
+where
+    F: Future<Output = Result<T, ServiceError>>,
+{
+    use futures_util::FutureExt as _;
+    match tokio::time::timeout(deadline, std::panic::AssertUnwindSafe(operation).catch_unwind())
+        .await
+    {
+        Ok(Ok(result)) => result,
+        Ok(Err(_)) => Err(ServiceError {
+            cause: Some("the operation panicked".into()),
+            ..ServiceError::internal()
+        }),
+        Err(_) => Err(ServiceError::deadline_passed()),
+    }
+}
+
+/// [`guarded`], as a task of its own: a caller that goes away does not cancel it, so a write
+/// the caller stops waiting for still finishes (or fails) whole. The deadline passing still
+/// cancels it.
+pub(crate) async fn detached<T, F>(deadline: Duration, operation: F) -> Result<T, ServiceError>
 where
     F: Future<Output = Result<T, ServiceError>> + Send + 'static,
     T: Send + 'static,

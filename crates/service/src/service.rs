@@ -175,6 +175,7 @@ impl Service {
     ) -> Result<Done, ServiceError> {
         let service = Arc::clone(self);
         let request_id = context.request_id.clone();
+        let reads = operation.kind().spec().effect == crate::operation::Effect::Read;
         let span = tracing::info_span!(
             "operation",
             request.id = %request_id,
@@ -184,7 +185,12 @@ impl Service {
             async move { service.execute(credential, &context, operation).await },
             span,
         );
-        let result = guarded(deadline, operation).await;
+        // What writes runs to its end even when its caller goes away; a read need not.
+        let result = if reads {
+            guarded(deadline, operation).await
+        } else {
+            crate::error::detached(deadline, operation).await
+        };
         if let Err(e) = &result {
             crate::error::log_failure(&request_id, e);
         }
