@@ -133,9 +133,9 @@ impl ServiceError {
 
 /// Runs an operation under `deadline`, in the caller's task: a panic in it becomes INTERNAL,
 /// and the deadline passing becomes UPSTREAM_TIMEOUT and cancels it. Every interface runs its
-/// operations through this (or [`detached`]), so a bug or a slow database fails one request
-/// the same way everywhere. A caller that goes away cancels it at its next wait: for reads,
-/// whose record (if any) is written by the recorder's own task once submitted.
+/// operations through this (writes as tasks of their own), so a bug or a slow database fails
+/// one request the same way everywhere. A caller that goes away cancels it at its next wait:
+/// for reads, whose record (if any) is written by the recorder's own task once submitted.
 pub async fn guarded<T, F>(deadline: Duration, operation: F) -> Result<T, ServiceError>
 where
     F: Future<Output = Result<T, ServiceError>>,
