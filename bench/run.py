@@ -335,15 +335,9 @@ INSERT INTO api_audit_log (position, prev_hash, hash, organization_id, id, at, t
   VALUES (:position, NULL, CAST(:hash AS bytea), '{org}',""")
 
 
-def scenario_recorded(url, args):
-    """Reads of the privacy ledger, each recorded in the API audit ledger before its response
-    (`GET /v1/audit-logs/privacy`, the last 30 days, 25 entries), against the transaction a
-    hand-written server would run per read (RECORDED_SQL, prepared, through pgbench): the
-    token's look-up, the page, the insert of the read's record, the commit. That reference
-    does not chain its record; recruitd does, so a second one (CHAINED_SQL) also moves the
-    chain's head, as a hand-written server with the same tamper evidence would. PostgreSQL at
-    its default durability."""
-    import datetime
+def recorded_read(url):
+    """The demo loaded: its owner token, its organization, the path of a ledger page over the
+    last 30 days, and the values RECORDED_SQL is formatted with."""
     import hashlib
     token = demo(url)
     org = psql(url, "SELECT organization_id FROM api_tokens LIMIT 1")
@@ -354,12 +348,24 @@ def scenario_recorded(url, args):
     spell = lambda t: t.strftime("%Y-%m-%dT%H:%M:%SZ")
     gte, lt = spell(now - datetime.timedelta(days=30)), spell(now)
     path = f"/v1/audit-logs/privacy?timestamp_gte={gte}&timestamp_lt={lt}&limit=25"
+    return token, org, path, dict(digest=digest, org=org, gte=gte, lt=lt, token=token_id,
+                                  user=user)
+
+
+def scenario_recorded(url, args):
+    """Reads of the privacy ledger, each recorded in the API audit ledger before its response
+    (`GET /v1/audit-logs/privacy`, the last 30 days, 25 entries), against the transaction a
+    hand-written server would run per read (RECORDED_SQL, prepared, through pgbench): the
+    token's look-up, the page, the insert of the read's record, the commit. That reference
+    does not chain its record; recruitd does, so a second one (CHAINED_SQL) also moves the
+    chain's head, as a hand-written server with the same tamper evidence would. PostgreSQL at
+    its default durability."""
+    token, _, path, values = recorded_read(url)
     server = Server(url)
     with urllib.request.urlopen(urllib.request.Request(
             server.base + path, headers={"Authorization": f"Bearer {token}"})) as response:
         if len(json.load(response)["data"]) != 25:
             sys.exit("the demo's last 30 days hold fewer than 25 entries")
-    values = dict(digest=digest, org=org, gte=gte, lt=lt, token=token_id, user=user)
     sql, chained = RECORDED_SQL.format(**values), CHAINED_SQL.format(**values)
     rows = []
     for connections in args.connections:
@@ -422,20 +428,10 @@ def scenario_reference(url, args):
     ledger page (one transaction per read for the reference). Per side: req/s, p50/p99, server
     CPU per request (user + system of the process), PostgreSQL CPU per request (its processes'
     user + system over the run); then recruitd's ratios to the reference, against the targets."""
-    import hashlib
     subprocess.run(["cargo", "build", "--release", "--locked", "-p", "recruit-bench-lean"],
                    check=True, cwd=ROOT)
-    token = demo(url)
-    org = psql(url, "SELECT organization_id FROM api_tokens LIMIT 1")
+    token, org, page, values = recorded_read(url)
     jobs = psql(url, f"SELECT id FROM jobs WHERE organization_id = '{org}' ORDER BY id").split()
-    digest = hashlib.sha256(token.encode()).hexdigest()
-    token_id, user = psql(url, "SELECT id, user_id FROM api_tokens "
-                               f"WHERE secret_hash = '\\x{digest}'").split("|")
-    now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
-    spell = lambda t: t.strftime("%Y-%m-%dT%H:%M:%SZ")
-    gte, lt = spell(now - datetime.timedelta(days=30)), spell(now)
-    page = f"/v1/audit-logs/privacy?timestamp_gte={gte}&timestamp_lt={lt}&limit=25"
-    values = dict(digest=digest, org=org, gte=gte, lt=lt, token=token_id, user=user)
     cases = [
         ("job", ["/v1/jobs/job_" + j.replace("-", "") for j in jobs],
          JOB_SQL.format(count=len(jobs), org=org, ids=",".join(jobs))),
