@@ -878,6 +878,9 @@ fn the_server_runs_retention_on_its_schedule() {
         if a["cuts"] == 1 && a["entries"] == world_entries_of_a() + APPENDED - 3 {
             break a.clone();
         }
+        if let Some(status) = server.try_wait().unwrap() {
+            panic!("the server exited before retention ran: {status}");
+        }
         assert!(std::time::Instant::now() < deadline, "no retention within 30 s");
         std::thread::sleep(std::time::Duration::from_millis(100));
     };

@@ -113,9 +113,12 @@ impl SqliteStore {
     /// Opens (creating when missing) the database file. Does not migrate: call
     /// [`SqliteStore::migrate`].
     pub async fn open(config: &SqliteConfig) -> Result<Self, StoreError> {
+        // `busy_timeout` first: the pragmas after it touch the file, and must wait for a lock
+        // another process holds (a closing connection's checkpoint, a WAL recovery, a CLI
+        // command) instead of failing the open.
         let pragmas = format!(
-            "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; \
-             PRAGMA busy_timeout = {}; PRAGMA cache_size = -{}; PRAGMA mmap_size = {MMAP_BYTES}; \
+            "PRAGMA busy_timeout = {}; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \
+             PRAGMA foreign_keys = ON; PRAGMA cache_size = -{}; PRAGMA mmap_size = {MMAP_BYTES}; \
              PRAGMA temp_store = MEMORY;",
             config.busy_timeout.as_millis(),
             config.cache_kib.max(MIN_CACHE_KIB),

@@ -118,6 +118,24 @@ async fn the_database_is_in_wal_mode() {
     assert_eq!(mode.journal_mode, "wal");
 }
 
+/// Opening waits for a lock another process holds, as every statement does: a server that
+/// starts while `recruitd audit verify` has the file open starts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn opening_waits_for_a_lock_held_elsewhere() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("recruitd.db");
+    let mut holder = SqliteConnection::establish(&path.to_string_lossy()).expect("connects");
+    holder.batch_execute("BEGIN EXCLUSIVE; CREATE TABLE elsewhere (x INTEGER);").unwrap();
+    let release = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(400));
+        holder.batch_execute("COMMIT;").unwrap();
+    });
+    let opened = SqliteStore::open(&SqliteConfig::new(&path)).await;
+    release.join().unwrap();
+    let opened = opened.expect("opens once the lock is released");
+    assert!(opened.migrate().await.unwrap() > 0);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unusable_path_fails_when_opening() {
     let result =
