@@ -1,6 +1,6 @@
-//! The ledgers' chains (`recruit_ports::chain`) on PostgreSQL: heads locked by an upsert that
-//! changes nothing (one statement, a missing head created at the start), saved by an upsert;
-//! entries stored before chaining linked once by [`PgStore::migrate`].
+//! The ledgers' chains (`recruit_ports::chain`) on PostgreSQL: heads locked by `SELECT … FOR
+//! UPDATE` (a chain not begun yet gets its head from an upsert at the start, once), saved by
+//! an update; entries stored before chaining linked once by [`PgStore::migrate`].
 
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
@@ -29,10 +29,22 @@ pub(crate) async fn chain(
     save_heads(c, &heads).await
 }
 
-/// Locks the heads of the chains `$2` (organizations) and `$3` (ledger names) name, in one
-/// order whatever the write, a missing one created at the start (`$1`, the genesis hash).
-/// Fixed text over arrays, so that it stays prepared on the connection.
-pub(crate) const LOCK_HEADS: &str = "INSERT INTO ledger_heads (organization_id, ledger, position, hash) \
+/// Locks the heads of the chains `$1` (organizations) and `$2` (ledger names) name, in one
+/// order whatever the write; all of them, or none when one has no head yet (a chain not begun):
+/// then [`START_HEADS`] creates it. Locking only those that exist would take them out of that
+/// order, and deadlock with a write that starts the missing one. Fixed text over arrays, so
+/// that it stays prepared on the connection. A row lock, not a write: the head's row gets one
+/// new version per commit, from [`SAVE_HEADS`].
+pub(crate) const LOCK_HEADS: &str = "WITH k AS (SELECT o, l FROM unnest($1::uuid[], $2::text[]) AS k (o, l)) \
+     SELECT h.organization_id, h.ledger, h.position, h.hash FROM ledger_heads h \
+     WHERE (h.organization_id, h.ledger) IN (SELECT o, l FROM k) \
+     AND (SELECT count(*) FROM ledger_heads x WHERE (x.organization_id, x.ledger) IN \
+     (SELECT o, l FROM k)) = (SELECT count(*) FROM k) \
+     ORDER BY h.organization_id, h.ledger FOR UPDATE OF h";
+
+/// [`LOCK_HEADS`] for chains of which some have no head yet: creates the missing ones at the
+/// start (`$1`, the genesis hash) and locks all, in the same order.
+pub(crate) const START_HEADS: &str = "INSERT INTO ledger_heads (organization_id, ledger, position, hash) \
      SELECT o, l, 0, $1 FROM unnest($2::uuid[], $3::text[]) AS k (o, l) ORDER BY o, l \
      ON CONFLICT (organization_id, ledger) DO UPDATE SET position = ledger_heads.position \
      RETURNING organization_id, ledger, position, hash";
@@ -44,16 +56,24 @@ pub(crate) const SAVE_HEADS: &str = "UPDATE ledger_heads SET position = k.p, has
 
 async fn lock_heads(c: &mut AsyncPgConnection, keys: &ChainKeys) -> Result<Heads, TxError> {
     use diesel::sql_types::{Array, BigInt, Bytea, Text, Uuid};
+    type Head = (recruit_domain::Uuid, String, i64, Vec<u8>);
     let start = keys.genesis();
     let (orgs, ledgers): (Vec<_>, Vec<_>) =
-        start.into_iter().map(|h| (h.organization_id, h.ledger)).unzip();
-    let locked: Vec<(recruit_domain::Uuid, String, i64, Vec<u8>)> =
+        start.iter().map(|h| (h.organization_id, h.ledger.clone())).unzip();
+    let mut locked: Vec<Head> =
         crate::prepared::PreparedSql::<(Uuid, Text, BigInt, Bytea)>::numbered(LOCK_HEADS)
+            .bind::<Array<Uuid>, _>(orgs.clone())
+            .bind::<Array<Text>, _>(ledgers.clone())
+            .load(c)
+            .await?;
+    if locked.len() < start.len() {
+        locked = crate::prepared::PreparedSql::<(Uuid, Text, BigInt, Bytea)>::numbered(START_HEADS)
             .bind::<Bytea, _>(recruit_domain::chain::GENESIS.to_vec())
             .bind::<Array<Uuid>, _>(orgs)
             .bind::<Array<Text>, _>(ledgers)
             .load(c)
             .await?;
+    }
     Ok(Heads::new(locked.into_iter().map(|(organization_id, ledger, position, hash)| {
         neutral::LedgerHeadRow { organization_id, ledger, position, hash }
     }))?)
@@ -95,8 +115,11 @@ pub(crate) async fn lock_heads_copy(
     keys: &ChainKeys,
 ) -> Result<Heads, StoreError> {
     let start = keys.genesis();
-    let locked =
-        tx.query(LOCK_HEADS, &LockedHeads::new(&start).params()).await.map_err(write_error)?;
+    let heads = LockedHeads::new(&start);
+    let mut locked = tx.query(LOCK_HEADS, &heads.params()).await.map_err(write_error)?;
+    if heads.missing(&locked) {
+        locked = tx.query(START_HEADS, &heads.start_params()).await.map_err(write_error)?;
+    }
     heads_from(&locked)
 }
 
@@ -110,7 +133,7 @@ pub(crate) async fn save_heads_copy(
     Ok(())
 }
 
-/// The heads [`LOCK_HEADS`] returned, on a `tokio-postgres` connection.
+/// The heads [`LOCK_HEADS`] or [`START_HEADS`] returned, on a `tokio-postgres` connection.
 pub(crate) fn heads_from(locked: &[tokio_postgres::Row]) -> Result<Heads, StoreError> {
     let row = |r: &tokio_postgres::Row| -> Result<_, tokio_postgres::Error> {
         Ok(neutral::LedgerHeadRow {
@@ -123,7 +146,7 @@ pub(crate) fn heads_from(locked: &[tokio_postgres::Row]) -> Result<Heads, StoreE
     Heads::new(locked.iter().map(row).collect::<Result<Vec<_>, _>>().map_err(write_error)?)
 }
 
-/// The parameters of [`LOCK_HEADS`] for the chains of `start` (their heads at genesis, for
+/// The parameters of [`LOCK_HEADS`] and [`START_HEADS`] for the chains of `start` (their heads at genesis, for
 /// chains not begun yet), on a `tokio-postgres` connection.
 pub(crate) struct LockedHeads<'a> {
     genesis: &'static [u8],
@@ -140,7 +163,18 @@ impl<'a> LockedHeads<'a> {
         }
     }
 
-    pub(crate) fn params(&self) -> [&(dyn tokio_postgres::types::ToSql + Sync); 3] {
+    /// The parameters of [`LOCK_HEADS`].
+    pub(crate) fn params(&self) -> [&(dyn tokio_postgres::types::ToSql + Sync); 2] {
+        [&self.orgs, &self.ledgers]
+    }
+
+    /// Whether [`LOCK_HEADS`] returned fewer heads than asked: then [`START_HEADS`] runs.
+    pub(crate) fn missing(&self, locked: &[tokio_postgres::Row]) -> bool {
+        locked.len() < self.orgs.len()
+    }
+
+    /// The parameters of [`START_HEADS`].
+    pub(crate) fn start_params(&self) -> [&(dyn tokio_postgres::types::ToSql + Sync); 3] {
         [&self.genesis, &self.orgs, &self.ledgers]
     }
 }

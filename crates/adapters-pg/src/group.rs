@@ -17,7 +17,7 @@ use recruit_ports::chain::{ChainedRows, Heads};
 use recruit_ports::rows::ReadRecords;
 use tokio_postgres::{Client, Statement};
 
-use crate::chain::{LOCK_HEADS, LockedHeads, SAVE_HEADS, SavedHeads, heads_from};
+use crate::chain::{LOCK_HEADS, LockedHeads, SAVE_HEADS, START_HEADS, SavedHeads, heads_from};
 use crate::copy::CopySettings;
 use crate::error::{copy_error, write_error};
 use crate::rows::{AuditRow, Copied, ToolAuditRow};
@@ -74,6 +74,7 @@ type Steps<'a> = Vec<Pin<Box<dyn Future<Output = Result<(), tokio_postgres::Erro
 struct GroupConnection {
     client: Client,
     lock: Statement,
+    start: Statement,
     save: Statement,
     api: Inserts,
     tool: Inserts,
@@ -83,10 +84,11 @@ impl GroupConnection {
     async fn open(settings: &CopySettings) -> Result<Self, tokio_postgres::Error> {
         let client = settings.connect().await?;
         let lock = client.prepare(LOCK_HEADS).await?;
+        let start = client.prepare(START_HEADS).await?;
         let save = client.prepare(SAVE_HEADS).await?;
         let api = Inserts::prepare::<AuditRow>(&client).await?;
         let tool = Inserts::prepare::<ToolAuditRow>(&client).await?;
-        Ok(Self { client, lock, save, api, tool })
+        Ok(Self { client, lock, start, save, api, tool })
     }
 
     /// Writes `group` in one transaction, linked into its chains.
@@ -106,6 +108,9 @@ impl GroupConnection {
         ])
         .await
         .map_err(write_error)?;
+        if lock.missing(&locked) {
+            locked = client.query(&self.start, &lock.start_params()).await.map_err(write_error)?;
+        }
         let mut heads: Heads = heads_from(&locked)?;
         group.link(&mut heads, contents)?;
         let ReadRecords { api, tool } = group;

@@ -75,6 +75,7 @@ macro_rules! store_contract_tests {
             idempotency_keys_expire_and_are_purged,
             recorded_accesses_are_written_whole_or_not_at_all,
             concurrent_writes_with_a_key_write_once,
+            concurrent_reads_and_writes_extend_one_chain,
             audit_entries_are_listed_newest_first_by_organization,
             a_months_review_counts_its_entries_by_account_and_slot,
             a_reviews_decisions_and_sign_off_are_kept_with_their_records,
