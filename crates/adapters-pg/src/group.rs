@@ -83,6 +83,10 @@ struct GroupConnection {
 impl GroupConnection {
     async fn open(settings: &CopySettings) -> Result<Self, tokio_postgres::Error> {
         let client = settings.connect().await?;
+        // The heads' statements take arrays, whose length PostgreSQL knows only at a run: it
+        // would plan them again at every group (up to 0.26 ms of planning for 0.05 ms of
+        // work). One generic plan each serves every group.
+        client.batch_execute("SET plan_cache_mode = force_generic_plan").await?;
         let lock = client.prepare(LOCK_HEADS).await?;
         let start = client.prepare(START_HEADS).await?;
         let save = client.prepare(SAVE_HEADS).await?;
