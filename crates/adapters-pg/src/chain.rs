@@ -54,6 +54,11 @@ pub(crate) const SAVE_HEADS: &str = "UPDATE ledger_heads SET position = k.p, has
      FROM unnest($1::uuid[], $2::text[], $3::bigint[], $4::bytea[]) AS k (o, l, p, h) \
      WHERE organization_id = k.o AND ledger = k.l";
 
+/// Moves the heads of the chains `$1` and `$2` name from positions `$3` and hashes `$4`, where
+/// the writer saw them, to `$5` and `$6`; fails with SQLSTATE `RH001` if one is no longer
+/// where it was seen (`advance_ledger_heads`, migration 000016).
+pub(crate) const ADVANCE_HEADS: &str = "SELECT advance_ledger_heads($1, $2, $3, $4, $5, $6)";
+
 async fn lock_heads(c: &mut AsyncPgConnection, keys: &ChainKeys) -> Result<Heads, TxError> {
     use diesel::sql_types::{Array, BigInt, Bytea, Text, Uuid};
     type Head = (recruit_domain::Uuid, String, i64, Vec<u8>);
@@ -462,4 +467,32 @@ pub(crate) async fn export_chunk<R: LedgerTable>(
         .map(|r| ExportedEntry::of(r.into_neutral()?))
         .collect::<Result<_, StoreError>>()
         .map_err(TxError::from)
+}
+
+/// The parameters of [`ADVANCE_HEADS`]: the heads `moved` to, from where they were `seen`
+/// (both in locking order, one per chain).
+pub(crate) struct AdvancedHeads<'a> {
+    to: SavedHeads<'a>,
+    seen_positions: Vec<i64>,
+    seen_hashes: Vec<&'a [u8]>,
+}
+
+impl<'a> AdvancedHeads<'a> {
+    pub(crate) fn new(
+        seen: &'a [neutral::LedgerHeadRow],
+        moved: &'a [neutral::LedgerHeadRow],
+    ) -> Self {
+        let seen_of = |m: &neutral::LedgerHeadRow| {
+            seen.iter()
+                .find(|s| (s.organization_id, &s.ledger) == (m.organization_id, &m.ledger))
+                .map_or((-1, &[][..]), |s| (s.position, s.hash.as_slice()))
+        };
+        let (seen_positions, seen_hashes) = moved.iter().map(seen_of).unzip();
+        Self { to: SavedHeads::new(moved), seen_positions, seen_hashes }
+    }
+
+    pub(crate) fn params(&self) -> [&(dyn tokio_postgres::types::ToSql + Sync); 6] {
+        let to = &self.to;
+        [&to.orgs, &to.ledgers, &self.seen_positions, &self.seen_hashes, &to.positions, &to.hashes]
+    }
 }

@@ -7,17 +7,22 @@
 //! A connection whose group failed is closed, whatever the failure: the next group opens a
 //! new one, so no group ever starts in a transaction a failure left open.
 
+use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::Poll;
 
+use recruit_domain::Uuid;
 use recruit_ports::StoreError;
 use recruit_ports::chain::{ChainedRows, Heads};
-use recruit_ports::rows::ReadRecords;
+use recruit_ports::rows::{LedgerHeadRow, ReadRecords};
 use tokio_postgres::{Client, Statement};
 
-use crate::chain::{LOCK_HEADS, LockedHeads, SAVE_HEADS, START_HEADS, SavedHeads, heads_from};
+use crate::chain::{
+    ADVANCE_HEADS, AdvancedHeads, LOCK_HEADS, LockedHeads, SAVE_HEADS, START_HEADS, SavedHeads,
+    heads_from,
+};
 use crate::copy::CopySettings;
 use crate::error::{copy_error, write_error};
 use crate::rows::{AuditRow, Copied, ToolAuditRow};
@@ -70,14 +75,26 @@ impl Inserts {
 
 type Steps<'a> = Vec<Pin<Box<dyn Future<Output = Result<(), tokio_postgres::Error>> + Send + 'a>>>;
 
-/// The recorder's connection and its prepared statements.
+/// The most chains whose heads a group connection remembers; past it, it forgets them all
+/// and remembers again the ones it writes.
+const SEEN_HEADS: usize = 4096;
+
+/// The SQLSTATE of `advance_ledger_heads` (migration 000016) when a chain moved since its
+/// head was last seen.
+const HEAD_MOVED: &str = "RH001";
+
+/// The recorder's connection, its prepared statements, and the heads it last saved.
 struct GroupConnection {
     client: Client,
     lock: Statement,
     start: Statement,
     save: Statement,
+    advance: Statement,
     api: Inserts,
     tool: Inserts,
+    /// Each chain's head (position, hash) as this connection last locked or saved it. Another
+    /// writer may have moved it since: `advance_ledger_heads` checks under the row's lock.
+    seen: HashMap<(Uuid, String), (i64, Vec<u8>)>,
 }
 
 impl GroupConnection {
@@ -90,16 +107,76 @@ impl GroupConnection {
         let lock = client.prepare(LOCK_HEADS).await?;
         let start = client.prepare(START_HEADS).await?;
         let save = client.prepare(SAVE_HEADS).await?;
+        let advance = client.prepare(ADVANCE_HEADS).await?;
         let api = Inserts::prepare::<AuditRow>(&client).await?;
         let tool = Inserts::prepare::<ToolAuditRow>(&client).await?;
-        Ok(Self { client, lock, start, save, api, tool })
+        let seen = HashMap::new();
+        Ok(Self { client, lock, start, save, advance, api, tool, seen })
     }
 
-    /// Writes `group` in one transaction, linked into its chains.
-    async fn write(&self, mut group: ReadRecords) -> Result<(), StoreError> {
-        let client = &self.client;
+    /// Writes `group` in one transaction, linked into its chains: in one round trip from the
+    /// heads this connection saw last, when it saw them all and no one moved them since;
+    /// otherwise in two, locking the heads first.
+    async fn write(&mut self, group: ReadRecords) -> Result<(), StoreError> {
         // Before the heads are locked: the lock is held for the hashing only.
         let contents = group.contents()?;
+        let start = group.chain_keys().genesis();
+        let seen: Option<Vec<LedgerHeadRow>> = start
+            .iter()
+            .map(|h| {
+                let (position, hash) = self.seen.get(&(h.organization_id, h.ledger.clone()))?;
+                Some(LedgerHeadRow { position: *position, hash: hash.clone(), ..h.clone() })
+            })
+            .collect();
+        if let Some(seen) = seen {
+            let mut heads = Heads::new(seen.iter().cloned())?;
+            let mut linked = group.clone();
+            linked.link(&mut heads, contents)?;
+            match self.advance(&seen, &heads, linked).await {
+                Ok(()) => {
+                    self.remember(&heads);
+                    return Ok(());
+                }
+                Err(e) if e.code().is_some_and(|c| c.code() == HEAD_MOVED) => self.seen.clear(),
+                Err(e) => return Err(write_error(e)),
+            }
+            let contents = group.contents()?;
+            return self.write_locked(group, contents).await;
+        }
+        self.write_locked(group, contents).await
+    }
+
+    /// [`GroupConnection::write`] from the heads `seen`, which `heads` moved: `BEGIN`, the
+    /// heads' advance (which fails, aborting the transaction, if one is no longer where it
+    /// was seen), the rows' inserts and `COMMIT`, all sent at once.
+    async fn advance(
+        &self,
+        seen: &[LedgerHeadRow],
+        heads: &Heads,
+        group: ReadRecords,
+    ) -> Result<(), tokio_postgres::Error> {
+        let client = &self.client;
+        let moved = heads.moved();
+        let advanced = AdvancedHeads::new(seen, &moved);
+        let (api, tool) = rows_of(group);
+        let mut steps: Steps<'_> = vec![
+            Box::pin(client.batch_execute("BEGIN")),
+            Box::pin(async { client.execute(&self.advance, &advanced.params()).await.map(drop) }),
+        ];
+        steps.extend(self.api.steps(client, &api));
+        steps.extend(self.tool.steps(client, &tool));
+        steps.push(Box::pin(client.batch_execute("COMMIT")));
+        in_order(steps).await
+    }
+
+    /// [`GroupConnection::write`] with the heads locked first: `BEGIN` and the lock, then the
+    /// rows' inserts, the heads' save and `COMMIT`.
+    async fn write_locked(
+        &mut self,
+        mut group: ReadRecords,
+        contents: Vec<Vec<u8>>,
+    ) -> Result<(), StoreError> {
+        let client = &self.client;
         let start = group.chain_keys().genesis();
         let lock = LockedHeads::new(&start);
         let mut locked = vec![];
@@ -117,36 +194,60 @@ impl GroupConnection {
         }
         let mut heads: Heads = heads_from(&locked)?;
         group.link(&mut heads, contents)?;
-        let ReadRecords { api, tool } = group;
-        let api: Vec<AuditRow> = api.into_iter().map(AuditRow::from).collect();
-        let tool: Vec<ToolAuditRow> = tool.into_iter().map(ToolAuditRow::from).collect();
+        let (api, tool) = rows_of(group);
         let moved = heads.moved();
         let saved = SavedHeads::new(&moved);
         let mut steps = self.api.steps(client, &api);
         steps.extend(self.tool.steps(client, &tool));
         steps.push(Box::pin(async { client.execute(&self.save, &saved.params()).await.map(drop) }));
         steps.push(Box::pin(client.batch_execute("COMMIT")));
-        in_order(steps).await.map_err(write_error)
+        in_order(steps).await.map_err(write_error)?;
+        self.remember(&heads);
+        Ok(())
+    }
+
+    /// Remembers the heads a committed group left.
+    fn remember(&mut self, heads: &Heads) {
+        let moved = heads.moved();
+        if self.seen.len() + moved.len() > SEEN_HEADS {
+            self.seen.clear();
+        }
+        for h in moved {
+            self.seen.insert((h.organization_id, h.ledger), (h.position, h.hash));
+        }
     }
 }
 
-/// Runs `steps` side by side and fails with the first error. Each step is first polled in the
-/// order given, and `tokio-postgres` sends a statement when its future is first polled: the
-/// statements reach PostgreSQL in this order, without waiting for each other's answers.
+/// A group's rows as this adapter inserts them.
+fn rows_of(group: ReadRecords) -> (Vec<AuditRow>, Vec<ToolAuditRow>) {
+    let ReadRecords { api, tool } = group;
+    (
+        api.into_iter().map(AuditRow::from).collect(),
+        tool.into_iter().map(ToolAuditRow::from).collect(),
+    )
+}
+
+/// Runs `steps` side by side, each to its end, and fails with the first error in the order
+/// given (a later statement's failure is most often that the transaction was aborted). Each
+/// step is first polled in the order given, and `tokio-postgres` sends a statement when its
+/// future is first polled: the statements reach PostgreSQL in this order, without waiting for
+/// each other's answers.
 async fn in_order(steps: Steps<'_>) -> Result<(), tokio_postgres::Error> {
-    let mut steps: Vec<_> = steps.into_iter().map(Some).collect();
+    let mut steps: Vec<_> = steps.into_iter().map(|step| (Some(step), Ok(()))).collect();
     std::future::poll_fn(move |cx| {
         let mut pending = false;
-        for slot in &mut steps {
+        for (slot, outcome) in &mut steps {
             if let Some(step) = slot {
                 match step.as_mut().poll(cx) {
-                    Poll::Ready(Ok(())) => *slot = None,
-                    Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                    Poll::Ready(done) => (*slot, *outcome) = (None, done),
                     Poll::Pending => pending = true,
                 }
             }
         }
-        if pending { Poll::Pending } else { Poll::Ready(Ok(())) }
+        if pending {
+            return Poll::Pending;
+        }
+        Poll::Ready(steps.drain(..).map(|(_, outcome)| outcome).collect())
     })
     .await
 }
@@ -162,7 +263,7 @@ pub(crate) fn group_writer(
         let (settings, connection) = (Arc::clone(&settings), Arc::clone(&connection));
         Box::pin(async move {
             let mut held = connection.lock().await;
-            let c = match held.take() {
+            let mut c = match held.take() {
                 Some(c) if !c.client.is_closed() => c,
                 _ => GroupConnection::open(&settings).await.map_err(copy_error)?,
             };

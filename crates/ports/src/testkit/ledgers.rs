@@ -379,13 +379,21 @@ pub async fn concurrent_writes_with_a_key_write_once(store: &dyn Store) {
     assert_eq!(read(store, &query(ORG_A, 100), 20).await.len(), 13, "one batch written");
 }
 
-/// Concurrent reads (recorded together) and writes (each recording itself in its own
-/// transaction) of one organization extend one chain: its first entry links to the genesis
+/// Reads (recorded together) and writes (each recording itself in its own transaction) of
+/// one organization, one after another and then concurrently, extend one chain: its first entry links to the genesis
 /// hash, every position from 1 is taken once, each entry links to the one before, and each
 /// hash is the entry's.
 pub async fn concurrent_reads_and_writes_extend_one_chain(store: &dyn Store) {
     use recruit_domain::chain::{GENESIS, Ledger, entry_hash};
     loaded(store).await;
+    // One after another first: a read, a write that moves the chain the read extended, two
+    // more reads (a store that remembers the heads it wrote finds one moved, then not).
+    store.record_read(&record(ORG_A, 30), 0).await.unwrap();
+    let claim = key_claim(ORG_A, "chain-before", 1, 100);
+    let write = accesses(&claim, vec![ledger_entry(ORG_A, 70, t(90))], 0x90);
+    assert_eq!(store.record_privacy_accesses(&write).await.unwrap(), Claim::Granted);
+    store.record_read(&record(ORG_A, 31), 0).await.unwrap();
+    store.record_read(&record(ORG_A, 32), 0).await.unwrap();
     let writes: Vec<_> = (0..6u128)
         .map(|n| {
             let claim = key_claim(ORG_A, &format!("chain-{n}"), 1, 100);
@@ -414,7 +422,7 @@ pub async fn concurrent_reads_and_writes_extend_one_chain(store: &dyn Store) {
         limit: 100,
     };
     let chain = store.chain_entries(page).await.unwrap();
-    assert_eq!(chain.len(), 30);
+    assert_eq!(chain.len(), 34);
     let mut prev = GENESIS;
     for (n, entry) in (1..).zip(&chain) {
         assert_eq!(entry.position, Some(n), "{:?}", entry.id);
@@ -425,7 +433,7 @@ pub async fn concurrent_reads_and_writes_extend_one_chain(store: &dyn Store) {
     }
     let heads = store.chain_heads(Some(org_id(ORG_A))).await.unwrap();
     let api = heads.iter().find(|h| h.ledger == "api").expect("the API chain's head");
-    assert_eq!((api.position, &api.hash[..]), (30, &prev[..]));
+    assert_eq!((api.position, &api.hash[..]), (34, &prev[..]));
 }
 
 /// Operators list audit entries newest first, of one organization or all, up to a limit.

@@ -1,0 +1,1 @@
+DROP FUNCTION advance_ledger_heads(uuid[], text[], bigint[], bytea[], bigint[], bytea[]);
