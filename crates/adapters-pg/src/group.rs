@@ -247,7 +247,7 @@ async fn in_order(steps: Steps<'_>) -> Result<(), tokio_postgres::Error> {
         if pending {
             return Poll::Pending;
         }
-        Poll::Ready(steps.drain(..).map(|(_, outcome)| outcome).collect())
+        Poll::Ready(steps.drain(..).try_for_each(|(_, outcome)| outcome))
     })
     .await
 }
