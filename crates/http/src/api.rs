@@ -480,9 +480,10 @@ impl Api {
                         "This server signs no checkpoints: it runs without a checkpoint key.",
                     )
                 })?;
-                let keys = serde_json::to_vec(&keys).map_err(|e| ServiceError {
-                    cause: Some(format!("the key set could not be serialized: {e}").into()),
-                    ..ServiceError::internal()
+                let keys = serde_json::to_vec(&keys).map_err(|e| {
+                    ServiceError::internal_because(format!(
+                        "the key set could not be serialized: {e}"
+                    ))
                 });
                 let keys = keys.inspect_err(|e| log_failure(request_id, e))?;
                 return Ok(render::ok(keys, "application/jwk-set+json"));

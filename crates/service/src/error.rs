@@ -99,6 +99,11 @@ impl ServiceError {
         )
     }
 
+    /// [`ServiceError::internal`], with what went wrong inside for the server's log.
+    pub fn internal_because(cause: impl Into<Box<str>>) -> Self {
+        Self { cause: Some(cause.into()), ..Self::internal() }
+    }
+
     /// The operation ran past its deadline.
     pub fn deadline_passed() -> Self {
         Self {
@@ -145,10 +150,7 @@ where
         .await
     {
         Ok(Ok(result)) => result,
-        Ok(Err(_)) => Err(ServiceError {
-            cause: Some("the operation panicked".into()),
-            ..ServiceError::internal()
-        }),
+        Ok(Err(_)) => Err(ServiceError::internal_because("the operation panicked")),
         Err(_) => Err(ServiceError::deadline_passed()),
     }
 }
@@ -165,14 +167,10 @@ where
     let abort = task.abort_handle();
     match tokio::time::timeout(deadline, task).await {
         Ok(Ok(result)) => result,
-        Ok(Err(join)) => Err(ServiceError {
-            cause: Some(if join.is_panic() {
-                "the operation panicked".into()
-            } else {
-                join.to_string().into()
-            }),
-            ..ServiceError::internal()
-        }),
+        Ok(Err(join)) if join.is_panic() => {
+            Err(ServiceError::internal_because("the operation panicked"))
+        }
+        Ok(Err(join)) => Err(ServiceError::internal_because(join.to_string())),
         Err(_) => {
             abort.abort();
             Err(ServiceError::deadline_passed())

@@ -150,10 +150,7 @@ impl Chunks {
     fn failed(&mut self, cause: String) -> Poll<Option<Result<Vec<u8>, ServiceError>>> {
         self.done = true;
         tracing::error!(error = %cause, "an export stopped before its end");
-        Poll::Ready(Some(Err(ServiceError {
-            cause: Some(cause.into()),
-            ..ServiceError::internal()
-        })))
+        Poll::Ready(Some(Err(ServiceError::internal_because(cause))))
     }
 }
 

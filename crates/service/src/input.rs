@@ -191,13 +191,12 @@ impl Arguments {
     /// The operation's input struct. A struct that does not fit its parameters is the
     /// server's fault, INTERNAL; the tests build every operation's.
     pub(crate) fn input<T: Input>(self) -> Result<T, ServiceError> {
-        let mut input: T =
-            serde_json::from_value(Value::Object(self.values)).map_err(|e| ServiceError {
-                cause: Some(
-                    format!("the input of {} did not build: {e}", self.kind.operation_id()).into(),
-                ),
-                ..ServiceError::internal()
-            })?;
+        let mut input: T = serde_json::from_value(Value::Object(self.values)).map_err(|e| {
+            ServiceError::internal_because(format!(
+                "the input of {} did not build: {e}",
+                self.kind.operation_id()
+            ))
+        })?;
         input.finish(self.body, self.problems);
         Ok(input)
     }

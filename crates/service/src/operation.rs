@@ -607,14 +607,12 @@ impl Outcome {
 }
 
 fn no_json_form() -> ServiceError {
-    ServiceError { cause: Some("a download has no JSON form".into()), ..ServiceError::internal() }
+    ServiceError::internal_because("a download has no JSON form")
 }
 
-fn not_serialized(e: serde_json::Error) -> ServiceError {
-    ServiceError {
-        cause: Some(format!("the response could not be serialized: {e}").into()),
-        ..ServiceError::internal()
-    }
+/// A response that could not be serialized: a fault of the server's.
+pub(crate) fn not_serialized(e: serde_json::Error) -> ServiceError {
+    ServiceError::internal_because(format!("the response could not be serialized: {e}"))
 }
 
 /// Who runs an operation: a secret still to authenticate, or a caller a transport has

@@ -280,10 +280,7 @@ impl Service {
             entries: Vec<&'a PrivacyAuditLog>,
         }
         let shown = Shown { entries: entries.iter().map(|e| &e.entry).collect() };
-        let response = serde_json::to_vec(&shown).map_err(|e| ServiceError {
-            cause: Some(format!("the response could not be serialized: {e}").into()),
-            ..ServiceError::internal()
-        });
+        let response = serde_json::to_vec(&shown).map_err(crate::operation::not_serialized);
         let response = StoredResponse { status: CREATED, body: response? };
         let summary = serde_json::json!({ "idempotency_key": key, "entries": entries.len() });
         let write = AccessesWrite {
@@ -297,10 +294,7 @@ impl Service {
                 Ok(Recorded { status: CREATED, body: write.response.body, replayed: false })
             }
             Ok(found) => key_answer(&write.claim, found).unwrap_or_else(|| {
-                Err(ServiceError {
-                    cause: Some("the key was granted twice".into()),
-                    ..ServiceError::internal()
-                })
+                Err(ServiceError::internal_because("the key was granted twice"))
             }),
             // Nothing was written, the key included: a retry runs anew.
             Err(e) => Err(match e {

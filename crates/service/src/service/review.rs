@@ -123,9 +123,11 @@ impl Service {
             }
             Err(e) => return Err(e.into()),
         };
-        crate::sign_off::download_review(&decided).ok_or_else(|| ServiceError {
-            cause: Some(format!("a stored decision has the status {:?}", decided.status).into()),
-            ..ServiceError::internal()
+        crate::sign_off::download_review(&decided).ok_or_else(|| {
+            ServiceError::internal_because(format!(
+                "a stored decision has the status {:?}",
+                decided.status
+            ))
         })
     }
 
@@ -184,9 +186,8 @@ impl Service {
                 )
             });
         }
-        let body = serde_json::to_value(&sign_off).map_err(|e| ServiceError {
-            cause: Some(format!("the sign-off could not be serialized: {e}").into()),
-            ..ServiceError::internal()
+        let body = serde_json::to_value(&sign_off).map_err(|e| {
+            ServiceError::internal_because(format!("the sign-off could not be serialized: {e}"))
         })?;
         // The sign-off itself is in the API ledger's chain: what the auditor is shown is
         // tamper-evident like the ledger it vouches for.
@@ -328,9 +329,8 @@ fn signed_already(
 
 /// `value` as the bytes of its JSON.
 fn json_bytes(value: &Value) -> Result<Vec<u8>, ServiceError> {
-    serde_json::to_vec(value).map_err(|e| ServiceError {
-        cause: Some(format!("the sign-off could not be serialized: {e}").into()),
-        ..ServiceError::internal()
+    serde_json::to_vec(value).map_err(|e| {
+        ServiceError::internal_because(format!("the sign-off could not be serialized: {e}"))
     })
 }
 
