@@ -352,6 +352,12 @@ def recorded_read(url):
                                   user=user)
 
 
+def body(base, path, token):
+    request = urllib.request.Request(base + path, headers={"Authorization": f"Bearer {token}"})
+    with urllib.request.urlopen(request) as response:
+        return response.read()
+
+
 def scenario_recorded(url, args):
     """Reads of the privacy ledger, each recorded in the API audit ledger before its response
     (`GET /v1/audit-logs/privacy`, the last 30 days, 25 entries), against the transaction a
@@ -362,10 +368,8 @@ def scenario_recorded(url, args):
     its default durability."""
     token, _, path, values = recorded_read(url)
     server = Server(url)
-    with urllib.request.urlopen(urllib.request.Request(
-            server.base + path, headers={"Authorization": f"Bearer {token}"})) as response:
-        if len(json.load(response)["data"]) != 25:
-            sys.exit("the demo's last 30 days hold fewer than 25 entries")
+    if len(json.loads(body(server.base, path, token))["data"]) != 25:
+        sys.exit("the demo's last 30 days hold fewer than 25 entries")
     sql, chained = RECORDED_SQL.format(**values), CHAINED_SQL.format(**values)
     rows = []
     for connections in args.connections:
@@ -413,12 +417,6 @@ class Lean(Server):
                     sys.exit(f"the lean server did not start: {self.process.stderr.read()}")
                 time.sleep(0.1)
         sys.exit("the lean server did not start listening")
-
-
-def body(base, path, token):
-    request = urllib.request.Request(base + path, headers={"Authorization": f"Bearer {token}"})
-    with urllib.request.urlopen(request) as response:
-        return response.read()
 
 
 def scenario_reference(url, args):
