@@ -151,8 +151,8 @@ pub(crate) fn heads_from(locked: &[tokio_postgres::Row]) -> Result<Heads, StoreE
     Heads::new(locked.iter().map(row).collect::<Result<Vec<_>, _>>().map_err(write_error)?)
 }
 
-/// The parameters of [`LOCK_HEADS`] and [`START_HEADS`] for the chains of `start` (their heads at genesis, for
-/// chains not begun yet), on a `tokio-postgres` connection.
+/// The parameters of [`LOCK_HEADS`] and [`START_HEADS`] for the chains of `start` (their
+/// heads at genesis, for chains not begun yet), on a `tokio-postgres` connection.
 pub(crate) struct LockedHeads<'a> {
     genesis: &'static [u8],
     orgs: Vec<recruit_domain::Uuid>,
@@ -469,8 +469,8 @@ pub(crate) async fn export_chunk<R: LedgerTable>(
         .map_err(TxError::from)
 }
 
-/// The parameters of [`ADVANCE_HEADS`]: the heads `moved` to, from where they were `seen`
-/// (both in locking order, one per chain).
+/// The parameters of [`ADVANCE_HEADS`]: the heads `moved` to, in locking order, each from
+/// where it was `seen` (a head not seen gets position -1, which never matches).
 pub(crate) struct AdvancedHeads<'a> {
     to: SavedHeads<'a>,
     seen_positions: Vec<i64>,

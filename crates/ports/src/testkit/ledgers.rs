@@ -250,7 +250,7 @@ pub async fn a_ledger_entry_id_is_unique_within_its_organization(store: &dyn Sto
     assert_eq!(read(store, &query(ORG_B, 100), 2).await.len(), 5);
 }
 
-fn key_claim(org: u128, key: &str, fingerprint: u8, now: i64) -> KeyClaim {
+pub(super) fn key_claim(org: u128, key: &str, fingerprint: u8, now: i64) -> KeyClaim {
     KeyClaim {
         organization_id: org_id(org),
         key: key.into(),
@@ -260,7 +260,7 @@ fn key_claim(org: u128, key: &str, fingerprint: u8, now: i64) -> KeyClaim {
     }
 }
 
-fn accesses(claim: &KeyClaim, entries: Vec<LedgerEntry>, n: u128) -> AccessesWrite {
+pub(super) fn accesses(claim: &KeyClaim, entries: Vec<LedgerEntry>, n: u128) -> AccessesWrite {
     let org = claim.organization_id.uuid().as_u128();
     let mut record = record(org, n);
     record.api.operation = "recordPrivacyAccesses".into();
@@ -377,63 +377,6 @@ pub async fn concurrent_writes_with_a_key_write_once(store: &dyn Store) {
         "{results:?}"
     );
     assert_eq!(read(store, &query(ORG_A, 100), 20).await.len(), 13, "one batch written");
-}
-
-/// Reads (recorded together) and writes (each recording itself in its own transaction) of
-/// one organization, one after another and then concurrently, extend one chain: its first entry links to the genesis
-/// hash, every position from 1 is taken once, each entry links to the one before, and each
-/// hash is the entry's.
-pub async fn concurrent_reads_and_writes_extend_one_chain(store: &dyn Store) {
-    use recruit_domain::chain::{GENESIS, Ledger, entry_hash};
-    loaded(store).await;
-    // One after another first: a read, a write that moves the chain the read extended, two
-    // more reads (a store that remembers the heads it wrote finds one moved, then not).
-    store.record_read(&record(ORG_A, 30), 0).await.unwrap();
-    let claim = key_claim(ORG_A, "chain-before", 1, 100);
-    let write = accesses(&claim, vec![ledger_entry(ORG_A, 70, t(90))], 0x90);
-    assert_eq!(store.record_privacy_accesses(&write).await.unwrap(), Claim::Granted);
-    store.record_read(&record(ORG_A, 31), 0).await.unwrap();
-    store.record_read(&record(ORG_A, 32), 0).await.unwrap();
-    let writes: Vec<_> = (0..6u128)
-        .map(|n| {
-            let claim = key_claim(ORG_A, &format!("chain-{n}"), 1, 100);
-            accesses(&claim, vec![ledger_entry(ORG_A, 60 + n, t(90))], 0x80 + n)
-        })
-        .collect();
-    let reads: Vec<_> = (1..=24u128).map(|n| record(ORG_A, n)).collect();
-    type Step<'a> = std::pin::Pin<Box<dyn std::future::Future<Output = String> + Send + 'a>>;
-    let mut steps: Vec<Step<'_>> = vec![];
-    for (n, read) in reads.iter().enumerate() {
-        steps.push(Box::pin(async move { format!("{:?}", store.record_read(read, 0).await) }));
-        if n % 4 == 0 {
-            let write = &writes[n / 4];
-            steps.push(Box::pin(async move {
-                format!("{:?}", store.record_privacy_accesses(write).await)
-            }));
-        }
-    }
-    for outcome in futures_join_all(steps.into_iter()).await {
-        assert!(outcome == "Ok(())" || outcome == "Ok(Granted)", "{outcome}");
-    }
-    let page = crate::chain::ChainPage {
-        ledger: Ledger::Api,
-        organization: org_id(ORG_A),
-        from: crate::chain::ChainFrom::Linked(None),
-        limit: 100,
-    };
-    let chain = store.chain_entries(page).await.unwrap();
-    assert_eq!(chain.len(), 34);
-    let mut prev = GENESIS;
-    for (n, entry) in (1..).zip(&chain) {
-        assert_eq!(entry.position, Some(n), "{:?}", entry.id);
-        assert_eq!(entry.prev_hash.as_deref(), Some(&prev[..]), "at {n}");
-        let hash = entry_hash(Ledger::Api, org_id(ORG_A), n as u64, &prev, &entry.canonical);
-        assert_eq!(entry.hash.as_deref(), Some(&hash[..]), "at {n}");
-        prev = hash;
-    }
-    let heads = store.chain_heads(Some(org_id(ORG_A))).await.unwrap();
-    let api = heads.iter().find(|h| h.ledger == "api").expect("the API chain's head");
-    assert_eq!((api.position, &api.hash[..]), (34, &prev[..]));
 }
 
 /// Operators list audit entries newest first, of one organization or all, up to a limit.
