@@ -21,6 +21,10 @@ pub struct Dialect {
     /// The SQL before and after a parameter holding an address, true when a row of
     /// `privacy_audit_logs` recorded that address.
     pub has_address: (&'static str, &'static str),
+    /// Whether the store keeps the review's counts as entries are recorded (PostgreSQL's
+    /// `privacy_review_slots`, `privacy_review_subjects` and `privacy_review_addresses`),
+    /// read by [`kept_serve`] months instead of the entries.
+    pub kept: bool,
 }
 
 impl Dialect {
@@ -33,6 +37,7 @@ impl Dialect {
         address: "a.address",
         bulk_sum: "CAST(LEAST(coalesce(sum(bulk_count), 0), 9223372036854775807) AS BIGINT)",
         has_address: ("", " = ANY(ip_addresses)"),
+        kept: true,
     };
 
     /// SQLite's: `access_time` stored as microseconds; the addresses of a JSON array.
@@ -46,14 +51,74 @@ impl Dialect {
             "EXISTS (SELECT 1 FROM json_each(privacy_audit_logs.ip_addresses) WHERE value = ",
             ")",
         ),
+        kept: false,
     };
 }
 
-/// The month's entries counted per account, slot, activity category and subject type. The
-/// parameters: the organization, the month's first instant, the next month's, the slot width
-/// in microseconds.
-pub fn slots_sql(d: Dialect) -> String {
+/// The width of the kept counts' slots: a quarter hour, in microseconds.
+pub const KEPT_SLOT_MICROS: i64 = 900_000_000;
+
+/// Whether the counts `d`'s store keeps give `q`'s facts exactly: its slots are whole kept
+/// slots, the month and the month before begin and end on them, and neither window lies
+/// strictly inside one UTC month (an account's subjects and addresses are kept per UTC month
+/// with their first and last access, which tell whether a window that begins or ends at a
+/// month's edge holds one, not whether a window in its middle does). A month in any zone of
+/// today's tz database, with work hours on quarter hours, is served.
+pub fn kept_serve(d: Dialect, q: &recruit_ports::review::ReviewQuery) -> bool {
+    let quarter = |t: recruit_domain::Timestamp| t.unix_micros() % KEPT_SLOT_MICROS == 0;
+    let edged = |from: recruit_domain::Timestamp, to: recruit_domain::Timestamp| {
+        let month = |t: recruit_domain::Timestamp| {
+            let t = t.as_datetime().naive_utc().date();
+            chrono::Datelike::with_day(&t, 1)
+                .map(|first| (first, first.checked_add_months(chrono::Months::new(1))))
+        };
+        let last = recruit_domain::Timestamp::from_unix_micros(to.unix_micros() - 1).ok();
+        match (month(from), last.and_then(month)) {
+            (Some((a, Some(next))), Some((b, _))) if a == b => {
+                let day = |t: recruit_domain::Timestamp| t.as_datetime().naive_utc();
+                let midnight = |d: chrono::NaiveDate| d.and_hms_opt(0, 0, 0);
+                Some(day(from)) == midnight(a) || Some(day(to)) == midnight(next)
+            }
+            (Some(_), Some(_)) => true,
+            _ => false,
+        }
+    };
+    d.kept
+        && q.slot_micros > 0
+        && q.slot_micros % KEPT_SLOT_MICROS == 0
+        && [q.previous_from, q.from, q.to].into_iter().all(quarter)
+        && edged(q.from, q.to)
+        && (q.previous_from == q.from || edged(q.previous_from, q.from))
+}
+
+/// The month's entries counted per account, slot, activity category and subject type; from
+/// the kept counts when `kept`, a row per kept slot. The parameters: the organization, the month's first instant,
+/// the next month's, the slot width in microseconds.
+pub fn slots_sql(d: Dialect, kept: bool) -> String {
     let p = d.param;
+    if kept {
+        // Only PostgreSQL keeps counts.
+        // A subquery, evaluated once: `date_part` of a `timestamptz` is only stable, so a
+        // plain expression is evaluated again for every row.
+        let quarter = |n| {
+            format!(
+                "(SELECT CAST(date_part('epoch', {}) * 1000000 AS BIGINT) / {KEPT_SLOT_MICROS})",
+                p(n)
+            )
+        };
+        // Not grouped again by the wider slot: the rows add up in the service, which costs
+        // less than grouping them here.
+        return format!(
+            "SELECT account_id, slot / ({w} / {KEPT_SLOT_MICROS}) AS slot, activity_category, \
+             subject_type, entries, bulk_records, first_position \
+             FROM privacy_review_slots \
+             WHERE organization_id = {org} AND slot >= {from} AND slot < {to}",
+            w = p(4),
+            org = p(1),
+            from = quarter(2),
+            to = quarter(3),
+        );
+    }
     format!(
         "SELECT account_id, CAST({micros} / {w} AS BIGINT) AS slot, activity_category, \
          subject_type, CAST(count(*) AS BIGINT) AS entries, \
@@ -71,10 +136,35 @@ pub fn slots_sql(d: Dialect) -> String {
     )
 }
 
-/// Per account, the distinct users and candidates the month's entries name. The parameters:
-/// the organization, the month's first instant, the next month's.
-pub fn subjects_sql(d: Dialect) -> String {
+/// The UTC months, as kept, from the month of parameter `a` through that of the instant
+/// before parameter `b` (PostgreSQL).
+fn kept_months(column: &str, p: fn(usize) -> String, a: usize, b: usize) -> String {
+    format!(
+        "{column} >= CAST(date_trunc('month', {a} AT TIME ZONE 'UTC') AS date) \
+         AND {column} <= CAST(date_trunc('month', ({b} - interval '1 microsecond') \
+         AT TIME ZONE 'UTC') AS date)",
+        a = p(a),
+        b = p(b),
+    )
+}
+
+/// Per account, the distinct users and candidates the month's entries name; from the kept
+/// counts when `kept`. The parameters: the organization, the month's first instant, the next
+/// month's.
+pub fn subjects_sql(d: Dialect, kept: bool) -> String {
     let p = d.param;
+    if kept {
+        return format!(
+            "SELECT account_id, CAST(count(DISTINCT subject_id) AS BIGINT) AS subjects \
+             FROM privacy_review_subjects \
+             WHERE organization_id = {org} AND {months} AND last_at >= {from} AND first_at < {to} \
+             GROUP BY account_id",
+            org = p(1),
+            months = kept_months("month", p, 2, 3),
+            from = p(2),
+            to = p(3),
+        );
+    }
     format!(
         "SELECT account_id, CAST(count(*) AS BIGINT) AS subjects \
          FROM (SELECT DISTINCT account_id, coalesce(subject_user_id, subject_candidate_id) AS s \
@@ -88,18 +178,35 @@ pub fn subjects_sql(d: Dialect) -> String {
     )
 }
 
-/// Per account and address, whether the address appears in the month and in the month
-/// before. The parameters: the organization, the month's first instant, the next month's, the
-/// first instant of the month before.
-pub fn addresses_sql(d: Dialect) -> String {
+/// Per account, the addresses of the month not seen in the month before; from the kept
+/// counts when `kept`, where an address used in two UTC months of the month comes twice. The
+/// parameters: the organization, the month's first instant, the next month's, the first
+/// instant of the month before.
+pub fn new_addresses_sql(d: Dialect, kept: bool) -> String {
     let p = d.param;
+    if kept {
+        return format!(
+            "SELECT account_id, address FROM privacy_review_addresses m \
+             WHERE organization_id = {org} AND {months} AND last_at >= {from} AND first_at < {to} \
+             AND NOT EXISTS (SELECT 1 FROM privacy_review_addresses b \
+                 WHERE b.organization_id = {org} AND {before} AND b.account_id = m.account_id \
+                 AND b.address = m.address AND b.last_at >= {previous} AND b.first_at < {from} \
+                 AND {previous} < {from})",
+            org = p(1),
+            months = kept_months("month", p, 2, 3),
+            before = kept_months("b.month", p, 4, 2),
+            from = p(2),
+            to = p(3),
+            previous = p(4),
+        );
+    }
     format!(
-        "SELECT account_id, {address} AS address, \
-         CAST(max(CASE WHEN access_time >= {from} THEN 1 ELSE 0 END) AS BIGINT) AS in_month, \
-         CAST(max(CASE WHEN access_time < {from} THEN 1 ELSE 0 END) AS BIGINT) AS before \
+        "SELECT account_id, {address} AS address \
          FROM privacy_audit_logs, {addresses} \
          WHERE organization_id = {org} AND access_time >= {previous} AND access_time < {to} \
-         GROUP BY account_id, {address}",
+         GROUP BY account_id, {address} \
+         HAVING max(CASE WHEN access_time >= {from} THEN 1 ELSE 0 END) = 1 \
+         AND max(CASE WHEN access_time < {from} THEN 1 ELSE 0 END) = 0",
         addresses = d.addresses,
         address = d.address,
         org = p(1),
@@ -142,55 +249,52 @@ macro_rules! review_rows {
             subjects: i64,
         }
 
-        /// A row of the addresses' statement.
+        /// A row of the new addresses' statement.
         #[derive(diesel::QueryableByName)]
         struct AddressRow {
             #[diesel(sql_type = $uuid_sql)]
             account_id: $uuid,
             #[diesel(sql_type = diesel::sql_types::Text)]
             address: String,
-            #[diesel(sql_type = diesel::sql_types::BigInt)]
-            in_month: i64,
-            #[diesel(sql_type = diesel::sql_types::BigInt)]
-            before: i64,
         }
     };
 }
 
-/// Reads `recruit_ports::review::ReviewFacts` for `$q` (a `&ReviewQuery`) on the connection
-/// `$c`, inside the caller's snapshot: `$d` is the backend's [`Dialect`], `$org` the
-/// organization as stored and bound as `$uuid_sql`, `$time` turns a `Timestamp` into its stored
-/// value bound as `$time_sql`, and `$uuid` reads a stored account id back (an expression of
-/// type `Fn(stored) -> Result<Uuid, StoreError>`). Needs `review_rows!` and the adapter's
-/// schema and rows in scope. Evaluates to the facts or the first error, converted with `?`.
+/// Reads `recruit_ports::review::ReviewFacts` for `$q` (a `&ReviewQuery`) inside the caller's
+/// snapshot: each statement runs on `$conn` (an expression evaluated once per statement) and
+/// the macro in brackets waits for all seven (PostgreSQL: `&mut &*c` and `[tokio::try_join]`,
+/// which pipelines them on one connection; SQLite: `c` and `[recruit_adapters_diesel::ready_all]`). `$d` is the backend's
+/// [`Dialect`], `$org` the organization as stored and bound as `$uuid_sql`, `$time` turns a
+/// `Timestamp` into its stored value bound as `$time_sql`, and `$uuid` reads a stored account
+/// id back (an expression of type `Fn(stored) -> Result<Uuid, StoreError>`). Needs
+/// `review_rows!` and the adapter's schema and rows in scope. Evaluates to the facts or the
+/// first error, converted with `?`.
 #[macro_export]
 macro_rules! review_facts {
     ($c:ident, $q:expr, $d:expr, $org:expr => $uuid_sql:ty, $time:expr => $time_sql:ty, $uuid:expr
      $(, .$await:tt)?) => {{
         use diesel::sql_types::BigInt;
-        use ::recruit_ports::review::{AddressSeen, ReviewFacts, SlotCount};
+        use ::recruit_ports::review::{ReviewFacts, SlotCount};
         let q: &::recruit_ports::review::ReviewQuery = $q;
         let (org, from, to) = ($org, $time(q.from), $time(q.to));
-        let slots = diesel::sql_query($crate::review::slots_sql($d))
+        let kept = $crate::review::kept_serve($d, q);
+        let slots = diesel::sql_query($crate::review::slots_sql($d, kept))
             .bind::<$uuid_sql, _>(org.clone())
             .bind::<$time_sql, _>(from.clone())
             .bind::<$time_sql, _>(to.clone())
             .bind::<BigInt, _>(q.slot_micros)
-            .load($c)$(.$await)?;
-        let slots: Vec<SlotRow> = slots?;
-        let subjects = diesel::sql_query($crate::review::subjects_sql($d))
+            .load::<SlotRow>($c)$(.$await)??;
+        let subjects = diesel::sql_query($crate::review::subjects_sql($d, kept))
             .bind::<$uuid_sql, _>(org.clone())
             .bind::<$time_sql, _>(from.clone())
             .bind::<$time_sql, _>(to.clone())
-            .load($c)$(.$await)?;
-        let subjects: Vec<SubjectRow> = subjects?;
-        let addresses = diesel::sql_query($crate::review::addresses_sql($d))
+            .load::<SubjectRow>($c)$(.$await)??;
+        let addresses = diesel::sql_query($crate::review::new_addresses_sql($d, kept))
             .bind::<$uuid_sql, _>(org.clone())
             .bind::<$time_sql, _>(from.clone())
             .bind::<$time_sql, _>(to.clone())
             .bind::<$time_sql, _>($time(q.previous_from))
-            .load($c)$(.$await)?;
-        let addresses: Vec<AddressRow> = addresses?;
+            .load::<AddressRow>($c)$(.$await)??;
         let downloads = privacy_audit_logs::table
             .filter(privacy_audit_logs::organization_id.eq(org.clone()))
             .filter(privacy_audit_logs::access_time.ge(from.clone()))
@@ -198,8 +302,7 @@ macro_rules! review_facts {
             .filter(privacy_audit_logs::activity_category.eq(q.download))
             .order((privacy_audit_logs::access_time, privacy_audit_logs::id))
             .select(LedgerRow::as_select())
-            .load($c)$(.$await)?;
-        let downloads: Vec<LedgerRow> = downloads?;
+            .load::<LedgerRow>($c)$(.$await)??;
         let exports = api_audit_log::table
             .filter(api_audit_log::organization_id.eq(org.clone()))
             .filter(api_audit_log::at.ge(from))
@@ -207,20 +310,19 @@ macro_rules! review_facts {
             .filter(api_audit_log::operation.eq(q.ledger_export))
             .order((api_audit_log::at, api_audit_log::id))
             .select(AuditRow::as_select())
-            .load($c)$(.$await)?;
-        let exports: Vec<AuditRow> = exports?;
+            .load::<AuditRow>($c)$(.$await)??;
         let decisions = privacy_download_decisions::table
             .filter(privacy_download_decisions::organization_id.eq(org.clone()))
             .filter(privacy_download_decisions::month.eq(&q.month))
             .order((privacy_download_decisions::decided_at, privacy_download_decisions::id))
             .select(DownloadDecisionRow::as_select())
-            .load($c)$(.$await)?;
-        let decisions: Vec<DownloadDecisionRow> = decisions?;
+            .load::<DownloadDecisionRow>($c)$(.$await)??;
         let sign_off = privacy_review_sign_offs::table
-            .find((org.clone(), &q.month))
+            .filter(privacy_review_sign_offs::organization_id.eq(org.clone()))
+            .filter(privacy_review_sign_offs::month.eq(&q.month))
             .select(SignOffRow::as_select())
-            .first($c)$(.$await)?;
-        let sign_off: Option<SignOffRow> = diesel::OptionalExtension::optional(sign_off)?;
+            .load::<SignOffRow>($c)$(.$await)??;
+        let sign_off = sign_off.into_iter().next();
         let count = |n: i64| u64::try_from(n).unwrap_or(0);
         let first_position = slots.iter().filter_map(|r| r.first_position).min();
         let uuid = $uuid;
@@ -243,16 +345,9 @@ macro_rules! review_facts {
                     .into_iter()
                     .map(|r| Ok((uuid(r.account_id)?, count(r.subjects))))
                     .collect::<Result<_, ::recruit_ports::StoreError>>()?,
-                addresses: addresses
+                new_addresses: addresses
                     .into_iter()
-                    .map(|r| {
-                        Ok(AddressSeen {
-                            account: uuid(r.account_id)?,
-                            address: r.address,
-                            in_month: r.in_month != 0,
-                            before: r.before != 0,
-                        })
-                    })
+                    .map(|r| Ok((uuid(r.account_id)?, r.address)))
                     .collect::<Result<_, ::recruit_ports::StoreError>>()?,
                 downloads: downloads
                     .into_iter()

@@ -425,10 +425,18 @@ impl Ledgers for PgStore {
             .repeatable_read()
             .read_only()
             .run::<_, TxError, _>(async |c| {
-                // The month's groups are held in memory rather than spilled to disk. Each
-                // statement keeps the connection's statement timeout: a review cannot hold
-                // the database longer than any other request.
-                diesel::sql_query("SET LOCAL work_mem = '64MB'").execute(c).await?;
+                // The month's groups are held in memory rather than spilled to disk, by one
+                // process: parallel workers made the groupings slower. No nested loop: the
+                // new addresses are an anti-join of a month's pairs, which a nested loop
+                // planned on a table not yet analysed (the counts an import just wrote) runs
+                // in quadratic time. Each statement keeps the connection's statement timeout:
+                // a review cannot hold the database longer than any other request.
+                diesel_async::SimpleAsyncConnection::batch_execute(
+                    c,
+                    "SET LOCAL work_mem = '64MB'; SET LOCAL max_parallel_workers_per_gather = 0; \
+                     SET LOCAL enable_nestloop = off",
+                )
+                .await?;
                 Ok(recruit_adapters_diesel::review_facts!(
                     c, query, recruit_adapters_diesel::review::Dialect::POSTGRES,
                     org => sql_types::Uuid,

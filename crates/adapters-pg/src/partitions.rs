@@ -96,6 +96,12 @@ pub(crate) async fn remove_before(
             .execute(c)
             .await?;
     }
+    // The review's kept counts of the months whose entries go, counted again from the
+    // entries that stay, in this transaction: they change together.
+    diesel::sql_query("SELECT recruitd_recount_review($1)")
+        .bind::<sql_types::Timestamptz, _>(at)
+        .execute(c)
+        .await?;
     diesel::sql_query("DELETE FROM privacy_audit_log_ids WHERE recorded_at < $1")
         .bind::<sql_types::Timestamptz, _>(at)
         .execute(c)

@@ -71,28 +71,17 @@ impl SlotCount {
     }
 }
 
-/// An address an account used, and when.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct AddressSeen {
-    /// The account.
-    pub account: Uuid,
-    /// The address, as recorded.
-    pub address: String,
-    /// Whether it appears in the month.
-    pub in_month: bool,
-    /// Whether it appears in the month before.
-    pub before: bool,
-}
-
 /// The month's facts, read from one snapshot.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ReviewFacts {
-    /// The month's entries, counted per account, slot, category and subject type.
+    /// The month's entries, counted per account, slot, category and subject type; a store
+    /// may count one of those in several parts, which add up.
     pub slots: Vec<SlotCount>,
     /// Per account, the distinct individual data subjects (users and candidates) of the month.
     pub subjects: Vec<(Uuid, u64)>,
-    /// Per account and address, over the month and the one before.
-    pub addresses: Vec<AddressSeen>,
+    /// Per account, each address it used in the month and not in the month before (from
+    /// `previous_from`), in no order; a store may give one more than once.
+    pub new_addresses: Vec<(Uuid, String)>,
     /// The month's downloads (activity `query.download`), by access time then id.
     pub downloads: Vec<PrivacyAuditLog>,
     /// The month's entries of the API audit ledger of operation `query.ledger_export`, by

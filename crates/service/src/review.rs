@@ -13,7 +13,7 @@
 //! review's cost grows with the accounts and slots, not with the entries, and every rule that
 //! reads them is here.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::str::FromStr;
 
@@ -21,7 +21,7 @@ use chrono::{Datelike, NaiveDate, TimeZone, Timelike};
 use chrono_tz::Tz;
 use recruit_domain::model::ActivityCategory;
 use recruit_domain::review::DownloadStatus;
-use recruit_domain::{AccountId, OrganizationId, Timestamp};
+use recruit_domain::{AccountId, OrganizationId, Timestamp, Uuid};
 use recruit_ports::review::{ReviewFacts, ReviewQuery};
 use recruit_ports::{Store, StoreError};
 
@@ -168,20 +168,32 @@ fn summarise(
     facts: ReviewFacts,
 ) -> Review {
     let account = |uuid| AccountId::from_uuid(uuid).to_string();
-    let mut accounts: BTreeMap<String, AccountReview> = BTreeMap::new();
     let counted = hours.is_ok();
+    // The store's counts name accounts by UUID, a row each of many: they are tallied by UUID
+    // and named once each.
+    let mut tallied: HashMap<Uuid, AccountReview> = HashMap::new();
     let mut days: BTreeMap<NaiveDate, DayReview> = BTreeMap::new();
     let mut weekday_hours = vec![vec![0u64; 24]; 7];
     let mut total = 0;
+    // Rows of one slot tend to come together: its local start is found once for them.
+    let mut last: Option<(i64, chrono::NaiveDateTime)> = None;
     for slot in facts.slots {
-        let Some(start) = Timestamp::from_unix_micros(slot.slot.saturating_mul(query.slot_micros))
-            .ok()
-            .map(|t| t.as_datetime().with_timezone(&zone).naive_local())
-        else {
-            continue;
+        let start = match last {
+            Some((at, start)) if at == slot.slot => start,
+            _ => {
+                let Some(start) =
+                    Timestamp::from_unix_micros(slot.slot.saturating_mul(query.slot_micros))
+                        .ok()
+                        .map(|t| t.as_datetime().with_timezone(&zone).naive_local())
+                else {
+                    continue;
+                };
+                last = Some((slot.slot, start));
+                start
+            }
         };
         total += slot.entries;
-        let a = seen(&mut accounts, account(slot.account), counted);
+        let a = tally(&mut tallied, slot.account, counted);
         a.accesses += slot.entries;
         if slot.category.starts_with("BULK_") || slot.bulk_subject {
             a.bulk_accesses += slot.entries;
@@ -204,15 +216,13 @@ fn summarise(
         weekday_hours[weekday][start.hour() as usize] += slot.entries;
     }
     for (uuid, subjects) in facts.subjects {
-        seen(&mut accounts, account(uuid), counted).distinct_data_subjects = subjects;
+        tally(&mut tallied, uuid, counted).distinct_data_subjects = subjects;
     }
-    for address in facts.addresses {
-        if address.in_month && !address.before {
-            seen(&mut accounts, account(address.account), counted)
-                .new_ip_addresses
-                .push(address.address);
-        }
+    for (uuid, address) in facts.new_addresses {
+        tally(&mut tallied, uuid, counted).new_ip_addresses.push(address);
     }
+    let mut accounts: BTreeMap<String, AccountReview> =
+        tallied.into_values().map(|a| (a.account_id.clone(), a)).collect();
     // The latest decision on each download: decisions come in the order they were made.
     let decided: BTreeMap<_, _> = facts
         .decisions
@@ -255,6 +265,7 @@ fn summarise(
     }
     for a in accounts.values_mut() {
         a.new_ip_addresses.sort_unstable();
+        a.new_ip_addresses.dedup();
         let flags = [
             (a.outside_work_hours.unwrap_or(0) > 0, Flag::OutsideWorkHours),
             (a.bulk_accesses > 0, Flag::Bulk),
@@ -297,6 +308,19 @@ fn summarise(
 
 /// The review of the account `id`, started when it is first seen (`counted`: whether accesses
 /// outside the work hours are counted).
+/// The tally of the account `uuid`, begun empty.
+fn tally(
+    tallied: &mut HashMap<Uuid, AccountReview>,
+    uuid: Uuid,
+    counted: bool,
+) -> &mut AccountReview {
+    tallied.entry(uuid).or_insert_with(|| AccountReview {
+        account_id: AccountId::from_uuid(uuid).to_string(),
+        outside_work_hours: counted.then_some(0),
+        ..AccountReview::default()
+    })
+}
+
 fn seen(
     accounts: &mut BTreeMap<String, AccountReview>,
     id: String,

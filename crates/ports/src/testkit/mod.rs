@@ -24,6 +24,7 @@ mod filters;
 mod import;
 mod ledgers;
 mod maintenance;
+mod review;
 mod tokens;
 
 pub use chain::*;
@@ -32,6 +33,7 @@ pub use filters::*;
 pub use import::*;
 pub use ledgers::*;
 pub use maintenance::*;
+pub use review::*;
 pub use tokens::*;
 
 /// Generates one `#[tokio::test]` per contract case. `$make` is an expression whose value is
@@ -80,6 +82,8 @@ macro_rules! store_contract_tests {
             a_months_review_counts_its_entries_by_account_and_slot,
             a_reviews_decisions_and_sign_off_are_kept_with_their_records,
             a_months_bulk_counts_add_up_to_the_largest_without_failing,
+            a_months_facts_are_those_of_its_entries_in_every_zone,
+            retention_takes_its_entries_out_of_their_months_review,
             import_writes_every_entity,
             import_rejects_duplicate_ids_and_writes_nothing,
             import_rejects_ids_already_stored,
