@@ -13,7 +13,7 @@ use super::{ORG_A, ORG_B, candidate_id, ledger_entry, loaded, record};
 /// downloads, and its exports of the ledger from the API audit ledger. Nothing of another
 /// organization.
 pub async fn a_months_review_counts_its_entries_by_account_and_slot(store: &dyn Store) {
-    use crate::review::{ReviewQuery, SlotCount};
+    use crate::review::SlotCount;
     use recruit_domain::model::{ActivityCategory, DataSubject};
     use recruit_domain::{AccountId, Id};
     loaded(store).await;
@@ -64,17 +64,13 @@ pub async fn a_months_review_counts_its_entries_by_account_and_slot(store: &dyn 
     elsewhere.api.operation = "exportPrivacyAuditLogs".into();
     store.record_read(&elsewhere, 1).await.unwrap();
 
-    let query = ReviewQuery {
-        organization: Id::from_uuid(Uuid::from_u128(ORG_B)),
-        month: "2026-02".into(),
-        from: at("2026-02-01T00:00:00Z"),
-        to: at("2026-03-01T00:00:00Z"),
-        // After the world's own entries, all on 2026-01-01.
-        previous_from: at("2026-01-10T00:00:00Z"),
-        slot_micros: 900_000_000,
-        download: "DOWNLOAD",
-        ledger_export: "exportPrivacyAuditLogs",
-    };
+    // The addresses seen from after the world's own entries, all on 2026-01-01.
+    let query = month_query(
+        Id::from_uuid(Uuid::from_u128(ORG_B)),
+        "2026-02",
+        (at("2026-01-10T00:00:00Z"), at("2026-02-01T00:00:00Z"), at("2026-03-01T00:00:00Z")),
+        900_000_000,
+    );
     let mut facts = store.review_facts(&query).await.unwrap();
     let slot = |time: &str| at(time).unix_micros() / 900_000_000;
     let count = |account, time, category: &str, bulk, entries, records| {
@@ -229,16 +225,12 @@ pub async fn a_reviews_decisions_and_sign_off_are_kept_with_their_records(store:
     assert_eq!(store.sign_off(&second).await.unwrap(), SignedOff::Existing(first.sign_off.clone()));
     assert_eq!(api_head().await, head + 3, "only the first sign-off is recorded");
 
-    let query = ReviewQuery {
-        organization: org,
-        month: "2026-02".into(),
-        from: at("2026-02-01T00:00:00Z"),
-        to: at("2026-03-01T00:00:00Z"),
-        previous_from: at("2026-01-10T00:00:00Z"),
-        slot_micros: 3_600_000_000,
-        download: "DOWNLOAD",
-        ledger_export: "exportPrivacyAuditLogs",
-    };
+    let query = month_query(
+        org,
+        "2026-02",
+        (at("2026-01-10T00:00:00Z"), at("2026-02-01T00:00:00Z"), at("2026-03-01T00:00:00Z")),
+        3_600_000_000,
+    );
     let facts = store.review_facts(&query).await.unwrap();
     assert_eq!(facts.decisions, [asked.decision, confirmed.decision]);
     assert_eq!(facts.sign_off, Some(first.sign_off));
@@ -250,7 +242,6 @@ pub async fn a_reviews_decisions_and_sign_off_are_kept_with_their_records(store:
 /// Bulk counts are what clients say: a month's review adds them up to the largest count a
 /// store keeps, never failing on two of the largest.
 pub async fn a_months_bulk_counts_add_up_to_the_largest_without_failing(store: &dyn Store) {
-    use crate::review::ReviewQuery;
     use recruit_domain::Id;
     use recruit_domain::model::{ActivityCategory, BulkQuery, BulkScope, DataSubject};
     loaded(store).await;
@@ -267,16 +258,12 @@ pub async fn a_months_bulk_counts_add_up_to_the_largest_without_failing(store: &
     };
     let doc = ImportDocument { privacy_audit_logs: vec![huge(1), huge(2)], ..Default::default() };
     store.import(&doc).await.unwrap();
-    let query = ReviewQuery {
-        organization: Id::from_uuid(Uuid::from_u128(ORG_B)),
-        month: "2026-04".into(),
-        from: at("2026-04-01T00:00:00Z"),
-        to: at("2026-05-01T00:00:00Z"),
-        previous_from: at("2026-03-01T00:00:00Z"),
-        slot_micros: 3_600_000_000,
-        download: "DOWNLOAD",
-        ledger_export: "exportPrivacyAuditLogs",
-    };
+    let query = month_query(
+        Id::from_uuid(Uuid::from_u128(ORG_B)),
+        "2026-04",
+        (at("2026-03-01T00:00:00Z"), at("2026-04-01T00:00:00Z"), at("2026-05-01T00:00:00Z")),
+        3_600_000_000,
+    );
     let facts = store.review_facts(&query).await.unwrap();
     assert_eq!(facts.slots.len(), 1);
     assert_eq!((facts.slots[0].entries, facts.slots[0].bulk_records), (2, i64::MAX as u64));
@@ -288,7 +275,7 @@ pub async fn a_months_bulk_counts_add_up_to_the_largest_without_failing(store: &
 /// every edge, written in several statements; and for windows no kept count serves (slots not
 /// on quarter hours, a window inside one UTC month).
 pub async fn a_months_facts_are_those_of_its_entries_in_every_zone(store: &dyn Store) {
-    use crate::review::{ReviewQuery, SlotCount};
+    use crate::review::SlotCount;
     use recruit_domain::model::DataSubject;
     use recruit_domain::{AccountId, Id};
     use std::collections::{BTreeMap, BTreeSet};
@@ -342,16 +329,12 @@ pub async fn a_months_facts_are_those_of_its_entries_in_every_zone(store: &dyn S
     }
 
     let check = async |from: i64, to: i64, previous: i64, width: i64| {
-        let query = ReviewQuery {
-            organization: Id::from_uuid(Uuid::from_u128(ORG_B)),
-            month: "2026-06".into(),
-            from: from_micros(from),
-            to: from_micros(to),
-            previous_from: from_micros(previous),
-            slot_micros: width,
-            download: "DOWNLOAD",
-            ledger_export: "exportPrivacyAuditLogs",
-        };
+        let query = month_query(
+            Id::from_uuid(Uuid::from_u128(ORG_B)),
+            "2026-06",
+            (from_micros(previous), from_micros(from), from_micros(to)),
+            width,
+        );
         let facts = store.review_facts(&query).await.unwrap();
         let within =
             |e: &&crate::LedgerEntry, a: i64, b: i64| (a..b).contains(&micros(e.entry.access_time));
@@ -443,22 +426,17 @@ pub async fn a_months_facts_are_those_of_its_entries_in_every_zone(store: &dyn S
 /// Entries removed by retention leave the review of their month: it counts what stays, and
 /// what is recorded after.
 pub async fn retention_takes_its_entries_out_of_their_months_review(store: &dyn Store) {
-    use crate::review::ReviewQuery;
     use recruit_domain::Id;
     use recruit_domain::chain::RetentionCut;
     loaded(store).await;
     let at = |s: &str| s.parse::<Timestamp>().unwrap();
     // The world's entries are all on 2026-01-01.
-    let january = ReviewQuery {
-        organization: Id::from_uuid(Uuid::from_u128(ORG_A)),
-        month: "2026-01".into(),
-        from: at("2026-01-01T00:00:00Z"),
-        to: at("2026-02-01T00:00:00Z"),
-        previous_from: at("2025-12-01T00:00:00Z"),
-        slot_micros: 3_600_000_000,
-        download: "DOWNLOAD",
-        ledger_export: "exportPrivacyAuditLogs",
-    };
+    let january = month_query(
+        Id::from_uuid(Uuid::from_u128(ORG_A)),
+        "2026-01",
+        (at("2025-12-01T00:00:00Z"), at("2026-01-01T00:00:00Z"), at("2026-02-01T00:00:00Z")),
+        3_600_000_000,
+    );
     let accesses = async || {
         let facts = store.review_facts(&january).await.unwrap();
         (facts.slots.iter().map(|s| s.entries).sum::<u64>(), facts.subjects, facts.new_addresses)
@@ -490,4 +468,24 @@ pub async fn retention_takes_its_entries_out_of_their_months_review(store: &dyn 
     store.import(&doc).await.unwrap();
     let (n, _, new) = accesses().await;
     assert_eq!((n, new), (1, vec![(later.entry.account_id.uuid(), "10.9.0.1".to_owned())]));
+}
+
+/// The review query of `organization`'s month named `month` over `[from, to)`, with addresses
+/// seen from `previous`, by slots of `slot_micros`.
+fn month_query(
+    organization: recruit_domain::OrganizationId,
+    month: &str,
+    (previous, from, to): (Timestamp, Timestamp, Timestamp),
+    slot_micros: i64,
+) -> crate::review::ReviewQuery {
+    crate::review::ReviewQuery {
+        organization,
+        month: month.into(),
+        from,
+        to,
+        previous_from: previous,
+        slot_micros,
+        download: "DOWNLOAD",
+        ledger_export: "exportPrivacyAuditLogs",
+    }
 }
