@@ -190,7 +190,8 @@ pub fn new_addresses_sql(d: Dialect, kept: bool) -> String {
              WHERE organization_id = {org} AND {months} AND last_at >= {from} AND first_at < {to} \
              AND NOT EXISTS (SELECT 1 FROM privacy_review_addresses b \
                  WHERE b.organization_id = {org} AND {before} AND b.account_id = m.account_id \
-                 AND b.address = m.address AND b.last_at >= {previous} AND b.first_at < {from} \
+                 AND b.address_key = m.address_key AND b.last_at >= {previous} \
+                 AND b.first_at < {from} \
                  AND {previous} < {from})",
             org = p(1),
             months = kept_months("month", p, 2, 3),

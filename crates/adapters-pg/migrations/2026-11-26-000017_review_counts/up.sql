@@ -9,16 +9,20 @@
 -- Entries per account, quarter hour of access_time (whole quarter hours since the Unix epoch,
 -- as the review divides them, truncated), activity category and subject type: every zone's
 -- month and every work-hours boundary on a quarter hour is a run of whole quarters.
+--
+-- Texts a client chose (a category, an imported address) are keyed by their SHA-256: an index
+-- row holds at most about 2.7 kB, and no text may make a write fail.
 CREATE TABLE privacy_review_slots (
     organization_id uuid NOT NULL,
     slot bigint NOT NULL,
     account_id uuid NOT NULL,
-    activity_category text NOT NULL,
     subject_type text NOT NULL,
+    category_key bytea NOT NULL,
+    activity_category text NOT NULL,
     entries bigint NOT NULL,
     bulk_records bigint NOT NULL,
     first_position bigint,
-    PRIMARY KEY (organization_id, slot, account_id, activity_category, subject_type)
+    PRIMARY KEY (organization_id, slot, account_id, subject_type, category_key)
 );
 
 -- Each account's data subjects and addresses per UTC month of access_time, with the first and
@@ -39,10 +43,11 @@ CREATE TABLE privacy_review_addresses (
     organization_id uuid NOT NULL,
     month date NOT NULL,
     account_id uuid NOT NULL,
+    address_key bytea NOT NULL,
     address text NOT NULL,
     first_at timestamptz NOT NULL,
     last_at timestamptz NOT NULL,
-    PRIMARY KEY (organization_id, month, account_id, address)
+    PRIMARY KEY (organization_id, month, account_id, address_key)
 );
 
 -- The review lists a month's downloads one by one.
@@ -55,19 +60,22 @@ CREATE INDEX privacy_audit_logs_downloads ON privacy_audit_logs (organization_id
 CREATE FUNCTION recruitd_review_counts_sql(added text) RETURNS text LANGUAGE sql IMMUTABLE
 AS $$
     SELECT format($q$
-        INSERT INTO privacy_review_slots AS s
+        INSERT INTO privacy_review_slots AS s (organization_id, slot, account_id, subject_type,
+            category_key, activity_category, entries, bulk_records, first_position)
         SELECT organization_id,
                CAST(date_part('epoch', access_time) * 1000000 AS BIGINT) / 900000000,
-               account_id, activity_category, subject_type, count(*),
+               account_id, subject_type, sha256(convert_to(activity_category, 'UTF8')),
+               activity_category, count(*),
                CAST(LEAST(coalesce(sum(bulk_count), 0), 9223372036854775807) AS BIGINT),
                min(position)
-        FROM %1$s GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5
-        ON CONFLICT (organization_id, slot, account_id, activity_category, subject_type)
+        FROM %1$s GROUP BY 1, 2, 3, 4, 6 ORDER BY 1, 2, 3, 4, 5
+        ON CONFLICT (organization_id, slot, account_id, subject_type, category_key)
         DO UPDATE SET entries = s.entries + excluded.entries,
             bulk_records = CAST(LEAST(CAST(s.bulk_records AS numeric) + excluded.bulk_records,
                                       9223372036854775807) AS BIGINT),
             first_position = LEAST(s.first_position, excluded.first_position);
-        INSERT INTO privacy_review_subjects AS s
+        INSERT INTO privacy_review_subjects AS s (organization_id, month, account_id, subject_id,
+            first_at, last_at)
         SELECT organization_id, CAST(date_trunc('month', access_time AT TIME ZONE 'UTC') AS date),
                account_id, coalesce(subject_user_id, subject_candidate_id),
                min(access_time), max(access_time)
@@ -77,12 +85,14 @@ AS $$
         DO UPDATE SET first_at = LEAST(s.first_at, excluded.first_at),
             last_at = GREATEST(s.last_at, excluded.last_at)
         WHERE excluded.first_at < s.first_at OR excluded.last_at > s.last_at;
-        INSERT INTO privacy_review_addresses AS s
+        INSERT INTO privacy_review_addresses AS s (organization_id, month, account_id,
+            address_key, address, first_at, last_at)
         SELECT organization_id, CAST(date_trunc('month', access_time AT TIME ZONE 'UTC') AS date),
-               account_id, a.address, min(access_time), max(access_time)
+               account_id, sha256(convert_to(a.address, 'UTF8')), a.address,
+               min(access_time), max(access_time)
         FROM %1$s, unnest(ip_addresses) AS a(address)
-        GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
-        ON CONFLICT (organization_id, month, account_id, address)
+        GROUP BY 1, 2, 3, 5 ORDER BY 1, 2, 3, 4
+        ON CONFLICT (organization_id, month, account_id, address_key)
         DO UPDATE SET first_at = LEAST(s.first_at, excluded.first_at),
             last_at = GREATEST(s.last_at, excluded.last_at)
         WHERE excluded.first_at < s.first_at OR excluded.last_at > s.last_at;

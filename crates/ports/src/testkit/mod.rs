@@ -84,6 +84,7 @@ macro_rules! store_contract_tests {
             a_months_bulk_counts_add_up_to_the_largest_without_failing,
             a_months_facts_are_those_of_its_entries_in_every_zone,
             retention_takes_its_entries_out_of_their_months_review,
+            a_months_review_counts_texts_of_any_length,
             import_writes_every_entity,
             import_rejects_duplicate_ids_and_writes_nothing,
             import_rejects_ids_already_stored,

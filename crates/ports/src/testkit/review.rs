@@ -489,3 +489,36 @@ fn month_query(
         ledger_export: "exportPrivacyAuditLogs",
     }
 }
+
+/// A category or an address of any length is written and counted like any other.
+pub async fn a_months_review_counts_texts_of_any_length(store: &dyn Store) {
+    use recruit_domain::Id;
+    use recruit_domain::model::ActivityCategory;
+    loaded(store).await;
+    let at = |s: &str| s.parse::<Timestamp>().unwrap();
+    // Texts that do not compress: an index keeps a compressed text in its row.
+    let mut seed: u64 = 7;
+    let mut noise = |n: usize| -> String {
+        (0..n)
+            .map(|_| {
+                seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                format!("{:016x}", seed)
+            })
+            .collect()
+    };
+    let (category, address) = (noise(250), noise(250));
+    let mut long = ledger_entry(ORG_B, 80, at("2026-07-10T10:00:00Z"));
+    long.entry.activity_category = ActivityCategory::from(category.as_str());
+    long.entry.ip_addresses = vec![address.clone()];
+    let doc = ImportDocument { privacy_audit_logs: vec![long.clone()], ..Default::default() };
+    store.import(&doc).await.unwrap();
+    let window =
+        (at("2026-06-01T00:00:00Z"), at("2026-07-01T00:00:00Z"), at("2026-08-01T00:00:00Z"));
+    let query =
+        month_query(Id::from_uuid(Uuid::from_u128(ORG_B)), "2026-07", window, 3_600_000_000);
+    let facts = store.review_facts(&query).await.unwrap();
+    let categories: Vec<(&str, u64)> =
+        facts.slots.iter().map(|s| (s.category.as_str(), s.entries)).collect();
+    assert_eq!(categories, [(category.as_str(), 1)]);
+    assert_eq!(facts.new_addresses, [(long.entry.account_id.uuid(), address)]);
+}
