@@ -23,7 +23,7 @@ pub struct Dialect {
     pub has_address: (&'static str, &'static str),
     /// Whether the store keeps the review's counts as entries are recorded (PostgreSQL's
     /// `privacy_review_slots`, `privacy_review_subjects` and `privacy_review_addresses`),
-    /// read by [`kept_serve`] months instead of the entries.
+    /// which the months [`kept_serve`] accepts are read from instead of the entries.
     pub kept: bool,
 }
 
@@ -92,12 +92,11 @@ pub fn kept_serve(d: Dialect, q: &recruit_ports::review::ReviewQuery) -> bool {
 }
 
 /// The month's entries counted per account, slot, activity category and subject type; from
-/// the kept counts when `kept`, a row per kept slot. The parameters: the organization, the month's first instant,
-/// the next month's, the slot width in microseconds.
+/// the kept counts (PostgreSQL's only) when `kept`, a row per kept slot. The parameters: the
+/// organization, the month's first instant, the next month's, the slot width in microseconds.
 pub fn slots_sql(d: Dialect, kept: bool) -> String {
     let p = d.param;
     if kept {
-        // Only PostgreSQL keeps counts.
         // A subquery, evaluated once: `date_part` of a `timestamptz` is only stable, so a
         // plain expression is evaluated again for every row.
         let quarter = |n| {
