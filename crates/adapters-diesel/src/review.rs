@@ -1,8 +1,9 @@
 //! The queries of a month's review (`Ledgers::review_facts`), for both stores: the grouping
-//! statements as SQL text with the few spellings a backend has of its own ([`Dialect`]), and
-//! [`crate::review_facts!`], which runs them with the listing of downloads, ledger exports,
-//! decisions and the sign-off where the adapter's schema and rows are in scope; and the
-//! review's two writes, [`crate::decide_download!`] and [`crate::sign_off!`].
+//! statements as SQL text with the few spellings a backend has of its own ([`Dialect`]);
+//! [`crate::review_counts!`] and [`crate::review_lists!`], the two halves of the facts, which
+//! a store may read on two connections sharing a snapshot, and [`crate::review_facts!`],
+//! which reads both on one, where the adapter's schema and rows are in scope; and the review's
+//! two writes, [`crate::decide_download!`] and [`crate::sign_off!`].
 
 /// What a backend spells its own way in the review's statements.
 #[derive(Clone, Copy, Debug)]
@@ -260,17 +261,12 @@ macro_rules! review_rows {
     };
 }
 
-/// Reads `recruit_ports::review::ReviewFacts` for `$q` (a `&ReviewQuery`) inside the caller's
-/// snapshot: each statement runs on `$conn` (an expression evaluated once per statement) and
-/// the macro in brackets waits for all seven (PostgreSQL: `&mut &*c` and `[tokio::try_join]`,
-/// which pipelines them on one connection; SQLite: `c` and `[recruit_adapters_diesel::ready_all]`). `$d` is the backend's
-/// [`Dialect`], `$org` the organization as stored and bound as `$uuid_sql`, `$time` turns a
-/// `Timestamp` into its stored value bound as `$time_sql`, and `$uuid` reads a stored account
-/// id back (an expression of type `Fn(stored) -> Result<Uuid, StoreError>`). Needs
-/// `review_rows!` and the adapter's schema and rows in scope. Evaluates to the facts or the
-/// first error, converted with `?`.
+/// Reads the counted half of `recruit_ports::review::ReviewFacts` for `$q` (a `&ReviewQuery`)
+/// on `$c`: the slots, the subjects and the first position, the other fields left empty; see
+/// [`crate::review_facts!`] for the arguments. The counted and the listed halves
+/// ([`crate::review_lists!`]) read from one snapshot make the facts, [`merge`]d.
 #[macro_export]
-macro_rules! review_facts {
+macro_rules! review_counts {
     ($c:ident, $q:expr, $d:expr, $org:expr => $uuid_sql:ty, $time:expr => $time_sql:ty, $uuid:expr
      $(, .$await:tt)?) => {{
         use diesel::sql_types::BigInt;
@@ -285,10 +281,51 @@ macro_rules! review_facts {
             .bind::<BigInt, _>(q.slot_micros)
             .load::<SlotRow>($c)$(.$await)??;
         let subjects = diesel::sql_query($crate::review::subjects_sql($d, kept))
-            .bind::<$uuid_sql, _>(org.clone())
-            .bind::<$time_sql, _>(from.clone())
-            .bind::<$time_sql, _>(to.clone())
+            .bind::<$uuid_sql, _>(org)
+            .bind::<$time_sql, _>(from)
+            .bind::<$time_sql, _>(to)
             .load::<SubjectRow>($c)$(.$await)??;
+        let count = |n: i64| u64::try_from(n).unwrap_or(0);
+        let first_position = slots.iter().filter_map(|r| r.first_position).min();
+        let uuid = $uuid;
+        let facts: Result<ReviewFacts, ::recruit_ports::StoreError> = (|| {
+            Ok(ReviewFacts {
+                slots: slots
+                    .into_iter()
+                    .map(|r| {
+                        Ok(SlotCount::new(
+                            uuid(r.account_id)?,
+                            r.slot,
+                            r.activity_category,
+                            &r.subject_type,
+                            count(r.entries),
+                            count(r.bulk_records),
+                        ))
+                    })
+                    .collect::<Result<_, ::recruit_ports::StoreError>>()?,
+                subjects: subjects
+                    .into_iter()
+                    .map(|r| Ok((uuid(r.account_id)?, count(r.subjects))))
+                    .collect::<Result<_, ::recruit_ports::StoreError>>()?,
+                first_position,
+                ..ReviewFacts::default()
+            })
+        })();
+        facts
+    }};
+}
+
+/// Reads the listed half of `recruit_ports::review::ReviewFacts` for `$q` on `$c`: the new
+/// addresses, the downloads, the ledger exports, the decisions and the sign-off, the other
+/// fields left empty; see [`crate::review_facts!`] for the arguments.
+#[macro_export]
+macro_rules! review_lists {
+    ($c:ident, $q:expr, $d:expr, $org:expr => $uuid_sql:ty, $time:expr => $time_sql:ty, $uuid:expr
+     $(, .$await:tt)?) => {{
+        use ::recruit_ports::review::ReviewFacts;
+        let q: &::recruit_ports::review::ReviewQuery = $q;
+        let (org, from, to) = ($org, $time(q.from), $time(q.to));
+        let kept = $crate::review::kept_serve($d, q);
         let addresses = diesel::sql_query($crate::review::new_addresses_sql($d, kept))
             .bind::<$uuid_sql, _>(org.clone())
             .bind::<$time_sql, _>(from.clone())
@@ -318,33 +355,14 @@ macro_rules! review_facts {
             .select(DownloadDecisionRow::as_select())
             .load::<DownloadDecisionRow>($c)$(.$await)??;
         let sign_off = privacy_review_sign_offs::table
-            .filter(privacy_review_sign_offs::organization_id.eq(org.clone()))
+            .filter(privacy_review_sign_offs::organization_id.eq(org))
             .filter(privacy_review_sign_offs::month.eq(&q.month))
             .select(SignOffRow::as_select())
             .load::<SignOffRow>($c)$(.$await)??;
         let sign_off = sign_off.into_iter().next();
-        let count = |n: i64| u64::try_from(n).unwrap_or(0);
-        let first_position = slots.iter().filter_map(|r| r.first_position).min();
         let uuid = $uuid;
         let facts: Result<ReviewFacts, ::recruit_ports::StoreError> = (|| {
             Ok(ReviewFacts {
-                slots: slots
-                    .into_iter()
-                    .map(|r| {
-                        Ok(SlotCount::new(
-                            uuid(r.account_id)?,
-                            r.slot,
-                            r.activity_category,
-                            &r.subject_type,
-                            count(r.entries),
-                            count(r.bulk_records),
-                        ))
-                    })
-                    .collect::<Result<_, ::recruit_ports::StoreError>>()?,
-                subjects: subjects
-                    .into_iter()
-                    .map(|r| Ok((uuid(r.account_id)?, count(r.subjects))))
-                    .collect::<Result<_, ::recruit_ports::StoreError>>()?,
                 new_addresses: addresses
                     .into_iter()
                     .map(|r| Ok((uuid(r.account_id)?, r.address)))
@@ -357,15 +375,56 @@ macro_rules! review_facts {
                     .into_iter()
                     .map(|r| r.into_neutral()?.into_entry())
                     .collect::<Result<_, _>>()?,
-                first_position,
                 decisions: decisions
                     .into_iter()
                     .map(|r| Ok(r.into_neutral()?.into_decision()))
                     .collect::<Result<_, ::recruit_ports::StoreError>>()?,
                 sign_off: sign_off.map(|r| r.into_neutral()).transpose()?.map(|r| r.into_sign_off()),
+                ..ReviewFacts::default()
             })
         })();
         facts
+    }};
+}
+
+/// The facts of a review from its counted half ([`crate::review_counts!`]) and its listed half
+/// ([`crate::review_lists!`]), both read from one snapshot.
+pub fn merge(
+    counts: recruit_ports::review::ReviewFacts,
+    lists: recruit_ports::review::ReviewFacts,
+) -> recruit_ports::review::ReviewFacts {
+    recruit_ports::review::ReviewFacts {
+        new_addresses: lists.new_addresses,
+        downloads: lists.downloads,
+        ledger_exports: lists.ledger_exports,
+        decisions: lists.decisions,
+        sign_off: lists.sign_off,
+        ..counts
+    }
+}
+
+/// Reads `recruit_ports::review::ReviewFacts` for `$q` (a `&ReviewQuery`) inside the caller's
+/// snapshot, one statement after the other on `$c`: [`crate::review_counts!`], then
+/// [`crate::review_lists!`]. `$d` is the backend's [`Dialect`], `$org` the organization as
+/// stored and bound as `$uuid_sql`, `$time` turns a `Timestamp` into its stored value bound as
+/// `$time_sql`, and `$uuid` reads a stored account id back (an expression of type
+/// `Fn(stored) -> Result<Uuid, StoreError>`). Needs `review_rows!` and the adapter's schema and
+/// rows in scope. Evaluates to the facts or the first error, converted with `?`.
+#[macro_export]
+macro_rules! review_facts {
+    ($c:ident, $q:expr, $d:expr, $org:expr => $uuid_sql:ty, $time:expr => $time_sql:ty, $uuid:expr
+     $(, .$await:tt)?) => {{
+        let org = $org;
+        let counts = $crate::review_counts!(
+            $c, $q, $d, org.clone() => $uuid_sql, $time => $time_sql, $uuid $(, .$await)?
+        );
+        match counts {
+            Ok(counts) => $crate::review_lists!(
+                $c, $q, $d, org => $uuid_sql, $time => $time_sql, $uuid $(, .$await)?
+            )
+            .map(|lists| $crate::review::merge(counts, lists)),
+            Err(e) => Err(e),
+        }
     }};
 }
 

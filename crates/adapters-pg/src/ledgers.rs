@@ -419,31 +419,87 @@ impl Ledgers for PgStore {
 
     async fn review_facts(&self, query: &ReviewQuery) -> Result<ReviewFacts, StoreError> {
         recruit_adapters_diesel::review_rows!(recruit_domain::Uuid as sql_types::Uuid);
+        // The month's groups are held in memory rather than spilled to disk, by one process:
+        // parallel workers made the groupings slower. No nested loop: the new addresses are an
+        // anti-join of a month's pairs, which a nested loop planned on a table not yet
+        // analysed (the counts an import just wrote) runs in quadratic time. Each statement
+        // keeps the connection's statement timeout: a review cannot hold the database longer
+        // than any other request.
+        const SETTINGS: &str = "SET LOCAL work_mem = '64MB'; \
+            SET LOCAL max_parallel_workers_per_gather = 0; SET LOCAL enable_nestloop = off";
         let mut c = self.conn().await?;
+        // The counted half and the listed half are read at once, on two connections sharing
+        // one snapshot, when the pool has a connection to spare; else one after the other.
+        let spare = self.spare_conn().await;
         let org = query.organization.uuid();
         c.build_transaction()
             .repeatable_read()
             .read_only()
             .run::<_, TxError, _>(async |c| {
-                // The month's groups are held in memory rather than spilled to disk, by one
-                // process: parallel workers made the groupings slower. No nested loop: the
-                // new addresses are an anti-join of a month's pairs, which a nested loop
-                // planned on a table not yet analysed (the counts an import just wrote) runs
-                // in quadratic time. Each statement keeps the connection's statement timeout:
-                // a review cannot hold the database longer than any other request.
-                diesel_async::SimpleAsyncConnection::batch_execute(
-                    c,
-                    "SET LOCAL work_mem = '64MB'; SET LOCAL max_parallel_workers_per_gather = 0; \
-                     SET LOCAL enable_nestloop = off",
-                )
-                .await?;
-                Ok(recruit_adapters_diesel::review_facts!(
-                    c, query, recruit_adapters_diesel::review::Dialect::POSTGRES,
-                    org => sql_types::Uuid,
-                    |t: Timestamp| t.as_datetime() => sql_types::Timestamptz,
-                    |u| Ok::<_, StoreError>(u),
-                    .await
-                ))
+                diesel_async::SimpleAsyncConnection::batch_execute(c, SETTINGS).await?;
+                let snapshot = match spare {
+                    Some(spare) => {
+                        let id = diesel::select(diesel::dsl::sql::<sql_types::Text>(
+                            "pg_export_snapshot()",
+                        ))
+                        .get_result::<String>(c);
+                        Some((spare, id.await?))
+                    }
+                    None => None,
+                };
+                let lists = async move {
+                    let Some((mut spare, id)) = snapshot else { return Ok(None) };
+                    // An identifier PostgreSQL gave (hexadecimal digits and dashes), checked
+                    // all the same before it is written into a statement.
+                    if !id.chars().all(|ch| ch.is_ascii_hexdigit() || ch == '-') {
+                        return Ok(None);
+                    }
+                    spare
+                        .build_transaction()
+                        .repeatable_read()
+                        .read_only()
+                        .run::<_, TxError, _>(async |s| {
+                            let import = format!("SET TRANSACTION SNAPSHOT '{id}'; {SETTINGS}");
+                            // Not the same server (a proxy may send each connection to
+                            // another replica): the listed half is read on `c` instead.
+                            if diesel_async::SimpleAsyncConnection::batch_execute(s, &import)
+                                .await
+                                .is_err()
+                            {
+                                return Ok(None);
+                            }
+                            Ok(Some(recruit_adapters_diesel::review_lists!(
+                                s, query, recruit_adapters_diesel::review::Dialect::POSTGRES,
+                                org => sql_types::Uuid,
+                                |t: Timestamp| t.as_datetime() => sql_types::Timestamptz,
+                                |u| Ok::<_, StoreError>(u),
+                                .await
+                            )))
+                        })
+                        .await
+                };
+                let counts = async {
+                    Ok::<_, TxError>(recruit_adapters_diesel::review_counts!(
+                        c, query, recruit_adapters_diesel::review::Dialect::POSTGRES,
+                        org => sql_types::Uuid,
+                        |t: Timestamp| t.as_datetime() => sql_types::Timestamptz,
+                        |u| Ok::<_, StoreError>(u),
+                        .await
+                    ))
+                };
+                let (counts, lists) = tokio::try_join!(counts, lists)?;
+                let lists = match lists {
+                    Some(lists) => lists,
+                    None => recruit_adapters_diesel::review_lists!(
+                        c, query, recruit_adapters_diesel::review::Dialect::POSTGRES,
+                        org => sql_types::Uuid,
+                        |t: Timestamp| t.as_datetime() => sql_types::Timestamptz,
+                        |u| Ok::<_, StoreError>(u),
+                        .await
+                    ),
+                };
+                Ok(counts
+                    .and_then(|counts| Ok(recruit_adapters_diesel::review::merge(counts, lists?))))
             })
             .await
             .map_err(StoreError::from)?

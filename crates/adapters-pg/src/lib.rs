@@ -219,7 +219,24 @@ impl PgStore {
     }
 
     pub(crate) async fn conn(&self) -> Result<Conn, StoreError> {
-        let mut conn = self.pool.get().await.map_err(pool_error)?;
+        let conn = self.pool.get().await.map_err(pool_error)?;
+        self.floored(conn).await
+    }
+
+    /// A second connection for a request that already holds one, if the pool has one to
+    /// spare at once: `None` rather than waiting, so that requests holding a connection each
+    /// never wait on each other for a second.
+    pub(crate) async fn spare_conn(&self) -> Option<Conn> {
+        let now = deadpool::managed::Timeouts {
+            wait: Some(std::time::Duration::ZERO),
+            ..self.pool.timeouts()
+        };
+        let conn = self.pool.timeout_get(&now).await.ok()?;
+        self.floored(conn).await.ok()
+    }
+
+    /// `conn` once it has reached the store's floor, if it reads a replica.
+    async fn floored(&self, mut conn: Conn) -> Result<Conn, StoreError> {
         if let Some(floor) = &self.floor {
             replica::reach(&mut conn, floor).await?;
         }

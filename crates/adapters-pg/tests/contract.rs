@@ -520,3 +520,88 @@ fn one_entry_write(key: &str, n: u128) -> recruit_ports::AccessesWrite {
         response: recruit_ports::StoredResponse { status: 201, body: b"{}".to_vec() },
     }
 }
+
+/// The review's facts on `config`'s store for October 2025 in UTC, by quarter hours.
+fn october(organization: u128) -> recruit_ports::review::ReviewQuery {
+    let at = |s: &str| s.parse::<Timestamp>().unwrap();
+    recruit_ports::review::ReviewQuery {
+        organization: recruit_domain::OrganizationId::from_uuid(Uuid::from_u128(organization)),
+        month: "2025-10".into(),
+        from: at("2025-10-01T00:00:00Z"),
+        to: at("2025-11-01T00:00:00Z"),
+        previous_from: at("2025-09-01T00:00:00Z"),
+        slot_micros: 900_000_000,
+        download: "DOWNLOAD",
+        ledger_export: "exportPrivacyAuditLogs",
+    }
+}
+
+/// A review reads its counts and its lists on two connections when the pool has one to spare:
+/// both read one snapshot, so while downloads are being recorded, every review lists exactly
+/// the downloads it counts. With no connection to spare, the same facts come from one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reviews_counts_and_lists_are_of_one_snapshot_while_entries_are_written() {
+    use recruit_ports::Ledgers;
+    let db = TestDatabase::fresh().await;
+    db.import(&world()).await.unwrap();
+    let org = Uuid::from_u128(ORG_A);
+    let insert = |n: usize| {
+        format!(
+            "INSERT INTO privacy_audit_logs (organization_id, id, access_time, account_id, \
+               ip_addresses, subject_type, subject_user_id, access_data, access_menu, \
+               access_menu_path, activity_category)
+             SELECT '{org}', gen_random_uuid(),
+                    timestamptz '2025-10-01 00:00:00+00' + (random() * 30) * interval '1 day',
+                    gen_random_uuid(), ARRAY['203.0.113.' || (g % 200)], 'EMPLOYEE',
+                    gen_random_uuid(), '{{NAME}}', 'CANDIDATE_PROFILE', 'Candidates', 'DOWNLOAD'
+             FROM generate_series(1, {n}) AS g"
+        )
+    };
+    raw(&db).await.batch_execute(&insert(2_000)).await.unwrap();
+    let store = PgStore::connect(&PgConfig::new(db.url())).unwrap();
+    let query = october(ORG_A);
+    let counted = |facts: &recruit_ports::review::ReviewFacts| -> u64 {
+        facts.slots.iter().filter(|s| s.category == "DOWNLOAD").map(|s| s.entries).sum()
+    };
+    // Quiet: one connection gives what two give.
+    let mut single = PgConfig::new(db.url());
+    single.pool_size = 1;
+    let single = PgStore::connect(&single).unwrap();
+    let (mut one, mut two) =
+        (single.review_facts(&query).await.unwrap(), store.review_facts(&query).await.unwrap());
+    for facts in [&mut one, &mut two] {
+        facts.new_addresses.sort();
+        facts.slots.sort_by_key(|s| (s.account, s.slot));
+    }
+    assert_eq!(one, two);
+    assert_eq!(counted(&two), 2_000);
+    assert_eq!(two.downloads.len(), 2_000);
+    // Busy: downloads committed one after the other while reviews are read.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writer = {
+        let (stop, mut conn, statement) = (stop.clone(), raw(&db).await, insert(1));
+        tokio::spawn(async move {
+            let mut written = 0;
+            while !std::sync::atomic::AtomicBool::load(&stop, std::sync::atomic::Ordering::Relaxed)
+            {
+                conn.batch_execute(&statement).await.unwrap();
+                written += 1;
+            }
+            written
+        })
+    };
+    let mut reviews = 0;
+    let started = std::time::Instant::now();
+    while reviews < 20 || started.elapsed() < Duration::from_secs(2) {
+        let facts = store.review_facts(&query).await.unwrap();
+        assert_eq!(
+            counted(&facts),
+            facts.downloads.len() as u64,
+            "review {reviews}: the downloads counted and those listed are of two snapshots"
+        );
+        reviews += 1;
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let written = writer.await.unwrap();
+    assert!(written > reviews, "the writer kept up: {written} writes, {reviews} reviews");
+}
