@@ -202,6 +202,13 @@ pub(crate) struct ServeArgs {
     /// arrival. Default: a quarter of --max-connections. Trusted proxies are exempt.
     #[arg(long, env = "RECRUITD_MAX_CONNECTIONS_PER_ADDRESS", value_parser = clap::value_parser!(u32).range(1..))]
     pub(crate) max_connections_per_address: Option<u32>,
+    /// The most MiB of request bodies held at once: a body reserves its declared length (its
+    /// limit when it declares none) before it is read, until its request is answered, and
+    /// waits for room within the request deadline (503 UNAVAILABLE and `Retry-After` if none
+    /// frees, nothing read). Bounds the memory of many large batches arriving at once; at least
+    /// 3, the largest body.
+    #[arg(long, env = "RECRUITD_MAX_BODY_MEMORY_MIB", default_value_t = (recruit_http::HttpConfig::new("").max_body_memory >> 20) as u32, value_parser = clap::value_parser!(u32).range(3..=4096))]
+    pub(crate) max_body_memory_mib: u32,
     /// Load balancers and reverse proxies in front of the server, as addresses or CIDR blocks
     /// (comma-separated, such as `10.0.0.0/8,2001:db8::/32`). A request arriving from one of
     /// them is taken to come from the client address it forwarded in `X-Forwarded-For`: that

@@ -76,12 +76,18 @@ pub struct HttpConfig {
     pub mcp_allowed_origins: Vec<String>,
     /// Whether the review console is served at `/console`.
     pub console: bool,
+    /// The most bytes of request bodies the server holds at once. Each body reserves its
+    /// declared length (its limit when it declares none) before it is read and keeps it until
+    /// its request is answered; one that finds no room waits for it within the request
+    /// deadline, then is refused with UNAVAILABLE. A body larger than all of it waits for all
+    /// of it.
+    pub max_body_memory: usize,
 }
 
 impl HttpConfig {
     /// Defaults: 10 s per request, 10 s for headers, 16 KiB heads, 10 s grace,
     /// idle connections closed after 30 s, at most 4 096 connections (a quarter of them per
-    /// client address), no origin allowed to call
+    /// client address), 8 MiB of request bodies held at once, no origin allowed to call
     /// the tool interface from a browser, the review console served.
     pub fn new(public_base_url: impl Into<String>) -> Self {
         Self {
@@ -96,6 +102,7 @@ impl HttpConfig {
             trusted_proxies: vec![],
             mcp_allowed_origins: vec![],
             console: true,
+            max_body_memory: 8 << 20,
         }
     }
 }
@@ -107,11 +114,53 @@ pub struct Api {
     metrics: Metrics,
     mcp: TowerToHyperService<McpService>,
     console: Option<recruit_console::Console>,
+    /// Room for request bodies, in KiB ([`HttpConfig::max_body_memory`]).
+    body_room: tokio::sync::Semaphore,
 }
 
 impl std::fmt::Debug for Api {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Api").field("config", &self.config).finish_non_exhaustive()
+    }
+}
+
+/// The room a request's body holds until the request is answered.
+type BodyRoom<'a> = tokio::sync::SemaphorePermit<'a>;
+
+/// [`HttpConfig::max_body_memory`] in KiB, at least one.
+fn body_room_kib(config: &HttpConfig) -> u32 {
+    u32::try_from(config.max_body_memory.div_ceil(1024)).unwrap_or(u32::MAX).max(1)
+}
+
+/// A body that found no room within the request deadline: nothing of it was read.
+fn no_body_room(config: &HttpConfig, declared: u64) -> ServiceError {
+    ServiceError {
+        retry_after: Some(Duration::from_secs(1)),
+        ..ServiceError::new(
+            ErrorCode::Unavailable,
+            format!(
+                "The server holds at most {} bytes of request bodies at once and found no room \
+                 for this one's {declared} within {} ms. Nothing was read or written: send it \
+                 again.",
+                config.max_body_memory,
+                config.request_deadline.as_millis()
+            ),
+        )
+    }
+}
+
+/// A body that did not arrive whole within the request deadline.
+fn body_too_slow(config: &HttpConfig) -> ServiceError {
+    ServiceError {
+        cause: Some("the request body did not arrive within the request deadline".into()),
+        ..ServiceError::new(
+            ErrorCode::UpstreamTimeout,
+            format!(
+                "The request body did not arrive whole within {} ms. Nothing was written: send \
+                 it again.",
+                config.request_deadline.as_millis()
+            ),
+        )
     }
 }
 
@@ -169,7 +218,8 @@ impl Api {
             };
             recruit_console::Console::new(Arc::clone(&service), console)
         });
-        Self { service, config, metrics, mcp, console }
+        let body_room = tokio::sync::Semaphore::new(body_room_kib(&config) as usize);
+        Self { service, config, metrics, mcp, console, body_room }
     }
 
     /// Reports the database pool's numbers in the metrics, read from `status` at every scrape.
@@ -322,15 +372,30 @@ impl Api {
         guarded(left(until), authenticate).await.inspect_err(|e| log_failure(request_id, e))
     }
 
-    /// The whole request body, refused with PAYLOAD_TOO_LARGE past `limit` bytes.
-    async fn read_body<B>(&self, body: B, limit: usize) -> Result<bytes::Bytes, ServiceError>
+    /// The whole request body, refused with PAYLOAD_TOO_LARGE past `limit` bytes, with the
+    /// room it holds until the request is answered. Waiting for room and reading both end at
+    /// the request deadline: a client that stops sending holds neither a task nor room past it.
+    async fn read_body<B>(
+        &self,
+        body: B,
+        limit: usize,
+        until: Instant,
+    ) -> Result<(bytes::Bytes, BodyRoom<'_>), ServiceError>
     where
         B: HttpBody,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
-        match Limited::new(body, limit).collect().await {
-            Ok(collected) => Ok(collected.to_bytes()),
-            Err(_) => Err(too_large(limit)),
+        let declared = body.size_hint().upper().map_or(limit as u64, |n| n.min(limit as u64));
+        let kib = declared.div_ceil(1024).min(u64::from(body_room_kib(&self.config))) as u32;
+        let room = match tokio::time::timeout(left(until), self.body_room.acquire_many(kib)).await {
+            Ok(Ok(room)) => room,
+            // The deadline passed, or (never) the room was closed.
+            _ => return Err(no_body_room(&self.config, declared)),
+        };
+        match tokio::time::timeout(left(until), Limited::new(body, limit).collect()).await {
+            Ok(Ok(collected)) => Ok((collected.to_bytes(), room)),
+            Ok(Err(_)) => Err(too_large(limit)),
+            Err(_) => Err(body_too_slow(&self.config)),
         }
     }
 
@@ -383,7 +448,7 @@ impl Api {
         let (mut parts, body) = request.into_parts();
         let caller = self.authenticate(&parts.headers, client_ip, request_id, until).await?;
         *organization = Some(caller.token.organization_id.to_string());
-        let body = self.read_body(body, MCP_BODY_LIMIT).await?;
+        let (body, _room) = self.read_body(body, MCP_BODY_LIMIT, until).await?;
         let accept = parts.headers.get_all(header::ACCEPT).iter().filter_map(|v| v.to_str().ok());
         let content_type = parts.headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
         if let Err(refusal) = transport::check_request(content_type, accept, &body) {
@@ -493,7 +558,7 @@ impl Api {
                     return Err(ServiceError::not_found("page"));
                 };
                 let (parts, body) = request.into_parts();
-                let body = self.read_body(body, BODY_LIMIT).await?;
+                let (body, _room) = self.read_body(body, BODY_LIMIT, until).await?;
                 let answer = console
                     .handle(recruit_console::ConsoleRequest {
                         method: &parts.method,
@@ -525,7 +590,7 @@ impl Api {
             return Ok(render::json(&serde_json::json!({"status": "ready"})));
         };
         let caller = self.authenticate(&parts.headers, client_ip, request_id, until).await?;
-        let body = self.read_body(body, limit).await?;
+        let (body, _room) = self.read_body(body, limit, until).await?;
         let mut arguments = rest_arguments(kind, path, parts.uri.query());
         crate::write::headers_and_body(kind, &mut arguments, &parts.headers, body);
         let operation =

@@ -1,6 +1,7 @@
 //! The server loop over real TCP: graceful shutdown lets in-flight requests finish and refuses
 //! new connections; slow or oversized request heads are cut off; idle connections are closed
-//! and the number open is capped.
+//! and the number open is capped; a body that stops arriving is cut off at the deadline, and
+//! bodies wait for room in the memory they may hold.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -361,4 +362,75 @@ async fn one_address_holds_at_most_its_share_of_the_connections() {
     })
     .await
     .unwrap();
+}
+
+/// A batch's head and the start of its body, declaring `length` bytes in all.
+fn post_head(stream: &mut TcpStream, secret: &str, length: usize, start: &str) {
+    write!(
+        stream,
+        "POST /v1/audit-logs/privacy HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {secret}\r\n\
+         Content-Type: application/json\r\nIdempotency-Key: \"k-1\"\r\n\
+         Content-Length: {length}\r\nConnection: close\r\n\r\n{start}"
+    )
+    .unwrap();
+}
+
+/// A whole request's answer over a new connection, and how long it took.
+fn answered(port: u16, send: impl FnOnce(&mut TcpStream)) -> (String, Duration) {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let started = Instant::now();
+    send(&mut stream);
+    let mut response = String::new();
+    let _ = stream.read_to_string(&mut response);
+    (response, started.elapsed())
+}
+
+/// A client that stops sending its body is answered at the request deadline and its
+/// connection closed; while it held the room for bodies, another body waited for room (a
+/// request without one did not), and was read once the stalled one let go.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_that_stops_arriving_is_cut_off_at_the_deadline_and_bodies_wait_for_room() {
+    let deadline = Duration::from_millis(1500);
+    let server = start(|c| {
+        c.request_deadline = deadline;
+        c.max_body_memory = 4096;
+    })
+    .await;
+    let (port, secret) = (server.port, server.secret.clone());
+    let outcome = tokio::task::spawn_blocking(move || {
+        let stalled = {
+            let secret = secret.clone();
+            // Declares all the room there is, sends a few bytes of it, then nothing.
+            std::thread::spawn(move || {
+                answered(port, |s| post_head(s, &secret, 4096, r#"{"entries""#))
+            })
+        };
+        std::thread::sleep(Duration::from_millis(300));
+        let read = answered(port, |s| {
+            write!(
+                s,
+                "GET /v1/organization HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {secret}\r\n\
+                 Connection: close\r\n\r\n"
+            )
+            .unwrap()
+        });
+        let waiting = answered(port, |s| post_head(s, &secret, 2, "{}"));
+        (stalled.join().unwrap(), read, waiting)
+    })
+    .await
+    .unwrap();
+    let ((stalled, stalled_after), (read, read_after), (waiting, waiting_after)) = outcome;
+    assert!(stalled.starts_with("HTTP/1.1 504 "), "{stalled}");
+    assert!(stalled.contains("did not arrive whole"), "{stalled}");
+    assert!(
+        stalled_after >= deadline && stalled_after < deadline + Duration::from_secs(1),
+        "the stalled body was answered after {stalled_after:?}"
+    );
+    assert!(read.starts_with("HTTP/1.1 200 "), "{read}");
+    assert!(read_after < Duration::from_millis(500), "a read waited {read_after:?}");
+    // Read only once the stalled body let go of the room, about 1.2 s after it was sent.
+    assert!(waiting.starts_with("HTTP/1.1 400 "), "{waiting}");
+    assert!(waiting.contains("VALIDATION_FAILED"), "{waiting}");
+    assert!(waiting_after >= Duration::from_millis(900), "read after {waiting_after:?}");
 }

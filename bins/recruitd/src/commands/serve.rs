@@ -125,6 +125,7 @@ pub(crate) async fn serve(
     http.idle_timeout = args.idle_timeout;
     http.max_connections = args.max_connections as usize;
     http.max_connections_per_address = args.max_connections_per_address.map(|n| n as usize);
+    http.max_body_memory = (args.max_body_memory_mib as usize) << 20;
     http.trusted_proxies = args.trusted_proxies;
     let api = Arc::new(
         Api::new(service, http)
