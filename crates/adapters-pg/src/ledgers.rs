@@ -432,6 +432,18 @@ impl Ledgers for PgStore {
         // one snapshot, when the pool has a connection to spare; else one after the other.
         let spare = self.spare_conn().await;
         let org = query.organization.uuid();
+        // The listed half, on the spare connection or, failing that, on `c`.
+        macro_rules! lists {
+            ($conn:ident) => {
+                recruit_adapters_diesel::review_lists!(
+                    $conn, query, recruit_adapters_diesel::review::Dialect::POSTGRES,
+                    org => sql_types::Uuid,
+                    |t: Timestamp| t.as_datetime() => sql_types::Timestamptz,
+                    |u| Ok::<_, StoreError>(u),
+                    .await
+                )
+            };
+        }
         c.build_transaction()
             .repeatable_read()
             .read_only()
@@ -468,13 +480,7 @@ impl Ledgers for PgStore {
                             {
                                 return Ok(None);
                             }
-                            Ok(Some(recruit_adapters_diesel::review_lists!(
-                                s, query, recruit_adapters_diesel::review::Dialect::POSTGRES,
-                                org => sql_types::Uuid,
-                                |t: Timestamp| t.as_datetime() => sql_types::Timestamptz,
-                                |u| Ok::<_, StoreError>(u),
-                                .await
-                            )))
+                            Ok(Some(lists!(s)))
                         })
                         .await
                 };
@@ -490,16 +496,10 @@ impl Ledgers for PgStore {
                 let (counts, lists) = tokio::try_join!(counts, lists)?;
                 let lists = match lists {
                     Some(lists) => lists,
-                    None => recruit_adapters_diesel::review_lists!(
-                        c, query, recruit_adapters_diesel::review::Dialect::POSTGRES,
-                        org => sql_types::Uuid,
-                        |t: Timestamp| t.as_datetime() => sql_types::Timestamptz,
-                        |u| Ok::<_, StoreError>(u),
-                        .await
-                    ),
+                    None => lists!(c),
                 };
-                Ok(counts
-                    .and_then(|counts| Ok(recruit_adapters_diesel::review::merge(counts, lists?))))
+                let merge = recruit_adapters_diesel::review::merge;
+                Ok(counts.and_then(|counts| lists.map(|lists| merge(counts, lists))))
             })
             .await
             .map_err(StoreError::from)?
