@@ -407,14 +407,8 @@ async fn a_body_that_stops_arriving_is_cut_off_at_the_deadline_and_bodies_wait_f
             })
         };
         std::thread::sleep(Duration::from_millis(300));
-        let read = answered(port, |s| {
-            write!(
-                s,
-                "GET /v1/organization HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {secret}\r\n\
-                 Connection: close\r\n\r\n"
-            )
-            .unwrap()
-        });
+        let started = Instant::now();
+        let read = (get(port, &secret).unwrap(), started.elapsed());
         let waiting = answered(port, |s| post_head(s, &secret, 2, "{}"));
         (stalled.join().unwrap(), read, waiting)
     })
