@@ -15,6 +15,8 @@
     bench/run.py export    # `recruitd audit export` of --entries entries vs COPY of the same rows
     bench/run.py reference # job, organization and recorded page reads vs the lean reference
                            # server (bench/lean) and pgbench, interleaved, against the targets
+    bench/run.py instructions  # user-space instructions per read (valgrind), vs the reference
+                               # and, with --baseline BINARY, vs another build
 
 Each scenario starts a throwaway PostgreSQL cluster (initdb into a temporary directory, a free
 port; as the `postgres` user when run as root) unless DATABASE_URL names a database to use,
@@ -30,6 +32,7 @@ missing and the script runs as root.
 """
 
 import argparse
+import http.client
 import datetime
 import json
 import os
@@ -114,11 +117,11 @@ class Server:
     """recruitd serving the database; its CPU time and peak memory read from /proc. Rate limits
     are off: the benchmarks measure the server's capacity, not its quotas."""
 
-    def __init__(self, url, *extra, env=None):
+    def __init__(self, url, *extra, env=None, binary=BIN, wrapper=()):
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.process = subprocess.Popen(
-            [str(BIN), "--database-url", url, "--db-pool-size", "32", "serve", "--listen",
+            [*wrapper, str(binary), "--database-url", url, "--db-pool-size", "32", "serve", "--listen",
              f"127.0.0.1:{self.port}", *extra],
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
             env={**os.environ, "RUST_LOG": "warn", "RECRUITD_RATE_LIMIT_READS": "off",
@@ -149,17 +152,22 @@ class Server:
         self.process.wait(timeout=30)
 
 
-def ensure_wrk():
-    """wrk, installed from the distribution's packages when missing (as root, with apt-get)."""
-    if shutil.which("wrk"):
+def ensure_tool(command, package):
+    """`command`, installed from the distribution's `package` when missing (as root, with
+    apt-get)."""
+    if shutil.which(command):
         return
     if os.geteuid() != 0 or not shutil.which("apt-get"):
-        sys.exit("wrk not found: install it (Debian: apt-get install wrk)")
-    print("installing wrk with apt-get", file=sys.stderr)
+        sys.exit(f"{command} not found: install it (Debian: apt-get install {package})")
+    print(f"installing {package} with apt-get", file=sys.stderr)
     quiet = {"stdout": subprocess.DEVNULL, "env": {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}}
-    if subprocess.run(["apt-get", "install", "-y", "-q", "wrk"], **quiet).returncode != 0:
+    if subprocess.run(["apt-get", "install", "-y", "-q", package], **quiet).returncode != 0:
         subprocess.run(["apt-get", "update", "-q"], check=True, **quiet)
-        subprocess.run(["apt-get", "install", "-y", "-q", "wrk"], check=True, **quiet)
+        subprocess.run(["apt-get", "install", "-y", "-q", package], check=True, **quiet)
+
+
+def ensure_wrk():
+    ensure_tool("wrk", "wrk")
 
 
 def millis(value):
@@ -402,11 +410,11 @@ class Lean(Server):
     """The lean reference server (bench/lean) on the same database, with the same pool size as
     recruitd."""
 
-    def __init__(self, url):
+    def __init__(self, url, wrapper=()):
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.process = subprocess.Popen(
-            [str(LEAN), url, f"127.0.0.1:{self.port}", "https://app.recruitd.example", "32"],
+            [*wrapper, str(LEAN), url, f"127.0.0.1:{self.port}", "https://app.recruitd.example", "32"],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         for _ in range(600):
             try:
@@ -425,7 +433,10 @@ def scenario_reference(url, args):
     the reference sends, interleaved: the job read, the organization read, and the recorded
     ledger page (one transaction per read for the reference). Per side: req/s, p50/p99, server
     CPU per request (user + system of the process), PostgreSQL CPU per request (its processes'
-    user + system over the run); then recruitd's ratios to the reference, against the targets."""
+    user + system over the run); then recruitd's ratios to the reference, against the targets.
+    With --baseline BINARY, another build of recruitd (a copy of target/release/recruitd made
+    before a change) runs as a fourth side, interleaved with the others, and the ratios of
+    this build to it are printed too: one change measured alone, in one run."""
     subprocess.run(["cargo", "build", "--release", "--locked", "-p", "recruit-bench-lean"],
                    check=True, cwd=ROOT)
     token, org, page, values = recorded_read(url)
@@ -440,23 +451,26 @@ def scenario_reference(url, args):
     # recruitd at its defaults, its access log on; its rate limits on, with quotas above what
     # the load asks so that the limiter's work is measured and no request is refused.
     quota = "1000000/s"
-    server = Server(url, env={"RUST_LOG": os.environ.get("RUST_LOG", "info"),
-                              "RECRUITD_RATE_LIMIT_READS": quota,
-                              "RECRUITD_RATE_LIMIT_LEDGER_READS": quota,
-                              "RECRUITD_RATE_LIMIT_WRITES": quota,
-                              "RECRUITD_RATE_LIMIT_AUTH_FAILURES": quota})
+    defaults = {"RUST_LOG": os.environ.get("RUST_LOG", "info"),
+                "RECRUITD_RATE_LIMIT_READS": quota, "RECRUITD_RATE_LIMIT_LEDGER_READS": quota,
+                "RECRUITD_RATE_LIMIT_WRITES": quota, "RECRUITD_RATE_LIMIT_AUTH_FAILURES": quota}
+    server = Server(url, env=defaults)
     lean = Lean(url)
+    baseline = Server(url, env=defaults, binary=args.baseline) if args.baseline else None
+    sides = [("recruitd", server), ("reference", lean), ("pgbench", None)]
+    if baseline:
+        sides.insert(1, ("baseline", baseline))
     try:
         for name, paths, _ in cases:
             for path in paths[:3]:
-                mine, theirs = body(server.base, path, token), body(lean.base, path, token)
-                if mine != theirs:
-                    sys.exit(f"{name}: the reference's body differs from recruitd's for {path}")
+                for side, target in sides[1:-1]:
+                    if body(server.base, path, token) != body(target.base, path, token):
+                        sys.exit(f"{name}: the {side}'s body differs from recruitd's for {path}")
         results = {}
         for _ in range(args.rounds):
             for name, paths, sql in cases:
                 for connections in args.connections:
-                    for side, target in (("recruitd", server), ("reference", lean), ("pgbench", None)):
+                    for side, target in sides:
                         pg = postgres_cpu_seconds(url)
                         if target:
                             cpu = target.cpu_seconds()
@@ -471,14 +485,15 @@ def scenario_reference(url, args):
                             (rate, p50, p99, cpu / count * 1e6, pg / count * 1e6))
         peaks = (server.peak_rss_mib(), lean.peak_rss_mib())
     finally:
-        server.stop()
-        lean.stop()
-    best = lambda key: max(results[key], key=lambda r: r[0])
+        for _, target in sides[:-1]:
+            target.stop()
+    # Each figure's median over the rounds: one round slowed down by the machine moves none.
+    median = lambda key: [statistics.median(column) for column in zip(*results[key])]
     rows = []
     for name, _, _ in cases:
         for connections in args.connections:
-            for side in ("recruitd", "reference", "pgbench"):
-                rate, p50, p99, cpu, pg = best((name, connections, side))
+            for side, _ in sides:
+                rate, p50, p99, cpu, pg = median((name, connections, side))
                 rows.append((name, connections, side, f"{rate:.0f}", f"{p50:.2f}", f"{p99:.2f}",
                              "-" if cpu != cpu else f"{cpu:.0f}", f"{pg:.0f}"))
     table(("read", "conns", "side", "req/s", "p50 ms", "p99 ms", "server CPU µs/req",
@@ -488,7 +503,7 @@ def scenario_reference(url, args):
     for name, _, _ in cases:
         recorded = name == "recorded page"
         for connections in args.connections:
-            m, r = best((name, connections, "recruitd")), best((name, connections, "reference"))
+            m, r = median((name, connections, "recruitd")), median((name, connections, "reference"))
             rate_goal = (0.9 if connections == 1 else 1.2) if recorded else 0.95
             cpu_goal = 1.5 if recorded else 1.2
             checks = [("rate", m[0] / r[0], rate_goal, True), ("server CPU", m[3] / r[3], cpu_goal, False)]
@@ -499,10 +514,110 @@ def scenario_reference(url, args):
                 targets.append((name, connections, what, f"{ratio:.2f}",
                                 f"{'≥' if at_least else '≤'} {goal}", "met" if met else "MISSED"))
     table(("read", "conns", "recruitd / reference", "ratio", "target", ""), targets)
+    if baseline:
+        compared = []
+        for name, _, _ in cases:
+            for connections in args.connections:
+                m, b = median((name, connections, "recruitd")), median((name, connections, "baseline"))
+                compared.append((name, connections, f"{m[0] / b[0]:.2f}", f"{m[3] / b[3]:.2f}",
+                                 f"{m[4] / b[4]:.2f}"))
+        print()
+        table(("read", "conns", "rate, this build / baseline", "server CPU", "PostgreSQL CPU"),
+              compared)
     print(f"\nPeak resident memory: recruitd {peaks[0]:.1f} MiB (target < 64), reference "
           f"{peaks[1]:.1f} MiB")
-    print(f"(best of {args.rounds} interleaved rounds of {args.duration} s per side, wrk -t2, "
+    print(f"(medians of {args.rounds} interleaved rounds of {args.duration} s per side, wrk -t2, "
           "pgbench -M prepared -j 2; PostgreSQL at its default durability)")
+
+
+def callgrind_instructions(target, paths, token, requests, out):
+    """The user-space instructions `target` (running under callgrind, writing to `out`) spends
+    on `requests` requests for `paths` in turn on one connection, counted from zero after as
+    many requests to warm it up."""
+    connection = http.client.HTTPConnection("127.0.0.1", target.port, timeout=600)
+
+    def send(n):
+        for i in range(n):
+            connection.request("GET", paths[i % len(paths)],
+                               headers={"Authorization": f"Bearer {token}"})
+            response = connection.getresponse()
+            response.read()
+            if response.status != 200:
+                sys.exit(f"{paths[i % len(paths)]}: {response.status}")
+
+    send(requests)
+    control = lambda flag: subprocess.run(["callgrind_control", flag, str(target.process.pid)],
+                                          check=True, stdout=subprocess.DEVNULL,
+                                          stderr=subprocess.DEVNULL)
+    control("-z")
+    send(requests)
+    control("-d")
+    connection.close()
+    dumps = sorted(out.parent.glob(out.name + "*"), key=lambda f: f.stat().st_mtime)
+    for line in dumps[-1].read_text().splitlines():
+        if line.startswith(("summary:", "totals:")):
+            return int(line.split()[1])
+    sys.exit(f"no instruction count in {dumps[-1]}")
+
+
+def scenario_instructions(url, args):
+    """User-space instructions per request, counted by valgrind's callgrind: deterministic
+    where CPU time swings by ±15 % between runs, so that a change too small for wall-clock
+    runs can be measured alone. recruitd at its defaults (as in `reference`) against the lean
+    reference and, with --baseline BINARY, against another build; one connection, the job and
+    organization reads. Kernel time (the sockets) is not counted: compare with `reference`.
+    With --profiles DIR the profiles are kept, one file per side and read: `callgrind_annotate
+    --inclusive=yes DIR/recruitd.1` shows where the job read's instructions go."""
+    ensure_tool("valgrind", "valgrind")
+    subprocess.run(["cargo", "build", "--release", "--locked", "-p", "recruit-bench-lean"],
+                   check=True, cwd=ROOT)
+    token, org, _, _ = recorded_read(url)
+    jobs = psql(url, f"SELECT id FROM jobs WHERE organization_id = '{org}' ORDER BY id").split()
+    cases = [("job", ["/v1/jobs/job_" + j.replace("-", "") for j in jobs]),
+             ("organization", ["/v1/organization"])]
+    cases = [c for c in cases if c[0] in args.reads]
+    quota = "1000000/s"
+    defaults = {"RUST_LOG": os.environ.get("RUST_LOG", "info"),
+                "RECRUITD_RATE_LIMIT_READS": quota, "RECRUITD_RATE_LIMIT_LEDGER_READS": quota,
+                "RECRUITD_RATE_LIMIT_WRITES": quota, "RECRUITD_RATE_LIMIT_AUTH_FAILURES": quota}
+    out = args.profiles or Path(tempfile.mkdtemp(prefix="recruitd-callgrind-"))
+    out.mkdir(parents=True, exist_ok=True)
+    requests = args.requests
+    counts = {}
+    try:
+        for side in ["recruitd", "reference"] + (["baseline"] if args.baseline else []):
+            file = out / side
+            wrapper = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={file}",
+                       "--dump-instr=no"]
+            if side == "reference":
+                target = Lean(url, wrapper=wrapper)
+            else:
+                binary = args.baseline if side == "baseline" else BIN
+                target = Server(url, env=defaults, binary=binary, wrapper=wrapper)
+            try:
+                for name, paths in cases:
+                    counts[(name, side)] = callgrind_instructions(target, paths, token,
+                                                                  requests, file)
+            finally:
+                target.stop()
+    finally:
+        if not args.profiles:
+            shutil.rmtree(out, ignore_errors=True)
+    rows = []
+    for name, _ in cases:
+        mine = counts[(name, "recruitd")] / requests
+        row = [name, f"{mine:,.0f}", f"{counts[(name, 'reference')] / requests:,.0f}",
+               f"{mine / (counts[(name, 'reference')] / requests):.2f}"]
+        if args.baseline:
+            theirs = counts[(name, "baseline")] / requests
+            row += [f"{theirs:,.0f}", f"{mine / theirs:.3f}"]
+        rows.append(row)
+    header = ["read", "recruitd instructions/req", "reference", "ratio"]
+    if args.baseline:
+        header += ["baseline", "this build / baseline"]
+    table(header, rows)
+    print(f"\n(callgrind, {requests} requests on one connection after as many to warm up; "
+          "user space only)")
 
 
 def main():
@@ -510,7 +625,7 @@ def main():
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("scenario", choices=["jobs", "ledger", "adapter", "ids", "import", "soak",
                                              "revocation", "record", "recorded", "verify", "export",
-                                             "review", "reference"])
+                                             "review", "reference", "instructions"])
     parser.add_argument("--duration", type=int, default=20)
     parser.add_argument("--connections", default="8,64",
                         type=lambda s: [int(c) for c in s.split(",")])
@@ -522,6 +637,12 @@ def main():
     parser.add_argument("--reads", default="job,organization,recorded",
                         type=lambda s: s.split(","))
     parser.add_argument("--stores", default="postgres,sqlite", type=lambda s: s.split(","))
+    parser.add_argument("--requests", type=int, default=2000)
+    parser.add_argument("--profiles", type=Path, default=None,
+                        help="instructions: keep callgrind's profiles in this directory "
+                             "(read them with callgrind_annotate)")
+    parser.add_argument("--baseline", type=Path, default=None,
+                        help="reference: another recruitd binary to measure this build against")
     args = parser.parse_args()
     # Scenarios measured by Rust programs of their own: run them as they are.
     delegated = {
@@ -563,7 +684,8 @@ def main():
                      "revocation": scenario_revocation, "record": scenario_record,
                      "recorded": scenario_recorded,
                      "verify": scenario_verify, "export": scenario_export,
-                     "review": scenario_review, "reference": scenario_reference}
+                     "review": scenario_review, "reference": scenario_reference,
+                     "instructions": scenario_instructions}
         scenarios[args.scenario](url, args)
     finally:
         if cluster:

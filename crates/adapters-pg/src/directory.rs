@@ -16,7 +16,7 @@ use recruit_ports::{
 use crate::PgStore;
 use crate::chain::chain;
 use crate::error::*;
-use crate::prepared::Known;
+use crate::prepared::{Known, Numbered};
 use crate::rows::*;
 use crate::schema::*;
 
@@ -137,11 +137,11 @@ fn organization_query(
         .select((OrganizationRow::as_select(), SchedulingDefaultsRow::as_select(), WorkHours))
 }
 
-/// The job read's and the organization read's texts, each built once: they do not depend on
-/// the values, and diesel would otherwise build them again, quoting every column, at every
-/// read before finding the statement already prepared on the connection.
-static JOB_STATEMENT: std::sync::OnceLock<Result<String, String>> = std::sync::OnceLock::new();
-static ORGANIZATION_STATEMENT: std::sync::OnceLock<Result<String, String>> =
+/// The job read's and the organization read's texts, each built and split at its parameters
+/// once: they do not depend on the values, and diesel would otherwise build them again,
+/// quoting every column, at every read before finding the statement already prepared.
+static JOB_STATEMENT: std::sync::OnceLock<Result<Numbered, String>> = std::sync::OnceLock::new();
+static ORGANIZATION_STATEMENT: std::sync::OnceLock<Result<Numbered, String>> =
     std::sync::OnceLock::new();
 
 /// The text diesel sends for `query`, its parameters numbered in the order of its values.
@@ -166,15 +166,15 @@ struct OrganizationRead;
 /// (whatever `query`'s values: only the text is kept) and its rows `query`'s; the caller binds
 /// the values in the order of the parameters.
 fn kept_statement<Q>(
-    text: &'static std::sync::OnceLock<Result<String, String>>,
+    text: &'static std::sync::OnceLock<Result<Numbered, String>>,
     query: impl FnOnce() -> Q,
 ) -> Result<crate::prepared::PreparedSql<Q::SqlType>, StoreError>
 where
     Q: diesel::query_builder::Query + diesel::query_builder::QueryFragment<diesel::pg::Pg>,
 {
-    let text =
-        text.get_or_init(|| statement_text(&query())).as_deref().map_err(StoreError::other)?;
-    Ok(crate::prepared::PreparedSql::numbered(text))
+    // Built once per process and kept for it: one text per kind of read.
+    let text = text.get_or_init(|| statement_text(&query()).map(|t| Numbered::new(t.leak())));
+    Ok(text.as_ref().map_err(StoreError::other)?.statement())
 }
 
 #[async_trait]

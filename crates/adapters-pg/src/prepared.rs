@@ -4,6 +4,8 @@
 //! the statement is prepared once per connection, and PostgreSQL settles on a generic plan
 //! with run-time partition pruning after its first few runs.
 
+use std::borrow::Cow;
+
 use diesel::pg::Pg;
 use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
 use diesel::sql_types::Untyped;
@@ -31,7 +33,8 @@ impl<ST> Default for PreparedSql<ST> {
 }
 
 enum Piece {
-    Sql(String),
+    /// Text: the statement's own (borrowed, not copied at every run) or built for this run.
+    Sql(Cow<'static, str>),
     Bind(Box<dyn QueryFragment<Pg> + Send>),
     /// A parameter of a numbered statement not bound yet.
     Slot,
@@ -42,29 +45,12 @@ enum Piece {
 impl<ST> PreparedSql<ST> {
     /// The statement `text`, whose parameters `$1`, `$2`… each appear once, in that order:
     /// bind their values with [`PreparedSql::bind`] in the same order.
-    pub(crate) fn numbered(text: &str) -> Self {
-        let mut query = Self::default();
-        let mut rest = text;
-        while let Some(at) = rest.find('$') {
-            let digits = rest[at + 1..].bytes().take_while(u8::is_ascii_digit).count();
-            let n = rest[at + 1..at + 1 + digits].parse::<usize>();
-            // The statements are the crate's own constants: a test runs each one.
-            assert_eq!(n.ok(), Some(query.slots() + 1), "parameters out of order in {text}");
-            query.pieces.push(Piece::Sql(rest[..at].to_owned()));
-            query.pieces.push(Piece::Slot);
-            rest = &rest[at + 1 + digits..];
-        }
-        query.pieces.push(Piece::Sql(rest.to_owned()));
-        query.numbered = true;
-        query
-    }
-
-    fn slots(&self) -> usize {
-        self.pieces.iter().filter(|p| matches!(p, Piece::Slot)).count()
+    pub(crate) fn numbered(text: &'static str) -> Self {
+        Numbered::new(text).statement()
     }
 
     /// Appends SQL text.
-    pub(crate) fn sql(mut self, text: impl Into<String>) -> Self {
+    pub(crate) fn sql(mut self, text: impl Into<Cow<'static, str>>) -> Self {
         self.pieces.push(Piece::Sql(text.into()));
         self
     }
@@ -114,6 +100,39 @@ impl<ST: 'static> Query for PreparedSql<ST> {
     type SqlType = ST;
 }
 
+/// A statement text whose parameters `$1`, `$2`… each appear once, in that order, split at
+/// them once: statements are made from it at every run without scanning the text again.
+pub(crate) struct Numbered(Vec<&'static str>);
+
+impl Numbered {
+    pub(crate) fn new(text: &'static str) -> Self {
+        let mut pieces = vec![];
+        let mut rest = text;
+        while let Some(at) = rest.find('$') {
+            let digits = rest[at + 1..].bytes().take_while(u8::is_ascii_digit).count();
+            let n = rest[at + 1..at + 1 + digits].parse::<usize>();
+            // The statements are the crate's own constants: a test runs each one.
+            assert_eq!(n.ok(), Some(pieces.len() + 1), "parameters out of order in {text}");
+            pieces.push(&rest[..at]);
+            rest = &rest[at + 1 + digits..];
+        }
+        pieces.push(rest);
+        Self(pieces)
+    }
+
+    /// The statement, its parameters to bind with [`PreparedSql::bind`] in order.
+    pub(crate) fn statement<ST>(&self) -> PreparedSql<ST> {
+        let mut pieces = Vec::with_capacity(self.0.len() * 2);
+        for (n, text) in self.0.iter().enumerate() {
+            if n > 0 {
+                pieces.push(Piece::Slot);
+            }
+            pieces.push(Piece::Sql(Cow::Borrowed(*text)));
+        }
+        PreparedSql { pieces, numbered: true, rows: std::marker::PhantomData }
+    }
+}
+
 /// A statement whose text is the same at every execution, known to the connection's cache of
 /// prepared statements by the type `Id` instead of by its text: found without hashing and
 /// comparing a text of a few kilobytes at every execution. `Id` must name one text only.
@@ -155,7 +174,7 @@ mod tests {
     fn numbered_parameters_take_their_values_in_order() {
         let ten = (1..=10).fold(
             PreparedSql::<()>::numbered(
-                &(1..=10).map(|n| format!("${n}")).collect::<Vec<_>>().join(","),
+                (1..=10).map(|n| format!("${n}")).collect::<Vec<_>>().join(",").leak(),
             ),
             |q, n| q.bind::<Integer, _>(n),
         );

@@ -25,6 +25,9 @@ use crate::route::{Public, Routing, route};
 /// envelope around them.
 const MCP_ENVELOPE: usize = 16 * 1024;
 
+/// The request id's header, named once rather than parsed from text for every request.
+const X_REQUEST_ID: header::HeaderName = header::HeaderName::from_static("x-request-id");
+
 /// The largest request the tool interface reads: the largest arguments of any tool, in their
 /// envelope. Each tool's own limit is checked on its arguments.
 pub(crate) const MCP_BODY_LIMIT: usize = BATCH_BODY_LIMIT + MCP_ENVELOPE;
@@ -293,7 +296,7 @@ impl Api {
             crate::client::client_address(peer, request.headers(), &self.config.trusted_proxies);
         let request_id = request
             .headers()
-            .get("x-request-id")
+            .get(&X_REQUEST_ID)
             .and_then(sane_request_id)
             .unwrap_or_else(|| uuid::Uuid::now_v7().simple().to_string());
         let method = request.method().clone();
@@ -341,15 +344,16 @@ impl Api {
             }
         };
         if let Ok(value) = HeaderValue::from_str(&request_id) {
-            response.headers_mut().insert("x-request-id", value);
+            response.headers_mut().insert(X_REQUEST_ID, value);
         }
         let status = response.status().as_u16();
-        self.metrics.observe(template, status, started.elapsed().as_secs_f64());
+        let seconds = started.elapsed().as_secs_f64();
+        self.metrics.observe(template, status, seconds);
         tracing::info!(
             http.method = %method,
             http.route = template,
-            http.status = response.status().as_u16(),
-            latency_ms = started.elapsed().as_secs_f64() * 1000.0,
+            http.status = status,
+            latency_ms = seconds * 1000.0,
             request.id = %request_id,
             organization.id = organization.as_deref().unwrap_or("-"),
             "request"
@@ -368,7 +372,8 @@ impl Api {
     ) -> Result<recruit_service::Caller, ServiceError> {
         let secret = bearer_secret(headers)?;
         let service = Arc::clone(&self.service);
-        let authenticate = async move { service.authenticate(secret.as_deref(), client_ip).await };
+        let authenticate =
+            Box::pin(async move { service.authenticate(secret.as_deref(), client_ip).await });
         guarded(left(until), authenticate).await.inspect_err(|e| log_failure(request_id, e))
     }
 
