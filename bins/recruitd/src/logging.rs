@@ -13,6 +13,8 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use tracing_subscriber::fmt::MakeWriter;
+use tracing_subscriber::fmt::format::Writer;
+use tracing_subscriber::fmt::time::FormatTime;
 
 use crate::cli::LogFormat;
 
@@ -110,6 +112,49 @@ impl<'a> MakeWriter<'a> for Lines {
     }
 }
 
+/// A line's time as `tracing-subscriber`'s own timer writes it (`2026-11-27T02:22:56.123456Z`:
+/// UTC, microseconds), its date and time of day formatted once a second on each thread.
+struct LineTime;
+
+impl FormatTime for LineTime {
+    fn format_time(&self, w: &mut Writer<'_>) -> std::fmt::Result {
+        let now =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+        w.write_str(&line_time(now.as_secs(), now.subsec_micros()))
+    }
+}
+
+/// The text of `seconds` since the epoch and `micros` more.
+fn line_time(seconds: u64, micros: u32) -> String {
+    thread_local! {
+        /// The last second formatted on this thread, and its text to the seconds.
+        static SECOND: std::cell::RefCell<(u64, String)> = const {
+            std::cell::RefCell::new((u64::MAX, String::new()))
+        };
+    }
+    SECOND.with_borrow_mut(|(second, text)| {
+        if *second != seconds {
+            *second = seconds;
+            text.clear();
+            let time =
+                i64::try_from(seconds).ok().and_then(|s| chrono::DateTime::from_timestamp(s, 0));
+            if let Some(time) = time {
+                use std::fmt::Write as _;
+                let _ = write!(text, "{}", time.format("%Y-%m-%dT%H:%M:%S"));
+            }
+        }
+        let mut line = String::with_capacity(text.len() + 8);
+        line.push_str(text);
+        let mut digits = itoa::Buffer::new();
+        let digits = digits.format(micros.min(999_999));
+        line.push('.');
+        line.push_str(&"000000"[digits.len()..]);
+        line.push_str(digits);
+        line.push('Z');
+        line
+    })
+}
+
 /// Keeps the log writer running; [`Logging::finish`] flushes what is buffered.
 pub(crate) struct Logging {
     shared: Arc<Shared>,
@@ -169,6 +214,7 @@ pub(crate) fn init(format: LogFormat) -> Logging {
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(Lines(Arc::clone(&shared)))
+        .with_timer(LineTime)
         .with_ansi(ansi)
         .log_internal_errors(false);
     match format {
@@ -199,6 +245,25 @@ mod tests {
         }
         fn flush(&mut self) -> io::Result<()> {
             Ok(())
+        }
+    }
+
+    #[test]
+    fn a_line_time_is_written_as_rfc_3339_in_utc_to_the_microsecond() {
+        use chrono::{DateTime, SecondsFormat};
+        // The same second twice (its text kept), then others, then the same one again.
+        for (seconds, micros) in [
+            (1_795_746_176, 123_456),
+            (1_795_746_176, 7),
+            (0, 0),
+            (951_782_400, 999_999),
+            (4_102_444_799, 500_000),
+            (1_795_746_176, 40),
+        ] {
+            let expected = DateTime::from_timestamp(seconds as i64, micros * 1000)
+                .unwrap()
+                .to_rfc3339_opts(SecondsFormat::Micros, true);
+            assert_eq!(line_time(seconds, micros), expected);
         }
     }
 
