@@ -208,14 +208,13 @@ pub(crate) fn init(format: LogFormat) -> Logging {
     }
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let ansi = io::IsTerminal::is_terminal(&io::stderr());
     // The subscriber's own report of a failed write goes to standard error with `eprintln!`,
     // which panics when standard error is broken: off. The writer counts failures instead.
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(Lines(Arc::clone(&shared)))
         .with_timer(LineTime)
-        .with_ansi(ansi)
+        .with_ansi(false)
         .log_internal_errors(false);
     match format {
         LogFormat::Human => builder.init(),
