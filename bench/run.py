@@ -427,6 +427,16 @@ class Lean(Server):
         sys.exit("the lean server did not start listening")
 
 
+def at_defaults():
+    """The environment of recruitd at its defaults: its access log on (or RUST_LOG's level);
+    its rate limits on, with quotas above what the load asks, so that the limiter's work is
+    measured and no request is refused."""
+    quota = "1000000/s"
+    return {"RUST_LOG": os.environ.get("RUST_LOG", "info"),
+            "RECRUITD_RATE_LIMIT_READS": quota, "RECRUITD_RATE_LIMIT_LEDGER_READS": quota,
+            "RECRUITD_RATE_LIMIT_WRITES": quota, "RECRUITD_RATE_LIMIT_AUTH_FAILURES": quota}
+
+
 def scenario_reference(url, args):
     """recruitd at its defaults (logging, metrics and limits on) against the lean reference
     server (bench/lean: hyper and tokio-postgres, nothing else) and against pgbench running what
@@ -448,12 +458,7 @@ def scenario_reference(url, args):
         ("recorded page", [page], RECORDED_SQL.format(**values)),
     ]
     cases = [c for c in cases if c[0].split()[0] in args.reads]
-    # recruitd at its defaults, its access log on; its rate limits on, with quotas above what
-    # the load asks so that the limiter's work is measured and no request is refused.
-    quota = "1000000/s"
-    defaults = {"RUST_LOG": os.environ.get("RUST_LOG", "info"),
-                "RECRUITD_RATE_LIMIT_READS": quota, "RECRUITD_RATE_LIMIT_LEDGER_READS": quota,
-                "RECRUITD_RATE_LIMIT_WRITES": quota, "RECRUITD_RATE_LIMIT_AUTH_FAILURES": quota}
+    defaults = at_defaults()
     server = Server(url, env=defaults)
     lean = Lean(url)
     baseline = Server(url, env=defaults, binary=args.baseline) if args.baseline else None
@@ -565,21 +570,19 @@ def scenario_instructions(url, args):
     where CPU time swings by ±15 % between runs, so that a change too small for wall-clock
     runs can be measured alone. recruitd at its defaults (as in `reference`) against the lean
     reference and, with --baseline BINARY, against another build; one connection, the job and
-    organization reads. Kernel time (the sockets) is not counted: compare with `reference`.
+    organization reads and the recorded ledger page (--reads). Kernel time (the sockets) and
+    PostgreSQL are not counted: compare with `reference`.
     With --profiles DIR the profiles are kept, one file per side and read: `callgrind_annotate
     --inclusive=yes DIR/recruitd.1` shows where the job read's instructions go."""
     ensure_tool("valgrind", "valgrind")
     subprocess.run(["cargo", "build", "--release", "--locked", "-p", "recruit-bench-lean"],
                    check=True, cwd=ROOT)
-    token, org, _, _ = recorded_read(url)
+    token, org, page, _ = recorded_read(url)
     jobs = psql(url, f"SELECT id FROM jobs WHERE organization_id = '{org}' ORDER BY id").split()
     cases = [("job", ["/v1/jobs/job_" + j.replace("-", "") for j in jobs]),
-             ("organization", ["/v1/organization"])]
-    cases = [c for c in cases if c[0] in args.reads]
-    quota = "1000000/s"
-    defaults = {"RUST_LOG": os.environ.get("RUST_LOG", "info"),
-                "RECRUITD_RATE_LIMIT_READS": quota, "RECRUITD_RATE_LIMIT_LEDGER_READS": quota,
-                "RECRUITD_RATE_LIMIT_WRITES": quota, "RECRUITD_RATE_LIMIT_AUTH_FAILURES": quota}
+             ("organization", ["/v1/organization"]), ("recorded page", [page])]
+    cases = [c for c in cases if c[0].split()[0] in args.reads]
+    defaults = at_defaults()
     out = args.profiles or Path(tempfile.mkdtemp(prefix="recruitd-callgrind-"))
     out.mkdir(parents=True, exist_ok=True)
     requests = args.requests
