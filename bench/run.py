@@ -166,10 +166,6 @@ def ensure_tool(command, package):
         subprocess.run(["apt-get", "install", "-y", "-q", package], check=True, **quiet)
 
 
-def ensure_wrk():
-    ensure_tool("wrk", "wrk")
-
-
 def millis(value):
     number, unit = re.match(r"([\d.]+)(us|ms|s)", value).groups()
     return float(number) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
@@ -437,6 +433,21 @@ def at_defaults():
             "RECRUITD_RATE_LIMIT_WRITES": quota, "RECRUITD_RATE_LIMIT_AUTH_FAILURES": quota}
 
 
+def reads(url):
+    """The lean reference built, the demo loaded; its owner token and the reads both servers
+    answer: (name, paths, what pgbench runs for it)."""
+    subprocess.run(["cargo", "build", "--release", "--locked", "-p", "recruit-bench-lean"],
+                   check=True, cwd=ROOT)
+    token, org, page, values = recorded_read(url)
+    jobs = psql(url, f"SELECT id FROM jobs WHERE organization_id = '{org}' ORDER BY id").split()
+    return token, [
+        ("job", ["/v1/jobs/job_" + j.replace("-", "") for j in jobs],
+         JOB_SQL.format(count=len(jobs), org=org, ids=",".join(jobs))),
+        ("organization", ["/v1/organization"], ORGANIZATION_SQL.format(org=org)),
+        ("recorded page", [page], RECORDED_SQL.format(**values)),
+    ]
+
+
 def scenario_reference(url, args):
     """recruitd at its defaults (logging, metrics and limits on) against the lean reference
     server (bench/lean: hyper and tokio-postgres, nothing else) and against pgbench running what
@@ -447,16 +458,7 @@ def scenario_reference(url, args):
     With --baseline BINARY, another build of recruitd (a copy of target/release/recruitd made
     before a change) runs as a fourth side, interleaved with the others, and the ratios of
     this build to it are printed too: one change measured alone, in one run."""
-    subprocess.run(["cargo", "build", "--release", "--locked", "-p", "recruit-bench-lean"],
-                   check=True, cwd=ROOT)
-    token, org, page, values = recorded_read(url)
-    jobs = psql(url, f"SELECT id FROM jobs WHERE organization_id = '{org}' ORDER BY id").split()
-    cases = [
-        ("job", ["/v1/jobs/job_" + j.replace("-", "") for j in jobs],
-         JOB_SQL.format(count=len(jobs), org=org, ids=",".join(jobs))),
-        ("organization", ["/v1/organization"], ORGANIZATION_SQL.format(org=org)),
-        ("recorded page", [page], RECORDED_SQL.format(**values)),
-    ]
+    token, cases = reads(url)
     cases = [c for c in cases if c[0].split()[0] in args.reads]
     defaults = at_defaults()
     server = Server(url, env=defaults)
@@ -575,13 +577,8 @@ def scenario_instructions(url, args):
     With --profiles DIR the profiles are kept, one file per side and read: `callgrind_annotate
     --inclusive=yes DIR/recruitd.1` shows where the job read's instructions go."""
     ensure_tool("valgrind", "valgrind")
-    subprocess.run(["cargo", "build", "--release", "--locked", "-p", "recruit-bench-lean"],
-                   check=True, cwd=ROOT)
-    token, org, page, _ = recorded_read(url)
-    jobs = psql(url, f"SELECT id FROM jobs WHERE organization_id = '{org}' ORDER BY id").split()
-    cases = [("job", ["/v1/jobs/job_" + j.replace("-", "") for j in jobs]),
-             ("organization", ["/v1/organization"]), ("recorded page", [page])]
-    cases = [c for c in cases if c[0].split()[0] in args.reads]
+    token, cases = reads(url)
+    cases = [(name, paths) for name, paths, _ in cases if name.split()[0] in args.reads]
     defaults = at_defaults()
     out = args.profiles or Path(tempfile.mkdtemp(prefix="recruitd-callgrind-"))
     out.mkdir(parents=True, exist_ok=True)
@@ -670,7 +667,7 @@ def main():
             if cluster:
                 cluster.stop()
         sys.exit(code)
-    ensure_wrk()
+    ensure_tool("wrk", "wrk")
     build(*(["bench_data"] if args.scenario in ("ledger", "verify", "export", "review") else []))
     if args.scenario == "soak":
         scenario_soak(args)

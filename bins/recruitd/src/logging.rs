@@ -120,12 +120,12 @@ impl FormatTime for LineTime {
     fn format_time(&self, w: &mut Writer<'_>) -> std::fmt::Result {
         let now =
             std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-        w.write_str(&line_time(now.as_secs(), now.subsec_micros()))
+        line_time(w, now.as_secs(), now.subsec_micros())
     }
 }
 
-/// The text of `seconds` since the epoch and `micros` more.
-fn line_time(seconds: u64, micros: u32) -> String {
+/// Writes the text of `seconds` since the epoch and `micros` more to `w`.
+fn line_time(w: &mut impl std::fmt::Write, seconds: u64, micros: u32) -> std::fmt::Result {
     thread_local! {
         /// The last second formatted on this thread, and its text to the seconds.
         static SECOND: std::cell::RefCell<(u64, String)> = const {
@@ -143,15 +143,13 @@ fn line_time(seconds: u64, micros: u32) -> String {
                 let _ = write!(text, "{}", time.format("%Y-%m-%dT%H:%M:%S"));
             }
         }
-        let mut line = String::with_capacity(text.len() + 8);
-        line.push_str(text);
         let mut digits = itoa::Buffer::new();
         let digits = digits.format(micros.min(999_999));
-        line.push('.');
-        line.push_str(&"000000"[digits.len()..]);
-        line.push_str(digits);
-        line.push('Z');
-        line
+        w.write_str(text)?;
+        w.write_char('.')?;
+        w.write_str(&"000000"[digits.len()..])?;
+        w.write_str(digits)?;
+        w.write_char('Z')
     })
 }
 
@@ -262,7 +260,9 @@ mod tests {
             let expected = DateTime::from_timestamp(seconds as i64, micros * 1000)
                 .unwrap()
                 .to_rfc3339_opts(SecondsFormat::Micros, true);
-            assert_eq!(line_time(seconds, micros), expected);
+            let mut written = String::new();
+            line_time(&mut written, seconds, micros).unwrap();
+            assert_eq!(written, expected);
         }
     }
 
