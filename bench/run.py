@@ -537,10 +537,11 @@ def scenario_reference(url, args):
           "pgbench -M prepared -j 2; PostgreSQL at its default durability)")
 
 
-def callgrind_instructions(target, paths, token, requests, out):
-    """The user-space instructions `target` (running under callgrind, writing to `out`) spends
-    on `requests` requests for `paths` in turn on one connection, counted from zero after as
-    many requests to warm it up."""
+def callgrind_events(target, paths, token, requests, out):
+    """What `target` (running under callgrind with its cache and branch simulation, writing to
+    `out`) spends on `requests` requests for `paths` in turn on one connection, counted from
+    zero after as many requests to warm it up: callgrind's events (`Ir` instructions, `I1mr`,
+    `D1mr` and `D1mw` first-level cache misses, `Bcm` and `Bim` mispredicted branches), totals."""
     connection = http.client.HTTPConnection("127.0.0.1", target.port, timeout=600)
 
     def send(n):
@@ -561,10 +562,12 @@ def callgrind_instructions(target, paths, token, requests, out):
     control("-d")
     connection.close()
     dumps = sorted(out.parent.glob(out.name + "*"), key=lambda f: f.stat().st_mtime)
-    for line in dumps[-1].read_text().splitlines():
+    lines = dumps[-1].read_text().splitlines()
+    events = next(line.split()[1:] for line in lines if line.startswith("events:"))
+    for line in lines:
         if line.startswith(("summary:", "totals:")):
-            return int(line.split()[1])
-    sys.exit(f"no instruction count in {dumps[-1]}")
+            return dict(zip(events, map(int, line.split()[1:])))
+    sys.exit(f"no totals in {dumps[-1]}")
 
 
 def scenario_instructions(url, args):
@@ -574,8 +577,13 @@ def scenario_instructions(url, args):
     reference and, with --baseline BINARY, against another build; one connection, the job and
     organization reads and the recorded ledger page (--reads). Kernel time (the sockets) and
     PostgreSQL are not counted: compare with `reference`.
+    Beside the instructions, callgrind's model of the first-level caches and of branch
+    prediction (this machine's cache sizes) counts per request the misses of the instruction
+    cache, of the data cache (reads and writes) and the mispredicted branches: what makes an
+    instruction cost more than another, and what the instructions alone do not show.
     With --profiles DIR the profiles are kept, one file per side and read: `callgrind_annotate
-    --inclusive=yes DIR/recruitd.1` shows where the job read's instructions go."""
+    --inclusive=yes DIR/recruitd.1` shows where the job read's instructions go (`--sort=D1mw`,
+    its data cache misses)."""
     ensure_tool("valgrind", "valgrind")
     token, cases = reads(url)
     cases = [(name, paths) for name, paths, _ in cases if name.split()[0] in args.reads]
@@ -583,12 +591,13 @@ def scenario_instructions(url, args):
     out = args.profiles or Path(tempfile.mkdtemp(prefix="recruitd-callgrind-"))
     out.mkdir(parents=True, exist_ok=True)
     requests = args.requests
+    sides = ["recruitd", "reference"] + (["baseline"] if args.baseline else [])
     counts = {}
     try:
-        for side in ["recruitd", "reference"] + (["baseline"] if args.baseline else []):
+        for side in sides:
             file = out / side
             wrapper = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={file}",
-                       "--dump-instr=no"]
+                       "--dump-instr=no", "--cache-sim=yes", "--branch-sim=yes"]
             if side == "reference":
                 target = Lean(url, wrapper=wrapper)
             else:
@@ -596,28 +605,30 @@ def scenario_instructions(url, args):
                 target = Server(url, env=defaults, binary=binary, wrapper=wrapper)
             try:
                 for name, paths in cases:
-                    counts[(name, side)] = callgrind_instructions(target, paths, token,
-                                                                  requests, file)
+                    counts[(name, side)] = callgrind_events(target, paths, token, requests, file)
             finally:
                 target.stop()
     finally:
         if not args.profiles:
             shutil.rmtree(out, ignore_errors=True)
+    measures = [("instructions", ("Ir",)), ("I1 misses", ("I1mr",)),
+                ("D1 misses", ("D1mr", "D1mw")), ("mispredicted branches", ("Bcm", "Bim"))]
+    per = lambda name, side, events: sum(counts[(name, side)][e] for e in events) / requests
     rows = []
     for name, _ in cases:
-        mine = counts[(name, "recruitd")] / requests
-        row = [name, f"{mine:,.0f}", f"{counts[(name, 'reference')] / requests:,.0f}",
-               f"{mine / (counts[(name, 'reference')] / requests):.2f}"]
-        if args.baseline:
-            theirs = counts[(name, "baseline")] / requests
-            row += [f"{theirs:,.0f}", f"{mine / theirs:.3f}"]
-        rows.append(row)
-    header = ["read", "recruitd instructions/req", "reference", "ratio"]
+        for measure, events in measures:
+            mine, theirs = per(name, "recruitd", events), per(name, "reference", events)
+            row = [name, measure, f"{mine:,.0f}", f"{theirs:,.0f}", f"{mine / theirs:.2f}"]
+            if args.baseline:
+                before = per(name, "baseline", events)
+                row += [f"{before:,.0f}", f"{mine / before:.3f}"]
+            rows.append(row)
+    header = ["read", "per request", "recruitd", "reference", "ratio"]
     if args.baseline:
         header += ["baseline", "this build / baseline"]
     table(header, rows)
-    print(f"\n(callgrind, {requests} requests on one connection after as many to warm up; "
-          "user space only)")
+    print(f"\n(callgrind with its cache and branch simulation, {requests} requests on one "
+          "connection after as many to warm up; user space only)")
 
 
 def main():
