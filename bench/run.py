@@ -15,8 +15,9 @@
     bench/run.py export    # `recruitd audit export` of --entries entries vs COPY of the same rows
     bench/run.py reference # job, organization and recorded page reads vs the lean reference
                            # server (bench/lean) and pgbench, interleaved, against the targets
-    bench/run.py instructions  # user-space instructions per read (valgrind), vs the reference
-                               # and, with --baseline BINARY, vs another build
+    bench/run.py instructions  # user-space instructions, cache misses and mispredicted branches
+                               # per read (valgrind) vs the reference and, with --baseline
+                               # BINARY, vs another build
 
 Each scenario starts a throwaway PostgreSQL cluster (initdb into a temporary directory, a free
 port; as the `postgres` user when run as root) unless DATABASE_URL names a database to use,
@@ -121,8 +122,8 @@ class Server:
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.process = subprocess.Popen(
-            [*wrapper, str(binary), "--database-url", url, "--db-pool-size", "32", "serve", "--listen",
-             f"127.0.0.1:{self.port}", *extra],
+            [*wrapper, str(binary), "--database-url", url, "--db-pool-size", "32", "serve",
+             "--listen", f"127.0.0.1:{self.port}", *extra],
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
             env={**os.environ, "RUST_LOG": "warn", "RECRUITD_RATE_LIMIT_READS": "off",
                  "RECRUITD_RATE_LIMIT_LEDGER_READS": "off", "RECRUITD_RATE_LIMIT_WRITES": "off",
@@ -410,7 +411,8 @@ class Lean(Server):
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.process = subprocess.Popen(
-            [*wrapper, str(LEAN), url, f"127.0.0.1:{self.port}", "https://app.recruitd.example", "32"],
+            [*wrapper, str(LEAN), url, f"127.0.0.1:{self.port}", "https://app.recruitd.example",
+             "32"],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         for _ in range(600):
             try:
@@ -510,7 +512,8 @@ def scenario_reference(url, args):
     for name, _, _ in cases:
         recorded = name == "recorded page"
         for connections in args.connections:
-            m, r = median((name, connections, "recruitd")), median((name, connections, "reference"))
+            m = median((name, connections, "recruitd"))
+            r = median((name, connections, "reference"))
             rate_goal = (0.9 if connections == 1 else 1.2) if recorded else 0.95
             cpu_goal = 1.5 if recorded else 1.2
             checks = [("rate", m[0] / r[0], rate_goal, True), ("server CPU", m[3] / r[3], cpu_goal, False)]
@@ -525,7 +528,8 @@ def scenario_reference(url, args):
         compared = []
         for name, _, _ in cases:
             for connections in args.connections:
-                m, b = median((name, connections, "recruitd")), median((name, connections, "baseline"))
+                m = median((name, connections, "recruitd"))
+                b = median((name, connections, "baseline"))
                 compared.append((name, connections, f"{m[0] / b[0]:.2f}", f"{m[3] / b[3]:.2f}",
                                  f"{m[4] / b[4]:.2f}"))
         print()
@@ -653,7 +657,8 @@ def main():
                         help="instructions: keep callgrind's profiles in this directory "
                              "(read them with callgrind_annotate)")
     parser.add_argument("--baseline", type=Path, default=None,
-                        help="reference: another recruitd binary to measure this build against")
+                        help="reference, instructions: another recruitd binary to measure "
+                             "this build against")
     args = parser.parse_args()
     # Scenarios measured by Rust programs of their own: run them as they are.
     delegated = {

@@ -164,8 +164,9 @@ impl Service {
 
     /// Runs `operation` as [`Service::execute`] does, as a task of its own under `deadline`
     /// (a panic becomes INTERNAL, the deadline passing UPSTREAM_TIMEOUT) and in a debug-level
-    /// span with the request id. A failure on the server's side is logged here, once, at error level,
-    /// whichever interface the request came through. Interfaces run operations through this.
+    /// span with the request id. A failure on the server's side is logged here, once, at error
+    /// level, whichever interface the request came through. Interfaces run operations through
+    /// this.
     pub async fn run(
         self: &Arc<Self>,
         deadline: Duration,
