@@ -607,3 +607,18 @@ async fn one_deadline_covers_authentication_and_the_operation() {
     assert_eq!(error_code(status, &response, &json), "UPSTREAM_TIMEOUT", "after {took:?}");
     assert!(took < Duration::from_millis(580), "answered after {took:?}");
 }
+
+/// The secret of a one-time console sign-in link is refused by every API route, any number of
+/// times: it opens the console's sign-in page, once, and nothing else.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_console_links_secret_is_refused_by_the_api() {
+    let f = fixture().await;
+    let owner = recruit_ports::testkit::user_id(ORG_A, Role::Owner);
+    let ttl = Duration::from_secs(900);
+    let link = recruit_service::console::sign_in_link(&*f.store, owner, ttl).await.unwrap();
+    for uri in ["/v1/me", LIST, "/v1/organization"] {
+        let (status, response, json) = f.get(uri, Some(&link)).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED, "{uri}");
+        assert_eq!(error_code(status, &response, &json), "UNAUTHENTICATED");
+    }
+}

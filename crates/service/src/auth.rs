@@ -21,8 +21,32 @@ pub fn hash_secret(secret: &str) -> SecretHash {
     SecretHash(Sha256::digest(secret.as_bytes()).into())
 }
 
-/// Whether `candidate` has the shape of a secret. Checked before any lookup, so malformed
-/// credentials cost no database round trip.
+/// The prefix of a one-time console sign-in link's secret. Its token is stored like an API
+/// token's, but the prefix is part of what is hashed and each door checks its own: the API
+/// refuses a link's secret, and the console's link sign-in refuses an API token's.
+pub const LINK_PREFIX: &str = "rcl_";
+
+/// What a stored token's secret opens, told by its prefix.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SecretKind {
+    /// An API token (`rtk_`): the API, the tools, and a console sign-in by pasting it.
+    ApiToken,
+    /// A one-time console sign-in link (`rcl_`): that sign-in alone, once.
+    SignInLink,
+}
+
+impl SecretKind {
+    /// The prefix every secret of this kind starts with.
+    pub const fn prefix(self) -> &'static str {
+        match self {
+            Self::ApiToken => SECRET_PREFIX,
+            Self::SignInLink => LINK_PREFIX,
+        }
+    }
+}
+
+/// Whether `candidate` has the shape of an API token's secret. Checked before any lookup, so
+/// malformed credentials cost no database round trip.
 pub fn looks_like_secret(candidate: &str) -> bool {
     has_shape(candidate, SECRET_PREFIX)
 }
@@ -55,7 +79,24 @@ pub async fn create_token(
     scopes: Vec<Scope>,
     expires_at: Option<Timestamp>,
 ) -> Result<(ApiToken, String), StoreError> {
-    let (secret, secret_hash) = generate_secret();
+    let made = (organization, user, name, scopes, expires_at);
+    create_credential(store, SecretKind::ApiToken, made).await
+}
+
+/// Creates a token whose secret is of `kind`, for `(organization, user, name, scopes,
+/// expires_at)`.
+pub(crate) async fn create_credential(
+    store: &dyn Tokens,
+    kind: SecretKind,
+    (organization, user, name, scopes, expires_at): (
+        OrganizationId,
+        UserId,
+        String,
+        Vec<Scope>,
+        Option<Timestamp>,
+    ),
+) -> Result<(ApiToken, String), StoreError> {
+    let (secret, secret_hash) = generate_with(kind.prefix());
     let token = NewApiToken {
         id: ApiTokenId::new_v7(),
         organization_id: organization,

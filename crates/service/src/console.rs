@@ -19,7 +19,8 @@ pub const CONSOLE_SCOPES: [Scope; 2] = [Scope::AuditLogsRead, Scope::AuditLogsRe
 
 /// A one-time sign-in link's secret for `user` (operators' tooling, not the API): a token with
 /// the console's scopes that lasts `ttl`, spent by the first sign-in. The user must hold
-/// READ_AUDIT_LOGS (an owner).
+/// READ_AUDIT_LOGS (an owner). The secret starts with [`crate::auth::LINK_PREFIX`]: it opens
+/// the console's link sign-in and nothing else, neither the API nor the tools.
 pub async fn sign_in_link(
     store: &dyn Store,
     user: UserId,
@@ -39,15 +40,9 @@ pub async fn sign_in_link(
     let name = "console sign-in link".to_owned();
     let tokens: &dyn recruit_ports::Tokens = store;
     let scopes = CONSOLE_SCOPES.to_vec();
-    let (_, secret) = crate::auth::create_token(
-        tokens,
-        found.organization_id,
-        found.id,
-        name,
-        scopes,
-        Some(expires),
-    )
-    .await?;
+    let made = (found.organization_id, found.id, name, scopes, Some(expires));
+    let kind = crate::auth::SecretKind::SignInLink;
+    let (_, secret) = crate::auth::create_credential(tokens, kind, made).await?;
     Ok(secret)
 }
 

@@ -132,3 +132,21 @@ async fn a_sign_in_link_opens_one_session_only() {
         sign_in_link(&w.store, user_id(ORG_A, Role::Member), Duration::from_secs(900)).await;
     assert_eq!(code(member), ErrorCode::PermissionDenied);
 }
+
+/// A link's secret opens the console's link sign-in and nothing else: the API and the tools
+/// refuse it (it travels in e-mail, chat and browser history), and so does the sign-in by a
+/// pasted token; an API token is no link either.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sign_in_links_secret_is_no_api_token() {
+    let w = world(SessionLimits::DEFAULT).await;
+    let owner = user_id(ORG_A, Role::Owner);
+    let link = sign_in_link(&w.store, owner, Duration::from_secs(900)).await.unwrap();
+    assert!(link.starts_with("rcl_"), "{link}");
+    assert_eq!(code(w.service.authenticate(Some(&link), None).await), ErrorCode::Unauthenticated);
+    let pasted = w.service.open_console_session(SignIn::Token(&link), None).await;
+    assert_eq!(code(pasted), ErrorCode::Unauthenticated);
+    let api = token(&w, Role::Owner, &[Scope::AuditLogsRead]).await;
+    let as_link = w.service.open_console_session(SignIn::Link(&api), None).await;
+    assert_eq!(code(as_link), ErrorCode::Unauthenticated);
+    w.service.open_console_session(SignIn::Link(&link), None).await.expect("the link still works");
+}

@@ -9,7 +9,7 @@ use recruit_ports::StoreError;
 use subtle::ConstantTimeEq;
 
 use super::Service;
-use crate::auth::{hash_secret, looks_like_secret};
+use crate::auth::{SecretKind, has_shape, hash_secret};
 use crate::error::ServiceError;
 use crate::operation::Caller;
 
@@ -23,7 +23,7 @@ impl Service {
         secret: Option<&str>,
         client_ip: Option<IpAddr>,
     ) -> Result<Caller, ServiceError> {
-        self.charged(client_ip, self.verify(secret)).await
+        self.charged(client_ip, self.verify(secret, SecretKind::ApiToken)).await
     }
 
     /// Runs `verify`, a check of a credential presented from `client_ip`: an address over its
@@ -44,12 +44,17 @@ impl Service {
         }
     }
 
-    /// The caller a secret belongs to, if it is live.
-    async fn verify(&self, secret: Option<&str>) -> Result<Caller, ServiceError> {
+    /// The caller a secret of `kind` belongs to, if it is live. A secret of another kind is
+    /// refused before any look-up, like a malformed one.
+    pub(super) async fn verify(
+        &self,
+        secret: Option<&str>,
+        kind: SecretKind,
+    ) -> Result<Caller, ServiceError> {
         let Some(secret) = secret else {
             return Err(ServiceError { no_credential: true, ..ServiceError::unauthenticated() });
         };
-        if !looks_like_secret(secret) {
+        if !has_shape(secret, kind.prefix()) {
             return Err(ServiceError::unauthenticated());
         }
         let hash = hash_secret(secret);

@@ -7,6 +7,7 @@ use recruit_domain::{ErrorCode, Permission, Scope, Timestamp, Uuid};
 use recruit_ports::{ConsoleSession, StoreError};
 
 use super::Service;
+use crate::auth::SecretKind;
 use crate::console::{ConsoleCaller, OpenedSession, SignIn};
 use crate::error::ServiceError;
 use crate::operation::Caller;
@@ -28,10 +29,11 @@ impl Service {
         sign_in: SignIn<'_>,
         client_ip: Option<IpAddr>,
     ) -> Result<OpenedSession, ServiceError> {
-        let secret = match sign_in {
-            SignIn::Token(s) | SignIn::Link(s) => s,
+        let (secret, kind) = match sign_in {
+            SignIn::Token(s) => (s, SecretKind::ApiToken),
+            SignIn::Link(s) => (s, SecretKind::SignInLink),
         };
-        let caller = self.authenticate(Some(secret), client_ip).await?;
+        let caller = self.charged(client_ip, self.verify(Some(secret), kind)).await?;
         console_rights(&caller)?;
         let now = Timestamp::now();
         let limits = self.config.console_sessions;
