@@ -174,8 +174,13 @@ async fn every_method(world: World) {
     let seen = review.downloads.iter().find(|d| d.id == download.to_string()).unwrap();
     assert_eq!(seen.review.as_ref(), Some(&decided));
     let note = Some("exports by the client test");
+    let running = client.sign_off_review(month, note).await.unwrap_err();
+    assert_eq!(running.code(), Some(&ErrorCode::Conflict), "the running month: {running}");
+    let before = month.parse::<recruit_domain::Month>().unwrap().previous().unwrap().to_string();
+    let month = &before;
+    let review = client.privacy_access_review(month).await.unwrap();
     let signed = client.sign_off_review(month, note).await.unwrap();
-    assert_eq!((signed.month.as_str(), signed.note.as_deref()), (month, note));
+    assert_eq!((signed.month.as_str(), signed.note.as_deref()), (month.as_str(), note));
     assert_eq!(signed.figures, SignOffFigures::of(&review), "the figures of the review");
     assert!(signed.verification.intact);
     assert_eq!(client.sign_off_review(month, note).await.unwrap(), signed, "replayed");

@@ -161,7 +161,7 @@ impl Console {
         query: &HashMap<String, String>,
     ) -> Answer {
         let session = self.session(r).await?;
-        let Filtered { month, time_zone, filters, mut pairs } =
+        let Filtered { month, running, time_zone, filters, mut pairs } =
             self.filtered(&session, query).await?;
         pairs.push(("limit".into(), PAGE_SIZE.into()));
         let cursor = query.get("cursor").filter(|c| !c.is_empty());
@@ -169,7 +169,7 @@ impl Console {
             pairs.push(("cursor".into(), cursor.clone()));
         }
         let kind = OperationKind::ListPrivacyAuditLogs;
-        let page = Page::new(&session, month);
+        let page = Page::new(&session, month, running);
         let link =
             |set, extra: &[(&str, &str)]| filters.link("/console/entries", &month, set, extra);
         let export =
@@ -239,7 +239,8 @@ impl Console {
         session: &recruit_service::console::ConsoleCaller,
         query: &HashMap<String, String>,
     ) -> Result<Filtered, Failure> {
-        let month = Month::from_query(query)?;
+        let running = self.service.running_month(&session.caller).await?;
+        let month = Month::from_query(query, running)?;
         let (from, to, time_zone) =
             self.service.month_window(&session.caller, &month.to_string()).await?;
         let filters = Filters::from_query(query);
@@ -248,7 +249,7 @@ impl Console {
             ("timestamp_lt".into(), to.to_string()),
         ];
         pairs.extend(filters.0.iter().map(|(n, v)| ((*n).to_owned(), v.clone())));
-        Ok(Filtered { month, time_zone, filters, pairs })
+        Ok(Filtered { month, running, time_zone, filters, pairs })
     }
 
     /// `GET /console/integrity`: the month's part of the chain, verified now.
@@ -258,12 +259,13 @@ impl Console {
         query: &HashMap<String, String>,
     ) -> Answer {
         let session = self.session(r).await?;
-        let month = Month::from_query(query)?;
+        let page = self.page(&session, query).await?;
+        let month = page.month;
         let integrity = self.service.month_integrity(&session.caller, &month.to_string()).await?;
         let json = serde_json::to_value(&integrity).unwrap_or_default();
         let chain = ChainView::of(&json["verification"], &json["checkpoint"]);
         let key = integrity.checkpoint.as_ref().map(|c| c.key_id.clone());
-        let page = Integrity { page: Page::new(&session, month), chain, key };
+        let page = Integrity { page, chain, key };
         Ok(html(StatusCode::OK, &page).into())
     }
 }
@@ -271,6 +273,8 @@ impl Console {
 /// A month under filters ([`Console::filtered`]).
 struct Filtered {
     month: Month,
+    /// The organization's month now.
+    running: recruit_domain::Month,
     time_zone: String,
     filters: Filters,
     pairs: Vec<(String, String)>,

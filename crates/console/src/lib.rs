@@ -270,7 +270,8 @@ impl Console {
         let session = self.session(r).await?;
         self.check_form(r, &session)?;
         let form = query_pairs(std::str::from_utf8(&r.body).ok());
-        let month = Month::from_query(&form)?;
+        let page = self.page(&session, &form).await?;
+        let month = page.month;
         let entry = form.get("entry").cloned().unwrap_or_default();
         let body = serde_json::json!({
             "status": form.get("status").map(String::as_str).unwrap_or(""),
@@ -283,7 +284,6 @@ impl Console {
             Err(e) if server_side(&e) => Err(e.into()),
             Err(e) => {
                 let review = self.review(r, &session, month).await?;
-                let page = Page::new(&session, month);
                 let problem = pages::Problem::of(&e, Some(entry));
                 Ok(html(status_of(e.code), &pages::Downloads::new(page, review, Some(problem)))
                     .into())
@@ -296,7 +296,8 @@ impl Console {
         let session = self.session(r).await?;
         self.check_form(r, &session)?;
         let form = query_pairs(std::str::from_utf8(&r.body).ok());
-        let month = Month::from_query(&form)?;
+        let page = self.page(&session, &form).await?;
+        let month = page.month;
         let note = form.get("note").map(|n| n.trim()).filter(|n| !n.is_empty());
         let body = serde_json::json!({ "note": note });
         let path = [("month", month.to_string())];
@@ -306,7 +307,6 @@ impl Console {
             Err(e) if server_side(&e) => Err(e.into()),
             Err(e) => {
                 let review = self.review(r, &session, month).await?;
-                let page = Page::new(&session, month);
                 let problem = pages::Problem::of(&e, None);
                 Ok(html(status_of(e.code), &pages::SignOffForm::new(page, review, Some(problem)))
                     .into())
@@ -321,9 +321,19 @@ impl Console {
         query: &std::collections::HashMap<String, String>,
     ) -> Result<(Page, Review), Failure> {
         let session = self.session(r).await?;
-        let month = Month::from_query(query)?;
-        let review = self.review(r, &session, month).await?;
-        Ok((Page::new(&session, month), review))
+        let page = self.page(&session, query).await?;
+        let review = self.review(r, &session, page.month).await?;
+        Ok((page, review))
+    }
+
+    /// The page of the month `query` names (the last month that has ended without one).
+    pub(crate) async fn page(
+        &self,
+        session: &ConsoleCaller,
+        query: &std::collections::HashMap<String, String>,
+    ) -> Result<Page, Failure> {
+        let running = self.service.running_month(&session.caller).await?;
+        Ok(Page::new(session, Month::from_query(query, running)?, running))
     }
 
     /// The month's review, read (and recorded) as the session's reviewer.

@@ -14,15 +14,19 @@ use serde_json::Value;
 use crate::Failure;
 use crate::chart::{Daily, Strip};
 
-/// The month a page shows: `month` in the query, the current month (UTC) without one.
+/// The month a page shows: `month` in the query, else the last month that has ended in the
+/// organization's time zone.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Month(recruit_service::review::Month);
+pub(crate) struct Month(recruit_domain::Month);
 
 impl Month {
-    pub(crate) fn from_query(query: &HashMap<String, String>) -> Result<Self, Failure> {
-        let value = match query.get("month") {
-            Some(m) => m.clone(),
-            None => chrono::Utc::now().format("%Y-%m").to_string(),
+    /// `month` of `query`, or the month before `running` without one.
+    pub(crate) fn from_query(
+        query: &HashMap<String, String>,
+        running: recruit_domain::Month,
+    ) -> Result<Self, Failure> {
+        let Some(value) = query.get("month") else {
+            return Ok(Self(running.previous().unwrap_or(running)));
         };
         value.parse().map(Self).map_err(|e| {
             Failure::Service(ServiceError::validation(vec![recruit_domain::ErrorDetail::field(
@@ -33,19 +37,12 @@ impl Month {
 
     /// The month before, `YYYY-MM`.
     pub(crate) fn previous(&self) -> String {
-        self.0.previous().map_or_else(|| self.to_string(), |m| m.to_string())
+        self.0.previous().unwrap_or(self.0).to_string()
     }
 
     /// The month after, `YYYY-MM`.
     pub(crate) fn next(&self) -> String {
-        let s = self.to_string();
-        let (year, month) = s.split_once('-').unwrap_or(("0", "0"));
-        let (year, month): (i32, u32) = (year.parse().unwrap_or(0), month.parse().unwrap_or(0));
-        if month >= 12 {
-            format!("{:04}-01", year + 1)
-        } else {
-            format!("{year:04}-{:02}", month + 1)
-        }
+        self.0.next().unwrap_or(self.0).to_string()
     }
 }
 
@@ -55,16 +52,30 @@ impl fmt::Display for Month {
     }
 }
 
-/// What every page of a session shows: the month, the reviewer, the form's CSRF token.
+/// What every page of a session shows: the month, whether it has ended, the reviewer, the
+/// form's CSRF token.
 pub(crate) struct Page {
     pub(crate) month: Month,
+    /// Whether the month has ended in the organization's time zone: only then can it be
+    /// signed off; a running (or future) month is shown as in progress.
+    pub(crate) ended: bool,
     pub(crate) csrf: String,
     pub(crate) user: String,
 }
 
 impl Page {
-    pub(crate) fn new(session: &ConsoleCaller, month: Month) -> Self {
-        Self { month, csrf: session.csrf.clone(), user: session.caller.user.name.clone() }
+    /// The page of `month` for `session`, `running` being the organization's month now.
+    pub(crate) fn new(
+        session: &ConsoleCaller,
+        month: Month,
+        running: recruit_domain::Month,
+    ) -> Self {
+        Self {
+            month,
+            ended: month.0 < running,
+            csrf: session.csrf.clone(),
+            user: session.caller.user.name.clone(),
+        }
     }
 }
 
@@ -478,5 +489,5 @@ impl Report {
 }
 
 fn page_copy(page: &Page) -> Page {
-    Page { month: page.month, csrf: page.csrf.clone(), user: page.user.clone() }
+    Page { month: page.month, ended: page.ended, csrf: page.csrf.clone(), user: page.user.clone() }
 }

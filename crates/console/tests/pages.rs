@@ -292,7 +292,7 @@ async fn the_overview_shows_the_months_review_and_is_recorded() {
 async fn a_download_is_confirmed_and_the_month_signed_off_in_the_console() {
     let w = world(ORIGIN).await;
     let mut download =
-        ledger_entry(ORG_A, 700, "2026-11-05T09:00:00Z".parse::<Timestamp>().unwrap());
+        ledger_entry(ORG_A, 700, "2026-10-05T09:00:00Z".parse::<Timestamp>().unwrap());
     download.entry.activity_category = ActivityCategory::Download;
     let doc = ImportDocument { privacy_audit_logs: vec![download.clone()], ..Default::default() };
     w.store.import(&doc).await.unwrap();
@@ -300,13 +300,13 @@ async fn a_download_is_confirmed_and_the_month_signed_off_in_the_console() {
     let mut browser = Browser::default();
     browser.sign_in(&w, &owner).await;
     let id = download.entry.id.to_string();
-    let seen = browser.get(&w, "/console/downloads?month=2026-11").await;
+    let seen = browser.get(&w, "/console/downloads?month=2026-10").await;
     assert_eq!(seen.text(&format!("article[id='{id}'] dd.status")), "PENDING");
     let csrf = seen.attr("form[action='/console/downloads'] input[name=csrf]", "value");
     assert!(!csrf.is_empty());
 
     let form = [
-        ("month", "2026-11"),
+        ("month", "2026-10"),
         ("entry", id.as_str()),
         ("status", "CONFIRMED"),
         ("reason", "Board pack."),
@@ -322,9 +322,9 @@ async fn a_download_is_confirmed_and_the_month_signed_off_in_the_console() {
     let done = browser.post(&w, "/console/downloads", &with_csrf).await;
     assert_eq!(
         (done.status, done.location()),
-        (StatusCode::SEE_OTHER, format!("/console/downloads?month=2026-11#{id}").as_str())
+        (StatusCode::SEE_OTHER, format!("/console/downloads?month=2026-10#{id}").as_str())
     );
-    let seen = browser.get(&w, "/console/downloads?month=2026-11").await;
+    let seen = browser.get(&w, "/console/downloads?month=2026-10").await;
     assert_eq!(seen.text(&format!("article[id='{id}'] dd.status")), "CONFIRMED");
     assert_eq!(recorded(&w, "reviewPrivacyAccessDownload").await, 1);
 
@@ -334,7 +334,7 @@ async fn a_download_is_confirmed_and_the_month_signed_off_in_the_console() {
             "/console/downloads",
             &[
                 ("csrf", &csrf),
-                ("month", "2026-11"),
+                ("month", "2026-10"),
                 ("entry", &id),
                 ("status", "CONFIRMED"),
                 ("reason", " "),
@@ -352,14 +352,14 @@ async fn a_download_is_confirmed_and_the_month_signed_off_in_the_console() {
         .post(
             &w,
             "/console/sign-off",
-            &[("csrf", &csrf), ("month", "2026-11"), ("note", "All explained.")],
+            &[("csrf", &csrf), ("month", "2026-10"), ("note", "All explained.")],
         )
         .await;
     assert_eq!(
         (signed.status, signed.location()),
-        (StatusCode::SEE_OTHER, "/console/report?month=2026-11")
+        (StatusCode::SEE_OTHER, "/console/report?month=2026-10")
     );
-    let report = browser.get(&w, "/console/report?month=2026-11").await;
+    let report = browser.get(&w, "/console/report?month=2026-10").await;
     assert_eq!(report.text("#signed-by"), user_id(ORG_A, Role::Owner).to_string());
     assert_eq!(report.text("#note"), "All explained.");
     assert!(
@@ -368,8 +368,37 @@ async fn a_download_is_confirmed_and_the_month_signed_off_in_the_console() {
         report.text("#verification")
     );
     assert!(report.all("table.downloads tbody td").contains(&"CONFIRMED".to_owned()));
-    let page = browser.get(&w, "/console/sign-off?month=2026-11").await;
+    let page = browser.get(&w, "/console/sign-off?month=2026-10").await;
     assert!(page.all("form[action='/console/sign-off']").is_empty(), "signed once");
+}
+
+/// Without a month the pages open on the last month that has ended (ORG_A keeps UTC); the
+/// running month is shown in progress, with no sign-off form, and a sign-off of it or of a
+/// month to come is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_a_month_that_has_ended_is_signed_off_in_the_console() {
+    let w = world(ORIGIN).await;
+    let owner = token(&w, Role::Owner, &[Scope::AuditLogsRead, Scope::AuditLogsReview]).await;
+    let mut browser = Browser::default();
+    browser.sign_in(&w, &owner).await;
+    let running = recruit_domain::Month::of(chrono::Utc::now().date_naive()).unwrap();
+    let last = running.previous().unwrap();
+    let overview = browser.get(&w, "/console/overview").await;
+    assert_eq!(overview.text(".months [aria-current=page]"), last.to_string());
+
+    let page = browser.get(&w, &format!("/console/sign-off?month={running}")).await;
+    assert!(page.text(".months [aria-current=page]").contains("in progress"));
+    assert!(page.all("form[action='/console/sign-off']").is_empty(), "no form while it runs");
+    let csrf = page.attr("form.sign-out input[name=csrf]", "value");
+    for month in [running, running.next().unwrap()] {
+        let month = month.to_string();
+        let form = [("csrf", csrf.as_str()), ("month", month.as_str()), ("note", "Early.")];
+        let refused = browser.post(&w, "/console/sign-off", &form).await;
+        assert_eq!(refused.status, StatusCode::CONFLICT, "{month}");
+        assert!(refused.text("[role=alert]").contains("has not ended"), "{month}");
+    }
+    let page = browser.get(&w, &format!("/console/sign-off?month={last}")).await;
+    assert!(!page.all("form[action='/console/sign-off']").is_empty(), "{last} has ended");
 }
 
 /// Signing out ends the session: its cookie is cleared, and the next page leads to sign-in;

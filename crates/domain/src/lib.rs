@@ -11,6 +11,7 @@ mod error;
 mod id;
 mod input;
 pub mod model;
+mod month;
 mod open_enum;
 mod retention;
 #[cfg(feature = "chain")]
@@ -28,6 +29,7 @@ pub use input::{IdFilter, IdFilterError, PageLimit, PageLimitError, TimeWindow, 
 pub use model::{
     Candidate, Job, Me, Organization, Page, Pagination, PrivacyAuditLog, Role, TaskQueue, User,
 };
+pub use month::{Month, MonthError};
 pub use open_enum::UnknownValue;
 pub use retention::{Retention, RetentionError};
 pub use time::{ParseTimestampError, Timestamp};

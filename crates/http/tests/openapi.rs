@@ -10,7 +10,7 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::{Request, Response, StatusCode};
 use recruit_domain::model::Role;
-use recruit_domain::{ErrorCode, Scope};
+use recruit_domain::{ErrorCode, Scope, Timestamp};
 use recruit_http::Body;
 use recruit_ports::faulty::Fault;
 use recruit_ports::testkit::{ORG_A, ORG_B, ORG_C, job_id, lone_organization, user_id};
@@ -23,7 +23,7 @@ use crate::common::Fixture;
 const ME: &str = "/v1/me";
 
 /// A month's review of the privacy ledger.
-const REVIEW: &str = "/v1/audit-logs/privacy/reviews/2026-11";
+const REVIEW: &str = "/v1/audit-logs/privacy/reviews/2026-10";
 
 /// A body one byte over the limit of every operation but a batch's.
 const TOO_LARGE: usize = recruit_service::BODY_LIMIT + 1;
@@ -123,7 +123,7 @@ async fn review_responses(
     audit_only: &str,
 ) -> (Vec<Seen>, String, String) {
     let mut download =
-        recruit_ports::testkit::ledger_entry(ORG_A, 900, "2026-11-10T10:00:00Z".parse().unwrap());
+        recruit_ports::testkit::ledger_entry(ORG_A, 900, "2026-10-10T10:00:00Z".parse().unwrap());
     download.entry.activity_category = recruit_domain::model::ActivityCategory::Download;
     let doc_download = recruit_ports::ImportDocument {
         privacy_audit_logs: vec![download.clone()],
@@ -548,6 +548,12 @@ async fn every_response() {
     let first: Value = serde_json::from_slice(&seen[13].body).unwrap();
     let cursor = first["pagination"]["next_cursor"].as_str().unwrap();
     seen.push(get(&f, &format!("{list}&limit=100&cursor={cursor}"), Some(&owner)).await);
+    // The running month is not signed off: CONFLICT naming `month`.
+    let running = &Timestamp::now().to_string()[..7];
+    let early = format!("/v1/audit-logs/privacy/reviews/{running}/sign-off");
+    let refused = write(&f, "POST", &early, Some(&owner), r#"{"note": "Early."}"#).await;
+    assert_eq!(refused.status, StatusCode::CONFLICT, "{}", String::from_utf8_lossy(&refused.body));
+    seen.push(refused);
 
     // Recording accesses: created, replayed, and each refusal.
     let batch = entries(3, "People");

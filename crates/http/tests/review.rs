@@ -13,13 +13,13 @@ use serde_json::{Value, json};
 
 use crate::common::Fixture;
 
-const MONTH: &str = "/v1/audit-logs/privacy/reviews/2026-11";
+const MONTH: &str = "/v1/audit-logs/privacy/reviews/2026-10";
 
 /// Entries of organization A in November 2026: `downloads` downloads, then a read.
 async fn november(store: &dyn recruit_ports::Store, downloads: u128) -> Vec<LedgerEntry> {
     let mut entries = vec![];
     for n in 0..=downloads {
-        let at: Timestamp = format!("2026-11-{:02}T10:00:00Z", 10 + n).parse().unwrap();
+        let at: Timestamp = format!("2026-10-{:02}T10:00:00Z", 10 + n).parse().unwrap();
         let mut e = ledger_entry(ORG_A, 800 + n, at);
         e.entry.activity_category =
             if n < downloads { ActivityCategory::Download } else { ActivityCategory::Read };
@@ -121,7 +121,7 @@ async fn a_month_is_reviewed_download_by_download_and_signed_off_once() {
     for (uri, body, expected) in [
         (decide(&read.id), confirm.clone(), StatusCode::NOT_FOUND),
         (
-            format!("/v1/audit-logs/privacy/reviews/2026-10/downloads/{}", first.id),
+            format!("/v1/audit-logs/privacy/reviews/2026-09/downloads/{}", first.id),
             confirm.clone(),
             StatusCode::NOT_FOUND,
         ),

@@ -15,7 +15,6 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
-use std::str::FromStr;
 
 use chrono::{Datelike, NaiveDate, TimeZone, Timelike};
 use chrono_tz::Tz;
@@ -27,48 +26,25 @@ use recruit_ports::{Store, StoreError};
 
 use crate::work_hours::WorkHours;
 
-/// A calendar month, `YYYY-MM`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Month {
-    first: NaiveDate,
-}
+pub use recruit_domain::{Month, MonthError};
 
-/// Why a value is not a [`Month`].
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("must be a month as YYYY-MM, such as 2026-10")]
-pub struct MonthError;
-
-impl FromStr for Month {
-    type Err = MonthError;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let (year, month) = s.split_once('-').ok_or(MonthError)?;
-        if year.len() != 4 || month.len() != 2 {
-            return Err(MonthError);
-        }
-        let year = year.parse().map_err(|_| MonthError)?;
-        let month = month.parse().map_err(|_| MonthError)?;
-        NaiveDate::from_ymd_opt(year, month, 1).map(|first| Self { first }).ok_or(MonthError)
-    }
-}
-
-impl fmt::Display for Month {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:04}-{:02}", self.first.year(), self.first.month())
-    }
-}
-
-impl Month {
+/// Which instants a month holds in a time zone.
+pub trait MonthWindow {
     /// The month's first instant and the next month's first instant in `zone`.
-    pub fn window(self, zone: Tz) -> Option<(Timestamp, Timestamp)> {
-        let next = self.first.checked_add_months(chrono::Months::new(1))?;
-        Some((first_instant(zone, self.first)?, first_instant(zone, next)?))
-    }
+    fn window(self, zone: Tz) -> Option<(Timestamp, Timestamp)>;
+}
 
-    /// The month before.
-    pub fn previous(self) -> Option<Self> {
-        self.first.checked_sub_months(chrono::Months::new(1)).map(|first| Self { first })
+impl MonthWindow for Month {
+    fn window(self, zone: Tz) -> Option<(Timestamp, Timestamp)> {
+        let first = self.first_day();
+        let next = first.checked_add_months(chrono::Months::new(1))?;
+        Some((first_instant(zone, first)?, first_instant(zone, next)?))
     }
+}
+
+/// The month `t` falls in, in `zone`.
+pub fn month_at(t: Timestamp, zone: Tz) -> Option<Month> {
+    Month::of(t.as_datetime().with_timezone(&zone).date_naive()).ok()
 }
 
 /// The first instant of `day` in `zone`: its midnight, or where a clock change skips
@@ -275,8 +251,8 @@ fn summarise(
         a.flags = flags.into_iter().filter(|(on, _)| *on).map(|(_, flag)| flag).collect();
     }
     // Every day of the month is listed, those without accesses with none.
-    let mut date = month.first;
-    while date.month() == month.first.month() {
+    let mut date = month.first_day();
+    while date.month() == month.month() {
         days.entry(date).or_insert_with(|| DayReview {
             date: date.to_string(),
             accesses: 0,
@@ -287,7 +263,7 @@ fn summarise(
             None => break,
         }
     }
-    days.retain(|d, _| d.year() == month.first.year() && d.month() == month.first.month());
+    days.retain(|d, _| d.year() == month.year() && d.month() == month.month());
     Review {
         organization_id: organization,
         month: month.to_string(),

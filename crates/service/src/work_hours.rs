@@ -151,7 +151,7 @@ pub fn spans(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::review::Month;
+    use crate::review::{Month, MonthWindow};
     use recruit_domain::model::WorkHours as Hours;
 
     fn t(s: &str) -> Timestamp {

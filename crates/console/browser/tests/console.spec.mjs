@@ -10,13 +10,17 @@ import { createRequire } from 'node:module';
 const require = createRequire(import.meta.url);
 const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 const { BASE_URL, LINK, OWNER_TOKEN, RECRUITD, DATABASE_URL, DB_PATH, SHORT_BASE_URL } = process.env;
-const MONTH = new Date().toISOString().slice(0, 7);
-const PREVIOUS = (() => {
-  const d = new Date();
+// This month and the months before it in the demo organization's zone (Asia/Seoul, UTC+9
+// all year): only a month that has ended is signed off.
+const monthsAgo = (n) => {
+  const d = new Date(Date.now() + 9 * 3600 * 1000);
   d.setUTCDate(1);
-  d.setUTCMonth(d.getUTCMonth() - 1);
+  d.setUTCMonth(d.getUTCMonth() - n);
   return d.toISOString().slice(0, 7);
-})();
+};
+const MONTH = monthsAgo(0);
+const PREVIOUS = monthsAgo(1);
+const EARLIER = monthsAgo(2);
 
 async function signInWithToken(page, base = BASE_URL) {
   await page.goto(`${base}/console/sign-in`);
@@ -129,19 +133,24 @@ test('a download is confirmed from its form', async ({ page }) => {
   await expect(page.locator('article.status-PENDING')).toHaveCount(count - 1);
 });
 
-test('the month is signed off, and its report prints without the console around it', async ({ page }) => {
+test('a month that has ended is signed off, and its report prints without the console around it', async ({ page }) => {
   await signInWithToken(page);
+  await page.goto('/console/sign-off');
+  await expect(page.locator('.months [aria-current=page]')).toHaveText(PREVIOUS);
   await page.goto(`/console/sign-off?month=${MONTH}`);
+  await expect(page.locator('.months [aria-current=page]')).toContainText('in progress');
+  await expect(page.getByRole('button', { name: `Sign off ${MONTH}` })).toHaveCount(0);
+  await page.goto(`/console/sign-off?month=${EARLIER}`);
   await page.getByLabel('Note').fill('Remaining downloads are asked about; see the decisions.');
-  await page.getByRole('button', { name: `Sign off ${MONTH}` }).click();
-  await expect(page).toHaveURL(new RegExp(`/console/report\\?month=${MONTH}$`));
+  await page.getByRole('button', { name: `Sign off ${EARLIER}` }).click();
+  await expect(page).toHaveURL(new RegExp(`/console/report\\?month=${EARLIER}$`));
   await expect(page.locator('#verification')).toContainText('Intact');
   await expect(page.locator('#note')).toHaveText('Remaining downloads are asked about; see the decisions.');
   await page.emulateMedia({ media: 'print' });
   await expect(page.locator('header.top')).toBeHidden();
   await expect(page.locator('#signed-by')).toBeVisible();
   await page.emulateMedia({ media: 'screen' });
-  await page.goto(`/console/sign-off?month=${MONTH}`);
+  await page.goto(`/console/sign-off?month=${EARLIER}`);
   await expect(page.getByRole('status')).toContainText('signed off');
 });
 
@@ -184,7 +193,8 @@ test('every page passes axe-core with no serious or critical violation', async (
   for (const path of [
     `/console/overview?month=${MONTH}`, `/console/downloads?month=${MONTH}`,
     `/console/entries?month=${MONTH}`, `/console/integrity?month=${MONTH}`,
-    `/console/sign-off?month=${PREVIOUS}`, `/console/report?month=${MONTH}`,
+    `/console/sign-off?month=${PREVIOUS}`, `/console/sign-off?month=${MONTH}`,
+    `/console/report?month=${MONTH}`,
     '/console/no-such-page', '/console/sign-in',
   ]) {
     await page.goto(path);

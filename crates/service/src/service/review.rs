@@ -17,7 +17,7 @@ use super::{CREATED, Service};
 use crate::error::ServiceError;
 use crate::input::{DecideParams, SignOffParams};
 use crate::operation::{Caller, OperationKind, Recorded, RequestContext};
-use crate::review::{Month, Review, ReviewError};
+use crate::review::{Month, MonthWindow, Review, ReviewError};
 use crate::sign_off::{DownloadReview, Integrity, MonthVerification, SignOff, SignOffFigures};
 use crate::verify::Anchors;
 
@@ -155,8 +155,13 @@ impl Service {
         let (Some(month), Some(note), true) = (month, note, problems.is_empty()) else {
             return Err(ServiceError::validation(problems));
         };
-        let _slot = self.heavy_read()?;
         let organization = caller.token.organization_id;
+        let zone = self.store.organization(organization).await?.time_zone;
+        let (_, end) = month.window(zone).ok_or_else(|| out_of_range(name))?;
+        if end > Timestamp::now() {
+            return Err(not_ended(month, zone, end, name));
+        }
+        let _slot = self.heavy_read()?;
         let (review, first) = self.review_of(organization, month, name).await?;
         if let Some(signed) = &review.sign_off {
             return signed_already(caller, signed, note.as_deref());
@@ -233,6 +238,14 @@ impl Service {
         let (_, first) = self.review_of(organization, month, "month").await?;
         let (verification, checkpoint) = self.verify_month(organization, first).await?;
         Ok(Integrity { month: month.to_string(), verification, checkpoint })
+    }
+
+    /// The month running now in the caller's organization's time zone: the months before it
+    /// have ended and may be signed off.
+    pub async fn running_month(&self, caller: &Caller) -> Result<Month, ServiceError> {
+        let zone = self.store.organization(caller.token.organization_id).await?.time_zone;
+        crate::review::month_at(Timestamp::now(), zone)
+            .ok_or_else(|| ServiceError::internal_because("the clock is out of range"))
     }
 
     /// The first instant of a month of the caller's organization and the first after it, in
@@ -345,4 +358,24 @@ fn out_of_range(name: &str) -> ServiceError {
         name,
         "is out of the range of time recruitd keeps",
     )])
+}
+
+/// CONFLICT: `month` (named `name`) has not ended in `zone`, where it ends at `end`: a month
+/// is signed off once all of it is recorded.
+fn not_ended(month: Month, zone: chrono_tz::Tz, end: Timestamp, name: &str) -> ServiceError {
+    let local = end.as_datetime().with_timezone(&zone);
+    let why = format!(
+        "has not ended: it ends at {} ({zone})",
+        local.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+    );
+    ServiceError {
+        details: vec![ErrorDetail::field(name, &why)],
+        ..ServiceError::new(
+            ErrorCode::Conflict,
+            format!(
+                "The month {month} {why}. Only a month that has ended can be signed off: \
+                 review it now, and sign it off once it is over."
+            ),
+        )
+    }
 }
