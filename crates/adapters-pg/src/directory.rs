@@ -215,6 +215,25 @@ impl Directory for PgStore {
             .into_user()
     }
 
+    async fn users(
+        &self,
+        organization: OrganizationId,
+        ids: &[UserId],
+    ) -> Result<Vec<User>, StoreError> {
+        let ids: Vec<Uuid> = ids.iter().map(|id| id.uuid()).collect();
+        let mut c = self.conn().await?;
+        // One array parameter (`= ANY($2)`), whatever the number of ids.
+        let rows: Vec<UserRow> = users::table
+            .filter(users::organization_id.eq(organization.uuid()))
+            .filter(users::id.eq_any(ids))
+            .order(users::id)
+            .select(UserRow::as_select())
+            .load(&mut c)
+            .await
+            .map_err(store_error)?;
+        rows.into_iter().map(|row| row.into_neutral()?.into_user()).collect()
+    }
+
     async fn organizations(&self) -> Result<Vec<(OrganizationId, String)>, StoreError> {
         let mut c = self.conn().await?;
         let names = organizations::table.select((organizations::id, organizations::name));

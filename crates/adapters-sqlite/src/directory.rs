@@ -34,6 +34,9 @@ fn load_organization(c: &mut SqliteConnection, org: &[u8]) -> Result<Organizatio
     Ok(row.into_neutral()?.into_record(hours, defaults.into_neutral()?)?)
 }
 
+/// How many ids one statement of [`Directory::users`] binds.
+const USERS_PER_STATEMENT: usize = 500;
+
 #[async_trait]
 impl Directory for SqliteStore {
     async fn organization(&self, id: OrganizationId) -> Result<OrganizationRecord, StoreError> {
@@ -59,6 +62,35 @@ impl Directory for SqliteStore {
             .run(move |c| users::table.find((org, id)).select(UserRow::as_select()).first(c))
             .await?;
         row.into_neutral()?.into_user()
+    }
+
+    async fn users(
+        &self,
+        organization: OrganizationId,
+        ids: &[UserId],
+    ) -> Result<Vec<User>, StoreError> {
+        let org = blob(organization.uuid());
+        let mut ids: Vec<Vec<u8>> = ids.iter().map(|id| blob(id.uuid())).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        let rows = self
+            .run(move |c| {
+                // Sorted and in chunks within SQLite's bound on a statement's variables.
+                let mut rows = Vec::with_capacity(ids.len());
+                for chunk in ids.chunks(USERS_PER_STATEMENT) {
+                    rows.extend(
+                        users::table
+                            .filter(users::organization_id.eq(&org))
+                            .filter(users::id.eq_any(chunk))
+                            .order(users::id)
+                            .select(UserRow::as_select())
+                            .load(c)?,
+                    );
+                }
+                Ok(rows)
+            })
+            .await?;
+        rows.into_iter().map(|row| row.into_neutral()?.into_user()).collect()
     }
 
     async fn read_user(&self, id: UserId, entry: &LedgerEntry) -> Result<User, StoreError> {

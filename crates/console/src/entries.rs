@@ -262,8 +262,8 @@ impl Console {
         let page = self.page(&session, query).await?;
         let month = page.month;
         let integrity = self.service.month_integrity(&session.caller, &month.to_string()).await?;
-        let json = serde_json::to_value(&integrity).unwrap_or_default();
-        let chain = ChainView::of(&json["verification"], &json["checkpoint"]);
+        let (_, _, zone) = self.service.month_window(&session.caller, &month.to_string()).await?;
+        let chain = ChainView::of(&integrity.verification, integrity.checkpoint.as_ref(), &zone);
         let key = integrity.checkpoint.as_ref().map(|c| c.key_id.clone());
         let page = Integrity { page, chain, key };
         Ok(html(StatusCode::OK, &page).into())

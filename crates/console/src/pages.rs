@@ -5,11 +5,12 @@ use std::collections::HashMap;
 use std::fmt;
 
 use askama::Template;
+use recruit_domain::chain::Checkpoint;
+use recruit_domain::review::{MonthVerification, Person};
 use recruit_service::ServiceError;
 use recruit_service::console::ConsoleCaller;
 use recruit_service::review::{AccountReview, Review};
 use recruit_service::sign_off::DownloadStatus;
-use serde_json::Value;
 
 use crate::Failure;
 use crate::chart::{Daily, Strip};
@@ -153,7 +154,7 @@ impl Sort {
     fn apply(self, accounts: &mut [AccountRow]) {
         accounts.sort_by(|a, b| {
             let order = match self.column {
-                "account" => a.account_id.cmp(&b.account_id),
+                "account" => (&a.who.name, &a.account_id).cmp(&(&b.who.name, &b.account_id)),
                 "accesses" => a.accesses.cmp(&b.accesses),
                 "bulk" => a.bulk_accesses.cmp(&b.bulk_accesses),
                 "outside" => a.outside.cmp(&b.outside),
@@ -182,8 +183,38 @@ impl Sort {
     }
 }
 
+/// Who a person is, for a page: the name (the id when the account is no user of the
+/// organization) and the role and e-mail as secondary text.
+pub(crate) struct Who {
+    pub(crate) name: String,
+    /// Role and e-mail, when the account is a user of the organization.
+    pub(crate) about: Option<String>,
+}
+
+impl Who {
+    fn of(person: Option<&Person>, id: &str) -> Self {
+        match person {
+            Some(p) => {
+                Self { name: p.name.clone(), about: Some(format!("{}, {}", role(p.role), p.email)) }
+            }
+            None => Self { name: id.to_owned(), about: None },
+        }
+    }
+}
+
+/// A role as a person reads it.
+fn role(role: recruit_domain::Role) -> &'static str {
+    use recruit_domain::Role;
+    match role {
+        Role::Owner => "owner",
+        Role::Admin => "admin",
+        Role::Member => "member",
+    }
+}
+
 /// A row of the overview's table.
 pub(crate) struct AccountRow {
+    pub(crate) who: Who,
     pub(crate) account_id: String,
     pub(crate) accesses: u64,
     pub(crate) bulk_accesses: u64,
@@ -197,8 +228,9 @@ pub(crate) struct AccountRow {
 }
 
 impl AccountRow {
-    fn of(a: &AccountReview) -> Self {
+    fn of(a: &AccountReview, review: &Review) -> Self {
         Self {
+            who: Who::of(review.account_person(&a.account_id), &a.account_id),
             account_id: a.account_id.clone(),
             accesses: a.accesses,
             bulk_accesses: a.bulk_accesses,
@@ -237,14 +269,15 @@ pub(crate) struct Overview {
 
 impl Overview {
     pub(crate) fn new(page: Page, review: Review, sort: Sort) -> Self {
-        let mut accounts: Vec<AccountRow> = review.accounts.iter().map(AccountRow::of).collect();
+        let mut accounts: Vec<AccountRow> =
+            review.accounts.iter().map(|a| AccountRow::of(a, &review)).collect();
         sort.apply(&mut accounts);
         let pending =
             review.downloads.iter().filter(|d| d.status == DownloadStatus::Pending).count();
         Self {
             daily: Daily::of(&review),
             strip: Strip::of(&review),
-            signed: SignOffView::of(review.sign_off.as_ref()),
+            signed: SignOffView::of(&review),
             page,
             review,
             accounts,
@@ -261,6 +294,7 @@ impl Overview {
 /// A download as the downloads page lists it.
 pub(crate) struct DownloadRow {
     pub(crate) id: String,
+    pub(crate) who: Who,
     pub(crate) account_id: String,
     pub(crate) at: String,
     pub(crate) subject: String,
@@ -291,6 +325,7 @@ impl Downloads {
             .iter()
             .map(|d| DownloadRow {
                 id: d.id.clone(),
+                who: Who::of(review.account_person(&d.account_id), &d.account_id),
                 account_id: d.account_id.clone(),
                 at: local(&review.time_zone, d.access_time),
                 subject: subject_text(&d.data_subject),
@@ -303,15 +338,19 @@ impl Downloads {
                 reviewed: d
                     .review
                     .as_ref()
-                    .map(|r| format!("{} at {}", r.reviewed_by, r.reviewed_at))
+                    .map(|r| {
+                        let who = review.person(r.reviewed_by.uuid());
+                        let name =
+                            who.map_or_else(|| r.reviewed_by.to_string(), |p| p.name.clone());
+                        format!("{name} at {}", local(&review.time_zone, r.reviewed_at))
+                    })
                     .unwrap_or_default(),
             })
             .collect();
         // Pending first, then those asked about, then the confirmed; each by time.
-        let rank = |s: &str| match s {
-            "PENDING" => 0,
-            "EXPLANATION_REQUESTED" => 1,
-            _ => 2,
+        let rank = |s: &str| {
+            let order = [DownloadStatus::Pending, DownloadStatus::ExplanationRequested];
+            order.iter().position(|o| o.as_str() == s).unwrap_or(order.len())
         };
         rows.sort_by_key(|r| rank(r.status));
         Self {
@@ -346,15 +385,6 @@ pub(crate) fn local(zone: &str, t: recruit_domain::Timestamp) -> String {
     }
 }
 
-/// `v` as text: a string as it is, null as nothing, anything else as JSON.
-fn text(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        Value::Null => String::new(),
-        other => other.to_string(),
-    }
-}
-
 /// A verification of the month's part of the chain and the latest checkpoint, in text.
 pub(crate) struct ChainView {
     pub(crate) intact: bool,
@@ -364,73 +394,75 @@ pub(crate) struct ChainView {
 }
 
 impl ChainView {
-    /// The view of `v`, a `MonthVerification`, and `c`, a checkpoint or null, as JSON.
-    pub(crate) fn of(v: &Value, c: &Value) -> Self {
+    /// The view of the verification `v` and the latest checkpoint `c`, times in `zone`.
+    pub(crate) fn of(v: &MonthVerification, c: Option<&Checkpoint>, zone: &str) -> Self {
         let verified = format!(
             "{} entries from position {} to the head at {} (hash {})",
-            text(&v["entries"]),
-            v["anchored_at"].as_i64().map_or(1, |p| p + 1),
-            text(&v["head_position"]),
-            text(&v["head_hash"]),
+            v.entries,
+            v.anchored_at + 1,
+            v.head_position,
+            v.head_hash,
         );
-        let findings = v["findings"]
-            .as_array()
-            .into_iter()
-            .flatten()
+        let findings = v
+            .findings
+            .iter()
             .map(|f| {
                 format!(
                     "{} at position {}{}",
-                    text(&f["kind"]),
-                    text(&f["position"]),
-                    f["id"].as_str().map(|id| format!(" ({id})")).unwrap_or_default()
+                    f.kind.as_str(),
+                    f.position.map_or_else(|| "–".to_owned(), |p| p.to_string()),
+                    f.id.as_deref().map(|id| format!(" ({id})")).unwrap_or_default()
                 )
             })
             .collect();
-        let checkpoint = (!c.is_null()).then(|| {
+        let checkpoint = c.map(|c| {
             format!(
                 "position {}, hash {}, signed at {} by key {}",
-                text(&c["position"]),
-                text(&c["head_hash"]),
-                text(&c["signed_at"]),
-                text(&c["key_id"])
+                c.position,
+                c.head_hash,
+                local(zone, c.signed_at),
+                c.key_id
             )
         });
-        Self { intact: v["intact"].as_bool() == Some(true), verified, findings, checkpoint }
+        Self { intact: v.intact, verified, findings, checkpoint }
     }
 }
 
 /// A month's sign-off as recorded, in text.
 pub(crate) struct SignOffView {
+    /// The reviewer's name (the id, for a sign-off recorded without it).
     pub(crate) signed_by: String,
+    /// The reviewer's role and e-mail then, when recorded.
+    pub(crate) reviewer: Option<String>,
     pub(crate) signed_at: String,
     pub(crate) note: String,
-    pub(crate) figures: Vec<(&'static str, String)>,
+    pub(crate) figures: Vec<(&'static str, u64)>,
     pub(crate) chain: ChainView,
 }
 
 impl SignOffView {
-    pub(crate) fn of(recorded: Option<&Value>) -> Option<Self> {
-        let s = recorded?;
-        let f = &s["figures"];
-        let figures = [
-            ("Accesses", "accesses"),
-            ("Accounts", "accounts"),
-            ("Flagged accounts", "flagged_accounts"),
-            ("Downloads", "downloads"),
-            ("Confirmed", "confirmed"),
-            ("Explanation requested", "explanation_requested"),
-            ("Pending", "pending"),
-            ("Exports of the ledger", "ledger_exports"),
-        ]
-        .into_iter()
-        .map(|(label, key)| (label, text(&f[key])))
-        .collect();
+    /// The sign-off of `review`, if it was signed off and reads as one.
+    pub(crate) fn of(review: &Review) -> Option<Self> {
+        let s = review.signed_off()?.ok()?;
+        let f = &s.figures;
+        let figures = vec![
+            ("Accesses", f.accesses),
+            ("Accounts", f.accounts),
+            ("Flagged accounts", f.flagged_accounts),
+            ("Downloads", f.downloads),
+            ("Confirmed", f.confirmed),
+            ("Explanation requested", f.explanation_requested),
+            ("Pending", f.pending),
+            ("Exports of the ledger", f.ledger_exports),
+        ];
+        let who = Who::of(s.reviewer.as_ref(), &s.signed_by.to_string());
         Some(Self {
-            signed_by: text(&s["signed_by"]),
-            signed_at: text(&s["signed_at"]),
-            note: text(&s["note"]),
+            signed_by: who.name,
+            reviewer: who.about,
+            signed_at: local(&review.time_zone, s.signed_at),
+            note: s.note.clone().unwrap_or_default(),
             figures,
-            chain: ChainView::of(&s["verification"], &s["checkpoint"]),
+            chain: ChainView::of(&s.verification, s.checkpoint.as_ref(), &review.time_zone),
         })
     }
 }
@@ -456,7 +488,7 @@ impl SignOffForm {
             downloads: review.downloads.len(),
             unconfirmed,
             accesses: review.accesses,
-            signed: SignOffView::of(review.sign_off.as_ref()),
+            signed: SignOffView::of(&review),
             problem,
         }
     }
@@ -467,7 +499,9 @@ impl SignOffForm {
 #[template(path = "report.html")]
 pub(crate) struct Report {
     pub(crate) page: Page,
+    /// The organization's name, and its id.
     pub(crate) organization: String,
+    pub(crate) organization_id: String,
     pub(crate) time_zone: String,
     pub(crate) accesses: u64,
     pub(crate) accounts: Vec<AccountRow>,
@@ -477,14 +511,25 @@ pub(crate) struct Report {
 
 impl Report {
     pub(crate) fn new(page: Page, review: Review) -> Self {
-        let mut accounts: Vec<AccountRow> = review.accounts.iter().map(AccountRow::of).collect();
+        let mut accounts: Vec<AccountRow> =
+            review.accounts.iter().map(|a| AccountRow::of(a, &review)).collect();
         Sort { column: "account", descending: false }.apply(&mut accounts);
-        let signed = SignOffView::of(review.sign_off.as_ref());
-        let (organization, time_zone, accesses) =
-            (review.organization_id.to_string(), review.time_zone.clone(), review.accesses);
+        let signed = SignOffView::of(&review);
+        let organization = review.organization_name.clone();
+        let organization_id = review.organization_id.to_string();
+        let (time_zone, accesses) = (review.time_zone.clone(), review.accesses);
         let downloads =
             Downloads::new(Page { csrf: String::new(), ..page_copy(&page) }, review, None).rows;
-        Self { page, organization, time_zone, accesses, accounts, downloads, signed }
+        Self {
+            page,
+            organization,
+            organization_id,
+            time_zone,
+            accesses,
+            accounts,
+            downloads,
+            signed,
+        }
     }
 }
 

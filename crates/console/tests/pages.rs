@@ -294,6 +294,8 @@ async fn a_download_is_confirmed_and_the_month_signed_off_in_the_console() {
     let mut download =
         ledger_entry(ORG_A, 700, "2026-10-05T09:00:00Z".parse::<Timestamp>().unwrap());
     download.entry.activity_category = ActivityCategory::Download;
+    let member = user_id(ORG_A, Role::Member);
+    download.entry.account_id = recruit_domain::AccountId::from_uuid(member.uuid());
     let doc = ImportDocument { privacy_audit_logs: vec![download.clone()], ..Default::default() };
     w.store.import(&doc).await.unwrap();
     let owner = token(&w, Role::Owner, &[Scope::AuditLogsRead, Scope::AuditLogsReview]).await;
@@ -302,6 +304,14 @@ async fn a_download_is_confirmed_and_the_month_signed_off_in_the_console() {
     let id = download.entry.id.to_string();
     let seen = browser.get(&w, "/console/downloads?month=2026-10").await;
     assert_eq!(seen.text(&format!("article[id='{id}'] dd.status")), "PENDING");
+    let heading = seen.text(&format!("article[id='{id}'] h2"));
+    assert!(heading.ends_with("MEMBER of A"), "the downloader by name: {heading}");
+    let overview = browser.get(&w, "/console/overview?month=2026-10").await;
+    let rows = overview.all("table.accounts tbody th");
+    assert!(rows.iter().any(|r| r.contains("MEMBER of A") && r.contains("member, ")), "{rows:?}");
+    let account = download.entry.account_id.to_string();
+    let link = overview.attr("table.accounts tbody th a", "href");
+    assert_eq!(link, format!("/console/entries?month=2026-10&account_id={account}"));
     let csrf = seen.attr("form[action='/console/downloads'] input[name=csrf]", "value");
     assert!(!csrf.is_empty());
 
@@ -360,7 +370,8 @@ async fn a_download_is_confirmed_and_the_month_signed_off_in_the_console() {
         (StatusCode::SEE_OTHER, "/console/report?month=2026-10")
     );
     let report = browser.get(&w, "/console/report?month=2026-10").await;
-    assert_eq!(report.text("#signed-by"), user_id(ORG_A, Role::Owner).to_string());
+    assert_eq!(report.text("#signed-by"), "OWNER of A", "the reviewer by name");
+    assert!(report.text("main.report > p").contains("Organization A"), "the organization by name");
     assert_eq!(report.text("#note"), "All explained.");
     assert!(
         report.text("#verification").starts_with("Intact:"),

@@ -11,9 +11,9 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::chain::{Checkpoint, Finding};
-use crate::model::DataSubject;
+use crate::model::{DataSubject, Role};
 use crate::open_enum::open_enum;
-use crate::{OrganizationId, PrivacyAuditLogId, Timestamp, UserId};
+use crate::{AccountId, OrganizationId, PrivacyAuditLogId, Timestamp, User, UserId, Uuid};
 
 /// Where a download of the month stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -141,6 +141,27 @@ pub struct AccountReview {
     pub flags: Vec<Flag>,
 }
 
+/// A person a review names (an account, a reviewer, a downloader): a user of the
+/// organization as stored when the review was read, or when a sign-off was recorded.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Person {
+    /// The user.
+    pub id: UserId,
+    /// Their name.
+    pub name: String,
+    /// Their e-mail address.
+    pub email: String,
+    /// Their role in the organization.
+    pub role: Role,
+}
+
+impl Person {
+    /// The person `user` is.
+    pub fn of(user: &User) -> Self {
+        Self { id: user.id, name: user.name.clone(), email: user.email.clone(), role: user.role }
+    }
+}
+
 /// One local day of the month.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DayReview {
@@ -158,6 +179,9 @@ pub struct DayReview {
 pub struct Review {
     /// The organization.
     pub organization_id: OrganizationId,
+    /// The organization's name.
+    #[serde(default)]
+    pub organization_name: String,
     /// The month, `YYYY-MM`.
     pub month: String,
     /// The time zone the month and the work hours are read in (an IANA name).
@@ -185,9 +209,25 @@ pub struct Review {
     /// The month's sign-off as recorded, if it was signed off: a [`SignOff`] as the server
     /// that recorded it wrote it ([`Review::signed_off`] reads it).
     pub sign_off: Option<serde_json::Value>,
+    /// Every user of the organization the review names (accounts, those who downloaded or
+    /// exported, reviewers), by id; an account that is no user of the organization is not
+    /// among them.
+    #[serde(default)]
+    pub people: Vec<Person>,
 }
 
 impl Review {
+    /// The person with the id `id` (a user's, or an account's: the same UUID), if the review
+    /// names one.
+    pub fn person(&self, id: Uuid) -> Option<&Person> {
+        self.people.binary_search_by_key(&id, |p| p.id.uuid()).ok().map(|i| &self.people[i])
+    }
+
+    /// The person behind the account `account_id` (as the review writes it), if any.
+    pub fn account_person(&self, account_id: &str) -> Option<&Person> {
+        AccountId::parse(account_id).ok().and_then(|a| self.person(a.uuid()))
+    }
+
     /// The month's sign-off, if it was signed off, read as a [`SignOff`]; an error when the
     /// recorded sign-off lacks what this version needs of one.
     pub fn signed_off(&self) -> Option<Result<SignOff, serde_json::Error>> {
@@ -280,6 +320,10 @@ pub struct SignOff {
     pub month: String,
     /// The reviewer.
     pub signed_by: UserId,
+    /// The reviewer as stored when signing off: name, e-mail and role then. `None` in a
+    /// sign-off recorded by a version that did not record it.
+    #[serde(default)]
+    pub reviewer: Option<Person>,
     /// When.
     pub signed_at: Timestamp,
     /// The reviewer's note.
@@ -328,6 +372,7 @@ mod tests {
     fn a_review_reads_back_what_a_newer_server_sends() {
         let body = serde_json::json!({
             "organization_id": "org_0193a3b0c0e07000800000000000000a",
+            "organization_name": "Acme",
             "month": "2026-10",
             "time_zone": "Asia/Seoul",
             "from": "2026-09-30T15:00:00Z",
@@ -344,13 +389,20 @@ mod tests {
                 "a_field_of_later": true
             }],
             "days": [], "weekday_hours": [], "downloads": [], "ledger_exports": [],
-            "sign_off": null
+            "sign_off": null,
+            "people": [{
+                "id": "usr_0193a3b0c0e070008000000000000001", "name": "김민준",
+                "email": "minjun@example.com", "role": "OWNER"
+            }]
         });
         let review: Review = serde_json::from_value(body.clone()).unwrap();
         let flags = &review.accounts[0].flags;
         assert_eq!(flags[0], Flag::OutsideWorkHours);
         assert_eq!((flags[1].is_known(), flags[1].as_str()), (false, "A_FLAG_OF_LATER"));
         assert!(review.signed_off().is_none());
+        let person = review.account_person("0193a3b0c0e070008000000000000001").unwrap();
+        assert_eq!(person.name, "김민준", "an account's person, by the account's id");
+        assert_eq!(review.account_person("0193a3b0c0e070008000000000000002"), None);
         let mut written = serde_json::to_value(&review).unwrap();
         written["accounts"][0]["a_field_of_later"] = true.into();
         assert_eq!(written, body, "every known field and value written back as it came");
@@ -372,6 +424,7 @@ mod tests {
             organization_id: "org_0193a3b0c0e07000800000000000000a".parse().unwrap(),
             month: "2026-10".into(),
             signed_by: "usr_0193a3b0c0e07000800000000000000b".parse().unwrap(),
+            reviewer: None,
             signed_at: "2026-11-02T09:00:00Z".parse().unwrap(),
             note: note.map(str::to_owned),
             figures: figures.clone(),

@@ -178,6 +178,17 @@ async fn a_month_is_reviewed_download_by_download_and_signed_off_once() {
 
     let (_, _, review) = f.get(MONTH, Some(&owner)).await;
     assert_eq!(review["sign_off"], signed, "the month's review shows the sign-off as recorded");
+    // People by name: the organization, the reviewer as recorded at sign-off, and everyone the
+    // review names who is a user (the test ledger's accounts are not).
+    let owner_id = user_id(ORG_A, Role::Owner).to_string();
+    assert_eq!(review["organization_name"], "Organization A");
+    assert_eq!(
+        signed["reviewer"],
+        json!({"id": owner_id, "name": "OWNER of A",
+        "email": signed["reviewer"]["email"], "role": "OWNER"})
+    );
+    assert!(signed["reviewer"]["email"].as_str().is_some_and(|e| e.contains('@')));
+    assert_eq!(review["people"], json!([signed["reviewer"]]), "the decider and signer, once");
     assert_eq!(review["downloads"][0]["review"]["reason"], "A hiring committee packet.");
     let sign_offs = recorded(&f, "signOffPrivacyAccessReview").await;
     assert_eq!(sign_offs.len(), 1);

@@ -113,6 +113,10 @@ impl<S: Directory> Directory for Faulty<S> {
         self.check().await?;
         self.inner.user(o, id).await
     }
+    async fn users(&self, o: OrganizationId, ids: &[UserId]) -> Result<Vec<User>, StoreError> {
+        self.check().await?;
+        self.inner.users(o, ids).await
+    }
     async fn read_user(&self, id: UserId, entry: &LedgerEntry) -> Result<User, StoreError> {
         self.check().await?;
         self.inner.read_user(id, entry).await

@@ -35,6 +35,15 @@ pub trait Directory: Send + Sync + 'static {
     /// organization.
     async fn user(&self, organization: OrganizationId, id: UserId) -> Result<User, StoreError>;
 
+    /// The users of the organization among `ids`, by id: ids of no user of the organization
+    /// are left out, a repeated id gives one user. For naming people, not as a read of their
+    /// profiles: nothing is recorded.
+    async fn users(
+        &self,
+        organization: OrganizationId,
+        ids: &[UserId],
+    ) -> Result<Vec<User>, StoreError>;
+
     /// A user of the organization whose ledger `entry` is for, read as a processing of their
     /// personal data: in one transaction, reads the user and appends `entry` to the privacy
     /// ledger. The read and its record cannot name different organizations. `NotFound` (and

@@ -20,7 +20,7 @@ use chrono::{Datelike, NaiveDate, TimeZone, Timelike};
 use chrono_tz::Tz;
 use recruit_domain::model::ActivityCategory;
 use recruit_domain::review::DownloadStatus;
-use recruit_domain::{AccountId, OrganizationId, Timestamp, Uuid};
+use recruit_domain::{AccountId, OrganizationId, Timestamp, UserId, Uuid};
 use recruit_ports::review::{ReviewFacts, ReviewQuery};
 use recruit_ports::{Store, StoreError};
 
@@ -63,7 +63,7 @@ fn first_instant(zone: Tz, day: NaiveDate) -> Option<Timestamp> {
 }
 
 pub use recruit_domain::review::{
-    AccountReview, DayReview, DownloadSeen, Flag, LedgerExportSeen, Review,
+    AccountReview, DayReview, DownloadSeen, Flag, LedgerExportSeen, Person, Review,
 };
 
 /// The review as text for people: a line per account, then every download to check, with
@@ -72,6 +72,11 @@ pub use recruit_domain::review::{
 pub struct ReviewText<'a>(pub &'a Review);
 
 impl ReviewText<'_> {
+    /// The name of the person behind an account, `-` when it is no user of the organization.
+    fn name(&self, account_id: &str) -> &str {
+        self.0.account_person(account_id).map_or("-", |p| p.name.as_str())
+    }
+
     /// `t` in the review's time zone, as RFC 3339.
     fn local(&self, t: Timestamp) -> String {
         let zone: Tz = self.0.time_zone.parse().unwrap_or(Tz::UTC);
@@ -128,7 +133,24 @@ pub(crate) async fn reviewed(
     };
     let facts = store.review_facts(&query).await?;
     let first = facts.first_position;
-    Ok((summarise(organization, month, zone, (from, to), hours, notes, &query, facts), first))
+    let mut review = summarise(organization, month, zone, (from, to), hours, notes, &query, facts);
+    review.organization_name = record.name;
+    let named = named(&review);
+    review.people = store.users(organization, &named).await?.iter().map(Person::of).collect();
+    Ok((review, first))
+}
+
+/// The users `review` names: its accounts (an account is a user's UUID), those who decided on
+/// its downloads, and who signed it off.
+fn named(review: &Review) -> Vec<UserId> {
+    let accounts = review.accounts.iter().filter_map(|a| AccountId::parse(&a.account_id).ok());
+    let deciders = review.downloads.iter().filter_map(|d| d.review.as_ref().map(|r| r.reviewed_by));
+    let signer = review.signed_off().and_then(Result::ok).map(|s| s.signed_by);
+    let mut ids: Vec<UserId> =
+        accounts.map(|a| UserId::from_uuid(a.uuid())).chain(deciders).chain(signer).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids
 }
 
 /// The review of the facts a store gathered for `query`.
@@ -279,6 +301,8 @@ fn summarise(
         downloads,
         ledger_exports,
         sign_off: facts.sign_off.map(|s| s.body),
+        organization_name: String::new(),
+        people: vec![],
     }
 }
 
@@ -313,7 +337,8 @@ impl fmt::Display for ReviewText<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
             f,
-            "Access review of {} for {} ({}, {} to {}): {} accesses",
+            "Access review of {} ({}) for {} ({}, {} to {}): {} accesses",
+            self.0.organization_name,
             self.0.organization_id,
             self.0.month,
             self.0.time_zone,
@@ -329,8 +354,16 @@ impl fmt::Display for ReviewText<'_> {
         }
         writeln!(
             f,
-            "\n{:<38} {:>9} {:>6} {:>8} {:>8} {:>9} {:>8} {:>6}  flags",
-            "account", "accesses", "bulk", "records", "outside", "downloads", "subjects", "new IP"
+            "\n{:<24} {:<32} {:>9} {:>6} {:>8} {:>8} {:>9} {:>8} {:>6}  flags",
+            "name",
+            "account",
+            "accesses",
+            "bulk",
+            "records",
+            "outside",
+            "downloads",
+            "subjects",
+            "new IP"
         )?;
         for a in &self.0.accounts {
             let outside = a.outside_work_hours.map_or_else(|| "-".to_owned(), |n| n.to_string());
@@ -338,7 +371,8 @@ impl fmt::Display for ReviewText<'_> {
                 a.flags.iter().map(|flag| flag.as_str().to_lowercase()).collect();
             writeln!(
                 f,
-                "{:<38} {:>9} {:>6} {:>8} {:>8} {:>9} {:>8} {:>6}  {}",
+                "{:<24} {:<32} {:>9} {:>6} {:>8} {:>8} {:>9} {:>8} {:>6}  {}",
+                self.name(&a.account_id),
                 a.account_id,
                 a.accesses,
                 a.bulk_accesses,
@@ -353,7 +387,8 @@ impl fmt::Display for ReviewText<'_> {
         match &self.0.sign_off {
             Some(s) => writeln!(
                 f,
-                "\nSigned off by {} at {}.",
+                "\nSigned off by {} ({}) at {}.",
+                s["reviewer"]["name"].as_str().unwrap_or("-"),
                 s["signed_by"].as_str().unwrap_or("-"),
                 s["signed_at"].as_str().unwrap_or("-")
             )?,
@@ -367,8 +402,9 @@ impl fmt::Display for ReviewText<'_> {
             let subject = serde_json::to_string(&d.data_subject).map_err(|_| fmt::Error)?;
             writeln!(
                 f,
-                "  {}  {}  {}  {}  {}  from {}  {}",
+                "  {}  {} ({})  {}  {}  {}  from {}  {}",
                 self.local(d.access_time),
+                self.name(&d.account_id),
                 d.account_id,
                 d.id,
                 subject,

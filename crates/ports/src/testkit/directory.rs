@@ -34,6 +34,19 @@ pub async fn users_are_found_only_in_their_organization(store: &dyn Store) {
         assert_eq!(&store.find_user(u.id).await.unwrap(), u);
     }
     assert_not_found(store.find_user(id(0xdead)).await, "missing user anywhere");
+
+    // Many at once: the organization's, by id, each once; others and unknown ones left out.
+    let a = org_id(ORG_A);
+    let mut of_a: Vec<&User> = world.users.iter().filter(|u| u.organization_id == a).collect();
+    of_a.sort_by_key(|u| u.id);
+    let mut ids: Vec<UserId> = world.users.iter().map(|u| u.id).rev().collect();
+    ids.extend([id(0xdead), of_a[0].id]);
+    let found = store.users(a, &ids).await.unwrap();
+    assert_eq!(found.iter().collect::<Vec<_>>(), of_a);
+    assert!(store.users(a, &[]).await.unwrap().is_empty());
+    // More ids than one statement binds on SQLite.
+    let many: Vec<UserId> = (1..40_000).map(id).chain([of_a[0].id]).collect();
+    assert_eq!(store.users(a, &many).await.unwrap(), [of_a[0].clone()]);
 }
 
 /// A privacy ledger entry of `org` recording an access to the profile of `user`.

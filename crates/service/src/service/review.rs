@@ -172,6 +172,7 @@ impl Service {
             organization_id: organization,
             month: month.to_string(),
             signed_by: caller.user.id,
+            reviewer: Some(recruit_domain::review::Person::of(&caller.user)),
             signed_at: record.api.at,
             note,
             figures: SignOffFigures::of(&review),
