@@ -614,9 +614,14 @@ fn the_monthly_review_reads_the_month_in_the_organizations_time_zone() {
     );
     assert_eq!(a1["downloads"], 1);
     assert_eq!(a1["new_ip_addresses"], serde_json::json!(["10.0.0.1"]), "10.0.0.2 is September's");
+    // Flagged by organization B's rules, as stored: two accesses outside work hours, 50
+    // records in bulk and one download are within them; a new address is not.
+    assert_eq!(seoul["rules"]["downloads"], 2);
+    assert_eq!(seoul["rules"]["holidays"], serde_json::json!(["2026-10-03"]));
+    assert_eq!(a1["flags"], serde_json::json!(["NEW_IP_ADDRESSES"]));
     assert_eq!(
-        a1["flags"],
-        serde_json::json!(["OUTSIDE_WORK_HOURS", "BULK", "DOWNLOADS", "NEW_IP_ADDRESSES"])
+        a1["flag_details"],
+        serde_json::json!([{"flag": "NEW_IP_ADDRESSES", "value": 1, "threshold": 0}])
     );
     let downloads = seoul["downloads"].as_array().unwrap();
     assert_eq!(downloads.len(), 1);

@@ -25,6 +25,7 @@ diesel::table! {
         manager_source -> Text,
         linkedin_url_source -> Text,
         time_zone -> Text,
+        review_rules -> Jsonb,
     }
 }
 

@@ -6,7 +6,7 @@ use std::fmt;
 
 use askama::Template;
 use recruit_domain::chain::Checkpoint;
-use recruit_domain::review::{MonthVerification, Person};
+use recruit_domain::review::{Flag, FlagDetail, MonthVerification, Person};
 use recruit_service::ServiceError;
 use recruit_service::console::ConsoleCaller;
 use recruit_service::review::{AccountReview, Review};
@@ -225,6 +225,8 @@ pub(crate) struct AccountRow {
     pub(crate) subjects: u64,
     pub(crate) new_ips: Vec<String>,
     pub(crate) flags: Vec<String>,
+    /// Each flag with the figure and the rule that raised it.
+    pub(crate) flag_notes: Vec<String>,
 }
 
 impl AccountRow {
@@ -239,18 +241,66 @@ impl AccountRow {
             downloads: a.downloads + a.ledger_exports,
             subjects: a.distinct_data_subjects,
             new_ips: a.new_ip_addresses.clone(),
-            flags: a
-                .flags
-                .iter()
-                .filter_map(|f| serde_json::to_value(f).ok())
-                .filter_map(|v| v.as_str().map(str::to_owned))
-                .collect(),
+            flags: a.flags.iter().map(|f| f.as_str().to_owned()).collect(),
+            flag_notes: a.flag_details.iter().map(flag_note).collect(),
         }
     }
 
     pub(crate) fn outside_text(&self) -> String {
         self.outside.map_or_else(|| "–".to_owned(), |n| n.to_string())
     }
+}
+
+/// A flag with the account's figure and the rule's threshold, in words.
+fn flag_note(d: &FlagDetail) -> String {
+    match d.flag {
+        Flag::OutsideWorkHours => format!(
+            "Outside work hours: {} accesses ({} % of its accesses), over {}",
+            d.value,
+            d.percent.unwrap_or(0),
+            d.threshold
+        ),
+        Flag::Bulk => format!("Bulk: {} records accessed in bulk, over {}", d.value, d.threshold),
+        Flag::Downloads => {
+            format!("Downloads: {} downloads and exports, over {}", d.value, d.threshold)
+        }
+        Flag::NewIpAddresses => {
+            format!("New IP addresses: {} not used the month before, over {}", d.value, d.threshold)
+        }
+        _ => format!("{}: {}, over {}", d.flag.as_str(), d.value, d.threshold),
+    }
+}
+
+/// The rules a review applied, a line each: work hours, days off, and each flag's threshold.
+pub(crate) fn rules(review: &Review) -> Vec<String> {
+    let r = &review.rules;
+    let hours: Vec<String> = review
+        .work_hours
+        .iter()
+        .map(|h| format!("{} {}–{}", h.day.as_str().to_lowercase(), h.start, h.end))
+        .collect();
+    let holidays: Vec<String> = r.holidays.iter().map(ToString::to_string).collect();
+    vec![
+        format!(
+            "Work hours ({}): {}; other days are days off.",
+            review.time_zone,
+            if hours.is_empty() { "none set".to_owned() } else { hours.join(", ") }
+        ),
+        format!(
+            "Holidays: {}.",
+            if holidays.is_empty() { "none listed".to_owned() } else { holidays.join(", ") }
+        ),
+        format!(
+            "Outside work hours: flagged over {} accesses that are at least {} % of the account's.",
+            r.outside_hours_accesses, r.outside_hours_percent
+        ),
+        format!("Bulk: flagged over {} records accessed in bulk.", r.bulk_records),
+        format!("Downloads: flagged over {} downloads and exports of the ledger.", r.downloads),
+        format!(
+            "New IP addresses: flagged over {} addresses not used the month before.",
+            r.new_ip_addresses
+        ),
+    ]
 }
 
 /// The month at a glance.
@@ -265,6 +315,7 @@ pub(crate) struct Overview {
     pub(crate) strip: Strip,
     pub(crate) pending: usize,
     pub(crate) signed: Option<SignOffView>,
+    pub(crate) rules: Vec<String>,
 }
 
 impl Overview {
@@ -278,6 +329,7 @@ impl Overview {
             daily: Daily::of(&review),
             strip: Strip::of(&review),
             signed: SignOffView::of(&review),
+            rules: rules(&review),
             page,
             review,
             accounts,
@@ -507,6 +559,7 @@ pub(crate) struct Report {
     pub(crate) accounts: Vec<AccountRow>,
     pub(crate) downloads: Vec<DownloadRow>,
     pub(crate) signed: Option<SignOffView>,
+    pub(crate) rules: Vec<String>,
 }
 
 impl Report {
@@ -515,6 +568,7 @@ impl Report {
             review.accounts.iter().map(|a| AccountRow::of(a, &review)).collect();
         Sort { column: "account", descending: false }.apply(&mut accounts);
         let signed = SignOffView::of(&review);
+        let rules = rules(&review);
         let organization = review.organization_name.clone();
         let organization_id = review.organization_id.to_string();
         let (time_zone, accesses) = (review.time_zone.clone(), review.accesses);
@@ -529,6 +583,7 @@ impl Report {
             accounts,
             downloads,
             signed,
+            rules,
         }
     }
 }

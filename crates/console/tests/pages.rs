@@ -266,6 +266,15 @@ async fn the_overview_shows_the_months_review_and_is_recorded() {
     for account in &review.accounts {
         assert!(rows.contains(&account.account_id), "{} is listed", account.account_id);
     }
+    let rules = seen.all("#rules li");
+    assert!(rules[0].starts_with("Work hours (UTC): "), "{rules:?}");
+    assert!(rules.iter().any(|r| r.contains("over 1000 records")), "{rules:?}");
+    for account in review.accounts.iter().filter(|a| !a.flags.is_empty()) {
+        let row = seen.all("table.accounts tbody tr.flagged td ul.flags");
+        let detail = &account.flag_details[0];
+        let (value, over) = (format!(": {} ", detail.value), format!("over {}", detail.threshold));
+        assert!(row.iter().any(|r| r.contains(&value) && r.contains(&over)), "{row:?}: {detail:?}");
+    }
     let bars = seen.all("svg.daily rect");
     let days_with_accesses = review.days.iter().map(|d| d.categories.len()).sum::<usize>();
     assert_eq!(bars.len(), days_with_accesses, "a bar part per day and category");

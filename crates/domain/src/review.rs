@@ -116,6 +116,23 @@ open_enum! {
     }
 }
 
+/// Why a flag is on an account: the account's figure and the rule's threshold it passed
+/// ([`crate::model::ReviewRules`], stated in the review's `rules`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FlagDetail {
+    /// The flag.
+    pub flag: Flag,
+    /// The account's figure: accesses outside work hours, records accessed in bulk, downloads
+    /// and exports, or new addresses.
+    pub value: u64,
+    /// The rule's threshold the figure passed.
+    pub threshold: u64,
+    /// For accesses outside work hours, their share of the account's accesses, in percent
+    /// (rounded down).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub percent: Option<u64>,
+}
+
 /// One account's month.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct AccountReview {
@@ -139,6 +156,9 @@ pub struct AccountReview {
     pub new_ip_addresses: Vec<String>,
     /// What calls for a closer look, in order.
     pub flags: Vec<Flag>,
+    /// Each flag with the figure and the rule that raised it, in the order of `flags`.
+    #[serde(default)]
+    pub flag_details: Vec<FlagDetail>,
 }
 
 /// A person a review names (an account, a reviewer, a downloader): a user of the
@@ -194,6 +214,13 @@ pub struct Review {
     pub work_hours_unknown: Option<String>,
     /// What of the work hours was left out.
     pub work_hours_notes: Vec<String>,
+    /// The rules the accounts were flagged by.
+    #[serde(default)]
+    pub rules: crate::model::ReviewRules,
+    /// The organization's work hours the review read, per weekday; a weekday not listed, and
+    /// every holiday of the rules, is a day off.
+    #[serde(default)]
+    pub work_hours: Vec<crate::model::WorkHours>,
     /// Accesses recorded in the month.
     pub accesses: u64,
     /// Per account, by account id.
@@ -379,6 +406,12 @@ mod tests {
             "to": "2026-10-31T15:00:00Z",
             "work_hours_unknown": null,
             "work_hours_notes": [],
+            "work_hours": [{"day": "MONDAY", "start": "09:00", "end": "18:00"}],
+            "rules": {
+                "holidays": ["2026-10-03"], "outside_hours_accesses": 10,
+                "outside_hours_percent": 10, "bulk_records": 1000, "downloads": 5,
+                "new_ip_addresses": 0
+            },
             "accesses": 3,
             "accounts": [{
                 "account_id": "0193a3b0c0e070008000000000000001",
@@ -386,6 +419,9 @@ mod tests {
                 "outside_work_hours": 1, "downloads": 0, "ledger_exports": 0,
                 "distinct_data_subjects": 2, "new_ip_addresses": [],
                 "flags": ["OUTSIDE_WORK_HOURS", "A_FLAG_OF_LATER"],
+                "flag_details": [
+                    {"flag": "OUTSIDE_WORK_HOURS", "value": 1, "threshold": 0, "percent": 33}
+                ],
                 "a_field_of_later": true
             }],
             "days": [], "weekday_hours": [], "downloads": [], "ledger_exports": [],

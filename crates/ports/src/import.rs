@@ -268,6 +268,11 @@ impl ImportDocument {
         let orgs = check_new("organizations", self.organizations.iter().map(|o| o.id), |id| {
             existing.organizations.contains(id)
         })?;
+        for (i, o) in self.organizations.iter().enumerate() {
+            if let Some(why) = o.review_rules.problem() {
+                return Err(problem(format!("organizations[{i}].review_rules"), why));
+            }
+        }
         let org_exists =
             |id: &OrganizationId| orgs.contains_key(id) || existing.organizations.contains(id);
         let check_org = |path: String, id: &OrganizationId| {
@@ -425,5 +430,12 @@ mod tests {
         let stages: Vec<&str> =
             example.jobs[0].job_stages.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(stages, ["Phone screen", "Onsite"]);
+        let rules = &example.organizations[0].review_rules;
+        assert_eq!((rules.holidays.len(), rules.downloads, rules.bulk_records), (2, 2, 1_000));
+
+        let mut bad = example.clone();
+        bad.organizations[0].review_rules.outside_hours_percent = 101;
+        let refused = bad.check(&ExistingIds::default()).unwrap_err();
+        assert_eq!(refused.path, "organizations[0].review_rules");
     }
 }

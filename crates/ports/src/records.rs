@@ -6,7 +6,7 @@ use std::fmt;
 
 use recruit_domain::model::{
     Ats, HiringTeamMember, JobSettings, JobStage, JobStatus, OrganizationSettings,
-    ProfileFieldSources, SchedulingDefaults, User,
+    ProfileFieldSources, ReviewRules, SchedulingDefaults, User,
 };
 use recruit_domain::resource::PrivacyAuditLog as PrivacyAuditLogResource;
 use recruit_domain::{
@@ -39,6 +39,10 @@ pub struct OrganizationRecord {
     /// time zone database does not know is refused.
     #[serde(default = "utc")]
     pub time_zone: chrono_tz::Tz,
+    /// The rules its monthly access review flags accounts by: holidays and thresholds; the
+    /// defaults ([`ReviewRules::DEFAULT`]) when left out of a document, each field alike.
+    #[serde(default)]
+    pub review_rules: ReviewRules,
 }
 
 /// UTC, the time zone of an organization that names none.

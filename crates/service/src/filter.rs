@@ -142,13 +142,18 @@ impl Filter {
             None => None,
             Some(outside) => {
                 let record = store.organization(organization).await?;
-                let (hours, _) =
-                    crate::work_hours::WorkHours::of(&record.settings).map_err(|why| {
-                        ServiceError::validation(vec![ErrorDetail::field(
-                            "outside_work_hours",
-                            format!("cannot be applied: the organization's work hours are not read ({why})"),
-                        )])
-                    })?;
+                let (hours, _) = crate::work_hours::WorkHours::of(
+                    &record.settings,
+                    &record.review_rules.holidays,
+                )
+                .map_err(|why| {
+                    ServiceError::validation(vec![ErrorDetail::field(
+                        "outside_work_hours",
+                        format!(
+                            "cannot be applied: the organization's work hours are not read ({why})"
+                        ),
+                    )])
+                })?;
                 let window = (window.gte(), window.lt());
                 Some(crate::work_hours::spans(record.time_zone, &hours, window, !outside))
             }

@@ -62,8 +62,9 @@ fn first_instant(zone: Tz, day: NaiveDate) -> Option<Timestamp> {
     }))
 }
 
+pub use recruit_domain::model::ReviewRules;
 pub use recruit_domain::review::{
-    AccountReview, DayReview, DownloadSeen, Flag, LedgerExportSeen, Person, Review,
+    AccountReview, DayReview, DownloadSeen, Flag, FlagDetail, LedgerExportSeen, Person, Review,
 };
 
 /// The review as text for people: a line per account, then every download to check, with
@@ -116,7 +117,7 @@ pub(crate) async fn reviewed(
     let out_of_range = || ReviewError::Month(month);
     let (from, to) = month.window(zone).ok_or_else(out_of_range)?;
     let previous_from = month.previous().and_then(|m| m.window(zone)).map_or(from, |(p, _)| p);
-    let (hours, notes) = match WorkHours::of(&record.settings) {
+    let (hours, notes) = match WorkHours::of(&record.settings, &record.review_rules.holidays) {
         Ok((hours, notes)) => (Ok(hours), notes),
         Err(e) => (Err(e), vec![]),
     };
@@ -135,9 +136,50 @@ pub(crate) async fn reviewed(
     let first = facts.first_position;
     let mut review = summarise(organization, month, zone, (from, to), hours, notes, &query, facts);
     review.organization_name = record.name;
+    flag(&mut review.accounts, &record.review_rules);
+    review.rules = record.review_rules;
+    review.work_hours = record.settings.work_hours;
     let named = named(&review);
     review.people = store.users(organization, &named).await?.iter().map(Person::of).collect();
     Ok((review, first))
+}
+
+/// Flags each of `accounts` by `rules`: a flag for each figure past its threshold, with the
+/// figure and the threshold.
+fn flag(accounts: &mut [AccountReview], rules: &ReviewRules) {
+    for a in accounts {
+        let outside = a.outside_work_hours.unwrap_or(0);
+        let percent = outside.saturating_mul(100).checked_div(a.accesses).unwrap_or(0);
+        let detail =
+            |flag, value, threshold: u64| FlagDetail { flag, value, threshold, percent: None };
+        let checks = [
+            (
+                outside > rules.outside_hours_accesses
+                    && percent >= u64::from(rules.outside_hours_percent),
+                FlagDetail {
+                    percent: Some(percent),
+                    ..detail(Flag::OutsideWorkHours, outside, rules.outside_hours_accesses)
+                },
+            ),
+            (
+                a.bulk_records > rules.bulk_records,
+                detail(Flag::Bulk, a.bulk_records, rules.bulk_records),
+            ),
+            {
+                let downloads = a.downloads + a.ledger_exports;
+                (downloads > rules.downloads, detail(Flag::Downloads, downloads, rules.downloads))
+            },
+            {
+                let new = a.new_ip_addresses.len() as u64;
+                (
+                    new > rules.new_ip_addresses,
+                    detail(Flag::NewIpAddresses, new, rules.new_ip_addresses),
+                )
+            },
+        ];
+        a.flag_details = checks.into_iter().filter(|(on, _)| *on).map(|(_, d)| d).collect();
+        a.flags = a.flag_details.iter().map(|d| d.flag.clone()).collect();
+    }
 }
 
 /// The users `review` names: its accounts (an account is a user's UUID), those who decided on
@@ -264,13 +306,6 @@ fn summarise(
     for a in accounts.values_mut() {
         a.new_ip_addresses.sort_unstable();
         a.new_ip_addresses.dedup();
-        let flags = [
-            (a.outside_work_hours.unwrap_or(0) > 0, Flag::OutsideWorkHours),
-            (a.bulk_accesses > 0, Flag::Bulk),
-            (a.downloads + a.ledger_exports > 0, Flag::Downloads),
-            (!a.new_ip_addresses.is_empty(), Flag::NewIpAddresses),
-        ];
-        a.flags = flags.into_iter().filter(|(on, _)| *on).map(|(_, flag)| flag).collect();
     }
     // Every day of the month is listed, those without accesses with none.
     let mut date = month.first_day();
@@ -303,6 +338,8 @@ fn summarise(
         sign_off: facts.sign_off.map(|s| s.body),
         organization_name: String::new(),
         people: vec![],
+        rules: ReviewRules::DEFAULT,
+        work_hours: vec![],
     }
 }
 
@@ -436,6 +473,48 @@ mod tests {
 
     fn t(s: &str) -> Timestamp {
         s.parse().unwrap()
+    }
+
+    /// Each rule flags past its threshold and not at it; accesses outside work hours need
+    /// both their count and their share.
+    #[test]
+    fn accounts_are_flagged_by_the_rules_with_their_figures() {
+        let rules = ReviewRules::DEFAULT;
+        let account = |accesses, outside, records, downloads, new_ips: usize| AccountReview {
+            accesses,
+            outside_work_hours: Some(outside),
+            bulk_records: records,
+            downloads,
+            new_ip_addresses: (0..new_ips).map(|i| format!("10.0.0.{i}")).collect(),
+            ..AccountReview::default()
+        };
+        let mut accounts = vec![
+            account(200, 10, 1000, 5, 0), // every figure at its threshold
+            account(100, 11, 1001, 6, 1), // every figure past it
+            account(1000, 99, 0, 0, 0),   // 99 outside, but 9 % of its accesses
+            account(100, 11, 0, 0, 0),    // 11 outside, 11 %
+        ];
+        flag(&mut accounts, &rules);
+        assert!(accounts[0].flags.is_empty(), "{:?}", accounts[0].flag_details);
+        assert_eq!(
+            accounts[1].flags,
+            [Flag::OutsideWorkHours, Flag::Bulk, Flag::Downloads, Flag::NewIpAddresses]
+        );
+        assert_eq!(
+            accounts[1].flag_details[0],
+            FlagDetail {
+                flag: Flag::OutsideWorkHours,
+                value: 11,
+                threshold: 10,
+                percent: Some(11)
+            }
+        );
+        assert_eq!(accounts[1].flag_details[2].value, 6);
+        assert!(accounts[2].flags.is_empty(), "a share under the rule's");
+        assert_eq!(accounts[3].flags, [Flag::OutsideWorkHours]);
+        let strict = ReviewRules { outside_hours_accesses: 0, outside_hours_percent: 0, ..rules };
+        flag(&mut accounts, &strict);
+        assert_eq!(accounts[2].flags, [Flag::OutsideWorkHours]);
     }
 
     #[test]

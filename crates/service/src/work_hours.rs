@@ -4,25 +4,30 @@
 //! within or outside them, slot by slot as the review counts, which a filter of the ledger
 //! hands to the store.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
-use chrono::{Datelike, NaiveDateTime, NaiveTime, Offset, TimeZone, Timelike};
+use chrono::{Datelike, NaiveDate, NaiveDateTime, NaiveTime, Offset, TimeZone, Timelike};
 use chrono_tz::Tz;
 use recruit_domain::Timestamp;
 use recruit_domain::model::{OrganizationSettings, Weekday};
 
-/// The organization's work hours, per weekday, as intervals of wall-clock time.
+/// The organization's work hours, per weekday, as intervals of wall-clock time, and its days
+/// off beyond the weekdays without hours (holidays), which have none.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct WorkHours {
     days: BTreeMap<u32, Vec<(NaiveTime, NaiveTime)>>,
+    holidays: BTreeSet<NaiveDate>,
 }
 
 impl WorkHours {
     /// The work hours of `settings`, `HH:MM` or `HH:MM:SS` each, and a note for each entry of
     /// a day that is not a weekday (the enumeration is open), which is left out. A weekday not
     /// listed has none. An hour in another format is an error naming it: the review does not
-    /// guess.
-    pub fn of(settings: &OrganizationSettings) -> Result<(Self, Vec<String>), String> {
+    /// guess. `holidays` are days off: every moment of them is outside the work hours.
+    pub fn of(
+        settings: &OrganizationSettings,
+        holidays: &[NaiveDate],
+    ) -> Result<(Self, Vec<String>), String> {
         let mut days: BTreeMap<u32, Vec<_>> = BTreeMap::new();
         let mut notes = vec![];
         for hours in &settings.work_hours {
@@ -40,12 +45,15 @@ impl WorkHours {
             };
             days.entry(day).or_default().push((time(&hours.start)?, time(&hours.end)?));
         }
-        Ok((Self { days }, notes))
+        Ok((Self { days, holidays: holidays.iter().copied().collect() }, notes))
     }
 
     /// Whether the local time `local` is within the work hours: those of its weekday, or the
     /// end of the previous day's hours when they run past midnight (22:00 to 06:00).
     pub fn contain(&self, local: NaiveDateTime) -> bool {
+        if self.holidays.contains(&local.date()) {
+            return false;
+        }
         let (day, time) = (local.weekday().num_days_from_monday(), local.time());
         let today = |&(start, end): &(NaiveTime, NaiveTime)| {
             if start < end { start <= time && time < end } else { time >= start }
@@ -170,7 +178,7 @@ mod tests {
             start: start.into(),
             end: end.into(),
         };
-        let slot = |hours| WorkHours::of(&settings(hours)).unwrap().0.slot_seconds(3600);
+        let slot = |hours| WorkHours::of(&settings(hours), &[]).unwrap().0.slot_seconds(3600);
         assert_eq!(slot(vec![]), 3600);
         assert_eq!(slot(vec![day("09:00", "18:00")]), 3600);
         assert_eq!(slot(vec![day("08:30", "17:30")]), 1800);
@@ -199,11 +207,14 @@ mod tests {
             start: start.into(),
             end: end.into(),
         };
-        let (hours, notes) = WorkHours::of(&settings(vec![
-            day(Weekday::Monday, "09:00", "18:00"),
-            day(Weekday::Tuesday, "22:00", "06:00:00"),
-            day(Weekday::from("HOLIDAY"), "10:00", "12:00"),
-        ]))
+        let (hours, notes) = WorkHours::of(
+            &settings(vec![
+                day(Weekday::Monday, "09:00", "18:00"),
+                day(Weekday::Tuesday, "22:00", "06:00:00"),
+                day(Weekday::from("HOLIDAY"), "10:00", "12:00"),
+            ]),
+            &["2026-11-30".parse().unwrap()],
+        )
         .unwrap();
         assert_eq!(notes.len(), 1);
         assert!(notes[0].contains("HOLIDAY"));
@@ -217,7 +228,9 @@ mod tests {
         assert!(seoul("2026-11-24T17:00:00Z"), "02:00 Wednesday, Tuesday's night");
         assert!(!seoul("2026-11-23T18:00:00Z"), "03:00 Tuesday: Monday has no night");
         assert!(!seoul("2026-11-25T00:00:00Z"), "09:00 Wednesday has none");
-        let unreadable = WorkHours::of(&settings(vec![day(Weekday::Friday, "9am", "5pm")]));
+        assert!(!seoul("2026-11-30T00:00:00Z"), "09:00 Monday, a holiday, has none");
+        assert!(seoul("2026-12-07T00:00:00Z"), "09:00 the Monday after");
+        let unreadable = WorkHours::of(&settings(vec![day(Weekday::Friday, "9am", "5pm")]), &[]);
         assert!(unreadable.unwrap_err().contains("9am"));
     }
 }

@@ -12,6 +12,7 @@ mod page;
 mod people;
 mod privacy;
 mod profile;
+mod review_rules;
 mod scheduling;
 
 pub use job::{
@@ -30,6 +31,7 @@ pub use privacy::{
     AccessData, ActivityCategory, BulkQuery, BulkScope, DataSubject, PrivacyAuditLog,
 };
 pub use profile::{FieldSource, ProfileField, ProfileFieldSources, UserProfile};
+pub use review_rules::ReviewRules;
 pub use scheduling::{
     ContactInfoValues, InterviewNameValues, InterviewerInfoValues, OrgDefault, Resolved,
     SchedulingDefaults, SchedulingOverrides, resolve,

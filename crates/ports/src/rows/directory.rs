@@ -48,6 +48,7 @@ impl OrganizationRow {
             manager_source: o.profile_field_sources.manager.as_str().into(),
             linkedin_url_source: o.profile_field_sources.linkedin_url.as_str().into(),
             time_zone: o.time_zone.name().into(),
+            review_rules: serde_json::to_value(&o.review_rules).unwrap_or_default(),
         };
         let hours = s
             .work_hours
@@ -84,9 +85,12 @@ impl OrganizationRow {
         };
         let time_zone =
             self.time_zone.parse().map_err(|_| corrupt("an unknown time zone is stored"))?;
+        let review_rules = serde_json::from_value(self.review_rules)
+            .map_err(|_| corrupt("review rules that do not read are stored"))?;
         Ok(OrganizationRecord {
             id: Id::from_uuid(self.id),
             time_zone,
+            review_rules,
             profile_field_sources,
             scheduling_defaults: defaults.into_defaults(),
             name: self.name,

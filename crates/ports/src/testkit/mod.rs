@@ -163,6 +163,15 @@ fn organization(org: u128) -> OrganizationRecord {
         minimum: MinimumLoad { interviews: 0, minutes: 30 },
     };
     OrganizationRecord {
+        review_rules: if org == ORG_B {
+            ReviewRules {
+                holidays: vec!["2026-10-03".parse().unwrap_or_default()],
+                downloads: 2,
+                ..ReviewRules::DEFAULT
+            }
+        } else {
+            ReviewRules::DEFAULT
+        },
         id: org_id(org),
         name: format!("Organization {org:X}"),
         domain: format!("org-{org:x}.example"),
