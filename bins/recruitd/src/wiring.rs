@@ -138,3 +138,36 @@ pub(crate) async fn service(
 pub(crate) fn checkpoint_key(path: Option<&Path>) -> Result<Option<CheckpointKey>, Failure> {
     Ok(path.map(CheckpointKey::load).transpose()?)
 }
+
+/// The demo's checkpoint key, kept beside its database so that the quick start signs
+/// checkpoints without a step of its own: `FILE.checkpoint-key.pem` beside a SQLite file,
+/// `recruitd-demo.checkpoint-key.pem` in the working directory for a server's database.
+/// Made (mode 0600) on first use, read after.
+pub(crate) fn demo_checkpoint_key(database_url: &str) -> Result<CheckpointKey, Failure> {
+    let path = match database_url.strip_prefix("sqlite://") {
+        Some(file) => std::path::PathBuf::from(format!("{file}.checkpoint-key.pem")),
+        None => std::path::PathBuf::from("recruitd-demo.checkpoint-key.pem"),
+    };
+    if path.exists() {
+        return Ok(CheckpointKey::load(&path)?);
+    }
+    let key = CheckpointKey::generate();
+    write_new_key(&path, &key)?;
+    tracing::info!(path = %path.display(), key_id = %key.key_id(), "the demo signs checkpoints");
+    Ok(key)
+}
+
+/// Writes `key` as PKCS#8 PEM to a new file at `path`, readable by its owner only, and syncs it.
+pub(crate) fn write_new_key(path: &Path, key: &CheckpointKey) -> Result<(), Failure> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(|e| Failure(format!("cannot create {}: {e}", path.display())))?;
+    file.write_all(key.to_pem().as_bytes())
+        .and_then(|()| file.sync_all())
+        .map_err(|e| Failure(format!("cannot write {}: {e}", path.display())))
+}

@@ -602,9 +602,22 @@ fn demo_mode_prints_what_works() {
     let profile = paths.iter().find(|p| p.contains("/v1/users/")).unwrap();
     let (status, json) = server.get(profile, &member);
     assert_eq!((status, json["role"].as_str()), (200, Some("MEMBER")), "{json}");
+    // The demo signs checkpoints with a key kept beside its database, readable by its owner.
+    let checkpoint = "/v1/audit-logs/privacy/checkpoints/latest";
+    let signed = (0..100)
+        .map(|_| {
+            std::thread::sleep(Duration::from_millis(50));
+            server.get(checkpoint, &owner)
+        })
+        .find(|(status, _)| *status == 200);
+    let (_, signed) = signed.expect("the demo's ledger is signed at start");
+    let key = dir.path().join("recruitd.db.checkpoint-key.pem");
+    let mode =
+        std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&key).unwrap().permissions());
+    assert_eq!(mode & 0o777, 0o600);
     assert!(server.stop().success());
 
-    // Again, on the same database: nothing changes.
+    // Again, on the same database: nothing changes, and the same key signs.
     let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let mut again = Command::new(BIN)
         .args(["--database-url", &url, "serve", "--demo", "--listen", &format!("127.0.0.1:{port}")])
@@ -621,6 +634,11 @@ fn demo_mode_prints_what_works() {
     .unwrap();
     assert!(line.contains("already holds data"), "{line}");
     let server = Server { child: again, port };
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let (status, again) = server.get(checkpoint, &owner);
+    assert_eq!((status, &again["key_id"]), (200, &signed["key_id"]), "{again}");
     assert!(server.stop().success());
 }
 

@@ -1,7 +1,6 @@
 //! `recruitd audit`: list, export and review the ledgers, sign their chains' heads, write a key
 //! to sign them with, and verify the chains (`verify`).
 
-use std::io::Write;
 use std::path::Path;
 
 use recruit_domain::OrganizationId;
@@ -139,17 +138,8 @@ pub(crate) async fn audit_review(
 
 /// Writes a new checkpoint key to `file`, readable by its owner only, never over a file.
 pub(crate) fn keygen(file: &Path) -> Result<(), Failure> {
-    use std::os::unix::fs::OpenOptionsExt;
     let key = CheckpointKey::generate();
-    let mut out = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(file)
-        .map_err(|e| Failure(format!("cannot create {}: {e}", file.display())))?;
-    out.write_all(key.to_pem().as_bytes())
-        .and_then(|()| out.sync_all())
-        .map_err(|e| Failure(format!("cannot write {}: {e}", file.display())))?;
+    crate::wiring::write_new_key(file, &key)?;
     print(&format!("wrote a new checkpoint key to {} (key id {})", file.display(), key.key_id()));
     print("its public key, for whoever verifies checkpoints:");
     print(recruit_service::checkpoint::public_pem(&key.public()).trim_end());
