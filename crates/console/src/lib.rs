@@ -207,22 +207,25 @@ impl Console {
                 Ok(response.into())
             }
             (&Method::GET, "/console/overview") => {
-                let (page, review) = self.month_page(r, &query).await?;
+                let (session, page, review) = self.month_page(r, &query).await?;
                 let sort = pages::Sort::from_query(&query);
-                Ok(html(StatusCode::OK, &pages::Overview::new(page, review, sort)).into())
+                let chain = self.chain(&session, &page, &review.time_zone).await?;
+                Ok(html(StatusCode::OK, &pages::Overview::new(page, review, sort, chain)).into())
             }
             (&Method::GET, "/console/downloads") => {
-                let (page, review) = self.month_page(r, &query).await?;
+                let (_, page, review) = self.month_page(r, &query).await?;
                 Ok(html(StatusCode::OK, &pages::Downloads::new(page, review, None)).into())
             }
             (&Method::POST, "/console/downloads") => self.decide(r).await,
             (&Method::GET, "/console/sign-off") => {
-                let (page, review) = self.month_page(r, &query).await?;
-                Ok(html(StatusCode::OK, &pages::SignOffForm::new(page, review, None)).into())
+                let (session, page, review) = self.month_page(r, &query).await?;
+                let chain = self.chain(&session, &page, &review.time_zone).await?;
+                let form = pages::SignOffForm::new(page, review, None, chain);
+                Ok(html(StatusCode::OK, &form).into())
             }
             (&Method::POST, "/console/sign-off") => self.sign_off(r).await,
             (&Method::GET, "/console/report") => {
-                let (page, review) = self.month_page(r, &query).await?;
+                let (_, page, review) = self.month_page(r, &query).await?;
                 Ok(html(StatusCode::OK, &pages::Report::new(page, review)).into())
             }
             _ => Err(Failure::NotFound),
@@ -308,8 +311,9 @@ impl Console {
             Err(e) => {
                 let review = self.review(r, &session, month).await?;
                 let problem = pages::Problem::of(&e, None);
-                Ok(html(status_of(e.code), &pages::SignOffForm::new(page, review, Some(problem)))
-                    .into())
+                let chain = self.chain(&session, &page, &review.time_zone).await?;
+                let form = pages::SignOffForm::new(page, review, Some(problem), chain);
+                Ok(html(status_of(e.code), &form).into())
             }
         }
     }
@@ -319,11 +323,23 @@ impl Console {
         &self,
         r: &ConsoleRequest<'_>,
         query: &std::collections::HashMap<String, String>,
-    ) -> Result<(Page, Review), Failure> {
+    ) -> Result<(ConsoleCaller, Page, Review), Failure> {
         let session = self.session(r).await?;
         let page = self.page(&session, query).await?;
         let review = self.review(r, &session, page.month).await?;
-        Ok((page, review))
+        Ok((session, page, review))
+    }
+
+    /// The month's part of the chain, verified now, with times in `zone`.
+    pub(crate) async fn chain(
+        &self,
+        session: &ConsoleCaller,
+        page: &Page,
+        zone: &str,
+    ) -> Result<pages::ChainView, Failure> {
+        let month = page.month.to_string();
+        let integrity = self.service.month_integrity(&session.caller, &month).await?;
+        Ok(pages::ChainView::of(&integrity.verification, integrity.checkpoint.as_ref(), zone))
     }
 
     /// The page of the month `query` names (the last month that has ended without one).

@@ -271,6 +271,21 @@ fn flag_note(d: &FlagDetail) -> String {
     }
 }
 
+/// An export's filters as `name=value` pairs, in the order the export recorded them.
+fn filters_text(filters: &serde_json::Value) -> String {
+    match filters.as_object() {
+        Some(map) if !map.is_empty() => map
+            .iter()
+            .map(|(k, v)| match v {
+                serde_json::Value::String(s) => format!("{k}={s}"),
+                other => format!("{k}={other}"),
+            })
+            .collect::<Vec<_>>()
+            .join(", "),
+        _ => "none".to_owned(),
+    }
+}
+
 /// The rules a review applied, a line each: work hours, days off, and each flag's threshold.
 pub(crate) fn rules(review: &Review) -> Vec<String> {
     let r = &review.rules;
@@ -316,10 +331,12 @@ pub(crate) struct Overview {
     pub(crate) pending: usize,
     pub(crate) signed: Option<SignOffView>,
     pub(crate) rules: Vec<String>,
+    /// The month's part of the chain, verified now.
+    pub(crate) chain: ChainView,
 }
 
 impl Overview {
-    pub(crate) fn new(page: Page, review: Review, sort: Sort) -> Self {
+    pub(crate) fn new(page: Page, review: Review, sort: Sort, chain: ChainView) -> Self {
         let mut accounts: Vec<AccountRow> =
             review.accounts.iter().map(|a| AccountRow::of(a, &review)).collect();
         sort.apply(&mut accounts);
@@ -330,6 +347,7 @@ impl Overview {
             strip: Strip::of(&review),
             signed: SignOffView::of(&review),
             rules: rules(&review),
+            chain,
             page,
             review,
             accounts,
@@ -357,6 +375,10 @@ pub(crate) struct DownloadRow {
     pub(crate) pending: bool,
     pub(crate) reason: String,
     pub(crate) reviewed: String,
+    /// When the latest decision was made.
+    pub(crate) reviewed_at: Option<recruit_domain::Timestamp>,
+    /// Whether the latest decision came after the month's sign-off (the report marks it).
+    pub(crate) later: bool,
 }
 
 /// The month's downloads, pending first, each with its form.
@@ -387,6 +409,8 @@ impl Downloads {
                 status: d.status.as_str(),
                 pending: d.status == DownloadStatus::Pending,
                 reason: d.review.as_ref().map(|r| r.reason.clone()).unwrap_or_default(),
+                reviewed_at: d.review.as_ref().map(|r| r.reviewed_at),
+                later: false,
                 reviewed: d
                     .review
                     .as_ref()
@@ -529,10 +553,17 @@ pub(crate) struct SignOffForm {
     pub(crate) accesses: u64,
     pub(crate) signed: Option<SignOffView>,
     pub(crate) problem: Option<Problem>,
+    /// The month's part of the chain, verified now.
+    pub(crate) chain: ChainView,
 }
 
 impl SignOffForm {
-    pub(crate) fn new(page: Page, review: Review, problem: Option<Problem>) -> Self {
+    pub(crate) fn new(
+        page: Page,
+        review: Review,
+        problem: Option<Problem>,
+        chain: ChainView,
+    ) -> Self {
         let unconfirmed =
             review.downloads.iter().filter(|d| d.status != DownloadStatus::Confirmed).count();
         Self {
@@ -542,6 +573,7 @@ impl SignOffForm {
             accesses: review.accesses,
             signed: SignOffView::of(&review),
             problem,
+            chain,
         }
     }
 }
@@ -560,10 +592,41 @@ pub(crate) struct Report {
     pub(crate) downloads: Vec<DownloadRow>,
     pub(crate) signed: Option<SignOffView>,
     pub(crate) rules: Vec<String>,
+    /// The month's first and last local days.
+    pub(crate) period: (String, String),
+    /// Every export of the ledger in the month.
+    pub(crate) exports: Vec<ExportRow>,
+}
+
+/// An export of the ledger as the report lists it: who, when, with which filters.
+pub(crate) struct ExportRow {
+    pub(crate) who: Who,
+    pub(crate) account_id: String,
+    pub(crate) at: String,
+    pub(crate) filters: String,
+    pub(crate) entries: u32,
+    pub(crate) client_ip: String,
 }
 
 impl Report {
     pub(crate) fn new(page: Page, review: Review) -> Self {
+        let zone = review.time_zone.clone();
+        let last_day = review.to.unix_micros().saturating_sub(1);
+        let last_day = recruit_domain::Timestamp::from_unix_micros(last_day).unwrap_or(review.to);
+        let day = |t| local(&zone, t)[..10].to_owned();
+        let period = (day(review.from), day(last_day));
+        let exports = review
+            .ledger_exports
+            .iter()
+            .map(|e| ExportRow {
+                who: Who::of(review.account_person(&e.account_id), &e.account_id),
+                account_id: e.account_id.clone(),
+                at: local(&zone, e.at),
+                filters: filters_text(&e.filters),
+                entries: e.entries,
+                client_ip: e.client_ip.clone().unwrap_or_default(),
+            })
+            .collect();
         let mut accounts: Vec<AccountRow> =
             review.accounts.iter().map(|a| AccountRow::of(a, &review)).collect();
         Sort { column: "account", descending: false }.apply(&mut accounts);
@@ -572,9 +635,15 @@ impl Report {
         let organization = review.organization_name.clone();
         let organization_id = review.organization_id.to_string();
         let (time_zone, accesses) = (review.time_zone.clone(), review.accesses);
-        let downloads =
+        let signed_at = review.signed_off().and_then(Result::ok).map(|s| s.signed_at);
+        let mut downloads =
             Downloads::new(Page { csrf: String::new(), ..page_copy(&page) }, review, None).rows;
+        for d in &mut downloads {
+            d.later = matches!((d.reviewed_at, signed_at), (Some(at), Some(signed)) if at > signed);
+        }
         Self {
+            period,
+            exports,
             page,
             organization,
             organization_id,

@@ -380,7 +380,10 @@ async fn a_download_is_confirmed_and_the_month_signed_off_in_the_console() {
     );
     let report = browser.get(&w, "/console/report?month=2026-10").await;
     assert_eq!(report.text("#signed-by"), "OWNER of A", "the reviewer by name");
-    assert!(report.text("main.report > p").contains("Organization A"), "the organization by name");
+    assert!(report.text("#organization").starts_with("Organization A"), "by name");
+    assert_eq!(report.text("#period"), "2026-10-01 to 2026-10-31");
+    assert!(report.text("#checkpoint").contains("signs none"), "the world signs no checkpoint");
+    assert!(report.all(".later").is_empty(), "every decision came before the sign-off");
     assert_eq!(report.text("#note"), "All explained.");
     assert!(
         report.text("#verification").starts_with("Intact:"),
@@ -390,6 +393,19 @@ async fn a_download_is_confirmed_and_the_month_signed_off_in_the_console() {
     assert!(report.all("table.downloads tbody td").contains(&"CONFIRMED".to_owned()));
     let page = browser.get(&w, "/console/sign-off?month=2026-10").await;
     assert!(page.all("form[action='/console/sign-off']").is_empty(), "signed once");
+
+    // A decision after the sign-off is kept beside it, and the report says it came later.
+    let asked = [
+        ("csrf", csrf.as_str()),
+        ("month", "2026-10"),
+        ("entry", id.as_str()),
+        ("status", "EXPLANATION_REQUESTED"),
+        ("reason", "Which board meeting?"),
+    ];
+    assert_eq!(browser.post(&w, "/console/downloads", &asked).await.status, StatusCode::SEE_OTHER);
+    let report = browser.get(&w, "/console/report?month=2026-10").await;
+    assert_eq!(report.all(".later"), ["(after the sign-off)"]);
+    assert!(report.all("table.figures td").contains(&"1".to_owned()), "the figures as signed");
 }
 
 /// Without a month the pages open on the last month that has ended (ORG_A keeps UTC); the

@@ -4,7 +4,9 @@
 // media, and accessibility as axe-core measures it.
 import { test, expect } from '@playwright/test';
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);
@@ -152,6 +154,27 @@ test('a month that has ended is signed off, and its report prints without the co
   await page.emulateMedia({ media: 'screen' });
   await page.goto(`/console/sign-off?month=${EARLIER}`);
   await expect(page.getByRole('status')).toContainText('signed off');
+
+  // Printed on A4, the report holds every column, the reviewer's name, the rules, the
+  // organization and month on every page, and page numbers.
+  await page.goto(`/console/report?month=${EARLIER}`);
+  const me = await (await page.request.get(`${BASE_URL}/v1/me`, { headers: { Authorization: `Bearer ${OWNER_TOKEN}` } })).json();
+  const organization = (await page.locator('#organization').textContent()).split(' org_')[0].trim();
+  const pdf = join(mkdtempSync(join(tmpdir(), 'report-')), 'report.pdf');
+  await page.emulateMedia({ media: 'print' });
+  await page.pdf({ path: pdf, format: 'A4' });
+  const text = execFileSync('pdftotext', ['-layout', pdf, '-']).toString();
+  const pages = text.split('\f').filter((p) => p.trim());
+  expect(pages.length).toBeGreaterThan(1);
+  pages.forEach((p, i) => {
+    expect(p, `page ${i + 1}`).toContain(`Page ${i + 1} of ${pages.length}`);
+    expect(p, `page ${i + 1}`).toContain(`${organization} · monthly access review ${EARLIER}`);
+  });
+  for (const heading of ['When', 'Who', 'Entry', 'Whose data', 'Status', 'Reason', 'Decided by',
+    'Outside work hours', 'The rules applied', 'Exports of the ledger', me.user.name]) {
+    expect(text).toContain(heading);
+  }
+  expect(text).toMatch(/Bulk: flagged over [\d,]+ records/);
 });
 
 test('an expired session goes back to sign-in', async ({ page }) => {
@@ -215,9 +238,13 @@ test('a ledger altered in the database shows on the integrity page and signs off
   await page.goto(`/console/integrity?month=${PREVIOUS}`);
   await expect(page.locator('#verification')).toContainText('Not intact');
   await expect(page.locator('#findings')).toContainText('MODIFIED');
+  await expect(page.locator('#chain-warning')).toContainText('fail verification');
+  await page.goto(`/console/overview?month=${PREVIOUS}`);
+  await expect(page.locator('#chain-warning')).toContainText('tell the operator');
   await page.goto(`/console/sign-off?month=${PREVIOUS}`);
+  await expect(page.locator('#chain-warning')).toBeVisible();
   await page.getByRole('button', { name: `Sign off ${PREVIOUS}` }).click();
-  await expect(page.getByRole('alert')).toContainText('the chain\'s verification found a problem');
+  await expect(page.getByRole('alert').filter({ hasText: 'the chain\'s verification found a problem' })).toBeVisible();
   await page.getByLabel('Note').fill('An altered entry was found and reported.');
   await page.getByRole('button', { name: `Sign off ${PREVIOUS}` }).click();
   await expect(page).toHaveURL(/\/console\/report/);
