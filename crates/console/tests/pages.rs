@@ -421,6 +421,7 @@ async fn only_a_month_that_has_ended_is_signed_off_in_the_console() {
     let last = running.previous().unwrap();
     let overview = browser.get(&w, "/console/overview").await;
     assert_eq!(overview.text(".months [aria-current=page]"), last.to_string());
+    assert_eq!(overview.attr("form.pick-month input[name=month]", "value"), last.to_string());
 
     let page = browser.get(&w, &format!("/console/sign-off?month={running}")).await;
     assert!(page.text(".months [aria-current=page]").contains("in progress"));

@@ -229,6 +229,32 @@ test('every page passes axe-core with no serious or critical violation', async (
   await context.close();
 });
 
+test('every page reflows at 390 px and at 200 % zoom, with no page-wide horizontal scroll', async ({ browser }) => {
+  const signedIn = await browser.newContext();
+  await signInWithToken(await signedIn.newPage());
+  const cookies = await signedIn.cookies();
+  await signedIn.close();
+  // 200 % zoom of a 1280 px window is a 640 px viewport of CSS pixels at twice the density.
+  for (const viewport of [{ width: 390, height: 844, scale: 3 }, { width: 640, height: 400, scale: 2 }]) {
+    const context = await browser.newContext({
+      viewport: { width: viewport.width, height: viewport.height },
+      deviceScaleFactor: viewport.scale,
+    });
+    await context.addCookies(cookies);
+    const page = await context.newPage();
+    for (const path of [
+      `/console/overview?month=${PREVIOUS}`, `/console/downloads?month=${MONTH}`,
+      `/console/entries?month=${MONTH}`, `/console/integrity?month=${MONTH}`,
+      `/console/sign-off?month=${PREVIOUS}`, `/console/report?month=${EARLIER}`, '/console/sign-in',
+    ]) {
+      await page.goto(path);
+      const wide = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      expect(wide, `${path} at ${viewport.width} px`).toBeLessThanOrEqual(0);
+    }
+    await context.close();
+  }
+});
+
 test('a ledger altered in the database shows on the integrity page and signs off as not intact', async ({ page, request }) => {
   const org = (await organization(request)).replace(/^org_/, '');
   execFileSync('sqlite3', [DB_PATH,
