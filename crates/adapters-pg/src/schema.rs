@@ -193,6 +193,7 @@ diesel::table! {
         access_menu -> Text,
         access_menu_path -> Text,
         activity_category -> Text,
+        purpose -> Nullable<Text>,
         position -> Nullable<BigInt>,
         prev_hash -> Nullable<Bytea>,
         hash -> Nullable<Bytea>,

@@ -374,6 +374,8 @@ pub(crate) struct DownloadRow {
     pub(crate) status: &'static str,
     pub(crate) pending: bool,
     pub(crate) reason: String,
+    /// The purpose the download was stated for when it was recorded.
+    pub(crate) purpose: Option<String>,
     pub(crate) reviewed: String,
     /// When the latest decision was made.
     pub(crate) reviewed_at: Option<recruit_domain::Timestamp>,
@@ -410,6 +412,7 @@ impl Downloads {
                 pending: d.status == DownloadStatus::Pending,
                 reason: d.review.as_ref().map(|r| r.reason.clone()).unwrap_or_default(),
                 reviewed_at: d.review.as_ref().map(|r| r.reviewed_at),
+                purpose: d.purpose.clone(),
                 later: false,
                 reviewed: d
                     .review

@@ -305,6 +305,7 @@ async fn a_download_is_confirmed_and_the_month_signed_off_in_the_console() {
     download.entry.activity_category = ActivityCategory::Download;
     let member = user_id(ORG_A, Role::Member);
     download.entry.account_id = recruit_domain::AccountId::from_uuid(member.uuid());
+    download.entry.purpose = Some("이사회 보고 자료 (board pack)".into());
     let doc = ImportDocument { privacy_audit_logs: vec![download.clone()], ..Default::default() };
     w.store.import(&doc).await.unwrap();
     let owner = token(&w, Role::Owner, &[Scope::AuditLogsRead, Scope::AuditLogsReview]).await;
@@ -313,6 +314,8 @@ async fn a_download_is_confirmed_and_the_month_signed_off_in_the_console() {
     let id = download.entry.id.to_string();
     let seen = browser.get(&w, "/console/downloads?month=2026-10").await;
     assert_eq!(seen.text(&format!("article[id='{id}'] dd.status")), "PENDING");
+    let purpose = seen.text(&format!("article[id='{id}'] dd.purpose"));
+    assert_eq!(purpose, "이사회 보고 자료 (board pack)", "the purpose stated when recorded");
     let heading = seen.text(&format!("article[id='{id}'] h2"));
     assert!(heading.ends_with("MEMBER of A"), "the downloader by name: {heading}");
     let overview = browser.get(&w, "/console/overview?month=2026-10").await;

@@ -78,6 +78,10 @@ pub struct DownloadSeen {
     pub access_menu_path: String,
     /// From where.
     pub ip_addresses: Vec<String>,
+    /// The purpose the download was stated for when it was recorded, if any: what the
+    /// reviewer confirms.
+    #[serde(default)]
+    pub purpose: Option<String>,
     /// Where the review of it stands: PENDING until a reviewer decides.
     pub status: DownloadStatus,
     /// The latest decision on it, if any.

@@ -297,6 +297,7 @@ fn entry(n: u8, data_subject: DataSubject, category: &str) -> PrivacyAuditLog {
         access_menu: "CANDIDATE_PROFILE".into(),
         access_menu_path: "Candidates > Profile".into(),
         activity_category: ActivityCategory::from(category),
+        purpose: None,
     }
 }
 

@@ -72,6 +72,7 @@ prop_compose! {
         PrivacyAuditLog {
             id, access_time, account_id: AccountId::from_uuid(Uuid::from_u128(account)),
             ip_addresses, data_subject, access_data, access_menu, access_menu_path, activity_category,
+            purpose: None,
         }
     }
 }

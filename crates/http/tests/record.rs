@@ -312,3 +312,46 @@ async fn a_body_is_json_by_its_content_type_or_without_one() {
     assert_eq!(status, StatusCode::CREATED, "{json}");
     assert_eq!(recent(&f, &owner).await.len(), 2);
 }
+
+/// An entry may carry the purpose it was for: stored, listed and chained with it; one without
+/// a purpose is written without the field; a purpose that is empty, too long or not text is
+/// refused by name.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_entry_carries_its_stated_purpose() {
+    let f = Fixture::with(|_| {}).await;
+    let owner = f.token(ORG_A, Role::Owner, &Scope::ALL).await;
+    let mut with = entry("Candidates > Export");
+    with["activity_category"] = json!("DOWNLOAD");
+    with["purpose"] = json!("채용 위원회 면접 자료 (interview panel pack)");
+    let mut without = entry("People");
+    without["purpose"] = Value::Null;
+    let body = json!({"entries": [with, without]}).to_string();
+    let (status, _, json) = f.send(post(&owner, Some("purpose-1"), &body)).await;
+    assert_eq!(status, StatusCode::CREATED, "{json}");
+    assert_eq!(json["entries"][0]["purpose"], "채용 위원회 면접 자료 (interview panel pack)");
+    assert!(json["entries"][1].get("purpose").is_none(), "{}", json["entries"][1]);
+    let listed = recent(&f, &owner).await;
+    let stated: Vec<&Value> = listed.iter().filter_map(|e| e.get("purpose")).collect();
+    assert_eq!(stated, [&json!("채용 위원회 면접 자료 (interview panel pack)")]);
+    let org = OrganizationId::from_uuid(Uuid::from_u128(ORG_A));
+    let ledgers = [recruit_domain::chain::Ledger::Privacy];
+    let anchors = recruit_service::verify::Anchors::default();
+    let found =
+        recruit_service::verify::verify(&*f.store, &ledgers, Some(org), anchors).await.unwrap();
+    assert!(!found.is_empty() && found.iter().all(|c| c.findings.is_empty()), "{found:?}");
+
+    for (purpose, reason) in [
+        (json!(""), "must be 1 to 500 characters"),
+        (json!("x".repeat(501)), "must be 1 to 500 characters"),
+        (json!(5), "string"),
+    ] {
+        let mut bad = entry("People");
+        bad["purpose"] = purpose;
+        let body = json!({"entries": [bad]}).to_string();
+        let (status, _, json) = f.send(post(&owner, Some("purpose-bad"), &body)).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{json}");
+        let detail = &json["error"]["details"][0];
+        assert_eq!(detail["field"], "entries[0].purpose", "{json}");
+        assert!(detail["reason"].as_str().unwrap().contains(reason), "{json}");
+    }
+}

@@ -163,6 +163,9 @@ fn sorted_unique<T: Ord>(mut ids: Vec<T>) -> Vec<T> {
     ids
 }
 
+/// The longest purpose an entry states, in characters, as the API takes it.
+const MAX_PURPOSE_LEN: usize = 500;
+
 fn problem(path: String, reason: impl Into<String>) -> ImportProblem {
     ImportProblem { path, reason: reason.into() }
 }
@@ -373,6 +376,13 @@ impl ImportDocument {
                     "must be at most 9223372036854775807",
                 ));
             }
+            let stated = e.entry.purpose.as_deref().map(|p| p.chars().count());
+            if stated.is_some_and(|n| !(1..=MAX_PURPOSE_LEN).contains(&n)) {
+                return Err(problem(
+                    format!("privacy_audit_logs[{i}].purpose"),
+                    format!("must be 1 to {MAX_PURPOSE_LEN} characters"),
+                ));
+            }
         }
         Ok(())
     }
@@ -432,6 +442,11 @@ mod tests {
         assert_eq!(stages, ["Phone screen", "Onsite"]);
         let rules = &example.organizations[0].review_rules;
         assert_eq!((rules.holidays.len(), rules.downloads, rules.bulk_records), (2, 2, 1_000));
+
+        let mut long = example.clone();
+        long.privacy_audit_logs[0].entry.purpose = Some("x".repeat(501));
+        let refused = long.check(&ExistingIds::default()).unwrap_err();
+        assert_eq!(refused.path, "privacy_audit_logs[0].purpose");
 
         let mut bad = example.clone();
         bad.organizations[0].review_rules.outside_hours_percent = 101;

@@ -245,6 +245,8 @@ struct LedgerEntryFields {
     access_menu: String,
     access_menu_path: String,
     activity_category: recruit_domain::model::ActivityCategory,
+    #[serde(default)]
+    purpose: Option<String>,
 }
 
 impl From<LedgerEntryFields> for LedgerEntry {
@@ -261,6 +263,7 @@ impl From<LedgerEntryFields> for LedgerEntry {
                 access_menu: f.access_menu,
                 access_menu_path: f.access_menu_path,
                 activity_category: f.activity_category,
+                purpose: f.purpose,
             },
         }
     }

@@ -28,7 +28,7 @@ pub const MAX_IP_ADDRESSES: usize = 16;
 pub const MAX_MENU_LEN: usize = 500;
 
 /// The fields of an entry; `id` may be left out.
-const FIELDS: [&str; 9] = [
+const FIELDS: [&str; 10] = [
     "id",
     "access_time",
     "account_id",
@@ -38,6 +38,7 @@ const FIELDS: [&str; 9] = [
     "access_menu",
     "access_menu_path",
     "activity_category",
+    "purpose",
 ];
 
 /// An entry to record, valid; without an `id` the server assigns one.
@@ -324,6 +325,9 @@ fn entry(
     for name in fields.keys().filter(|k| !FIELDS.contains(&k.as_str())) {
         problems.push(ErrorDetail::field(format!("{at}.{name}"), "is not a field of an entry"));
     }
+    // Optional: the purpose the access was for, in the words of whoever accessed.
+    let purpose = fields.get("purpose").filter(|v| !v.is_null());
+    let purpose = purpose.and_then(|v| text(v, &At::Field(at, "purpose"), problems));
     let mut field = |name: &str| -> Option<&Value> {
         let value = fields.get(name);
         if value.is_none() && name != "id" {
@@ -400,6 +404,7 @@ fn entry(
             access_menu: menu?,
             access_menu_path: path?,
             activity_category: category?,
+            purpose,
         },
     })
 }

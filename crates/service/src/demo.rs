@@ -587,6 +587,16 @@ fn entry(
     if rng.random_bool(0.3) {
         access_data.push(AccessData::PhoneNumber);
     }
+    // Staff say why they download; the bulk exporter does not.
+    let purpose_of = |rng: &mut ChaCha8Rng| {
+        let purposes = [
+            "Interview panel pack for the hiring committee",
+            "Offer approval for the compensation review",
+            "Reference check requested by the hiring manager",
+            "Candidate records for a data subject access request",
+        ];
+        Some(pick(rng, &purposes).to_owned())
+    };
     let category = if exporting {
         match rng.random_range(0..10) {
             0..=2 => ActivityCategory::Download,
@@ -605,6 +615,11 @@ fn entry(
             (false, _) => ActivityCategory::Delete,
         }
     };
+    let purpose = if category == ActivityCategory::Download && behaviour == Behaviour::Staff {
+        purpose_of(rng)
+    } else {
+        None
+    };
     PrivacyAuditLog {
         id,
         access_time,
@@ -615,6 +630,7 @@ fn entry(
         access_menu: menu.into(),
         access_menu_path: path.into(),
         activity_category: category,
+        purpose,
     }
 }
 

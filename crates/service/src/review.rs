@@ -283,6 +283,7 @@ fn summarise(
             access_data: entry.access_data.iter().map(|d| d.as_str().to_owned()).collect(),
             access_menu_path: entry.access_menu_path,
             ip_addresses: entry.ip_addresses,
+            purpose: entry.purpose,
         })
         .collect();
     for d in &downloads {

@@ -170,7 +170,7 @@ test('a month that has ended is signed off, and its report prints without the co
     expect(p, `page ${i + 1}`).toContain(`Page ${i + 1} of ${pages.length}`);
     expect(p, `page ${i + 1}`).toContain(`${organization} · monthly access review ${EARLIER}`);
   });
-  for (const heading of ['When', 'Who', 'Entry', 'Whose data', 'Status', 'Reason', 'Decided by',
+  for (const heading of ['When', 'Who', 'Entry', 'Whose data', 'Status', 'Stated purpose; reason', 'Decided by',
     'Outside work hours', 'The rules applied', 'Exports of the ledger', me.user.name]) {
     expect(text).toContain(heading);
   }

@@ -28,6 +28,10 @@ pub struct PrivacyAuditLog {
     pub access_menu_path: String,
     /// What kind of access it was.
     pub activity_category: ActivityCategory,
+    /// Why, in the words of whoever accessed: the purpose a download was stated for, which
+    /// the monthly review confirms. Left out of the JSON (and of the entry's hash) when none.
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
+    pub purpose: Option<String>,
 }
 
 impl PrivacyAuditLog {

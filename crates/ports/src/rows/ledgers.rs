@@ -34,6 +34,7 @@ impl LedgerRow {
             access_menu: l.access_menu.clone(),
             access_menu_path: l.access_menu_path.clone(),
             activity_category: l.activity_category.as_str().into(),
+            purpose: l.purpose.clone(),
             position: None,
             prev_hash: None,
             hash: None,
@@ -72,6 +73,7 @@ impl LedgerRow {
             access_menu: self.access_menu,
             access_menu_path: self.access_menu_path,
             activity_category: ActivityCategory::from(self.activity_category.as_str()),
+            purpose: self.purpose,
         })
     }
 }

@@ -251,6 +251,7 @@ macro_rules! stored_rows {
                 access_menu: String,
                 access_menu_path: String,
                 activity_category: String,
+                purpose: Option<String>,
                 position: Option<i64>,
                 prev_hash: Option<Vec<u8>>,
                 hash: Option<Vec<u8>>,

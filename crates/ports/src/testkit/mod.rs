@@ -341,6 +341,7 @@ pub fn ledger_entry(org: u128, n: u128, at: Timestamp) -> LedgerEntry {
             access_menu: "CANDIDATE_PROFILE".into(),
             access_menu_path: format!("Candidates > Profile > {n}"),
             activity_category: ActivityCategory::from(category),
+            purpose: None,
         },
     }
 }

@@ -334,6 +334,7 @@ fn profile_entry(
                 Effect::Append => ActivityCategory::Create,
                 Effect::Change => ActivityCategory::Update,
             },
+            purpose: None,
         },
     }
 }

@@ -1,0 +1,1 @@
+ALTER TABLE privacy_audit_logs DROP COLUMN purpose;
