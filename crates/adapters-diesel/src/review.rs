@@ -428,8 +428,15 @@ macro_rules! review_facts {
     }};
 }
 
+/// `pair`, typed as two values of `like`'s type: what a query of two columns stored like it
+/// returns.
+pub fn stored_like<T>(_like: &T, pair: (T, T)) -> (T, T) {
+    pair
+}
+
 /// The body of `Ledgers::decide_download` for `$w` (a `&DecisionWrite`), in the caller's
-/// transaction on `$c`: `$org` and `$entry` are the organization and the entry as stored,
+/// transaction on `$c`: `$org`, `$entry` and `$decider` are the organization, the entry and
+/// the deciding user's account as stored (a download of the decider's own is refused),
 /// `$time` turns a `Timestamp` into its stored value, `$chain` links the record's rows, and
 /// `$lock` (PostgreSQL's `for_update`) locks the download's row, so that decisions on one
 /// entry are taken one after the other (SQLite's write transaction holds the whole store).
@@ -437,7 +444,7 @@ macro_rules! review_facts {
 /// the first error, converted with `?`.
 #[macro_export]
 macro_rules! decide_download {
-    ($c:ident, $w:expr, $org:expr, $entry:expr, $time:expr, $chain:path
+    ($c:ident, $w:expr, $org:expr, $entry:expr, $decider:expr, $time:expr, $chain:path
      $(, $lock:ident)? $(, .$await:tt)?) => {{
         use ::recruit_ports::review::Decided;
         let w: &::recruit_ports::review::DecisionWrite = $w;
@@ -447,11 +454,17 @@ macro_rules! decide_download {
             .filter(privacy_audit_logs::activity_category.eq(w.download))
             .filter(privacy_audit_logs::access_time.ge($time(w.from)))
             .filter(privacy_audit_logs::access_time.lt($time(w.to)))
-            .select(privacy_audit_logs::id)
+            .select((privacy_audit_logs::id, privacy_audit_logs::account_id))
             $(.$lock())?
             .first($c)$(.$await)?;
-        if diesel::OptionalExtension::optional(download)? != Some($entry.clone()) {
-            return Err(::recruit_ports::StoreError::NotFound.into());
+        let download = diesel::OptionalExtension::optional(download)?;
+        match download.map(|pair| $crate::review::stored_like(&$entry, pair)) {
+            Some((id, _)) if id != $entry.clone() => {
+                return Err(::recruit_ports::StoreError::NotFound.into());
+            }
+            None => return Err(::recruit_ports::StoreError::NotFound.into()),
+            Some((_, account)) if account == $decider => return Ok(Decided::OwnDownload),
+            Some(_) => {}
         }
         let latest = privacy_download_decisions::table
             .filter(privacy_download_decisions::organization_id.eq($org.clone()))

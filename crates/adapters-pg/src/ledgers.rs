@@ -508,10 +508,11 @@ impl Ledgers for PgStore {
     async fn decide_download(&self, write: &DecisionWrite) -> Result<Decided, StoreError> {
         let org = write.decision.organization_id.uuid();
         let entry = write.decision.entry_id.uuid();
+        let decider = write.decision.user_id.uuid();
         let mut c = self.conn().await?;
         c.transaction::<_, TxError, _>(async |c| {
             recruit_adapters_diesel::decide_download!(
-                c, write, org, entry, |t: Timestamp| t.as_datetime(), crate::chain::chain,
+                c, write, org, entry, decider, |t: Timestamp| t.as_datetime(), crate::chain::chain,
                 for_update, .await
             )
         })

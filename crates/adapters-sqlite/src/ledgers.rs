@@ -201,12 +201,14 @@ impl Ledgers for SqliteStore {
         let write = write.clone();
         let org = blob(write.decision.organization_id.uuid());
         let entry = blob(write.decision.entry_id.uuid());
+        let decider = blob(write.decision.user_id.uuid());
         self.transaction(move |c| -> Result<Decided, TxError> {
             recruit_adapters_diesel::decide_download!(
                 c,
                 &write,
                 org,
                 entry,
+                decider,
                 |t: Timestamp| t.unix_micros(),
                 chain
             )

@@ -222,8 +222,7 @@ impl Console {
                 headers.insert("recruitd-export-count", HeaderValue::from(download.count));
                 // It holds personal data: never kept by a cache.
                 headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-                let name = format!("attachment; filename=\"{}\"", download.file_name);
-                if let Ok(value) = HeaderValue::from_str(&name) {
+                if let Ok(value) = HeaderValue::from_str(&download.content_disposition()) {
                     headers.insert(header::CONTENT_DISPOSITION, value);
                 }
                 Ok(ConsoleResponse { response, download: Some(download) })

@@ -57,6 +57,8 @@ impl fmt::Display for Month {
 /// form's CSRF token.
 pub(crate) struct Page {
     pub(crate) month: Month,
+    /// The signed-in reviewer.
+    pub(crate) user_id: recruit_domain::UserId,
     /// Whether the month has ended in the organization's time zone: only then can it be
     /// signed off; a running (or future) month is shown as in progress.
     pub(crate) ended: bool,
@@ -73,6 +75,7 @@ impl Page {
     ) -> Self {
         Self {
             month,
+            user_id: session.caller.user.id,
             ended: month.0 < running,
             csrf: session.csrf.clone(),
             user: session.caller.user.name.clone(),
@@ -381,6 +384,8 @@ pub(crate) struct DownloadRow {
     pub(crate) reviewed_at: Option<recruit_domain::Timestamp>,
     /// Whether the latest decision came after the month's sign-off (the report marks it).
     pub(crate) later: bool,
+    /// Whether the signed-in reviewer made the download: another owner decides on it.
+    pub(crate) own: bool,
 }
 
 /// The month's downloads, pending first, each with its form.
@@ -413,6 +418,7 @@ impl Downloads {
                 reason: d.review.as_ref().map(|r| r.reason.clone()).unwrap_or_default(),
                 reviewed_at: d.review.as_ref().map(|r| r.reviewed_at),
                 purpose: d.purpose.clone(),
+                own: d.downloaded_by(page.user_id),
                 later: false,
                 reviewed: d
                     .review
@@ -661,5 +667,11 @@ impl Report {
 }
 
 fn page_copy(page: &Page) -> Page {
-    Page { month: page.month, ended: page.ended, csrf: page.csrf.clone(), user: page.user.clone() }
+    Page {
+        month: page.month,
+        user_id: page.user_id,
+        ended: page.ended,
+        csrf: page.csrf.clone(),
+        user: page.user.clone(),
+    }
 }

@@ -306,7 +306,13 @@ async fn a_download_is_confirmed_and_the_month_signed_off_in_the_console() {
     let member = user_id(ORG_A, Role::Member);
     download.entry.account_id = recruit_domain::AccountId::from_uuid(member.uuid());
     download.entry.purpose = Some("이사회 보고 자료 (board pack)".into());
-    let doc = ImportDocument { privacy_audit_logs: vec![download.clone()], ..Default::default() };
+    let mut own = ledger_entry(ORG_A, 701, "2026-10-06T09:00:00Z".parse::<Timestamp>().unwrap());
+    own.entry.activity_category = ActivityCategory::Download;
+    own.entry.account_id = recruit_domain::AccountId::from_uuid(user_id(ORG_A, Role::Owner).uuid());
+    let doc = ImportDocument {
+        privacy_audit_logs: vec![download.clone(), own.clone()],
+        ..Default::default()
+    };
     w.store.import(&doc).await.unwrap();
     let owner = token(&w, Role::Owner, &[Scope::AuditLogsRead, Scope::AuditLogsReview]).await;
     let mut browser = Browser::default();
@@ -322,8 +328,8 @@ async fn a_download_is_confirmed_and_the_month_signed_off_in_the_console() {
     let rows = overview.all("table.accounts tbody th");
     assert!(rows.iter().any(|r| r.contains("MEMBER of A") && r.contains("member, ")), "{rows:?}");
     let account = download.entry.account_id.to_string();
-    let link = overview.attr("table.accounts tbody th a", "href");
-    assert_eq!(link, format!("/console/entries?month=2026-10&account_id={account}"));
+    let link = format!("/console/entries?month=2026-10&account_id={account}");
+    assert_eq!(overview.attr(&format!("table.accounts tbody th a[href='{link}']"), "href"), link);
     let csrf = seen.attr("form[action='/console/downloads'] input[name=csrf]", "value");
     assert!(!csrf.is_empty());
 
@@ -333,6 +339,21 @@ async fn a_download_is_confirmed_and_the_month_signed_off_in_the_console() {
         ("status", "CONFIRMED"),
         ("reason", "Board pack."),
     ];
+    // Four eyes: the reviewer's own download has no form, and deciding on it is refused.
+    let own_id = own.entry.id.to_string();
+    assert!(seen.all(&format!("article[id='{own_id}'] form")).is_empty(), "no form");
+    assert!(seen.text(&format!("article[id='{own_id}'] .own")).contains("another owner"));
+    let mine = [
+        ("csrf", csrf.as_str()),
+        ("month", "2026-10"),
+        ("entry", own_id.as_str()),
+        ("status", "CONFIRMED"),
+        ("reason", "My own."),
+    ];
+    let refused = browser.post(&w, "/console/downloads", &mine).await;
+    assert_eq!(refused.status, StatusCode::FORBIDDEN);
+    assert!(refused.text("[role=alert]").contains("four eyes"), "{}", refused.text("[role=alert]"));
+
     let forged = browser.post(&w, "/console/downloads", &form).await;
     assert_eq!(forged.status, StatusCode::FORBIDDEN, "no CSRF token");
     let mut with_csrf = form.to_vec();
@@ -519,8 +540,14 @@ async fn the_entries_page_filters_by_its_url_and_downloads_what_it_shows() {
     assert_eq!(seen.status, StatusCode::OK);
     assert!(seen.headers[header::CONTENT_TYPE].to_str().unwrap().starts_with("text/csv"));
     let body = String::from_utf8(browser.download.take().unwrap()).unwrap();
+    let body = body.strip_prefix('\u{feff}').expect("a UTF-8 byte-order mark first");
     let lines: Vec<&str> = body.lines().collect();
     assert!(lines[0].starts_with("position,hash,id,access_time"), "{}", lines[0]);
+    let disposition = seen.headers[header::CONTENT_DISPOSITION].to_str().unwrap();
+    assert!(
+        disposition.contains("_2026-01-01_2026-01-31_activity-category-READ.csv"),
+        "{disposition}"
+    );
     assert_eq!(lines.len() - 1, categories.len());
     assert_eq!(recorded(&w, "exportPrivacyAuditLogs").await, 1, "recorded as a download");
     assert!(seen.headers.contains_key(header::CONTENT_SECURITY_POLICY));

@@ -6,7 +6,8 @@ use std::str::FromStr;
 
 use chrono::{Datelike, NaiveDate};
 
-/// A calendar month of years 1 to 9999, written `YYYY-MM` (`2026-10`).
+/// A calendar month of years 0 to 9999 (the proleptic Gregorian calendar), written `YYYY-MM`
+/// (`2026-10`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Month {
     first: NaiveDate,
@@ -18,9 +19,9 @@ pub struct Month {
 pub struct MonthError;
 
 impl Month {
-    /// The month `month` (1 to 12) of `year` (1 to 9999).
+    /// The month `month` (1 to 12) of `year` (0 to 9999).
     pub fn new(year: i32, month: u32) -> Result<Self, MonthError> {
-        if !(1..=9999).contains(&year) {
+        if !(0..=9999).contains(&year) {
             return Err(MonthError);
         }
         NaiveDate::from_ymd_opt(year, month, 1).map(|first| Self { first }).ok_or(MonthError)
@@ -46,7 +47,7 @@ impl Month {
         self.first
     }
 
-    /// The month before; none before January of the year 1.
+    /// The month before; none before January of the year 0.
     pub fn previous(self) -> Option<Self> {
         let day = self.first.checked_sub_months(chrono::Months::new(1))?;
         Self::of(day).ok()
@@ -104,10 +105,11 @@ mod tests {
         assert_eq!(october.next().unwrap().to_string(), "2026-11");
         assert_eq!("2026-12".parse::<Month>().unwrap().next().unwrap().to_string(), "2027-01");
         assert_eq!("2027-01".parse::<Month>().unwrap().previous().unwrap().to_string(), "2026-12");
-        assert_eq!("0001-01".parse::<Month>().unwrap().previous(), None);
+        assert_eq!("0001-01".parse::<Month>().unwrap().previous().unwrap().to_string(), "0000-12");
+        assert_eq!("0000-01".parse::<Month>().unwrap().previous(), None);
         assert_eq!("9999-12".parse::<Month>().unwrap().next(), None);
         assert!(october < october.next().unwrap());
-        for bad in ["", "2026", "2026-1", "2026-13", "2026-00", "0000-01", "+026-01", "2026-+1"] {
+        for bad in ["", "2026", "2026-1", "2026-13", "2026-00", "+026-01", "2026-+1", "-001-01"] {
             assert_eq!(bad.parse::<Month>(), Err(MonthError), "{bad:?}");
         }
     }

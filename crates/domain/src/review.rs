@@ -88,6 +88,14 @@ pub struct DownloadSeen {
     pub review: Option<DownloadReview>,
 }
 
+impl DownloadSeen {
+    /// Whether `user` made the download (its account is the user's): then another owner
+    /// decides on it (four eyes), and the server refuses the user's own decision.
+    pub fn downloaded_by(&self, user: UserId) -> bool {
+        AccountId::parse(&self.account_id).is_ok_and(|a| a.uuid() == user.uuid())
+    }
+}
+
 /// An export of the privacy ledger through the API, from the API audit ledger: a download of
 /// the ledger itself.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

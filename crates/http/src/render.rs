@@ -131,12 +131,12 @@ fn respond(
 /// A 200 response streaming `download`: NDJSON, its count in `Recruitd-Export-Count`, named
 /// as a file to save, and never stored by a cache (it holds personal data).
 pub(crate) fn download(download: recruit_service::export::Download) -> Response<Body> {
+    let disposition = download.content_disposition();
     let mut response = Response::new(Body::streamed(download.chunks));
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(download.media_type));
     headers.insert("recruitd-export-count", HeaderValue::from(download.count));
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    let disposition = format!("attachment; filename=\"{}\"", download.file_name);
     if let Ok(value) = HeaderValue::from_str(&disposition) {
         headers.insert(header::CONTENT_DISPOSITION, value);
     }

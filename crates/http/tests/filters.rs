@@ -135,8 +135,15 @@ async fn filters_narrow_the_list_and_the_export_alike_and_bind_the_cursor() {
     let (status, headers, body) = get(&f, &owner, &uri).await;
     assert_eq!(status, StatusCode::OK);
     assert!(headers["content-type"].to_str().unwrap().starts_with("text/csv"));
-    assert!(headers["content-disposition"].to_str().unwrap().ends_with(".csv\""));
-    let mut rows = csv::Reader::from_reader(&body[..]);
+    // Named for the organization, the window and the filters; readable by spreadsheets.
+    let disposition = headers["content-disposition"].to_str().unwrap();
+    assert!(
+        disposition.contains("filename*=UTF-8''privacy-audit-logs_Organization-B_"),
+        "{disposition}"
+    );
+    assert!(disposition.ends_with(&format!("_account-id-{account}.csv")), "{disposition}");
+    assert!(body.starts_with("\u{feff}".as_bytes()), "a UTF-8 byte-order mark first");
+    let mut rows = csv::Reader::from_reader(&body[3..]);
     let header: Vec<String> = rows.headers().unwrap().iter().map(str::to_owned).collect();
     assert_eq!(header, recruit_service::export::CSV_COLUMNS);
     let ids: Vec<String> = rows.records().map(|r| r.unwrap()[2].to_owned()).collect();

@@ -283,3 +283,19 @@ async fn the_console_is_served_under_console_unless_turned_off() {
     let (status, _, body) = off.get("/console/sign-in", None).await;
     assert_eq!((status, &body["error"]["code"]), (StatusCode::NOT_FOUND, &json!("NOT_FOUND")));
 }
+
+/// Every month the document's pattern admits is reviewed, down to the year 0000 (nothing in
+/// it) and up to 9999; a month the pattern refuses is VALIDATION_FAILED.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_month_of_the_pattern_is_reviewed() {
+    let f = Fixture::with(|_| {}).await;
+    let owner = f.token(ORG_A, Role::Owner, &[Scope::AuditLogsRead]).await;
+    for month in ["0000-01", "0001-01", "9999-12"] {
+        let (status, _, review) =
+            f.get(&format!("/v1/audit-logs/privacy/reviews/{month}"), Some(&owner)).await;
+        assert_eq!(status, StatusCode::OK, "{month}: {review}");
+        assert_eq!(review["month"], month);
+    }
+    let (status, _, _) = f.get("/v1/audit-logs/privacy/reviews/2026-13", Some(&owner)).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+}

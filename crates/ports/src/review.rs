@@ -144,6 +144,9 @@ pub enum Decided {
     Written,
     /// The latest decision on the download says the same already (returned): nothing written.
     Unchanged(DownloadDecision),
+    /// The download is the deciding user's own (its account is the user's): another owner
+    /// decides on it, and nothing is written.
+    OwnDownload,
 }
 
 /// The sign-off of a month.

@@ -239,7 +239,8 @@ pub trait Ledgers: Send + Sync + 'static {
     /// Records a reviewer's decision on a download, in one transaction with the heads of the
     /// organization's audit ledger chains locked: `NotFound` (nothing written) when the
     /// organization's privacy ledger holds no entry `write.decision.entry_id` of activity
-    /// `write.download` with `write.from <= access_time < write.to`;
+    /// `write.download` with `write.from <= access_time < write.to`; `OwnDownload` (nothing
+    /// written) when the entry's account is the deciding user (`write.decision.user_id`);
     /// [`Decided::Unchanged`](crate::review::Decided) (nothing written) when the latest
     /// decision on that entry has the same status and reason; otherwise appends the decision
     /// and `write.record` (with no entries returned) and returns `Written`. Concurrent

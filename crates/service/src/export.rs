@@ -59,7 +59,7 @@ impl Format {
 }
 
 /// The columns of a CSV export, in order.
-pub const CSV_COLUMNS: [&str; 14] = [
+pub const CSV_COLUMNS: [&str; 15] = [
     "position",
     "hash",
     "id",
@@ -74,7 +74,12 @@ pub const CSV_COLUMNS: [&str; 14] = [
     "access_menu",
     "access_menu_path",
     "activity_category",
+    "purpose",
 ];
+
+/// What a CSV export starts with: the UTF-8 byte-order mark, by which spreadsheets (Excel
+/// above all) read Korean and every other non-ASCII text as UTF-8.
+pub const CSV_BOM: &str = "\u{feff}";
 
 /// The most bytes of lines gathered into one chunk of a download.
 const CHUNK_BYTES: usize = 64 * 1024;
@@ -92,6 +97,68 @@ pub struct Download {
     pub media_type: &'static str,
     /// The lines, a chunk at a time.
     pub chunks: Chunks,
+}
+
+impl Download {
+    /// The `Content-Disposition` of the download (RFC 6266): an attachment named
+    /// [`Download::file_name`], in ASCII (other characters as `_`) for old clients and in
+    /// full, percent-encoded UTF-8, as `filename*`.
+    pub fn content_disposition(&self) -> String {
+        let ascii: String = self
+            .file_name
+            .chars()
+            .map(|c| if c.is_ascii_graphic() && c != '"' && c != '\\' { c } else { '_' })
+            .collect();
+        let utf8 = percent_encoding::utf8_percent_encode(&self.file_name, FILE_NAME_RESERVED);
+        format!("attachment; filename=\"{ascii}\"; filename*=UTF-8''{utf8}")
+    }
+}
+
+/// What `filename*` percent-encodes: all but RFC 5987's attribute characters.
+const FILE_NAME_RESERVED: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'!')
+    .remove(b'#')
+    .remove(b'$')
+    .remove(b'&')
+    .remove(b'+')
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'^')
+    .remove(b'_')
+    .remove(b'`')
+    .remove(b'|')
+    .remove(b'~');
+
+/// A file name for an export of `organization` (named `name`) over `[from, to)` read in
+/// `zone`, under `filters`: `privacy-audit-logs_<name>_<first day>_<last day>[_<filter>-<value>…]
+/// .<ext>`, each part made of letters, digits and `-` (the name keeps its own script).
+pub fn file_name(
+    name: &str,
+    (from, to): (recruit_domain::Timestamp, recruit_domain::Timestamp),
+    zone: chrono_tz::Tz,
+    filters: &serde_json::Map<String, serde_json::Value>,
+    format: Format,
+) -> String {
+    let part = |s: &str, most: usize| {
+        let cleaned: String =
+            s.chars().map(|c| if c.is_alphanumeric() { c } else { '-' }).take(most).collect();
+        let parts: Vec<&str> = cleaned.split('-').filter(|p| !p.is_empty()).collect();
+        parts.join("-")
+    };
+    let day = |t: recruit_domain::Timestamp| {
+        t.as_datetime().with_timezone(&zone).format("%Y-%m-%d").to_string()
+    };
+    let last = recruit_domain::Timestamp::from_unix_micros(to.unix_micros().saturating_sub(1))
+        .unwrap_or(to);
+    let mut name = format!("privacy-audit-logs_{}_{}_{}", part(name, 60), day(from), day(last));
+    for (key, value) in filters {
+        let value = match value {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        name.push_str(&format!("_{}-{}", part(key, 30), part(&value, 40)));
+    }
+    format!("{name}.{}", format.name())
 }
 
 impl std::fmt::Debug for Download {
@@ -165,6 +232,7 @@ impl Stream for Chunks {
         let mut chunk = Vec::new();
         if this.format == Format::Csv && this.sent == 0 && !this.header_sent {
             this.header_sent = true;
+            chunk.extend_from_slice(CSV_BOM.as_bytes());
             chunk.extend_from_slice(&csv_row(CSV_COLUMNS.iter().map(|c| (*c).to_owned())));
         }
         loop {
@@ -274,6 +342,7 @@ pub fn csv_line(exported: &ExportedEntry) -> Vec<u8> {
         text(&entry["access_menu"]),
         text(&entry["access_menu_path"]),
         text(&entry["activity_category"]),
+        text(&entry["purpose"]),
     ])
 }
 

@@ -196,6 +196,10 @@ pub async fn a_reviews_decisions_and_sign_off_are_kept_with_their_records(store:
         let refused = store.decide_download(&wrong).await;
         assert!(matches!(refused, Err(StoreError::NotFound)), "{why}: {refused:?}");
     }
+    // The decider's own download: another owner decides on it, and nothing is written.
+    let mut own = decision(7, &download, "CONFIRMED", "My own export.");
+    own.decision.user_id = Id::from_uuid(download.entry.account_id.uuid());
+    assert_eq!(store.decide_download(&own).await.unwrap(), Decided::OwnDownload);
     assert_eq!(api_head().await, head + 2);
     let entries = store
         .api_audit_entries(&AuditListQuery { organization_id: Some(org), limit: 100 })

@@ -166,9 +166,13 @@ impl Service {
         self.store
             .record_read(&record, usize::try_from(export.count).unwrap_or(usize::MAX))
             .await?;
+        let named = self.store.organization(organization).await?;
+        let window = (window.gte(), window.lt());
+        let file_name =
+            crate::export::file_name(&named.name, window, named.time_zone, &filter.json(), format);
         Ok(crate::export::Download {
             count: export.count,
-            file_name: format!("privacy-audit-logs-{organization}.{}", format.name()),
+            file_name,
             media_type: format.media_type(),
             chunks: crate::export::Chunks::new(ledger, format, export, Box::new(slot)),
         })

@@ -111,6 +111,13 @@ impl Service {
         let decided = match self.store.decide_download(&write).await {
             Ok(Decided::Written) => write.decision,
             Ok(Decided::Unchanged(latest)) => latest,
+            Ok(Decided::OwnDownload) => {
+                return Err(ServiceError::permission_denied(
+                    "This download is your own: another owner of the organization decides on \
+                     it (four eyes). An organization with a single owner cannot review its \
+                     owner's downloads: add a second owner.",
+                ));
+            }
             Err(StoreError::NotFound) => {
                 return Err(ServiceError::new(
                     ErrorCode::NotFound,
