@@ -125,6 +125,10 @@ pub(crate) struct Entries {
     pub(crate) rows: Vec<EntryRow>,
     pub(crate) next: Option<String>,
     pub(crate) first: Option<String>,
+    /// The page before, when this one is not the first.
+    pub(crate) previous: Option<String>,
+    /// This page's number, from 1.
+    pub(crate) number: usize,
     pub(crate) csv: String,
     pub(crate) ndjson: String,
     pub(crate) problem: Option<Problem>,
@@ -174,10 +178,31 @@ impl Console {
             |set, extra: &[(&str, &str)]| filters.link("/console/entries", &month, set, extra);
         let export =
             |format| filters.link("/console/entries/export", &month, None, &[("format", format)]);
+        // The cursors of the pages before this one, first page first (that one as ""), so
+        // that a page links back as well as on: `back` holds them joined by `~`, which no
+        // cursor has.
+        let back: Vec<&str> = query
+            .get("back")
+            .filter(|_| cursor.is_some())
+            .map_or(vec![], |b| b.split('~').collect());
+        let mut trail = back.clone();
+        trail.push(cursor.map_or("", String::as_str));
+        let trail = trail.join("~");
+        let previous = back.split_last().map(|(before, rest)| {
+            let rest = rest.join("~");
+            match *before {
+                "" => link(None, &[]),
+                c => link(None, &[("cursor", c), ("back", &rest)]),
+            }
+        });
+        let number = if cursor.is_some() { back.len().max(1) + 1 } else { 1 };
         let (rows, next, problem, status) = match self.run_query(r, &session, kind, pairs).await {
             Ok(Outcome::PrivacyAuditLogs(found)) => {
-                let next =
-                    found.pagination.next_cursor.as_deref().map(|c| link(None, &[("cursor", c)]));
+                let next = found
+                    .pagination
+                    .next_cursor
+                    .as_deref()
+                    .map(|c| link(None, &[("cursor", c), ("back", &trail)]));
                 let rows =
                     found.data.iter().map(|e| row(e, &time_zone, &filters, &month)).collect();
                 (rows, next, None, StatusCode::OK)
@@ -192,6 +217,8 @@ impl Console {
             rows,
             next,
             first,
+            previous,
+            number,
             csv: export("csv"),
             ndjson: export("ndjson"),
             problem,

@@ -556,3 +556,41 @@ async fn the_entries_page_filters_by_its_url_and_downloads_what_it_shows() {
     assert_eq!(integrity.status, StatusCode::OK);
     assert_eq!(integrity.attr("#verification", "class"), "intact");
 }
+
+/// The entries page pages both ways: each page links to the next and to the one before, with
+/// its number, and going back shows the same entries as coming.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_entries_page_pages_both_ways() {
+    let w = world(ORIGIN).await;
+    let entries: Vec<_> = (0..120u128)
+        .map(|n| {
+            let at = format!("2026-08-{:02}T10:{:02}:00Z", 1 + n % 28, n % 60);
+            ledger_entry(ORG_A, 5000 + n, at.parse::<Timestamp>().unwrap())
+        })
+        .collect();
+    let doc = ImportDocument { privacy_audit_logs: entries, ..Default::default() };
+    w.store.import(&doc).await.unwrap();
+    let owner = token(&w, Role::Owner, &[Scope::AuditLogsRead]).await;
+    let mut browser = Browser::default();
+    browser.sign_in(&w, &owner).await;
+    let ids = |seen: &Seen| seen.all("table.entries tbody tr td:first-child");
+    let first = browser.get(&w, "/console/entries?month=2026-08").await;
+    assert_eq!(first.text("nav.pages [aria-current=page]"), "Page 1");
+    assert!(first.all("nav.pages a[rel=prev]").is_empty());
+    let mut pages = vec![(first.all("table.entries tbody tr").len(), ids(&first))];
+    let mut seen = first;
+    for number in 2..=3 {
+        let next = seen.attr("nav.pages a[rel=next]", "href");
+        seen = browser.get(&w, &next).await;
+        assert_eq!(seen.text("nav.pages [aria-current=page]"), format!("Page {number}"));
+        pages.push((seen.all("table.entries tbody tr").len(), ids(&seen)));
+    }
+    assert_eq!(pages.iter().map(|p| p.0).collect::<Vec<_>>(), [50, 50, 20]);
+    assert!(seen.all("nav.pages a[rel=next]").is_empty(), "the last page");
+    for number in [2, 1] {
+        let previous = seen.attr("nav.pages a[rel=prev]", "href");
+        seen = browser.get(&w, &previous).await;
+        assert_eq!(seen.text("nav.pages [aria-current=page]"), format!("Page {number}"));
+        assert_eq!(ids(&seen), pages[number - 1].1, "page {number} again");
+    }
+}

@@ -68,8 +68,14 @@ impl Filter {
     pub fn read(raw: RawFilter, problems: &mut Vec<ErrorDetail>) -> Self {
         let mut problem =
             |name: &str, reason: String| problems.push(ErrorDetail::field(name, reason));
+        // An account is a user's UUID: the user's id (`usr_…`, as people are shown) names it too.
         let account = raw.account_id.and_then(|v| {
-            AccountId::parse(&v).map_err(|e| problem("account_id", e.to_string())).ok()
+            let as_user = v.parse::<recruit_domain::UserId>().ok();
+            let parsed = as_user.map(|u| Ok(AccountId::from_uuid(u.uuid())));
+            parsed
+                .unwrap_or_else(|| AccountId::parse(&v))
+                .map_err(|e| problem("account_id", e.to_string()))
+                .ok()
         });
         let category = raw.activity_category.and_then(|v| match text(&v) {
             Ok(()) => Some(ActivityCategory::from(v.as_str())),
@@ -245,6 +251,15 @@ mod tests {
             &mut vec![],
         );
         assert!(matches!(bare.subject, Some(Subject::Either(_))));
+        let by_user = Filter::read(
+            RawFilter {
+                account_id: Some("usr_0123456789abcdef0123456789abcdef".into()),
+                ..RawFilter::default()
+            },
+            &mut vec![],
+        );
+        let account = by_user.account.map(|a| a.to_string());
+        assert_eq!(account.as_deref(), Some("0123456789abcdef0123456789abcdef"), "a user's id");
 
         let (_, problems) = read(RawFilter {
             account_id: Some("acc_1".into()),
