@@ -12,6 +12,7 @@ use recruit_domain::model::DataSubject;
 use recruit_service::{OperationKind, Outcome, ServiceError};
 
 use crate::pages::{ChainView, Month, Page, Problem, local};
+use crate::route::Route;
 use crate::{Answer, Console, ConsoleRequest, ConsoleResponse, Failure, html, server_side};
 
 /// The filters of the entries page, as the list operation names them, in the order of the
@@ -144,7 +145,7 @@ impl Entries {
     }
 
     pub(crate) fn clear(&self) -> String {
-        Filters::default().link("/console/entries", &self.page.month, None, &[])
+        Filters::default().link(Route::Entries.path(), &self.page.month, None, &[])
     }
 }
 
@@ -175,9 +176,9 @@ impl Console {
         let kind = OperationKind::ListPrivacyAuditLogs;
         let page = Page::new(&session, month, running);
         let link =
-            |set, extra: &[(&str, &str)]| filters.link("/console/entries", &month, set, extra);
+            |set, extra: &[(&str, &str)]| filters.link(Route::Entries.path(), &month, set, extra);
         let export =
-            |format| filters.link("/console/entries/export", &month, None, &[("format", format)]);
+            |format| filters.link(Route::EntriesExport.path(), &month, None, &[("format", format)]);
         // The cursors of the pages before this one, first page first (that one as ""), so
         // that a page links back as well as on: `back` holds them joined by `~`, which no
         // cursor has.
@@ -310,7 +311,7 @@ struct Filtered {
 fn row(e: &PrivacyAuditLog, time_zone: &str, filters: &Filters, month: &Month) -> EntryRow {
     let by = |name: &str, value: &str| Linked {
         text: value.to_owned(),
-        href: Some(filters.link("/console/entries", month, Some((name, value)), &[])),
+        href: Some(filters.link(Route::Entries.path(), month, Some((name, value)), &[])),
     };
     let account = e.account_id.to_string();
     let subject = match &e.data_subject {

@@ -20,6 +20,7 @@
 mod chart;
 mod entries;
 mod pages;
+mod route;
 
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -38,6 +39,7 @@ use recruit_service::{
 };
 
 use crate::pages::{Month, Page};
+use crate::route::Route;
 
 /// The console's cookie.
 const COOKIE: &str = "recruitd_console";
@@ -137,7 +139,8 @@ impl Console {
 
     /// The path of a one-time sign-in link with the secret `link`, on the public URL.
     pub fn link_url(public_base_url: &str, link: &str) -> String {
-        format!("{}/console/sign-in?link={link}", public_base_url.trim_end_matches('/'))
+        let base = public_base_url.trim_end_matches('/');
+        format!("{base}{}?link={link}", Route::SignIn.path())
     }
 
     /// Answers a request under `/console`.
@@ -147,10 +150,10 @@ impl Console {
             Ok(answered) => answered,
             Err(Failure::SignIn(why)) => {
                 let target = match why {
-                    Some(_) => "/console/sign-in?ended=1",
-                    None => "/console/sign-in",
+                    Some(_) => format!("{}?ended=1", Route::SignIn.path()),
+                    None => Route::SignIn.path().to_owned(),
                 };
-                let mut response = redirect(target);
+                let mut response = redirect(&target);
                 if request.headers.get(header::COOKIE).is_some() {
                     response.headers_mut().append(header::SET_COOKIE, self.cookie(None));
                 }
@@ -176,18 +179,20 @@ impl Console {
     }
 
     async fn route(&self, r: &ConsoleRequest<'_>) -> Answer {
-        let path = r.uri.path().trim_end_matches('/');
         let query = query_pairs(r.uri.query());
-        match (r.method, path) {
-            (&Method::GET, "/console/assets/console.css") => Ok(stylesheet().into()),
-            (&Method::GET, "/console") => match self.session(r).await {
-                Ok(_) => Ok(redirect("/console/overview").into()),
-                Err(_) => Ok(redirect("/console/sign-in").into()),
+        let Some(route) = Route::of(r.method, r.uri.path()) else {
+            return Err(Failure::NotFound);
+        };
+        match route {
+            Route::Stylesheet => Ok(stylesheet().into()),
+            Route::Home => match self.session(r).await {
+                Ok(_) => Ok(redirect(Route::Overview.path()).into()),
+                Err(_) => Ok(redirect(Route::SignIn.path()).into()),
             },
-            (&Method::GET, "/console/entries") => self.entries(r, &query).await,
-            (&Method::GET, "/console/entries/export") => self.export(r, &query).await,
-            (&Method::GET, "/console/integrity") => self.integrity(r, &query).await,
-            (&Method::GET, "/console/sign-in") => {
+            Route::Entries => self.entries(r, &query).await,
+            Route::EntriesExport => self.export(r, &query).await,
+            Route::Integrity => self.integrity(r, &query).await,
+            Route::SignIn => {
                 let page = pages::SignIn {
                     link: query.get("link").cloned(),
                     ended: query.contains_key("ended"),
@@ -195,40 +200,39 @@ impl Console {
                 };
                 Ok(html(StatusCode::OK, &page).into())
             }
-            (&Method::POST, "/console/sign-in") => self.sign_in(r).await,
-            (&Method::POST, "/console/sign-out") => {
+            Route::SignInForm => self.sign_in(r).await,
+            Route::SignOut => {
                 let session = self.session(r).await?;
                 self.check_form(r, &session)?;
                 if let Some(secret) = cookie(r.headers) {
                     self.service.end_console_session(&secret).await?;
                 }
-                let mut response = redirect("/console/sign-in");
+                let mut response = redirect(Route::SignIn.path());
                 response.headers_mut().append(header::SET_COOKIE, self.cookie(None));
                 Ok(response.into())
             }
-            (&Method::GET, "/console/overview") => {
+            Route::Overview => {
                 let (session, page, review) = self.month_page(r, &query).await?;
                 let sort = pages::Sort::from_query(&query);
                 let chain = self.chain(&session, &page, &review.time_zone).await?;
                 Ok(html(StatusCode::OK, &pages::Overview::new(page, review, sort, chain)).into())
             }
-            (&Method::GET, "/console/downloads") => {
+            Route::Downloads => {
                 let (_, page, review) = self.month_page(r, &query).await?;
                 Ok(html(StatusCode::OK, &pages::Downloads::new(page, review, None)).into())
             }
-            (&Method::POST, "/console/downloads") => self.decide(r).await,
-            (&Method::GET, "/console/sign-off") => {
+            Route::Decide => self.decide(r).await,
+            Route::SignOff => {
                 let (session, page, review) = self.month_page(r, &query).await?;
                 let chain = self.chain(&session, &page, &review.time_zone).await?;
                 let form = pages::SignOffForm::new(page, review, None, chain);
                 Ok(html(StatusCode::OK, &form).into())
             }
-            (&Method::POST, "/console/sign-off") => self.sign_off(r).await,
-            (&Method::GET, "/console/report") => {
+            Route::SignOffForm => self.sign_off(r).await,
+            Route::Report => {
                 let (_, page, review) = self.month_page(r, &query).await?;
                 Ok(html(StatusCode::OK, &pages::Report::new(page, review)).into())
             }
-            _ => Err(Failure::NotFound),
         }
     }
 
@@ -245,7 +249,7 @@ impl Console {
         };
         match self.service.open_console_session(sign_in, r.client_ip).await {
             Ok(opened) => {
-                let mut response = redirect("/console/overview");
+                let mut response = redirect(Route::Overview.path());
                 let left = opened.expires_at.unix_micros() - Timestamp::now().unix_micros();
                 let max_age = Duration::from_micros(u64::try_from(left).unwrap_or(0));
                 let cookie = self.cookie(Some((&opened.secret, max_age)));
@@ -283,7 +287,7 @@ impl Console {
         let path = [("month", month.to_string()), ("entryId", entry.clone())];
         let kind = OperationKind::ReviewPrivacyAccessDownload;
         match self.run(r, &session, kind, &path, Some(body)).await {
-            Ok(_) => Ok(redirect(&format!("/console/downloads?month={month}#{entry}")).into()),
+            Ok(_) => Ok(redirect(&format!("{}#{entry}", Route::Downloads.month(month))).into()),
             Err(e) if server_side(&e) => Err(e.into()),
             Err(e) => {
                 let review = self.review(r, &session, month).await?;
@@ -306,7 +310,7 @@ impl Console {
         let path = [("month", month.to_string())];
         let kind = OperationKind::SignOffPrivacyAccessReview;
         match self.run(r, &session, kind, &path, Some(body)).await {
-            Ok(_) => Ok(redirect(&format!("/console/report?month={month}")).into()),
+            Ok(_) => Ok(redirect(&Route::Report.month(month)).into()),
             Err(e) if server_side(&e) => Err(e.into()),
             Err(e) => {
                 let review = self.review(r, &session, month).await?;

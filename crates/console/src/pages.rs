@@ -14,6 +14,7 @@ use recruit_service::sign_off::DownloadStatus;
 
 use crate::Failure;
 use crate::chart::{Daily, Strip};
+use crate::route::Route;
 
 /// The month a page shows: `month` in the query, else the last month that has ended in the
 /// organization's time zone.
@@ -173,7 +174,7 @@ impl Sort {
     /// The link that sorts by `column`: the other way round when it is the current one.
     pub(crate) fn link(&self, month: &Month, column: &str) -> String {
         let dir = if self.column == column && self.descending { "asc" } else { "desc" };
-        format!("/console/overview?month={month}&sort={column}&dir={dir}")
+        format!("{}&sort={column}&dir={dir}", Route::Overview.month(month))
     }
 
     /// The `aria-sort` of a column's heading.

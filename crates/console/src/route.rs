@@ -1,0 +1,117 @@
+//! The console's routes: every page and form, with its method and path, declared once. The
+//! router dispatches by them, and links and redirects are written from them.
+
+use http::Method;
+
+/// A page or a form of the console.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Route {
+    /// The stylesheet.
+    Stylesheet,
+    /// `/console`: the overview when signed in, the sign-in page otherwise.
+    Home,
+    /// The sign-in page.
+    SignIn,
+    /// The sign-in form's target.
+    SignInForm,
+    /// Signing out.
+    SignOut,
+    /// A month at a glance.
+    Overview,
+    /// A month's entries, filtered and paged.
+    Entries,
+    /// Those entries as a download.
+    EntriesExport,
+    /// A month's downloads, each with its decision's form.
+    Downloads,
+    /// A decision on a download.
+    Decide,
+    /// A month's part of the chain, verified now.
+    Integrity,
+    /// A month's sign-off, or its form.
+    SignOff,
+    /// The sign-off form's target.
+    SignOffForm,
+    /// The printable report.
+    Report,
+}
+
+impl Route {
+    /// Every route.
+    pub(crate) const ALL: [Self; 14] = [
+        Self::Stylesheet,
+        Self::Home,
+        Self::SignIn,
+        Self::SignInForm,
+        Self::SignOut,
+        Self::Overview,
+        Self::Entries,
+        Self::EntriesExport,
+        Self::Downloads,
+        Self::Decide,
+        Self::Integrity,
+        Self::SignOff,
+        Self::SignOffForm,
+        Self::Report,
+    ];
+
+    /// Its method and path.
+    pub(crate) fn endpoint(self) -> (Method, &'static str) {
+        let (post, path) = match self {
+            Self::Stylesheet => (false, "/console/assets/console.css"),
+            Self::Home => (false, "/console"),
+            Self::SignIn => (false, "/console/sign-in"),
+            Self::SignInForm => (true, "/console/sign-in"),
+            Self::SignOut => (true, "/console/sign-out"),
+            Self::Overview => (false, "/console/overview"),
+            Self::Entries => (false, "/console/entries"),
+            Self::EntriesExport => (false, "/console/entries/export"),
+            Self::Downloads => (false, "/console/downloads"),
+            Self::Decide => (true, "/console/downloads"),
+            Self::Integrity => (false, "/console/integrity"),
+            Self::SignOff => (false, "/console/sign-off"),
+            Self::SignOffForm => (true, "/console/sign-off"),
+            Self::Report => (false, "/console/report"),
+        };
+        (if post { Method::POST } else { Method::GET }, path)
+    }
+
+    /// Its path.
+    pub(crate) fn path(self) -> &'static str {
+        self.endpoint().1
+    }
+
+    /// The route of `method` on `path` (a trailing `/` ignored), if any.
+    pub(crate) fn of(method: &Method, path: &str) -> Option<Self> {
+        let path = path.trim_end_matches('/');
+        Self::ALL.into_iter().find(|r| {
+            let (m, p) = r.endpoint();
+            m == method && p == path
+        })
+    }
+
+    /// A link to this page for `month`.
+    pub(crate) fn month(self, month: impl std::fmt::Display) -> String {
+        format!("{}?month={month}", self.path())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_route_is_found_by_its_method_and_path_and_no_two_share_them() {
+        for route in Route::ALL {
+            let (method, path) = route.endpoint();
+            assert_eq!(Route::of(&method, path), Some(route));
+            assert_eq!(Route::of(&method, &format!("{path}/")), Some(route));
+        }
+        let mut endpoints: Vec<_> = Route::ALL.iter().map(|r| r.endpoint()).collect();
+        endpoints.sort_by_key(|(m, p)| (m.to_string(), *p));
+        endpoints.dedup();
+        assert_eq!(endpoints.len(), Route::ALL.len());
+        assert_eq!(Route::of(&Method::DELETE, "/console/overview"), None);
+        assert_eq!(Route::Report.month("2026-10"), "/console/report?month=2026-10");
+    }
+}
