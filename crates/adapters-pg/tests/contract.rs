@@ -452,7 +452,9 @@ async fn a_write_whose_connection_dies_before_its_commit_leaves_its_key_free() {
     for _ in 0..100 {
         tokio::time::sleep(Duration::from_millis(50)).await;
         let killed: Terminated = diesel::sql_query(
-            "SELECT count(pg_terminate_backend(pid)) AS n FROM pg_stat_activity \
+            // With a timeout, termination waits for the backend to exit, so that its
+            // transaction's advisory lock on the key is gone before the retry below.
+            "SELECT count(pg_terminate_backend(pid, 10000)) AS n FROM pg_stat_activity \
              WHERE wait_event_type = 'Lock' AND datname = current_database() \
              AND pid <> pg_backend_pid()",
         )
