@@ -183,6 +183,20 @@ pub(crate) struct ServeArgs {
     /// no `Origin` (agents, command-line tools) are not affected.
     #[arg(long, env = "RECRUITD_MCP_ALLOWED_ORIGINS", value_delimiter = ',')]
     pub(crate) mcp_allowed_origins: Vec<String>,
+    /// The mail server the server's e-mail goes through: requests for explanations of
+    /// downloads, and sign-in links owners ask for. `smtp://host:25` (plain),
+    /// `smtp://host:587?tls=required` (STARTTLS), `smtps://user:password@host:465` (TLS).
+    /// Without it, no e-mail is sent.
+    #[arg(long, env = "RECRUITD_SMTP_URL", hide_env_values = true)]
+    pub(crate) smtp_url: Option<String>,
+    /// The sender of the server's e-mail, such as `Privacy review <privacy@example.com>`.
+    #[arg(
+        long,
+        env = "RECRUITD_SMTP_FROM",
+        requires = "smtp_url",
+        default_value = "recruitd <recruitd@localhost>"
+    )]
+    pub(crate) smtp_from: String,
     /// Whether the review console is served at `/console`.
     #[arg(long, env = "RECRUITD_CONSOLE", value_enum, default_value = "on")]
     pub(crate) console: Switch,

@@ -21,6 +21,7 @@ use crate::wiring::{Opened, checkpoint_key, open_store, service};
 mod cli;
 mod commands;
 mod logging;
+mod mail;
 mod output;
 mod wiring;
 
@@ -75,11 +76,14 @@ async fn run(
                 (None, true) => Some(wiring::demo_checkpoint_key(&cli.database_url)?),
                 (key, _) => key,
             };
+            let base_url =
+                args.public_base_url.clone().unwrap_or_else(|| format!("http://{}", args.listen));
+            let mail = mail::config(args.smtp_url.as_deref(), &args.smtp_from, &base_url)?;
             let service = service(
                 Arc::clone(&store),
                 replica,
                 &args.service,
-                key.clone(),
+                (key.clone(), mail),
                 cli.ledger_retention,
             )
             .await?;
@@ -88,7 +92,9 @@ async fn run(
         }
         Command::Mcp(args) => {
             let key = checkpoint_key(cli.checkpoint_key.as_deref())?;
-            let service = service(store, replica, &args.service, key, cli.ledger_retention).await?;
+            let keys = (key, None);
+            let service =
+                service(store, replica, &args.service, keys, cli.ledger_retention).await?;
             mcp::mcp(service, args).await
         }
         Command::Import { files, batch_size } => {

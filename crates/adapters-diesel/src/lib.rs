@@ -23,6 +23,12 @@ use diesel_async::{AsyncConnection, SimpleAsyncConnection};
 pub use recruit_ports::StoreError;
 
 pub mod filter;
+
+diesel::define_sql_function! {
+    /// SQL's `lower`, as both stores have it: `ASCII` letters to lower case (PostgreSQL lowers
+    /// others too).
+    fn lower(text: diesel::sql_types::Text) -> diesel::sql_types::Text;
+}
 mod queries;
 mod recorder;
 pub mod review;

@@ -463,8 +463,15 @@ macro_rules! decide_download {
                 return Err(::recruit_ports::StoreError::NotFound.into());
             }
             None => return Err(::recruit_ports::StoreError::NotFound.into()),
-            Some((_, account)) if account == $decider => return Ok(Decided::OwnDownload),
-            Some(_) => {}
+            Some((_, account)) => match w.author {
+                ::recruit_ports::review::Author::Reviewer if account == $decider => {
+                    return Ok(Decided::OwnDownload);
+                }
+                ::recruit_ports::review::Author::Downloader { .. } if account != $decider => {
+                    return Ok(Decided::NotAsked);
+                }
+                _ => {}
+            },
         }
         let latest = privacy_download_decisions::table
             .filter(privacy_download_decisions::organization_id.eq($org.clone()))
@@ -474,7 +481,13 @@ macro_rules! decide_download {
             .first($c)$(.$await)?;
         let latest: Option<DownloadDecisionRow> = diesel::OptionalExtension::optional(latest)?;
         let latest = latest.map(|r| r.into_neutral()).transpose()?.map(|r| r.into_decision());
+        let asked = match w.author {
+            ::recruit_ports::review::Author::Downloader { asked } => Some(asked),
+            ::recruit_ports::review::Author::Reviewer => None,
+        };
         Ok(match latest {
+            Some(d) if asked.is_some_and(|asked| d.status != asked) => Decided::NotAsked,
+            None if asked.is_some() => Decided::NotAsked,
             Some(d) if d.status == w.decision.status && d.reason == w.decision.reason => {
                 Decided::Unchanged(d)
             }

@@ -242,6 +242,18 @@ impl Directory for PgStore {
         Ok(rows.into_iter().map(|(id, name)| (OrganizationId::from_uuid(id), name)).collect())
     }
 
+    async fn users_by_email(&self, email: &str) -> Result<Vec<User>, StoreError> {
+        let mut c = self.conn().await?;
+        let rows: Vec<UserRow> = users::table
+            .filter(recruit_adapters_diesel::lower(users::email).eq(email.to_ascii_lowercase()))
+            .order((users::organization_id, users::id))
+            .select(UserRow::as_select())
+            .load(&mut c)
+            .await
+            .map_err(store_error)?;
+        rows.into_iter().map(|row| row.into_neutral()?.into_user()).collect()
+    }
+
     async fn read_user(&self, id: UserId, entry: &LedgerEntry) -> Result<User, StoreError> {
         let organization = entry.organization_id;
         let mut logged = vec![neutral::LedgerRow::new(entry)?];

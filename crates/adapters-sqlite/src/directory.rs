@@ -93,6 +93,20 @@ impl Directory for SqliteStore {
         rows.into_iter().map(|row| row.into_neutral()?.into_user()).collect()
     }
 
+    async fn users_by_email(&self, email: &str) -> Result<Vec<User>, StoreError> {
+        let email = email.to_ascii_lowercase();
+        let rows = self
+            .run(move |c| {
+                users::table
+                    .filter(recruit_adapters_diesel::lower(users::email).eq(&email))
+                    .order((users::organization_id, users::id))
+                    .select(UserRow::as_select())
+                    .load(c)
+            })
+            .await?;
+        rows.into_iter().map(|row| row.into_neutral()?.into_user()).collect()
+    }
+
     async fn read_user(&self, id: UserId, entry: &LedgerEntry) -> Result<User, StoreError> {
         let (org, id) = (blob(entry.organization_id.uuid()), blob(id.uuid()));
         let mut logged = vec![neutral::LedgerRow::new(entry)?];

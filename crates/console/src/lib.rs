@@ -197,10 +197,20 @@ impl Console {
                     link: query.get("link").cloned(),
                     ended: query.contains_key("ended"),
                     error: None,
+                    mail: self.service.sends_mail(),
+                    mailed: false,
                 };
                 Ok(html(StatusCode::OK, &page).into())
             }
             Route::SignInForm => self.sign_in(r).await,
+            Route::MailLink => self.mail_link(r),
+            Route::Explain => {
+                let (link, month, entry) = link_target(&query);
+                let caller = self.explanation_link(r, &link).await?;
+                let view = self.service.explanation_page(&caller, &month, &entry).await?;
+                Ok(html(StatusCode::OK, &pages::Explain::new(link, view, None)).into())
+            }
+            Route::ExplainForm => self.explain(r).await,
             Route::SignOut => {
                 let session = self.session(r).await?;
                 self.check_form(r, &session)?;
@@ -266,9 +276,88 @@ impl Console {
                     }
                     _ => e.message,
                 };
-                let page = pages::SignIn { link, ended: false, error: Some(error) };
+                let mail = self.service.sends_mail();
+                let page =
+                    pages::SignIn { link, ended: false, error: Some(error), mail, mailed: false };
                 Ok(html(status_of(e.code), &page).into())
             }
+        }
+    }
+
+    /// `POST /console/sign-in/email`: a sign-in link e-mailed to an owner's address. The
+    /// answer is the same whether the address is known or not.
+    fn mail_link(&self, r: &ConsoleRequest<'_>) -> Answer {
+        if !self.same_origin(r.headers) {
+            return Err(Failure::Forged);
+        }
+        let form = query_pairs(std::str::from_utf8(&r.body).ok());
+        let email = form.get("email").map(String::as_str).unwrap_or("");
+        self.service.email_sign_in_link(email, r.client_ip)?;
+        let page =
+            pages::SignIn { link: None, ended: false, error: None, mail: true, mailed: true };
+        Ok(html(StatusCode::OK, &page).into())
+    }
+
+    /// `POST /console/explain`: the explanation of a download, by the holder of the e-mailed
+    /// link, which it spends.
+    async fn explain(&self, r: &ConsoleRequest<'_>) -> Answer {
+        if !self.same_origin(r.headers) {
+            return Err(Failure::Forged);
+        }
+        let form = query_pairs(std::str::from_utf8(&r.body).ok());
+        let (link, month, entry) = link_target(&form);
+        let caller = self.explanation_link(r, &link).await?;
+        let body = serde_json::json!({
+            "explanation": form.get("explanation").map(String::as_str).unwrap_or(""),
+        });
+        let kind = OperationKind::ExplainPrivacyAccessDownload;
+        let mut arguments = Arguments::rest(kind);
+        arguments.path("month", month.clone());
+        arguments.path("entryId", entry.clone());
+        arguments.body(body.to_string().into_bytes());
+        let outcome = match Operation::parse(kind, arguments) {
+            Ok(operation) => {
+                let context = RequestContext {
+                    request_id: r.request_id.to_owned(),
+                    client_ip: r.client_ip,
+                    via: Via::Rest,
+                };
+                let identity = Identity::Authenticated(Box::new(caller.clone()));
+                self.service.run(self.config.deadline, identity, context, operation).await
+            }
+            Err(e) => Err(e),
+        };
+        match outcome {
+            Ok(_) => {
+                self.service.spend_explanation_link(&caller).await?;
+                let view = self.service.explanation_page(&caller, &month, &entry).await?;
+                let page = pages::Explain { done: true, ..pages::Explain::new(link, view, None) };
+                Ok(html(StatusCode::OK, &page).into())
+            }
+            Err(e) if server_side(&e) => Err(e.into()),
+            Err(e) => {
+                let view = self.service.explanation_page(&caller, &month, &entry).await?;
+                let problem = pages::Problem::of(&e, None);
+                Ok(html(status_of(e.code), &pages::Explain::new(link, view, Some(problem))).into())
+            }
+        }
+    }
+
+    /// The holder of the explanation link `link`, or a page saying the link is not valid.
+    async fn explanation_link(
+        &self,
+        r: &ConsoleRequest<'_>,
+        link: &str,
+    ) -> Result<recruit_service::Caller, Failure> {
+        match self.service.explanation_link(link, r.client_ip).await {
+            Ok(caller) => Ok(caller),
+            Err(e) if e.code == ErrorCode::Unauthenticated => Err(Failure::Service(ServiceError {
+                message: "This link is not valid: it may be cut short, expired, or used already. \
+                          Ask the reviewer who wrote to you for a new one."
+                    .to_owned(),
+                ..e
+            })),
+            Err(e) => Err(e.into()),
         }
     }
 
@@ -287,6 +376,13 @@ impl Console {
         let path = [("month", month.to_string()), ("entryId", entry.clone())];
         let kind = OperationKind::ReviewPrivacyAccessDownload;
         match self.run(r, &session, kind, &path, Some(body)).await {
+            Ok(Outcome::DownloadReview(decided)) if decided.notice.is_some() => {
+                // What became of the request for an explanation is shown, not redirected.
+                let review = self.review(r, &session, month).await?;
+                let mut page = pages::Downloads::new(page, review, None);
+                page.notice = decided.notice;
+                Ok(html(StatusCode::OK, &page).into())
+            }
             Ok(_) => Ok(redirect(&format!("{}#{entry}", Route::Downloads.month(month))).into()),
             Err(e) if server_side(&e) => Err(e.into()),
             Err(e) => {
@@ -494,6 +590,12 @@ fn cookie(headers: &HeaderMap) -> Option<String> {
 }
 
 /// The pairs of a query string or a form body, decoded; the first of a repeated name wins.
+/// The link's secret, the month and the download an explanation page names.
+fn link_target(pairs: &std::collections::HashMap<String, String>) -> (String, String, String) {
+    let get = |name: &str| pairs.get(name).map(|v| v.trim().to_owned()).unwrap_or_default();
+    (get("link"), get("month"), get("entry"))
+}
+
 fn query_pairs(query: Option<&str>) -> std::collections::HashMap<String, String> {
     let mut pairs = std::collections::HashMap::new();
     for (name, value) in form_urlencoded::parse(query.unwrap_or("").as_bytes()) {

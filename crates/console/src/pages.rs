@@ -114,6 +114,70 @@ pub(crate) struct SignIn {
     /// Whether the page follows a session that ended.
     pub(crate) ended: bool,
     pub(crate) error: Option<String>,
+    /// Whether the server sends e-mail: then an owner may ask for a link by address.
+    pub(crate) mail: bool,
+    /// Whether a link was just asked for by address.
+    pub(crate) mailed: bool,
+}
+
+/// The page where the person who made a download explains it.
+#[derive(Template)]
+#[template(path = "explain.html")]
+pub(crate) struct Explain {
+    /// The link's secret, which the form sends back.
+    pub(crate) link: String,
+    pub(crate) month: String,
+    pub(crate) entry: String,
+    pub(crate) organization: String,
+    pub(crate) name: String,
+    pub(crate) time_zone: String,
+    pub(crate) at: String,
+    pub(crate) menu: String,
+    pub(crate) data: String,
+    pub(crate) purpose: Option<String>,
+    pub(crate) asked_by: String,
+    pub(crate) question: String,
+    pub(crate) due: Option<String>,
+    /// Whether an explanation is awaited; otherwise what became of it.
+    pub(crate) open: bool,
+    pub(crate) status: &'static str,
+    /// Whether the explanation was just recorded.
+    pub(crate) done: bool,
+    pub(crate) problem: Option<Problem>,
+}
+
+impl Explain {
+    pub(crate) fn new(
+        link: String,
+        view: recruit_service::console::ExplanationPage,
+        problem: Option<Problem>,
+    ) -> Self {
+        let zone = view.time_zone.name();
+        let d = &view.download;
+        let question = d.question();
+        Self {
+            link,
+            month: view.month.to_string(),
+            entry: d.id.clone(),
+            organization: view.organization_name.clone(),
+            name: view.person.name.clone(),
+            time_zone: zone.to_owned(),
+            at: local(zone, d.access_time),
+            menu: d.access_menu_path.clone(),
+            data: d.access_data.join(", "),
+            purpose: d.purpose.clone(),
+            asked_by: view.asked_by.as_ref().map_or_else(
+                || question.map(|q| q.reviewed_by.to_string()).unwrap_or_default(),
+                |p| p.name.clone(),
+            ),
+            question: question.map(|q| q.reason.clone()).unwrap_or_default(),
+            due: d.review.as_ref().and_then(|r| r.due_at).map(|due| local(zone, due)),
+            open: view.open(),
+            status: status_words(d.status),
+            done: false,
+            problem,
+        }
+    }
 }
 
 /// A page saying what went wrong.
@@ -376,17 +440,56 @@ pub(crate) struct DownloadRow {
     pub(crate) menu: String,
     pub(crate) ips: String,
     pub(crate) status: &'static str,
-    pub(crate) pending: bool,
-    pub(crate) reason: String,
+    /// The status as the API names it.
+    pub(crate) code: &'static str,
     /// The purpose the download was stated for when it was recorded.
     pub(crate) purpose: Option<String>,
-    pub(crate) reviewed: String,
     /// When the latest decision was made.
     pub(crate) reviewed_at: Option<recruit_domain::Timestamp>,
     /// Whether the latest decision came after the month's sign-off (the report marks it).
     pub(crate) later: bool,
     /// Whether the signed-in reviewer made the download: another owner decides on it.
     pub(crate) own: bool,
+    /// Every step so far: decisions, questions and explanations, in order.
+    pub(crate) history: Vec<Step>,
+    /// When the explanation asked for is due, while it is awaited.
+    pub(crate) due: Option<String>,
+    /// Whether the explanation asked for is past due.
+    pub(crate) overdue: bool,
+}
+
+/// A step of the exchange about a download.
+pub(crate) struct Step {
+    /// What it was, in words.
+    pub(crate) what: &'static str,
+    pub(crate) text: String,
+    /// Who, by name, and when.
+    pub(crate) by: String,
+    /// Whether it came after the month's sign-off.
+    pub(crate) later: bool,
+    pub(crate) at: recruit_domain::Timestamp,
+}
+
+/// A download's status in words.
+pub(crate) fn status_words(status: DownloadStatus) -> &'static str {
+    match status {
+        DownloadStatus::Pending => "Not decided",
+        DownloadStatus::Confirmed => "Reason confirmed",
+        DownloadStatus::ExplanationRequested => "Explanation asked for",
+        DownloadStatus::Explained => "Explained: awaiting a decision",
+        DownloadStatus::Rejected => "Reason rejected",
+    }
+}
+
+/// What a step of a download's history was, in words.
+fn step_words(status: DownloadStatus) -> &'static str {
+    match status {
+        DownloadStatus::Pending => "Not decided",
+        DownloadStatus::Confirmed => "Confirmed",
+        DownloadStatus::ExplanationRequested => "Asked",
+        DownloadStatus::Explained => "Explained",
+        DownloadStatus::Rejected => "Rejected",
+    }
 }
 
 /// The month's downloads, pending first, each with its form.
@@ -398,10 +501,18 @@ pub(crate) struct Downloads {
     pub(crate) rows: Vec<DownloadRow>,
     pub(crate) exports: usize,
     pub(crate) problem: Option<Problem>,
+    /// What the server did after the last decision (an e-mail sent, or why not).
+    pub(crate) notice: Option<String>,
+    /// How many await the reviewer (undecided or explained), are asked and awaited, and of
+    /// those are overdue.
+    pub(crate) to_decide: usize,
+    pub(crate) awaited: usize,
+    pub(crate) overdue: usize,
 }
 
 impl Downloads {
     pub(crate) fn new(page: Page, review: Review, problem: Option<Problem>) -> Self {
+        let now = recruit_domain::Timestamp::now();
         let mut rows: Vec<DownloadRow> = review
             .downloads
             .iter()
@@ -414,37 +525,68 @@ impl Downloads {
                 data: d.access_data.join(", "),
                 menu: d.access_menu_path.clone(),
                 ips: d.ip_addresses.join(", "),
-                status: d.status.as_str(),
-                pending: d.status == DownloadStatus::Pending,
-                reason: d.review.as_ref().map(|r| r.reason.clone()).unwrap_or_default(),
+                status: status_words(d.status),
+                code: d.status.as_str(),
+                history: d
+                    .history
+                    .iter()
+                    .map(|r| Step {
+                        what: step_words(r.status),
+                        text: r.reason.clone(),
+                        by: format!(
+                            "{} at {}",
+                            review
+                                .person(r.reviewed_by.uuid())
+                                .map_or_else(|| r.reviewed_by.to_string(), |p| p.name.clone()),
+                            local(&review.time_zone, r.reviewed_at)
+                        ),
+                        later: false,
+                        at: r.reviewed_at,
+                    })
+                    .collect(),
+                due: d
+                    .review
+                    .as_ref()
+                    .filter(|_| d.status == DownloadStatus::ExplanationRequested)
+                    .and_then(|r| r.due_at)
+                    .map(|due| local(&review.time_zone, due)),
+                overdue: d.overdue(now),
                 reviewed_at: d.review.as_ref().map(|r| r.reviewed_at),
                 purpose: d.purpose.clone(),
                 own: d.downloaded_by(page.user_id),
                 later: false,
-                reviewed: d
-                    .review
-                    .as_ref()
-                    .map(|r| {
-                        let who = review.person(r.reviewed_by.uuid());
-                        let name =
-                            who.map_or_else(|| r.reviewed_by.to_string(), |p| p.name.clone());
-                        format!("{name} at {}", local(&review.time_zone, r.reviewed_at))
-                    })
-                    .unwrap_or_default(),
             })
             .collect();
-        // Pending first, then those asked about, then the confirmed; each by time.
-        let rank = |s: &str| {
-            let order = [DownloadStatus::Pending, DownloadStatus::ExplanationRequested];
-            order.iter().position(|o| o.as_str() == s).unwrap_or(order.len())
+        // What awaits the reviewer first (explained, then undecided), then the overdue and
+        // the awaited requests, then the decided; each by time.
+        let order = [
+            DownloadStatus::Explained,
+            DownloadStatus::Pending,
+            DownloadStatus::ExplanationRequested,
+            DownloadStatus::Rejected,
+            DownloadStatus::Confirmed,
+        ];
+        let rank = |status: DownloadStatus| order.iter().position(|o| *o == status);
+        let statuses: HashMap<&str, DownloadStatus> =
+            review.downloads.iter().map(|d| (d.id.as_str(), d.status)).collect();
+        rows.sort_by_key(|r| (rank(statuses[r.id.as_str()]), !r.overdue));
+        let count = |f: &dyn Fn(&recruit_domain::review::DownloadSeen) -> bool| {
+            review.downloads.iter().filter(|d| f(d)).count()
         };
-        rows.sort_by_key(|r| rank(r.status));
+        let to_decide =
+            count(&|d| matches!(d.status, DownloadStatus::Pending | DownloadStatus::Explained));
+        let awaited = count(&|d| d.status == DownloadStatus::ExplanationRequested);
+        let overdue = count(&|d| d.overdue(now));
         Self {
             page,
             time_zone: review.time_zone,
             rows,
             exports: review.ledger_exports.len(),
             problem,
+            notice: None,
+            to_decide,
+            awaited,
+            overdue,
         }
     }
 }
@@ -538,6 +680,8 @@ impl SignOffView {
             ("Downloads", f.downloads),
             ("Confirmed", f.confirmed),
             ("Explanation requested", f.explanation_requested),
+            ("Explained, awaiting a decision", f.explained),
+            ("Rejected", f.rejected),
             ("Pending", f.pending),
             ("Exports of the ledger", f.ledger_exports),
         ];
@@ -648,8 +792,12 @@ impl Report {
         let signed_at = review.signed_off().and_then(Result::ok).map(|s| s.signed_at);
         let mut downloads =
             Downloads::new(Page { csrf: String::new(), ..page_copy(&page) }, review, None).rows;
+        let after = |at| signed_at.is_some_and(|signed| at > signed);
         for d in &mut downloads {
-            d.later = matches!((d.reviewed_at, signed_at), (Some(at), Some(signed)) if at > signed);
+            d.later = d.reviewed_at.is_some_and(after);
+            for step in &mut d.history {
+                step.later = after(step.at);
+            }
         }
         Self {
             period,

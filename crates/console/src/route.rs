@@ -14,6 +14,12 @@ pub(crate) enum Route {
     SignIn,
     /// The sign-in form's target.
     SignInForm,
+    /// A sign-in link asked for by e-mail address.
+    MailLink,
+    /// The page where the person who downloaded explains it, opened by an e-mailed link.
+    Explain,
+    /// The explanation's form's target.
+    ExplainForm,
     /// Signing out.
     SignOut,
     /// A month at a glance.
@@ -38,11 +44,14 @@ pub(crate) enum Route {
 
 impl Route {
     /// Every route.
-    pub(crate) const ALL: [Self; 14] = [
+    pub(crate) const ALL: [Self; 17] = [
         Self::Stylesheet,
         Self::Home,
         Self::SignIn,
         Self::SignInForm,
+        Self::MailLink,
+        Self::Explain,
+        Self::ExplainForm,
         Self::SignOut,
         Self::Overview,
         Self::Entries,
@@ -60,8 +69,11 @@ impl Route {
         let (post, path) = match self {
             Self::Stylesheet => (false, "/console/assets/console.css"),
             Self::Home => (false, "/console"),
-            Self::SignIn => (false, "/console/sign-in"),
-            Self::SignInForm => (true, "/console/sign-in"),
+            Self::SignIn => (false, recruit_service::mail::SIGN_IN_PAGE),
+            Self::SignInForm => (true, recruit_service::mail::SIGN_IN_PAGE),
+            Self::MailLink => (true, "/console/sign-in/email"),
+            Self::Explain => (false, recruit_service::mail::EXPLANATION_PAGE),
+            Self::ExplainForm => (true, recruit_service::mail::EXPLANATION_PAGE),
             Self::SignOut => (true, "/console/sign-out"),
             Self::Overview => (false, "/console/overview"),
             Self::Entries => (false, "/console/entries"),

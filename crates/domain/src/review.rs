@@ -25,6 +25,11 @@ pub enum DownloadStatus {
     Confirmed,
     /// The reviewer asked the account for an explanation.
     ExplanationRequested,
+    /// The person who downloaded explained it, and the reviewer has yet to accept the
+    /// explanation (CONFIRMED) or reject it (REJECTED).
+    Explained,
+    /// The reviewer did not accept the reason: the download was not justified.
+    Rejected,
 }
 
 impl DownloadStatus {
@@ -34,12 +39,39 @@ impl DownloadStatus {
             Self::Pending => "PENDING",
             Self::Confirmed => "CONFIRMED",
             Self::ExplanationRequested => "EXPLANATION_REQUESTED",
+            Self::Explained => "EXPLAINED",
+            Self::Rejected => "REJECTED",
         }
     }
 
-    /// The status a decision may set, by its name: not PENDING, which no one decides.
+    /// Every status.
+    pub const ALL: [Self; 5] = [
+        Self::Pending,
+        Self::Confirmed,
+        Self::ExplanationRequested,
+        Self::Explained,
+        Self::Rejected,
+    ];
+
+    /// The statuses a reviewer's decision sets: the reason confirmed (or an explanation
+    /// accepted), an explanation asked for, the reason rejected.
+    pub const REVIEWERS: [Self; 3] = [Self::Confirmed, Self::ExplanationRequested, Self::Rejected];
+
+    /// The status a reviewer's decision may set, by its name: not PENDING, which no one
+    /// decides, nor EXPLAINED, which only the person who downloaded records.
     pub fn decided(name: &str) -> Option<Self> {
-        [Self::Confirmed, Self::ExplanationRequested].into_iter().find(|s| s.as_str() == name)
+        Self::REVIEWERS.into_iter().find(|s| s.as_str() == name)
+    }
+
+    /// The status of a stored decision, by its name.
+    pub fn stored(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.as_str() == name)
+    }
+
+    /// Whether a reviewer still has to act on a download in this status: no decision yet, an
+    /// explanation awaited, or one given and not yet accepted or rejected.
+    pub fn open(self) -> bool {
+        matches!(self, Self::Pending | Self::ExplanationRequested | Self::Explained)
     }
 }
 
@@ -53,12 +85,20 @@ pub struct DownloadReview {
     pub month: String,
     /// Where it stands.
     pub status: DownloadStatus,
-    /// The reason confirmed, or the explanation asked for.
+    /// The reason confirmed or rejected, the question asked, or the explanation given.
     pub reason: String,
-    /// Who decided.
+    /// Who decided (for EXPLAINED: who explained, the person who downloaded).
     pub reviewed_by: UserId,
     /// When.
     pub reviewed_at: Timestamp,
+    /// For EXPLANATION_REQUESTED: when the explanation is due (the organization's
+    /// `explanation_days` after it was asked); past it, the request is overdue.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub due_at: Option<Timestamp>,
+    /// In the answer to a request for an explanation: how the person who downloaded was told
+    /// (e-mailed, or why not). Not kept with the decision.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notice: Option<String>,
 }
 
 /// A download recorded in the privacy ledger: an entry whose reason the reviewer confirms.
@@ -86,6 +126,10 @@ pub struct DownloadSeen {
     pub status: DownloadStatus,
     /// The latest decision on it, if any.
     pub review: Option<DownloadReview>,
+    /// Every decision on it and every explanation of it, in the order they were recorded:
+    /// the whole exchange, as the report shows it.
+    #[serde(default)]
+    pub history: Vec<DownloadReview>,
 }
 
 impl DownloadSeen {
@@ -93,6 +137,22 @@ impl DownloadSeen {
     /// decides on it (four eyes), and the server refuses the user's own decision.
     pub fn downloaded_by(&self, user: UserId) -> bool {
         AccountId::parse(&self.account_id).is_ok_and(|a| a.uuid() == user.uuid())
+    }
+
+    /// Whether an explanation of it was asked for and is past due at `now`.
+    pub fn overdue(&self, now: Timestamp) -> bool {
+        self.status == DownloadStatus::ExplanationRequested
+            && self.review.as_ref().and_then(|r| r.due_at).is_some_and(|due| due <= now)
+    }
+
+    /// The latest explanation given by the person who downloaded, if any.
+    pub fn explanation(&self) -> Option<&DownloadReview> {
+        self.history.iter().rev().find(|r| r.status == DownloadStatus::Explained)
+    }
+
+    /// The latest question asked of the person who downloaded, if any.
+    pub fn question(&self) -> Option<&DownloadReview> {
+        self.history.iter().rev().find(|r| r.status == DownloadStatus::ExplanationRequested)
     }
 }
 
@@ -287,8 +347,14 @@ pub struct SignOffFigures {
     pub downloads: u64,
     /// Of those, confirmed.
     pub confirmed: u64,
-    /// Of those, with an explanation asked for.
+    /// Of those, with an explanation asked for and not given yet.
     pub explanation_requested: u64,
+    /// Of those, explained and awaiting the reviewer's decision.
+    #[serde(default)]
+    pub explained: u64,
+    /// Of those, whose reason the reviewer rejected.
+    #[serde(default)]
+    pub rejected: u64,
     /// Of those, with no decision.
     pub pending: u64,
     /// Exports of the privacy ledger through the API.
@@ -306,14 +372,17 @@ impl SignOffFigures {
             downloads: review.downloads.len() as u64,
             confirmed: count(DownloadStatus::Confirmed),
             explanation_requested: count(DownloadStatus::ExplanationRequested),
+            explained: count(DownloadStatus::Explained),
+            rejected: count(DownloadStatus::Rejected),
             pending: count(DownloadStatus::Pending),
             ledger_exports: review.ledger_exports.len() as u64,
         }
     }
 
-    /// The downloads not confirmed.
+    /// The downloads not confirmed: undecided, awaiting or holding an explanation, or
+    /// rejected.
     pub fn unconfirmed(&self) -> u64 {
-        self.pending + self.explanation_requested
+        self.pending + self.explanation_requested + self.explained + self.rejected
     }
 }
 
@@ -465,6 +534,8 @@ mod tests {
             downloads: 3,
             confirmed: 1,
             explanation_requested: 1,
+            explained: 0,
+            rejected: 0,
             pending: 1,
             ledger_exports: 0,
         };

@@ -117,6 +117,10 @@ impl<S: Directory> Directory for Faulty<S> {
         self.check().await?;
         self.inner.users(o, ids).await
     }
+    async fn users_by_email(&self, email: &str) -> Result<Vec<User>, StoreError> {
+        self.check().await?;
+        self.inner.users_by_email(email).await
+    }
     async fn read_user(&self, id: UserId, entry: &LedgerEntry) -> Result<User, StoreError> {
         self.check().await?;
         self.inner.read_user(id, entry).await

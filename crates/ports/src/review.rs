@@ -135,6 +135,21 @@ pub struct DecisionWrite {
     pub to: Timestamp,
     /// The activity category of a download, as stored.
     pub download: &'static str,
+    /// Who records it: a reviewer, or the person who downloaded answering a request.
+    pub author: Author,
+}
+
+/// Who records a decision on a download.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Author {
+    /// A reviewer: never on their own download ([`Decided::OwnDownload`]).
+    Reviewer,
+    /// The person who downloaded, explaining: only on their own download, and only while the
+    /// latest decision on it has the status `asked` ([`Decided::NotAsked`] otherwise).
+    Downloader {
+        /// The status of a request for an explanation, as stored.
+        asked: &'static str,
+    },
 }
 
 /// What became of a decision.
@@ -147,6 +162,9 @@ pub enum Decided {
     /// The download is the deciding user's own (its account is the user's): another owner
     /// decides on it, and nothing is written.
     OwnDownload,
+    /// An explanation by someone who did not make the download, or of a download whose latest
+    /// decision is not a request for one: nothing is written.
+    NotAsked,
 }
 
 /// The sign-off of a month.

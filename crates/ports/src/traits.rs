@@ -44,6 +44,10 @@ pub trait Directory: Send + Sync + 'static {
         ids: &[UserId],
     ) -> Result<Vec<User>, StoreError>;
 
+    /// The users of every organization whose e-mail address is `email`, its ASCII case
+    /// ignored, by organization then id: whom a sign-in link asked for by address goes to.
+    async fn users_by_email(&self, email: &str) -> Result<Vec<User>, StoreError>;
+
     /// A user of the organization whose ledger `entry` is for, read as a processing of their
     /// personal data: in one transaction, reads the user and appends `entry` to the privacy
     /// ledger. The read and its record cannot name different organizations. `NotFound` (and

@@ -26,6 +26,9 @@ pub fn hash_secret(secret: &str) -> SecretHash {
 /// refuses a link's secret, and the console's link sign-in refuses an API token's.
 pub const LINK_PREFIX: &str = "rcl_";
 
+/// The prefix of a one-time link e-mailed to the person who made a download, to explain it.
+pub const EXPLANATION_PREFIX: &str = "rce_";
+
 /// What a stored token's secret opens, told by its prefix.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SecretKind {
@@ -33,6 +36,9 @@ pub enum SecretKind {
     ApiToken,
     /// A one-time console sign-in link (`rcl_`): that sign-in alone, once.
     SignInLink,
+    /// A one-time explanation link (`rce_`): the console's explanation page of the person who
+    /// downloaded, once; its token holds no scope.
+    ExplanationLink,
 }
 
 impl SecretKind {
@@ -41,6 +47,7 @@ impl SecretKind {
         match self {
             Self::ApiToken => SECRET_PREFIX,
             Self::SignInLink => LINK_PREFIX,
+            Self::ExplanationLink => EXPLANATION_PREFIX,
         }
     }
 }

@@ -110,6 +110,33 @@ pub struct ConsoleCaller {
     pub csrf: String,
 }
 
+/// How long an e-mailed sign-in link works.
+pub const MAILED_LINK_TTL: Duration = Duration::from_secs(15 * 60);
+
+/// What the explanation page shows the person who downloaded.
+#[derive(Clone, Debug)]
+pub struct ExplanationPage {
+    /// The organization's name.
+    pub organization_name: String,
+    /// Its time zone, in which times are shown.
+    pub time_zone: chrono_tz::Tz,
+    /// The month the download belongs to.
+    pub month: crate::review::Month,
+    /// The person who downloaded (the link's holder).
+    pub person: recruit_domain::review::Person,
+    /// The download, with every decision and explanation so far.
+    pub download: recruit_domain::review::DownloadSeen,
+    /// The reviewer who asked, if the review names them.
+    pub asked_by: Option<recruit_domain::review::Person>,
+}
+
+impl ExplanationPage {
+    /// Whether an explanation is awaited: the latest decision is a request for one.
+    pub fn open(&self) -> bool {
+        self.download.status == recruit_domain::review::DownloadStatus::ExplanationRequested
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

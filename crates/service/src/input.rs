@@ -397,6 +397,16 @@ input! {
 }
 
 input! {
+    /// The input of an explanation of a download, raw.
+    ExplainParams, body: "The body's JSON text, `{\"explanation\": …}`; `None` when the transport found it unusable (and said why in `problems`)." {
+        /// The month, `YYYY-MM`.
+        month: String,
+        /// The download's entry id, in any accepted spelling.
+        entry_id: String,
+    }
+}
+
+input! {
     /// The input of signing off a month's review, raw.
     SignOffParams, body: "The body's JSON text, `{\"note\": …}`; `None` when the transport found it unusable (and said why in `problems`)." {
         /// The month, `YYYY-MM`.

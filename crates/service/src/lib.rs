@@ -35,6 +35,7 @@ pub mod filter;
 pub mod import;
 pub mod input;
 pub mod limits;
+pub mod mail;
 mod operation;
 pub mod problems;
 pub mod profiles;
@@ -48,8 +49,8 @@ pub mod work_hours;
 
 pub use error::{ServiceError, guarded, log_failure};
 pub use input::{
-    Arguments, DecideParams, ExportParams, GetJobParams, GetUserParams, ListParams, NoParams,
-    Param, Place, RecordParams, ReviewParams, Shape, SignOffParams, UpdateUserParams,
+    Arguments, DecideParams, ExplainParams, ExportParams, GetJobParams, GetUserParams, ListParams,
+    NoParams, Param, Place, RecordParams, ReviewParams, Shape, SignOffParams, UpdateUserParams,
 };
 pub use operation::{
     BATCH_BODY_LIMIT, BODY_LIMIT, Body, Caller, Done, Effect, Identity, Method, Operation,

@@ -258,6 +258,9 @@ pub(crate) struct RateLimits {
     ledger_reads: Option<Limiter<ApiTokenId>>,
     writes: Option<Limiter<ApiTokenId>>,
     auth_failures: Option<Limiter<AddressKey>>,
+    /// Sign-in links e-mailed, per e-mail address (lower case): at most
+    /// [`MAILED_LINKS_PER_HOUR`] an hour, so that nobody floods an owner's mailbox.
+    mailed_links: Option<Limiter<String>>,
     /// Addresses over their quota of failures, and until when.
     refused_addresses: Mutex<HashMap<AddressKey, Instant>>,
     /// How many addresses `refused_addresses` holds: when none, requests skip its lock.
@@ -265,6 +268,9 @@ pub(crate) struct RateLimits {
     /// Operations refused so far, per policy.
     refusals: [AtomicU64; POLICIES.len()],
 }
+
+/// The most sign-in links e-mailed to one address in an hour.
+pub const MAILED_LINKS_PER_HOUR: u32 = 3;
 
 /// The names of the policies, as responses and metrics give them.
 pub const POLICIES: [&str; 4] = ["reads", "ledger_reads", "writes", "auth_failures"];
@@ -285,6 +291,11 @@ impl RateLimits {
             ledger_reads: Limiter::new(POLICIES[1], config.ledger_reads),
             writes: Limiter::new(POLICIES[2], config.writes),
             auth_failures: Limiter::new(POLICIES[AUTH_FAILURES], config.auth_failures),
+            mailed_links: Limiter::new(
+                "mailed_links",
+                Limit::per(MAILED_LINKS_PER_HOUR, Duration::from_secs(3600))
+                    .unwrap_or(Limit::Unlimited),
+            ),
             refused_addresses: Mutex::new(HashMap::new()),
             refused_count: AtomicUsize::new(0),
             refusals: Default::default(),
@@ -364,6 +375,12 @@ impl RateLimits {
                 Err(self.refuse(AUTH_FAILURES, status, wait))
             }
         }
+    }
+
+    /// Whether a sign-in link may be e-mailed to `address` now (charging it), or the address
+    /// had its [`MAILED_LINKS_PER_HOUR`].
+    pub(crate) fn mail_link_to(&self, address: &str) -> bool {
+        self.mailed_links.as_ref().is_none_or(|l| l.check(&address.to_ascii_lowercase()).is_ok())
     }
 
     /// Charges a failed authentication to `ip`: where the address stands after it, or

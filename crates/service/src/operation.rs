@@ -20,8 +20,8 @@ use recruit_ports::ApiToken;
 
 use crate::error::ServiceError;
 use crate::input::{
-    Arguments, DecideParams, ExportParams, GetJobParams, GetUserParams, ListParams, NoParams,
-    Param, Place, RecordParams, ReviewParams, Shape, SignOffParams, UpdateUserParams,
+    Arguments, DecideParams, ExplainParams, ExportParams, GetJobParams, GetUserParams, ListParams,
+    NoParams, Param, Place, RecordParams, ReviewParams, Shape, SignOffParams, UpdateUserParams,
 };
 use crate::limits::{OperationClass, RateLimitStatus};
 
@@ -162,6 +162,9 @@ operations! {
     ReviewPrivacyAccessDownload(DecideParams),
     /// `signOffPrivacyAccessReview`: the sign-off of a month's review.
     SignOffPrivacyAccessReview(SignOffParams),
+    /// `explainPrivacyAccessDownload`: the explanation of a download by the person who made
+    /// it, asked for by a reviewer.
+    ExplainPrivacyAccessDownload(ExplainParams),
 }
 
 /// What an operation does to stored data.
@@ -406,6 +409,24 @@ impl OperationKind {
                     success: 201,
                     statuses: &[201, 400, 401, 403, 409, 413, 429, 500, 503, 504],
                     ..REVIEW_RECORD
+                };
+                &SPEC
+            }
+            Self::ExplainPrivacyAccessDownload => {
+                const SPEC: Spec = Spec {
+                    operation_id: "explainPrivacyAccessDownload",
+                    method: Method::Put,
+                    path: "/v1/audit-logs/privacy/reviews/{month}/downloads/{entryId}/explanation",
+                    params: &[Param::path("month", "month"), Param::path("entry_id", "entryId")],
+                    body: Body::Json(&["explanation"]),
+                    statuses: &[200, 400, 401, 403, 404, 409, 413, 429, 500, 503, 504],
+                    // Whoever downloaded explains, whatever their role: the service checks
+                    // that the download is the caller's and that an explanation was asked.
+                    class: OperationClass::Write,
+                    recorded: true,
+                    effect: Effect::Append,
+                    tool: false,
+                    ..READ
                 };
                 &SPEC
             }

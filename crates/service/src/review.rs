@@ -19,7 +19,7 @@ use std::fmt;
 use chrono::{Datelike, NaiveDate, TimeZone, Timelike};
 use chrono_tz::Tz;
 use recruit_domain::model::ActivityCategory;
-use recruit_domain::review::DownloadStatus;
+use recruit_domain::review::{DownloadReview, DownloadStatus};
 use recruit_domain::{AccountId, OrganizationId, Timestamp, UserId, Uuid};
 use recruit_ports::review::{ReviewFacts, ReviewQuery};
 use recruit_ports::{Store, StoreError};
@@ -137,6 +137,7 @@ pub(crate) async fn reviewed(
     let mut review = summarise(organization, month, zone, (from, to), hours, notes, &query, facts);
     review.organization_name = record.name;
     flag(&mut review.accounts, &record.review_rules);
+    due(&mut review.downloads, record.review_rules.explanation_days);
     review.rules = record.review_rules;
     review.work_hours = record.settings.work_hours;
     let named = named(&review);
@@ -182,11 +183,20 @@ fn flag(accounts: &mut [AccountReview], rules: &ReviewRules) {
     }
 }
 
+/// Sets when each request for an explanation of `downloads` is due: `days` after it was made.
+fn due(downloads: &mut [DownloadSeen], days: u32) {
+    let days = std::time::Duration::from_secs(u64::from(days) * 86_400);
+    let requests = downloads.iter_mut().flat_map(|d| d.history.iter_mut().chain(&mut d.review));
+    for r in requests.filter(|r| r.status == DownloadStatus::ExplanationRequested) {
+        r.due_at = Some(r.reviewed_at.checked_add_duration(days).unwrap_or(Timestamp::MAX));
+    }
+}
+
 /// The users `review` names: its accounts (an account is a user's UUID), those who decided on
 /// its downloads, and who signed it off.
 fn named(review: &Review) -> Vec<UserId> {
     let accounts = review.accounts.iter().filter_map(|a| AccountId::parse(&a.account_id).ok());
-    let deciders = review.downloads.iter().filter_map(|d| d.review.as_ref().map(|r| r.reviewed_by));
+    let deciders = review.downloads.iter().flat_map(|d| d.history.iter().map(|r| r.reviewed_by));
     let signer = review.signed_off().and_then(Result::ok).map(|s| s.signed_by);
     let mut ids: Vec<UserId> =
         accounts.map(|a| UserId::from_uuid(a.uuid())).chain(deciders).chain(signer).collect();
@@ -263,19 +273,22 @@ fn summarise(
     }
     let mut accounts: BTreeMap<String, AccountReview> =
         tallied.into_values().map(|a| (a.account_id.clone(), a)).collect();
-    // The latest decision on each download: decisions come in the order they were made.
-    let decided: BTreeMap<_, _> = facts
-        .decisions
-        .iter()
-        .filter_map(crate::sign_off::download_review)
-        .map(|d| (d.entry_id, d))
-        .collect();
+    // Every decision on each download, in the order they were made: the last is the latest.
+    let mut decided: BTreeMap<_, Vec<DownloadReview>> = BTreeMap::new();
+    for d in facts.decisions.iter().filter_map(crate::sign_off::download_review) {
+        decided.entry(d.entry_id).or_default().push(d);
+    }
     let downloads: Vec<DownloadSeen> = facts
         .downloads
         .into_iter()
-        .map(|entry| DownloadSeen {
-            status: decided.get(&entry.id).map_or(DownloadStatus::Pending, |d| d.status),
-            review: decided.get(&entry.id).cloned(),
+        .map(|entry| {
+            let history = decided.remove(&entry.id).unwrap_or_default();
+            (entry, history)
+        })
+        .map(|(entry, history)| DownloadSeen {
+            status: history.last().map_or(DownloadStatus::Pending, |d| d.status),
+            review: history.last().cloned(),
+            history,
             id: entry.id.to_string(),
             account_id: entry.account_id.to_string(),
             access_time: entry.access_time,

@@ -24,6 +24,7 @@ use crate::operation::{
 
 mod authentication;
 mod console;
+mod explanation;
 mod ledger;
 mod people;
 mod review;
@@ -55,6 +56,9 @@ pub struct ServiceConfig {
     pub batch_writes: BatchWrites,
     /// How long the review console's sessions last.
     pub console_sessions: crate::console::SessionLimits,
+    /// How the server sends e-mail; without it, requests for explanations are recorded but
+    /// reach no one, and no sign-in link is e-mailed.
+    pub mail: Option<crate::mail::MailConfig>,
 }
 
 /// How many batches of recorded accesses are read and written at once. Each holds its entries
@@ -101,6 +105,7 @@ impl ServiceConfig {
             max_exports: 2,
             batch_writes: BatchWrites::DEFAULT,
             console_sessions: crate::console::SessionLimits::DEFAULT,
+            mail: None,
         }
     }
 }
@@ -267,6 +272,10 @@ impl Service {
                 Operation::SignOffPrivacyAccessReview(params) => {
                     self.sign_off_review(&caller, context, params).await.map(Outcome::Recorded)
                 }
+                Operation::ExplainPrivacyAccessDownload(params) => self
+                    .explain_download(&caller, context, params)
+                    .await
+                    .map(Outcome::DownloadReview),
             },
         };
         match outcome {

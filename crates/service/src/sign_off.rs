@@ -30,10 +30,12 @@ pub fn download_review(d: &DownloadDecision) -> Option<DownloadReview> {
     Some(DownloadReview {
         entry_id: d.entry_id,
         month: d.month.clone(),
-        status: DownloadStatus::decided(&d.status)?,
+        status: DownloadStatus::stored(&d.status)?,
         reason: d.reason.clone(),
         reviewed_by: d.user_id,
         reviewed_at: d.at,
+        due_at: None,
+        notice: None,
     })
 }
 
@@ -48,7 +50,9 @@ pub fn decision_body(
         Some(Value::String(s)) => DownloadStatus::decided(s).or_else(|| {
             problems.push(ErrorDetail::field(
                 "status",
-                "must be CONFIRMED (the download's reason is confirmed) or EXPLANATION_REQUESTED",
+                "must be CONFIRMED (the download's reason, or its explanation, is accepted), \
+                 EXPLANATION_REQUESTED (the person who downloaded is asked why) or REJECTED \
+                 (the reason is not accepted)",
             ));
             None
         }),
@@ -59,6 +63,18 @@ pub fn decision_body(
         None => missing(problems, "reason"),
     });
     Some((status?, reason?))
+}
+
+/// The longest explanation of a download, in characters.
+pub const EXPLANATION_MAX: usize = 2_000;
+
+/// The body of an explanation, `{"explanation": …}`, checked: every problem is noted.
+pub fn explanation_body(body: &[u8], problems: &mut Vec<ErrorDetail>) -> Option<String> {
+    let members = object(body, &["explanation"], problems)?;
+    text(&members, "explanation", EXPLANATION_MAX, problems).and_then(|e| match e {
+        Some(e) => Some(e),
+        None => missing(problems, "explanation"),
+    })
 }
 
 /// The body of a sign-off, `{"note": …}` (the note may be left out or null), checked: every

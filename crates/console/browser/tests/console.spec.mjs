@@ -134,10 +134,10 @@ test('a download is confirmed from its form', async ({ page }) => {
   const first = pending.first();
   const id = await first.getAttribute('id');
   await first.getByLabel('Reason confirmed').check();
-  await first.getByLabel('Reason, or the question asked').fill('Payroll export for the audit.');
+  await first.getByLabel('Your reason, or the question to ask').fill('Payroll export for the audit.');
   await first.getByRole('button', { name: 'Record the decision' }).click();
   await expect(page).toHaveURL(new RegExp(`#${id}$`));
-  await expect(page.locator(`[id="${id}"] dd.status`)).toHaveText('CONFIRMED');
+  await expect(page.locator(`[id="${id}"] dd.status`)).toHaveText('Reason confirmed');
   await expect(page.locator('article.status-PENDING:has(form)')).toHaveCount(count - 1);
 });
 
@@ -176,7 +176,7 @@ test('a month that has ended is signed off, and its report prints without the co
     expect(p, `page ${i + 1}`).toContain(`Page ${i + 1} of ${pages.length}`);
     expect(p, `page ${i + 1}`).toContain(`${organization} · monthly access review ${EARLIER}`);
   });
-  for (const heading of ['When', 'Who', 'Entry', 'Whose data', 'Status', 'Stated purpose; reason', 'Decided by',
+  for (const heading of ['When', 'Who', 'Entry', 'Whose data', 'Status', 'Purpose, explanation, decisions', 'By whom, when',
     'Outside work hours', 'The rules applied', 'Exports of the ledger', me.user.name]) {
     expect(text).toContain(heading);
   }

@@ -28,6 +28,9 @@ pub struct ReviewRules {
     /// Addresses not seen from the account the month before flag it when there are more than
     /// this many.
     pub new_ip_addresses: u64,
+    /// Days the person who downloaded has to explain a download once asked; past them the
+    /// request is listed as overdue.
+    pub explanation_days: u32,
 }
 
 impl ReviewRules {
@@ -39,11 +42,16 @@ impl ReviewRules {
         bulk_records: 1_000,
         downloads: 5,
         new_ip_addresses: 0,
+        explanation_days: 7,
     };
 
-    /// What is wrong with the rules, if anything: a share over 100 %.
+    /// What is wrong with the rules, if anything: a share over 100 %, or no time (or more than
+    /// a year) to explain a download.
     pub fn problem(&self) -> Option<&'static str> {
-        (self.outside_hours_percent > 100).then_some("outside_hours_percent must be 0 to 100")
+        if self.outside_hours_percent > 100 {
+            return Some("outside_hours_percent must be 0 to 100");
+        }
+        (!(1..=366).contains(&self.explanation_days)).then_some("explanation_days must be 1 to 366")
     }
 }
 

@@ -47,6 +47,14 @@ pub async fn users_are_found_only_in_their_organization(store: &dyn Store) {
     // More ids than one statement binds on SQLite.
     let many: Vec<UserId> = (1..40_000).map(id).chain([of_a[0].id]).collect();
     assert_eq!(store.users(a, &many).await.unwrap(), [of_a[0].clone()]);
+
+    // By e-mail address, in any organization, the address's case ignored.
+    let owner: &User = of_a.iter().find(|u| u.role == recruit_domain::Role::Owner).unwrap();
+    assert_eq!(store.users_by_email(&owner.email).await.unwrap(), [owner.clone()]);
+    let shouted = owner.email.to_uppercase();
+    assert_eq!(store.users_by_email(&shouted).await.unwrap(), [owner.clone()]);
+    assert!(store.users_by_email("nobody@org-a.example").await.unwrap().is_empty());
+    assert!(store.users_by_email("%").await.unwrap().is_empty(), "no pattern matching");
 }
 
 /// A privacy ledger entry of `org` recording an access to the profile of `user`.

@@ -121,7 +121,7 @@ pub async fn a_months_review_counts_its_entries_by_account_and_slot(store: &dyn 
 /// with its record; a second is not written, and the first is returned.
 pub async fn a_reviews_decisions_and_sign_off_are_kept_with_their_records(store: &dyn Store) {
     use crate::review::{
-        Decided, DecisionWrite, DownloadDecision, ReviewQuery, SignOffRecord, SignOffWrite,
+        Author, Decided, DecisionWrite, DownloadDecision, ReviewQuery, SignOffRecord, SignOffWrite,
         SignedOff,
     };
     use recruit_domain::Id;
@@ -173,18 +173,42 @@ pub async fn a_reviews_decisions_and_sign_off_are_kept_with_their_records(store:
             from: at("2026-02-01T00:00:00Z"),
             to: at("2026-03-01T00:00:00Z"),
             download: "DOWNLOAD",
+            author: Author::Reviewer,
         }
     };
     let head = api_head().await;
+    // An explanation before anyone asked for one is refused.
+    let downloader: recruit_domain::UserId = Id::from_uuid(download.entry.account_id.uuid());
+    let explained = |n: u128, text: &str| {
+        let mut w = decision(n, &download, "EXPLAINED", text);
+        w.decision.user_id = downloader;
+        w.author = Author::Downloader { asked: "EXPLANATION_REQUESTED" };
+        w
+    };
+    assert_eq!(store.decide_download(&explained(10, "Early.")).await.unwrap(), Decided::NotAsked);
     let asked = decision(1, &download, "EXPLANATION_REQUESTED", "Why a whole file?");
     assert_eq!(store.decide_download(&asked).await.unwrap(), Decided::Written);
     assert_eq!(api_head().await, head + 1, "the decision's record is linked in the API ledger");
-    let again = decision(2, &download, "EXPLANATION_REQUESTED", "Why a whole file?");
+    // Only the person who downloaded explains.
+    let mut stranger = explained(11, "Not mine.");
+    stranger.decision.user_id = record(ORG_B, 99).api.user_id;
+    assert_eq!(store.decide_download(&stranger).await.unwrap(), Decided::NotAsked);
+    let answer = explained(12, "The committee asked for the whole file.");
+    assert_eq!(store.decide_download(&answer).await.unwrap(), Decided::Written);
+    assert_eq!(
+        store.decide_download(&explained(13, "Again.")).await.unwrap(),
+        Decided::NotAsked,
+        "once explained, the request is answered"
+    );
+    let asked_again = decision(14, &download, "EXPLANATION_REQUESTED", "Which committee?");
+    assert_eq!(store.decide_download(&asked_again).await.unwrap(), Decided::Written);
+    assert_eq!(api_head().await, head + 3);
+    let again = decision(2, &download, "EXPLANATION_REQUESTED", "Which committee?");
     assert_eq!(
         store.decide_download(&again).await.unwrap(),
-        Decided::Unchanged(asked.decision.clone())
+        Decided::Unchanged(asked_again.decision.clone())
     );
-    assert_eq!(api_head().await, head + 1, "an unchanged decision writes nothing");
+    assert_eq!(api_head().await, head + 3, "an unchanged decision writes nothing");
     let confirmed = decision(3, &download, "CONFIRMED", "The hiring committee's packet.");
     assert_eq!(store.decide_download(&confirmed).await.unwrap(), Decided::Written);
     for (n, other, why) in [
@@ -200,7 +224,7 @@ pub async fn a_reviews_decisions_and_sign_off_are_kept_with_their_records(store:
     let mut own = decision(7, &download, "CONFIRMED", "My own export.");
     own.decision.user_id = Id::from_uuid(download.entry.account_id.uuid());
     assert_eq!(store.decide_download(&own).await.unwrap(), Decided::OwnDownload);
-    assert_eq!(api_head().await, head + 2);
+    assert_eq!(api_head().await, head + 4);
     let entries = store
         .api_audit_entries(&AuditListQuery { organization_id: Some(org), limit: 100 })
         .await
@@ -227,7 +251,7 @@ pub async fn a_reviews_decisions_and_sign_off_are_kept_with_their_records(store:
     assert_eq!(store.sign_off(&first).await.unwrap(), SignedOff::Written);
     let second = signed(2, "Once more.");
     assert_eq!(store.sign_off(&second).await.unwrap(), SignedOff::Existing(first.sign_off.clone()));
-    assert_eq!(api_head().await, head + 3, "only the first sign-off is recorded");
+    assert_eq!(api_head().await, head + 5, "only the first sign-off is recorded");
 
     let query = month_query(
         org,
@@ -236,7 +260,9 @@ pub async fn a_reviews_decisions_and_sign_off_are_kept_with_their_records(store:
         3_600_000_000,
     );
     let facts = store.review_facts(&query).await.unwrap();
-    assert_eq!(facts.decisions, [asked.decision, confirmed.decision]);
+    // In the order they were made (by time: `decision(n, …)` is made n seconds after 09:00).
+    let decisions = [asked.decision, confirmed.decision, answer.decision, asked_again.decision];
+    assert_eq!(facts.decisions, decisions);
     assert_eq!(facts.sign_off, Some(first.sign_off));
     let other =
         store.review_facts(&ReviewQuery { month: "2026-03".into(), ..query }).await.unwrap();

@@ -174,3 +174,73 @@ pub(crate) fn console_rights(caller: &Caller) -> Result<(), ServiceError> {
 fn session_over(why: &str) -> ServiceError {
     ServiceError::new(ErrorCode::Unauthenticated, why)
 }
+
+impl Service {
+    /// Whether the server sends e-mail (`--smtp-url`): sign-in links by e-mail and requests
+    /// for explanations need it.
+    pub fn sends_mail(&self) -> bool {
+        self.config.mail.is_some()
+    }
+
+    /// E-mails a one-time sign-in link, valid [`crate::console::MAILED_LINK_TTL`], to each owner whose address
+    /// is `email` (one per organization they own a seat in). The answer is the same whether the
+    /// address is known or not: the look-up and the sending happen after it, and an address
+    /// past its quota ([`crate::limits::MAILED_LINKS_PER_HOUR`]) is silently not sent to. Each
+    /// request is charged to the client's address like a failed sign-in, so the form can be
+    /// used neither to flood nor to probe. NOT_IMPLEMENTED when the server sends no e-mail.
+    pub fn email_sign_in_link(
+        self: &std::sync::Arc<Self>,
+        email: &str,
+        client_ip: Option<IpAddr>,
+    ) -> Result<(), ServiceError> {
+        let Some(mail) = self.config.mail.clone() else {
+            return Err(ServiceError::new(
+                ErrorCode::NotImplemented,
+                "This server sends no e-mail (--smtp-url): ask an operator for a sign-in link.",
+            ));
+        };
+        self.limits.before_authentication(client_ip)?;
+        self.limits.failed_authentication(client_ip)?;
+        let email = email.trim().to_owned();
+        if email.is_empty() || email.len() > 320 || !email.contains('@') {
+            return Ok(());
+        }
+        let service = std::sync::Arc::clone(self);
+        tokio::spawn(async move {
+            if let Err(why) = service.mail_sign_in_links(&mail, &email).await {
+                tracing::warn!("a sign-in link was not e-mailed: {why}");
+            }
+        });
+        Ok(())
+    }
+
+    async fn mail_sign_in_links(
+        &self,
+        mail: &crate::mail::MailConfig,
+        email: &str,
+    ) -> Result<(), String> {
+        let owners: Vec<_> = (self.store.users_by_email(email).await)
+            .map_err(|e| e.to_string())?
+            .into_iter()
+            .filter(|u| u.role.holds(Permission::ReadAuditLogs))
+            .collect();
+        if owners.is_empty() || !self.limits.mail_link_to(email) {
+            return Ok(());
+        }
+        for owner in owners {
+            let store = self.store.as_ref();
+            let secret =
+                crate::console::sign_in_link(store, owner.id, crate::console::MAILED_LINK_TTL)
+                    .await
+                    .map_err(|e| e.message)?;
+            let organization =
+                store.organization(owner.organization_id).await.map_err(|e| e.to_string())?;
+            let link = mail.link(crate::mail::SIGN_IN_PAGE, &[("link", &secret)]);
+            let minutes = crate::console::MAILED_LINK_TTL.as_secs() / 60;
+            let to = (owner.name.as_str(), owner.email.as_str());
+            let message = crate::mail::sign_in_link(to, &organization.name, &link, minutes);
+            mail.mailer.send(message).await?;
+        }
+        Ok(())
+    }
+}

@@ -8,7 +8,7 @@ use recruit_domain::model::ActivityCategory;
 use recruit_domain::{ErrorCode, ErrorDetail, OrganizationId, PrivacyAuditLogId, Timestamp, Uuid};
 use recruit_ports::StoreError;
 use recruit_ports::review::{
-    Decided, DecisionWrite, DownloadDecision, SignOffRecord, SignOffWrite, SignedOff,
+    Author, Decided, DecisionWrite, DownloadDecision, SignOffRecord, SignOffWrite, SignedOff,
 };
 use serde_json::{Value, json};
 
@@ -18,7 +18,9 @@ use crate::error::ServiceError;
 use crate::input::{DecideParams, SignOffParams};
 use crate::operation::{Caller, OperationKind, Recorded, RequestContext};
 use crate::review::{Month, MonthWindow, Review, ReviewError};
-use crate::sign_off::{DownloadReview, Integrity, MonthVerification, SignOff, SignOffFigures};
+use crate::sign_off::{
+    DownloadReview, DownloadStatus, Integrity, MonthVerification, SignOff, SignOffFigures,
+};
 use crate::verify::Anchors;
 
 impl Service {
@@ -64,21 +66,35 @@ impl Service {
     ) -> Result<DownloadReview, ServiceError> {
         let kind = OperationKind::ReviewPrivacyAccessDownload;
         let mut problems = params.problems;
-        let month = month(&mut problems, context.via.name(kind, "month"), &params.month);
-        let entry = match PrivacyAuditLogId::parse(&params.entry_id) {
-            Ok(id) => Some(id),
-            Err(e) => {
-                problems.push(ErrorDetail::field(context.via.name(kind, "entry_id"), e));
-                None
-            }
-        };
+        let target = target(kind, context, &params.month, &params.entry_id, &mut problems);
         let decision =
             params.body.and_then(|body| crate::sign_off::decision_body(&body, &mut problems));
-        let (Some(month), Some(entry), Some((status, reason)), true) =
-            (month, entry, decision, problems.is_empty())
+        let (Some((month, entry)), Some((status, reason)), true) =
+            (target, decision, problems.is_empty())
         else {
             return Err(ServiceError::validation(problems));
         };
+        let asked = status == DownloadStatus::ExplanationRequested;
+        let decision = Decision { month, entry, status, reason, author: Author::Reviewer };
+        let (mut review, written, zone) = self.decide(caller, context, kind, decision).await?;
+        if asked && written {
+            let (notice, due) = self.ask_for_explanation(caller, &review, zone).await;
+            review.notice = Some(notice);
+            review.due_at = due;
+        }
+        Ok(review)
+    }
+
+    /// Records `decision` of `caller` on a download (for the operation `kind`): the latest
+    /// decision on it then, whether this one was written, and the organization's time zone.
+    pub(super) async fn decide(
+        &self,
+        caller: &Caller,
+        context: &RequestContext,
+        kind: OperationKind,
+        decision: Decision,
+    ) -> Result<(DownloadReview, bool, chrono_tz::Tz), ServiceError> {
+        let Decision { month, entry, status, reason, author } = decision;
         let organization = caller.token.organization_id;
         let zone = self.store.organization(organization).await?.time_zone;
         let (from, to) =
@@ -107,10 +123,11 @@ impl Service {
             from,
             to,
             download: ActivityCategory::Download.as_str(),
+            author,
         };
-        let decided = match self.store.decide_download(&write).await {
-            Ok(Decided::Written) => write.decision,
-            Ok(Decided::Unchanged(latest)) => latest,
+        let (decided, written) = match self.store.decide_download(&write).await {
+            Ok(Decided::Written) => (write.decision, true),
+            Ok(Decided::Unchanged(latest)) => (latest, false),
             Ok(Decided::OwnDownload) => {
                 return Err(ServiceError::permission_denied(
                     "This download is your own: another owner of the organization decides on \
@@ -118,24 +135,35 @@ impl Service {
                      owner's downloads: add a second owner.",
                 ));
             }
+            Ok(Decided::NotAsked) => {
+                return Err(ServiceError::new(
+                    ErrorCode::Conflict,
+                    format!(
+                        "No explanation of the download {entry} is asked of you: only the person \
+                         who made a download explains it, and only while a reviewer's request \
+                         for an explanation is open."
+                    ),
+                ));
+            }
             Err(StoreError::NotFound) => {
                 return Err(ServiceError::new(
                     ErrorCode::NotFound,
                     format!(
                         "The organization's privacy ledger holds no download {entry} in {month} \
-                         ({zone}): decide on an entry of activity DOWNLOAD that the month's \
-                         review lists."
+                         ({zone}): name an entry of activity DOWNLOAD that the month's review \
+                         lists."
                     ),
                 ));
             }
             Err(e) => return Err(e.into()),
         };
-        crate::sign_off::download_review(&decided).ok_or_else(|| {
+        let review = crate::sign_off::download_review(&decided).ok_or_else(|| {
             ServiceError::internal_because(format!(
                 "a stored decision has the status {:?}",
                 decided.status
             ))
-        })
+        })?;
+        Ok((review, written, zone))
     }
 
     /// Signs off a month's review of the caller's organization. Needs the `audit_logs:review`
@@ -305,7 +333,7 @@ impl Service {
 
     /// The review of `organization`'s `month` and the lowest chain position of its entries, an
     /// out-of-range month reported on the parameter `name`.
-    async fn review_of(
+    pub(super) async fn review_of(
         &self,
         organization: OrganizationId,
         month: Month,
@@ -319,6 +347,39 @@ impl Service {
             ReviewError::Month(_) => out_of_range(name),
         })
     }
+}
+
+/// A decision to record on a download.
+pub(super) struct Decision {
+    /// The month reviewed.
+    pub(super) month: Month,
+    /// The download.
+    pub(super) entry: PrivacyAuditLogId,
+    /// Its status.
+    pub(super) status: DownloadStatus,
+    /// The reason, question or explanation.
+    pub(super) reason: String,
+    /// Who records it.
+    pub(super) author: Author,
+}
+
+/// The month and the download an operation `kind` names, or `None` with the problems noted.
+pub(super) fn target(
+    kind: OperationKind,
+    context: &RequestContext,
+    month: &str,
+    entry: &str,
+    problems: &mut Vec<ErrorDetail>,
+) -> Option<(Month, PrivacyAuditLogId)> {
+    let month = self::month(problems, context.via.name(kind, "month"), month);
+    let entry = match PrivacyAuditLogId::parse(entry) {
+        Ok(id) => Some(id),
+        Err(e) => {
+            problems.push(ErrorDetail::field(context.via.name(kind, "entry_id"), e));
+            None
+        }
+    };
+    Some((month?, entry?))
 }
 
 /// The note of a sign-off to write.
@@ -356,7 +417,7 @@ fn json_bytes(value: &Value) -> Result<Vec<u8>, ServiceError> {
 }
 
 /// The month `value` of the parameter `name`, or `None` with the problem noted.
-fn month(problems: &mut Vec<ErrorDetail>, name: &str, value: &str) -> Option<Month> {
+pub(super) fn month(problems: &mut Vec<ErrorDetail>, name: &str, value: &str) -> Option<Month> {
     value.parse::<Month>().map_err(|e| problems.push(ErrorDetail::field(name, e))).ok()
 }
 
