@@ -319,7 +319,7 @@ async fn a_download_is_confirmed_and_the_month_signed_off_in_the_console() {
     browser.sign_in(&w, &owner).await;
     let id = download.entry.id.to_string();
     let seen = browser.get(&w, "/console/downloads?month=2026-10").await;
-    assert_eq!(seen.text(&format!("article[id='{id}'] dd.status")), "PENDING");
+    assert_eq!(seen.text(&format!("article[id='{id}'] dd.status")), "Not decided");
     let purpose = seen.text(&format!("article[id='{id}'] dd.purpose"));
     assert_eq!(purpose, "이사회 보고 자료 (board pack)", "the purpose stated when recorded");
     let heading = seen.text(&format!("article[id='{id}'] h2"));
@@ -368,7 +368,7 @@ async fn a_download_is_confirmed_and_the_month_signed_off_in_the_console() {
         (StatusCode::SEE_OTHER, format!("/console/downloads?month=2026-10#{id}").as_str())
     );
     let seen = browser.get(&w, "/console/downloads?month=2026-10").await;
-    assert_eq!(seen.text(&format!("article[id='{id}'] dd.status")), "CONFIRMED");
+    assert_eq!(seen.text(&format!("article[id='{id}'] dd.status")), "Reason confirmed");
     assert_eq!(recorded(&w, "reviewPrivacyAccessDownload").await, 1);
 
     let blank = browser
@@ -414,7 +414,7 @@ async fn a_download_is_confirmed_and_the_month_signed_off_in_the_console() {
         "{}",
         report.text("#verification")
     );
-    assert!(report.all("table.downloads tbody td").contains(&"CONFIRMED".to_owned()));
+    assert!(report.all("table.downloads tbody td").contains(&"Reason confirmed".to_owned()));
     let page = browser.get(&w, "/console/sign-off?month=2026-10").await;
     assert!(page.all("form[action='/console/sign-off']").is_empty(), "signed once");
 
@@ -426,7 +426,10 @@ async fn a_download_is_confirmed_and_the_month_signed_off_in_the_console() {
         ("status", "EXPLANATION_REQUESTED"),
         ("reason", "Which board meeting?"),
     ];
-    assert_eq!(browser.post(&w, "/console/downloads", &asked).await.status, StatusCode::SEE_OTHER);
+    let answered = browser.post(&w, "/console/downloads", &asked).await;
+    assert_eq!(answered.status, StatusCode::OK, "the page says what became of the request");
+    let notice = answered.text("p.notice[role=status]");
+    assert!(notice.starts_with("No e-mail server is configured"), "{notice}");
     let report = browser.get(&w, "/console/report?month=2026-10").await;
     assert_eq!(report.all(".later"), ["(after the sign-off)"]);
     assert!(report.all("table.figures td").contains(&"1".to_owned()), "the figures as signed");

@@ -490,7 +490,7 @@ mod tests {
             "work_hours": [{"day": "MONDAY", "start": "09:00", "end": "18:00"}],
             "rules": {
                 "holidays": ["2026-10-03"], "outside_hours_accesses": 10,
-                "outside_hours_percent": 10, "bulk_records": 1000, "downloads": 5,
+                "outside_hours_percent": 10, "bulk_records": 1000, "downloads": 5, "explanation_days": 7,
                 "new_ip_addresses": 0
             },
             "accesses": 3,

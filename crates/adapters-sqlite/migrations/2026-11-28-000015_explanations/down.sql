@@ -1,0 +1,25 @@
+-- Refused while a decision of the new statuses is kept (the CHECK fails the copy).
+CREATE TABLE privacy_download_decisions_next (
+    organization_id BLOB NOT NULL REFERENCES organizations (id),
+    id BLOB NOT NULL,
+    month TEXT NOT NULL CHECK (month GLOB '[0-9][0-9][0-9][0-9]-[01][0-9]'),
+    entry_id BLOB NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('CONFIRMED', 'EXPLANATION_REQUESTED')),
+    reason TEXT NOT NULL,
+    user_id BLOB NOT NULL,
+    token_id BLOB NOT NULL,
+    decided_at INTEGER NOT NULL,
+    request_id TEXT NOT NULL,
+    PRIMARY KEY (organization_id, id)
+) STRICT;
+INSERT INTO privacy_download_decisions_next SELECT * FROM privacy_download_decisions;
+DROP TABLE privacy_download_decisions;
+ALTER TABLE privacy_download_decisions_next RENAME TO privacy_download_decisions;
+CREATE INDEX privacy_download_decisions_month
+    ON privacy_download_decisions (organization_id, month, decided_at, id);
+CREATE INDEX privacy_download_decisions_entry
+    ON privacy_download_decisions (organization_id, entry_id, decided_at, id);
+CREATE TRIGGER privacy_download_decisions_no_update BEFORE UPDATE ON privacy_download_decisions
+BEGIN SELECT RAISE(ABORT, 'the privacy_download_decisions ledger is append-only: UPDATE is refused'); END;
+CREATE TRIGGER privacy_download_decisions_no_delete BEFORE DELETE ON privacy_download_decisions
+BEGIN SELECT RAISE(ABORT, 'the privacy_download_decisions ledger is append-only: DELETE is refused'); END;
