@@ -4,4 +4,5 @@ mod chain;
 mod client;
 mod common;
 mod e2e;
+mod mail;
 mod replica;

@@ -15,8 +15,8 @@ use recruit_service::console::SignIn;
 use recruit_service::cursor::CursorKey;
 use recruit_service::mail::{Mail, MailConfig, Mailer, Sending};
 use recruit_service::{
-    Arguments, Identity, Operation, OperationKind, Outcome, RequestContext, Service,
-    ServiceConfig, ServiceError, Via,
+    Arguments, Identity, Operation, OperationKind, Outcome, RequestContext, Service, ServiceConfig,
+    ServiceError, Via,
 };
 use serde_json::json;
 
@@ -167,7 +167,8 @@ async fn a_download_is_explained_through_the_mailed_link_and_accepted() {
     assert!(accepted.get("notice").is_none());
     let org = OrganizationId::from_uuid(Uuid::from_u128(ORG_A));
     let month = "2026-10".parse().unwrap();
-    let reviewed = recruit_service::review::review(w.service.store().as_ref(), org, month).await.unwrap();
+    let reviewed =
+        recruit_service::review::review(w.service.store().as_ref(), org, month).await.unwrap();
     let seen = &reviewed.downloads[0];
     let steps: Vec<&str> = seen.history.iter().map(|h| h.status.as_str()).collect();
     assert_eq!(steps, ["EXPLANATION_REQUESTED", "EXPLAINED", "CONFIRMED"]);
