@@ -173,6 +173,8 @@ async fn every_method(world: World) {
     let review = client.privacy_access_review(month).await.unwrap();
     let seen = review.downloads.iter().find(|d| d.id == download.to_string()).unwrap();
     assert_eq!(seen.review.as_ref(), Some(&decided));
+    let unasked = client.explain_download(month, download, "for payroll").await.unwrap_err();
+    assert_eq!(unasked.code(), Some(&ErrorCode::Conflict), "no explanation asked: {unasked}");
     let note = Some("exports by the client test");
     let running = client.sign_off_review(month, note).await.unwrap_err();
     assert_eq!(running.code(), Some(&ErrorCode::Conflict), "the running month: {running}");

@@ -486,11 +486,11 @@ macro_rules! decide_download {
             ::recruit_ports::review::Author::Reviewer => None,
         };
         Ok(match latest {
-            Some(d) if asked.is_some_and(|asked| d.status != asked) => Decided::NotAsked,
-            None if asked.is_some() => Decided::NotAsked,
             Some(d) if d.status == w.decision.status && d.reason == w.decision.reason => {
                 Decided::Unchanged(d)
             }
+            Some(d) if asked.is_some_and(|asked| d.status != asked) => Decided::NotAsked,
+            None if asked.is_some() => Decided::NotAsked,
             _ => {
                 let mut page = w.record.page(Vec::<()>::new(), 0);
                 $chain($c, &mut page)$(.$await)??;

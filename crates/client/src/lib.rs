@@ -521,7 +521,9 @@ impl Client {
     }
 
     /// `PUT /v1/audit-logs/privacy/reviews/{month}/downloads/{entryId}`: a reviewer's
-    /// decision on a download (`CONFIRMED` or `EXPLANATION_REQUESTED`) with its reason.
+    /// decision on a download (`CONFIRMED`, `EXPLANATION_REQUESTED` or `REJECTED`) with its
+    /// reason. Asking for an explanation e-mails the person who downloaded, when the server
+    /// sends e-mail (`notice` says).
     /// Safe to retry: the same decision again changes nothing.
     pub async fn review_download(
         &self,
@@ -533,6 +535,22 @@ impl Client {
         let path = format!("/v1/audit-logs/privacy/reviews/{month}/downloads/{entry}");
         let url = self.url(&path, &[])?;
         let body = serde_json::json!({ "status": status, "reason": reason }).to_string();
+        Ok(self.send_body(Method::PUT, url, JSON, body.into_bytes(), None).await?.0)
+    }
+
+    /// `PUT /v1/audit-logs/privacy/reviews/{month}/downloads/{entryId}/explanation`: the
+    /// explanation of a download by the person who made it, while a reviewer's request for
+    /// one is open ([`ErrorCode::Conflict`] otherwise). Safe to retry: the same explanation
+    /// again is answered with the one kept.
+    pub async fn explain_download(
+        &self,
+        month: &str,
+        entry: PrivacyAuditLogId,
+        explanation: &str,
+    ) -> Result<DownloadReview, Error> {
+        let path = format!("/v1/audit-logs/privacy/reviews/{month}/downloads/{entry}/explanation");
+        let url = self.url(&path, &[])?;
+        let body = serde_json::json!({ "explanation": explanation }).to_string();
         Ok(self.send_body(Method::PUT, url, JSON, body.into_bytes(), None).await?.0)
     }
 

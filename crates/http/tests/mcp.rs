@@ -144,7 +144,7 @@ async fn clients_of_both_revisions_find_the_server_and_its_tools() {
         assert_eq!(decide["required"], json!(["month", "entry_id", "status", "reason"]));
         assert_eq!(
             decide["properties"]["status"]["enum"],
-            json!(["CONFIRMED", "EXPLANATION_REQUESTED"])
+            json!(["CONFIRMED", "EXPLANATION_REQUESTED", "REJECTED"])
         );
         assert_eq!(by_name("sign_off_privacy_access_review")["required"], json!(["month"]));
         // The arguments are the REST parameters.

@@ -125,14 +125,21 @@ async fn review_responses(
     let mut download =
         recruit_ports::testkit::ledger_entry(ORG_A, 900, "2026-10-10T10:00:00Z".parse().unwrap());
     download.entry.activity_category = recruit_domain::model::ActivityCategory::Download;
+    let mut asked =
+        recruit_ports::testkit::ledger_entry(ORG_A, 901, "2026-10-11T10:00:00Z".parse().unwrap());
+    asked.entry.activity_category = recruit_domain::model::ActivityCategory::Download;
+    let by_member = user_id(ORG_A, Role::Member).uuid();
+    asked.entry.account_id = recruit_domain::AccountId::from_uuid(by_member);
     let doc_download = recruit_ports::ImportDocument {
-        privacy_audit_logs: vec![download.clone()],
+        privacy_audit_logs: vec![download.clone(), asked.clone()],
         ..Default::default()
     };
     recruit_ports::Import::import(&*f.store, &doc_download).await.unwrap();
     let decide = format!("{REVIEW}/downloads/{}", download.entry.id);
     let nowhere = format!("{REVIEW}/downloads/pal_{}", "0".repeat(32));
     let sign = format!("{REVIEW}/sign-off");
+    let ask = format!("{REVIEW}/downloads/{}", asked.entry.id);
+    let explain = format!("{ask}/explanation");
     let confirm = CONFIRM;
     let review_only = f.token(ORG_A, Role::Owner, &[Scope::AuditLogsReview]).await;
     let (f, owner, member, audit_only) = (f, Some(owner), Some(member), Some(audit_only));
@@ -144,6 +151,15 @@ async fn review_responses(
         write(f, "PUT", &decide, audit_only, confirm).await,
         write(f, "PUT", &decide, member, confirm).await,
         write(f, "PUT", &decide, owner, &" ".repeat(TOO_LARGE)).await,
+        // The explanation of the member's download, asked for; and each refusal.
+        write(f, "PUT", &ask, owner, r#"{"status": "EXPLANATION_REQUESTED", "reason": "Why?"}"#)
+            .await,
+        write(f, "PUT", &explain, member, r#"{"explanation": "For the board."}"#).await,
+        write(f, "PUT", &explain, member, r#"{"explanation": " "}"#).await,
+        write(f, "PUT", &explain, None, r#"{"explanation": "x"}"#).await,
+        write(f, "PUT", &format!("{nowhere}/explanation"), member, r#"{"explanation": "x"}"#).await,
+        write(f, "PUT", &explain, owner, r#"{"explanation": "Not mine."}"#).await,
+        write(f, "PUT", &explain, member, &" ".repeat(TOO_LARGE)).await,
         write(f, "POST", &sign, owner, r#"{"note": "Checked with the team."}"#).await,
         write(f, "POST", &sign, owner, r#"{"note": 5}"#).await,
         write(f, "POST", &sign, owner, "{}").await,
@@ -543,9 +559,9 @@ async fn every_response() {
     let replay =
         write(&f, "POST", &sign, Some(&owner), r#"{"note": "Checked with the team."}"#).await;
     assert_eq!(replay.headers["idempotent-replayed"], "true");
-    assert_eq!(replay.body, seen[7].body, "the same sign-off is the one recorded");
+    assert_eq!(replay.body, seen[14].body, "the same sign-off is the one recorded");
     seen.push(replay);
-    let first: Value = serde_json::from_slice(&seen[13].body).unwrap();
+    let first: Value = serde_json::from_slice(&seen[20].body).unwrap();
     let cursor = first["pagination"]["next_cursor"].as_str().unwrap();
     seen.push(get(&f, &format!("{list}&limit=100&cursor={cursor}"), Some(&owner)).await);
     // The running month is not signed off: CONFLICT naming `month`.
@@ -591,6 +607,8 @@ async fn every_response() {
         seen.push(get(&f, &member_user, Some(&owner)).await);
         seen.push(patch(&f, &member_user, Some(&owner), None, "{}").await);
         seen.push(write(&f, "PUT", &decide, Some(&owner), confirm).await);
+        let explain = format!("{decide}/explanation");
+        seen.push(write(&f, "PUT", &explain, Some(&member), r#"{"explanation": "x"}"#).await);
         let october = "/v1/audit-logs/privacy/reviews/2026-10/sign-off";
         seen.push(write(&f, "POST", october, Some(&owner), "{}").await);
         let key = format!("fault-{fault:?}");
@@ -627,10 +645,12 @@ async fn every_response() {
     seen.push(patch(&limited, &member_user, Some(&token), None, "{}").await);
     seen.push(write(&limited, "PUT", &decide, Some(&token), confirm).await);
     seen.push(write(&limited, "POST", &sign, Some(&token), "{}").await);
+    let explain = format!("{decide}/explanation");
+    seen.push(write(&limited, "PUT", &explain, Some(&token), r#"{"explanation": "x"}"#).await);
     for _ in 0..2 {
         seen.push(get(&limited, org, Some("rtk_not-a-real-token")).await);
     }
-    assert_eq!(seen.iter().filter(|r| r.status == StatusCode::TOO_MANY_REQUESTS).count(), 14);
+    assert_eq!(seen.iter().filter(|r| r.status == StatusCode::TOO_MANY_REQUESTS).count(), 15);
 
     let mut covered = BTreeSet::new();
     for response in &seen {

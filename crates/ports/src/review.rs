@@ -145,7 +145,8 @@ pub enum Author {
     /// A reviewer: never on their own download ([`Decided::OwnDownload`]).
     Reviewer,
     /// The person who downloaded, explaining: only on their own download, and only while the
-    /// latest decision on it has the status `asked` ([`Decided::NotAsked`] otherwise).
+    /// latest decision on it has the status `asked` ([`Decided::NotAsked`] otherwise), or is
+    /// this same explanation ([`Decided::Unchanged`]).
     Downloader {
         /// The status of a request for an explanation, as stored.
         asked: &'static str,

@@ -419,7 +419,7 @@ impl OperationKind {
                     path: "/v1/audit-logs/privacy/reviews/{month}/downloads/{entryId}/explanation",
                     params: &[Param::path("month", "month"), Param::path("entry_id", "entryId")],
                     body: Body::Json(&["explanation"]),
-                    statuses: &[200, 400, 401, 403, 404, 409, 413, 429, 500, 503, 504],
+                    statuses: &[200, 400, 401, 404, 409, 413, 429, 500, 503, 504],
                     // Whoever downloaded explains, whatever their role: the service checks
                     // that the download is the caller's and that an explanation was asked.
                     class: OperationClass::Write,

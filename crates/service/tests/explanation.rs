@@ -158,7 +158,10 @@ async fn a_download_is_explained_through_the_mailed_link_and_accepted() {
     let spent = w.service.explanation_link(&link, None).await.unwrap_err();
     assert_eq!(spent.code, ErrorCode::Unauthenticated, "the link is spent");
     let member_token = token(&w, Role::Member, &[]).await;
-    let again = put(&w, bearer(&member_token), explain, path(), text).await.unwrap_err();
+    let retried = put(&w, bearer(&member_token), explain, path(), text).await.unwrap();
+    assert_eq!(retried, explained, "the same explanation again is the one kept (a retry)");
+    let other = json!({"explanation": "Something else."});
+    let again = put(&w, bearer(&member_token), explain, path(), other).await.unwrap_err();
     assert_eq!(again.code, ErrorCode::Conflict, "answered once");
 
     // The owner accepts it; the review holds each step.

@@ -200,6 +200,12 @@ pub async fn a_reviews_decisions_and_sign_off_are_kept_with_their_records(store:
         Decided::NotAsked,
         "once explained, the request is answered"
     );
+    let retried = explained(15, "The committee asked for the whole file.");
+    assert_eq!(
+        store.decide_download(&retried).await.unwrap(),
+        Decided::Unchanged(answer.decision.clone()),
+        "the same explanation again is the one kept"
+    );
     let asked_again = decision(14, &download, "EXPLANATION_REQUESTED", "Which committee?");
     assert_eq!(store.decide_download(&asked_again).await.unwrap(), Decided::Written);
     assert_eq!(api_head().await, head + 3);
