@@ -87,7 +87,7 @@ pub(crate) enum LogFormat {
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
     /// Serve the REST API and the tool interface for agents (MCP at `/mcp`).
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Serve the tool interface for agents (MCP) over standard input and output, as the holder
     /// of one token, for agent hosts that start local servers.
     Mcp(McpArgs),

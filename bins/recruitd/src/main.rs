@@ -72,6 +72,7 @@ async fn run(
     let Opened { store, pool_status, .. } = opened;
     match cli.command {
         Command::Serve(args) => {
+            let args = *args;
             let key = match (checkpoint_key(cli.checkpoint_key.as_deref())?, args.demo) {
                 (None, true) => Some(wiring::demo_checkpoint_key(&cli.database_url)?),
                 (key, _) => key,

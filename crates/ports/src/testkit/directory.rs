@@ -50,9 +50,9 @@ pub async fn users_are_found_only_in_their_organization(store: &dyn Store) {
 
     // By e-mail address, in any organization, the address's case ignored.
     let owner: &User = of_a.iter().find(|u| u.role == recruit_domain::Role::Owner).unwrap();
-    assert_eq!(store.users_by_email(&owner.email).await.unwrap(), [owner.clone()]);
+    assert_eq!(store.users_by_email(&owner.email).await.unwrap(), std::slice::from_ref(owner));
     let shouted = owner.email.to_uppercase();
-    assert_eq!(store.users_by_email(&shouted).await.unwrap(), [owner.clone()]);
+    assert_eq!(store.users_by_email(&shouted).await.unwrap(), std::slice::from_ref(owner));
     assert!(store.users_by_email("nobody@org-a.example").await.unwrap().is_empty());
     assert!(store.users_by_email("%").await.unwrap().is_empty(), "no pattern matching");
 }
