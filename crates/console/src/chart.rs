@@ -4,6 +4,8 @@
 
 use recruit_service::review::Review;
 
+use crate::lang::Lang;
+
 /// The drawing's size, in its own units.
 const WIDTH: f64 = 720.0;
 const HEIGHT: f64 = 200.0;
@@ -43,7 +45,7 @@ pub(crate) struct Daily {
 }
 
 impl Daily {
-    pub(crate) fn of(review: &Review) -> Self {
+    pub(crate) fn of(lang: Lang, review: &Review) -> Self {
         let mut categories: Vec<&String> =
             review.days.iter().flat_map(|d| d.categories.keys()).collect();
         categories.sort();
@@ -67,7 +69,7 @@ impl Daily {
                     width: format!("{:.1}", step * 0.8),
                     height: format!("{h:.1}"),
                     colour: colour(category),
-                    label: format!("{}: {n} {category}", day.date),
+                    label: format!("{}: {} {category}", day.date, lang.number(*n)),
                 });
             }
             ticks.push(Tick {
@@ -76,10 +78,8 @@ impl Daily {
             });
         }
         let legend = categories.iter().map(|c| (colour(c), (*c).clone())).collect();
-        let summary = format!(
-            "Accesses per day of {}, stacked by activity category; at most {peak} in a day.",
-            review.month
-        );
+        let summary = lang
+            .ta("chart-summary", &[("month", review.month.as_str().into()), ("peak", peak.into())]);
         Self { width: WIDTH, height: HEIGHT, segments, ticks, legend, summary }
     }
 }
@@ -87,21 +87,22 @@ impl Daily {
 /// The accesses per weekday and local hour, as shaded table cells.
 pub(crate) struct Strip {
     /// Seven rows, Monday first: the weekday's name and its 24 hours' (count, shade 0–5).
-    pub(crate) rows: Vec<(&'static str, Vec<(u64, usize)>)>,
+    pub(crate) rows: Vec<(String, Vec<(u64, usize)>)>,
 }
 
 impl Strip {
-    pub(crate) fn of(review: &Review) -> Self {
-        const DAYS: [&str; 7] = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
+    pub(crate) fn of(lang: Lang, review: &Review) -> Self {
         let peak = review.weekday_hours.iter().flatten().copied().max().unwrap_or(0);
         let shade = |n: u64| match (n, peak) {
             (0, _) | (_, 0) => 0,
             (n, peak) => 1 + usize::try_from(n * 4 / peak).unwrap_or(4).min(4),
         };
-        let rows = DAYS
-            .iter()
+        let rows = (1..=7)
             .zip(&review.weekday_hours)
-            .map(|(day, hours)| (*day, hours.iter().map(|n| (*n, shade(*n))).collect()))
+            .map(|(day, hours)| {
+                let name = lang.t(&format!("weekday-{day}"));
+                (name, hours.iter().map(|n| (*n, shade(*n))).collect())
+            })
             .collect();
         Self { rows }
     }

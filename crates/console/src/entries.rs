@@ -11,19 +11,20 @@ use recruit_domain::PrivacyAuditLog;
 use recruit_domain::model::DataSubject;
 use recruit_service::{OperationKind, Outcome, ServiceError};
 
-use crate::pages::{ChainView, Month, Page, Problem, local};
+use crate::lang::{Lang, Locale};
+use crate::pages::{ChainView, Month, Page, Problem};
 use crate::route::Route;
 use crate::{Answer, Console, ConsoleRequest, ConsoleResponse, Failure, html, server_side};
 
 /// The filters of the entries page, as the list operation names them, in the order of the
 /// form.
 pub(crate) const FILTERS: [(&str, &str); 6] = [
-    ("account_id", "Account"),
-    ("activity_category", "Category"),
-    ("access_menu", "Product area"),
-    ("data_subject_id", "Data subject"),
-    ("ip_address", "IP address"),
-    ("outside_work_hours", "Work hours"),
+    ("account_id", "filter-account"),
+    ("activity_category", "filter-category"),
+    ("access_menu", "filter-menu"),
+    ("data_subject_id", "filter-subject"),
+    ("ip_address", "filter-ip"),
+    ("outside_work_hours", "filter-work-hours"),
 ];
 
 /// The categories the form offers.
@@ -133,6 +134,7 @@ pub(crate) struct Entries {
     pub(crate) csv: String,
     pub(crate) ndjson: String,
     pub(crate) problem: Option<Problem>,
+    pub(crate) l: Locale,
 }
 
 impl Entries {
@@ -156,6 +158,7 @@ pub(crate) struct Integrity {
     pub(crate) page: Page,
     pub(crate) chain: ChainView,
     pub(crate) key: Option<String>,
+    pub(crate) l: Locale,
 }
 
 impl Console {
@@ -174,7 +177,8 @@ impl Console {
             pairs.push(("cursor".into(), cursor.clone()));
         }
         let kind = OperationKind::ListPrivacyAuditLogs;
-        let page = Page::new(&session, month, running);
+        let page = Page::new(&session, month, running, crate::locale(r));
+        let lang = page.l.lang;
         let link =
             |set, extra: &[(&str, &str)]| filters.link(Route::Entries.path(), &month, set, extra);
         let export =
@@ -205,7 +209,7 @@ impl Console {
                     .as_deref()
                     .map(|c| link(None, &[("cursor", c), ("back", &trail)]));
                 let rows =
-                    found.data.iter().map(|e| row(e, &time_zone, &filters, &month)).collect();
+                    found.data.iter().map(|e| row(lang, e, &time_zone, &filters, &month)).collect();
                 (rows, next, None, StatusCode::OK)
             }
             Ok(_) => return Err(Failure::Service(ServiceError::internal())),
@@ -224,6 +228,7 @@ impl Console {
             ndjson: export("ndjson"),
             problem,
             filters: filters.clone(),
+            l: page.l.clone(),
             page,
         };
         Ok(html(status, &page).into())
@@ -286,13 +291,15 @@ impl Console {
         query: &HashMap<String, String>,
     ) -> Answer {
         let session = self.session(r).await?;
-        let page = self.page(&session, query).await?;
+        let page = self.page(r, &session, query).await?;
         let month = page.month;
         let integrity = self.service.month_integrity(&session.caller, &month.to_string()).await?;
         let (_, _, zone) = self.service.month_window(&session.caller, &month.to_string()).await?;
-        let chain = ChainView::of(&integrity.verification, integrity.checkpoint.as_ref(), &zone);
+        let lang = page.l.lang;
+        let chain =
+            ChainView::of(lang, &integrity.verification, integrity.checkpoint.as_ref(), &zone);
         let key = integrity.checkpoint.as_ref().map(|c| c.key_id.clone());
-        let page = Integrity { page, chain, key };
+        let page = Integrity { l: page.l.clone(), page, chain, key };
         Ok(html(StatusCode::OK, &page).into())
     }
 }
@@ -308,7 +315,13 @@ struct Filtered {
 }
 
 /// An entry as a row, each value a link that filters by it.
-fn row(e: &PrivacyAuditLog, time_zone: &str, filters: &Filters, month: &Month) -> EntryRow {
+fn row(
+    lang: Lang,
+    e: &PrivacyAuditLog,
+    time_zone: &str,
+    filters: &Filters,
+    month: &Month,
+) -> EntryRow {
     let by = |name: &str, value: &str| Linked {
         text: value.to_owned(),
         href: Some(filters.link(Route::Entries.path(), month, Some((name, value)), &[])),
@@ -319,15 +332,15 @@ fn row(e: &PrivacyAuditLog, time_zone: &str, filters: &Filters, month: &Month) -
         DataSubject::Candidate { candidate } => by("data_subject_id", &candidate.to_string()),
         DataSubject::Bulk { bulk_count, .. } => Linked {
             text: match bulk_count {
-                Some(n) => format!("{n} records (bulk)"),
-                None => "records in bulk".to_owned(),
+                Some(n) => lang.ta("subject-bulk", &[("count", u64::from(*n).into())]),
+                None => lang.t("subject-bulk-unknown"),
             },
             href: None,
         },
     };
     EntryRow {
         id: e.id.to_string(),
-        at: local(time_zone, e.access_time),
+        at: lang.time(time_zone, e.access_time),
         account: by("account_id", &account),
         subject,
         category: by("activity_category", e.activity_category.as_str()),

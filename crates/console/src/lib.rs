@@ -19,6 +19,7 @@
 
 mod chart;
 mod entries;
+mod lang;
 mod pages;
 mod route;
 
@@ -38,6 +39,7 @@ use recruit_service::{
     Via,
 };
 
+use crate::lang::{Lang, Locale};
 use crate::pages::{Month, Page};
 use crate::route::Route;
 
@@ -159,22 +161,33 @@ impl Console {
                 }
                 response.into()
             }
-            Err(Failure::Forged) => self
-                .error_page(
-                    StatusCode::FORBIDDEN,
-                    "This form did not come from the console's own page, or its session \
-                     changed. Open the page again and send the form from there.",
-                )
-                .into(),
-            Err(Failure::NotFound) => self
-                .error_page(StatusCode::NOT_FOUND, "There is no such page in the console.")
-                .into(),
+            Err(Failure::Forged) => {
+                let message = locale(&request).t("error-forged");
+                self.error_page(&request, StatusCode::FORBIDDEN, &message).into()
+            }
+            Err(Failure::NotFound) => {
+                let message = locale(&request).t("error-not-found");
+                self.error_page(&request, StatusCode::NOT_FOUND, &message).into()
+            }
             Err(Failure::Service(e)) => {
                 let status = status_of(e.code);
-                self.error_page(status, &e.message).into()
+                self.error_page(&request, status, &e.message).into()
             }
         };
         secure_headers(answered.response.headers_mut());
+        // A language chosen with the switch is kept for the pages that follow.
+        let query = query_pairs(request.uri.query());
+        if let Some(lang) = query.get("lang").and_then(|c| Lang::of_code(c)) {
+            let cookie = format!(
+                "{}={}; Path=/console; Max-Age=31536000; SameSite=Lax{}",
+                lang::COOKIE_NAME,
+                lang.code(),
+                if self.secure { "; Secure" } else { "" }
+            );
+            if let Ok(value) = HeaderValue::from_str(&cookie) {
+                answered.response.headers_mut().append(header::SET_COOKIE, value);
+            }
+        }
         answered
     }
 
@@ -199,6 +212,7 @@ impl Console {
                     error: None,
                     mail: self.service.sends_mail(),
                     mailed: false,
+                    l: locale(r),
                 };
                 Ok(html(StatusCode::OK, &page).into())
             }
@@ -208,7 +222,7 @@ impl Console {
                 let (link, month, entry) = link_target(&query);
                 let caller = self.explanation_link(r, &link).await?;
                 let view = self.service.explanation_page(&caller, &month, &entry).await?;
-                Ok(html(StatusCode::OK, &pages::Explain::new(link, view, None)).into())
+                Ok(html(StatusCode::OK, &pages::Explain::new(link, view, None, locale(r))).into())
             }
             Route::ExplainForm => self.explain(r).await,
             Route::SignOut => {
@@ -268,17 +282,20 @@ impl Console {
             }
             Err(e) if server_side(&e) => Err(e.into()),
             Err(e) => {
+                let l = locale(r);
                 let error = match e.code {
-                    ErrorCode::Unauthenticated => {
-                        "That token or link is not valid: it may be mistyped, expired, revoked, \
-                         or a link already used."
-                            .to_owned()
-                    }
+                    ErrorCode::Unauthenticated => l.t("error-sign-in"),
                     _ => e.message,
                 };
                 let mail = self.service.sends_mail();
-                let page =
-                    pages::SignIn { link, ended: false, error: Some(error), mail, mailed: false };
+                let page = pages::SignIn {
+                    link,
+                    ended: false,
+                    error: Some(error),
+                    mail,
+                    mailed: false,
+                    l,
+                };
                 Ok(html(status_of(e.code), &page).into())
             }
         }
@@ -293,8 +310,14 @@ impl Console {
         let form = query_pairs(std::str::from_utf8(&r.body).ok());
         let email = form.get("email").map(String::as_str).unwrap_or("");
         self.service.email_sign_in_link(email, r.client_ip)?;
-        let page =
-            pages::SignIn { link: None, ended: false, error: None, mail: true, mailed: true };
+        let page = pages::SignIn {
+            link: None,
+            ended: false,
+            error: None,
+            mail: true,
+            mailed: true,
+            l: locale(r),
+        };
         Ok(html(StatusCode::OK, &page).into())
     }
 
@@ -331,14 +354,18 @@ impl Console {
             Ok(_) => {
                 self.service.spend_explanation_link(&caller).await?;
                 let view = self.service.explanation_page(&caller, &month, &entry).await?;
-                let page = pages::Explain { done: true, ..pages::Explain::new(link, view, None) };
+                let page = pages::Explain {
+                    done: true,
+                    ..pages::Explain::new(link, view, None, locale(r))
+                };
                 Ok(html(StatusCode::OK, &page).into())
             }
             Err(e) if server_side(&e) => Err(e.into()),
             Err(e) => {
                 let view = self.service.explanation_page(&caller, &month, &entry).await?;
                 let problem = pages::Problem::of(&e, None);
-                Ok(html(status_of(e.code), &pages::Explain::new(link, view, Some(problem))).into())
+                let page = pages::Explain::new(link, view, Some(problem), locale(r));
+                Ok(html(status_of(e.code), &page).into())
             }
         }
     }
@@ -351,12 +378,9 @@ impl Console {
     ) -> Result<recruit_service::Caller, Failure> {
         match self.service.explanation_link(link, r.client_ip).await {
             Ok(caller) => Ok(caller),
-            Err(e) if e.code == ErrorCode::Unauthenticated => Err(Failure::Service(ServiceError {
-                message: "This link is not valid: it may be cut short, expired, or used already. \
-                          Ask the reviewer who wrote to you for a new one."
-                    .to_owned(),
-                ..e
-            })),
+            Err(e) if e.code == ErrorCode::Unauthenticated => {
+                Err(Failure::Service(ServiceError { message: locale(r).t("error-link"), ..e }))
+            }
             Err(e) => Err(e.into()),
         }
     }
@@ -366,7 +390,7 @@ impl Console {
         let session = self.session(r).await?;
         self.check_form(r, &session)?;
         let form = query_pairs(std::str::from_utf8(&r.body).ok());
-        let page = self.page(&session, &form).await?;
+        let page = self.page(r, &session, &form).await?;
         let month = page.month;
         let entry = form.get("entry").cloned().unwrap_or_default();
         let body = serde_json::json!({
@@ -399,7 +423,7 @@ impl Console {
         let session = self.session(r).await?;
         self.check_form(r, &session)?;
         let form = query_pairs(std::str::from_utf8(&r.body).ok());
-        let page = self.page(&session, &form).await?;
+        let page = self.page(r, &session, &form).await?;
         let month = page.month;
         let note = form.get("note").map(|n| n.trim()).filter(|n| !n.is_empty());
         let body = serde_json::json!({ "note": note });
@@ -425,7 +449,7 @@ impl Console {
         query: &std::collections::HashMap<String, String>,
     ) -> Result<(ConsoleCaller, Page, Review), Failure> {
         let session = self.session(r).await?;
-        let page = self.page(&session, query).await?;
+        let page = self.page(r, &session, query).await?;
         let review = self.review(r, &session, page.month).await?;
         Ok((session, page, review))
     }
@@ -439,17 +463,19 @@ impl Console {
     ) -> Result<pages::ChainView, Failure> {
         let month = page.month.to_string();
         let integrity = self.service.month_integrity(&session.caller, &month).await?;
-        Ok(pages::ChainView::of(&integrity.verification, integrity.checkpoint.as_ref(), zone))
+        let (lang, verification) = (page.l.lang, &integrity.verification);
+        Ok(pages::ChainView::of(lang, verification, integrity.checkpoint.as_ref(), zone))
     }
 
     /// The page of the month `query` names (the last month that has ended without one).
     pub(crate) async fn page(
         &self,
+        r: &ConsoleRequest<'_>,
         session: &ConsoleCaller,
         query: &std::collections::HashMap<String, String>,
     ) -> Result<Page, Failure> {
         let running = self.service.running_month(&session.caller).await?;
-        Ok(Page::new(session, Month::from_query(query, running)?, running))
+        Ok(Page::new(session, Month::from_query(query, running)?, running, locale(r)))
     }
 
     /// The month's review, read (and recorded) as the session's reviewer.
@@ -560,8 +586,15 @@ impl Console {
         HeaderValue::from_str(&value).unwrap_or_else(|_| HeaderValue::from_static(""))
     }
 
-    fn error_page(&self, status: StatusCode, message: &str) -> Response<Vec<u8>> {
-        html(status, &pages::ErrorPage { status: status.as_u16(), message: message.to_owned() })
+    fn error_page(
+        &self,
+        r: &ConsoleRequest<'_>,
+        status: StatusCode,
+        message: &str,
+    ) -> Response<Vec<u8>> {
+        let page =
+            pages::ErrorPage { status: status.as_u16(), message: message.to_owned(), l: locale(r) };
+        html(status, &page)
     }
 }
 
@@ -590,6 +623,12 @@ fn cookie(headers: &HeaderMap) -> Option<String> {
 }
 
 /// The pairs of a query string or a form body, decoded; the first of a repeated name wins.
+/// The language of a request's page, and the page's own address for the switch.
+fn locale(r: &ConsoleRequest<'_>) -> Locale {
+    let query = query_pairs(r.uri.query());
+    Locale::new(Lang::of(&query, r.headers), r.uri.path(), &query)
+}
+
 /// The link's secret, the month and the download an explanation page names.
 fn link_target(pairs: &std::collections::HashMap<String, String>) -> (String, String, String) {
     let get = |name: &str| pairs.get(name).map(|v| v.trim().to_owned()).unwrap_or_default();

@@ -14,6 +14,7 @@ use recruit_service::sign_off::DownloadStatus;
 
 use crate::Failure;
 use crate::chart::{Daily, Strip};
+use crate::lang::{Lang, Locale};
 use crate::route::Route;
 
 /// The month a page shows: `month` in the query, else the last month that has ended in the
@@ -65,16 +66,21 @@ pub(crate) struct Page {
     pub(crate) ended: bool,
     pub(crate) csrf: String,
     pub(crate) user: String,
+    /// The page's language.
+    pub(crate) l: Locale,
 }
 
 impl Page {
-    /// The page of `month` for `session`, `running` being the organization's month now.
+    /// The page of `month` for `session` in `l`, `running` being the organization's month
+    /// now.
     pub(crate) fn new(
         session: &ConsoleCaller,
         month: Month,
         running: recruit_domain::Month,
+        l: Locale,
     ) -> Self {
         Self {
+            l,
             month,
             user_id: session.caller.user.id,
             ended: month.0 < running,
@@ -118,6 +124,7 @@ pub(crate) struct SignIn {
     pub(crate) mail: bool,
     /// Whether a link was just asked for by address.
     pub(crate) mailed: bool,
+    pub(crate) l: Locale,
 }
 
 /// The page where the person who made a download explains it.
@@ -140,10 +147,11 @@ pub(crate) struct Explain {
     pub(crate) due: Option<String>,
     /// Whether an explanation is awaited; otherwise what became of it.
     pub(crate) open: bool,
-    pub(crate) status: &'static str,
+    pub(crate) status: String,
     /// Whether the explanation was just recorded.
     pub(crate) done: bool,
     pub(crate) problem: Option<Problem>,
+    pub(crate) l: Locale,
 }
 
 impl Explain {
@@ -151,7 +159,9 @@ impl Explain {
         link: String,
         view: recruit_service::console::ExplanationPage,
         problem: Option<Problem>,
+        l: Locale,
     ) -> Self {
+        let lang = l.lang;
         let zone = view.time_zone.name();
         let d = &view.download;
         let question = d.question();
@@ -162,7 +172,7 @@ impl Explain {
             organization: view.organization_name.clone(),
             name: view.person.name.clone(),
             time_zone: zone.to_owned(),
-            at: local(zone, d.access_time),
+            at: lang.time(zone, d.access_time),
             menu: d.access_menu_path.clone(),
             data: d.access_data.join(", "),
             purpose: d.purpose.clone(),
@@ -171,11 +181,12 @@ impl Explain {
                 |p| p.name.clone(),
             ),
             question: question.map(|q| q.reason.clone()).unwrap_or_default(),
-            due: d.review.as_ref().and_then(|r| r.due_at).map(|due| local(zone, due)),
+            due: d.review.as_ref().and_then(|r| r.due_at).map(|due| lang.time(zone, due)),
             open: view.open(),
-            status: status_words(d.status),
+            status: status_words(lang, d.status),
             done: false,
             problem,
+            l,
         }
     }
 }
@@ -186,6 +197,7 @@ impl Explain {
 pub(crate) struct ErrorPage {
     pub(crate) status: u16,
     pub(crate) message: String,
+    pub(crate) l: Locale,
 }
 
 /// The order of the overview's table of accounts.
@@ -195,16 +207,16 @@ pub(crate) struct Sort {
     pub(crate) descending: bool,
 }
 
-/// The columns the table sorts by, as the query names them, with their headings.
+/// The columns the table sorts by, as the query names them, with their headings' messages.
 pub(crate) const COLUMNS: [(&str, &str); 8] = [
-    ("account", "Account"),
-    ("accesses", "Accesses"),
-    ("bulk", "Bulk accesses"),
-    ("outside", "Outside work hours"),
-    ("downloads", "Downloads"),
-    ("subjects", "Data subjects"),
-    ("new_ips", "New IP addresses"),
-    ("flags", "Flags"),
+    ("account", "col-account"),
+    ("accesses", "col-accesses"),
+    ("bulk", "col-bulk-accesses"),
+    ("outside", "col-outside"),
+    ("downloads", "col-downloads"),
+    ("subjects", "col-subjects"),
+    ("new_ips", "col-new-ips"),
+    ("flags", "col-flags"),
 ];
 
 impl Sort {
@@ -260,24 +272,25 @@ pub(crate) struct Who {
 }
 
 impl Who {
-    fn of(person: Option<&Person>, id: &str) -> Self {
+    fn of(lang: Lang, person: Option<&Person>, id: &str) -> Self {
         match person {
-            Some(p) => {
-                Self { name: p.name.clone(), about: Some(format!("{}, {}", role(p.role), p.email)) }
-            }
+            Some(p) => Self {
+                name: p.name.clone(),
+                about: Some(format!("{}, {}", role(lang, p.role), p.email)),
+            },
             None => Self { name: id.to_owned(), about: None },
         }
     }
 }
 
 /// A role as a person reads it.
-fn role(role: recruit_domain::Role) -> &'static str {
+fn role(lang: Lang, role: recruit_domain::Role) -> String {
     use recruit_domain::Role;
-    match role {
-        Role::Owner => "owner",
-        Role::Admin => "admin",
-        Role::Member => "member",
-    }
+    lang.t(match role {
+        Role::Owner => "role-owner",
+        Role::Admin => "role-admin",
+        Role::Member => "role-member",
+    })
 }
 
 /// A row of the overview's table.
@@ -298,9 +311,9 @@ pub(crate) struct AccountRow {
 }
 
 impl AccountRow {
-    fn of(a: &AccountReview, review: &Review) -> Self {
+    fn of(lang: Lang, a: &AccountReview, review: &Review) -> Self {
         Self {
-            who: Who::of(review.account_person(&a.account_id), &a.account_id),
+            who: Who::of(lang, review.account_person(&a.account_id), &a.account_id),
             account_id: a.account_id.clone(),
             accesses: a.accesses,
             bulk_accesses: a.bulk_accesses,
@@ -310,37 +323,37 @@ impl AccountRow {
             subjects: a.distinct_data_subjects,
             new_ips: a.new_ip_addresses.clone(),
             flags: a.flags.iter().map(|f| f.as_str().to_owned()).collect(),
-            flag_notes: a.flag_details.iter().map(flag_note).collect(),
+            flag_notes: a.flag_details.iter().map(|d| flag_note(lang, d)).collect(),
         }
     }
 
-    pub(crate) fn outside_text(&self) -> String {
-        self.outside.map_or_else(|| "–".to_owned(), |n| n.to_string())
+    pub(crate) fn outside_text(&self, l: &Locale) -> String {
+        self.outside.map_or_else(|| "–".to_owned(), |n| l.n(n))
     }
 }
 
 /// A flag with the account's figure and the rule's threshold, in words.
-fn flag_note(d: &FlagDetail) -> String {
-    match d.flag {
-        Flag::OutsideWorkHours => format!(
-            "Outside work hours: {} accesses ({} % of its accesses), over {}",
-            d.value,
-            d.percent.unwrap_or(0),
-            d.threshold
-        ),
-        Flag::Bulk => format!("Bulk: {} records accessed in bulk, over {}", d.value, d.threshold),
-        Flag::Downloads => {
-            format!("Downloads: {} downloads and exports, over {}", d.value, d.threshold)
-        }
-        Flag::NewIpAddresses => {
-            format!("New IP addresses: {} not used the month before, over {}", d.value, d.threshold)
-        }
-        _ => format!("{}: {}, over {}", d.flag.as_str(), d.value, d.threshold),
-    }
+fn flag_note(lang: Lang, d: &FlagDetail) -> String {
+    let key = match d.flag {
+        Flag::OutsideWorkHours => "flag-outside",
+        Flag::Bulk => "flag-bulk",
+        Flag::Downloads => "flag-downloads",
+        Flag::NewIpAddresses => "flag-new-ips",
+        _ => "flag-other",
+    };
+    lang.ta(
+        key,
+        &[
+            ("flag", d.flag.as_str().into()),
+            ("value", d.value.into()),
+            ("threshold", d.threshold.into()),
+            ("percent", d.percent.unwrap_or(0).into()),
+        ],
+    )
 }
 
 /// An export's filters as `name=value` pairs, in the order the export recorded them.
-fn filters_text(filters: &serde_json::Value) -> String {
+fn filters_text(lang: Lang, filters: &serde_json::Value) -> String {
     match filters.as_object() {
         Some(map) if !map.is_empty() => map
             .iter()
@@ -350,40 +363,63 @@ fn filters_text(filters: &serde_json::Value) -> String {
             })
             .collect::<Vec<_>>()
             .join(", "),
-        _ => "none".to_owned(),
+        _ => lang.t("filters-none"),
     }
 }
 
-/// The rules a review applied, a line each: work hours, days off, and each flag's threshold.
-pub(crate) fn rules(review: &Review) -> Vec<String> {
+/// The rules a review applied, a line each: work hours, days off, each flag's threshold, and
+/// the time to explain a download.
+pub(crate) fn rules(lang: Lang, review: &Review) -> Vec<String> {
     let r = &review.rules;
     let hours: Vec<String> = review
         .work_hours
         .iter()
-        .map(|h| format!("{} {}–{}", h.day.as_str().to_lowercase(), h.start, h.end))
+        .map(|h| {
+            let day = weekday_number(&h.day)
+                .map_or_else(|| h.day.as_str().to_lowercase(), |n| lang.t(&format!("weekday-{n}")));
+            format!("{day} {}–{}", h.start, h.end)
+        })
         .collect();
     let holidays: Vec<String> = r.holidays.iter().map(ToString::to_string).collect();
+    let or = |list: Vec<String>, none: &str| {
+        if list.is_empty() { lang.t(none) } else { list.join(", ") }
+    };
     vec![
-        format!(
-            "Work hours ({}): {}; other days are days off.",
-            review.time_zone,
-            if hours.is_empty() { "none set".to_owned() } else { hours.join(", ") }
+        lang.ta(
+            "rules-hours",
+            &[
+                ("zone", review.time_zone.as_str().into()),
+                ("hours", or(hours, "rules-hours-none").into()),
+            ],
         ),
-        format!(
-            "Holidays: {}.",
-            if holidays.is_empty() { "none listed".to_owned() } else { holidays.join(", ") }
+        lang.ta("rules-holidays", &[("days", or(holidays, "rules-holidays-none").into())]),
+        lang.ta(
+            "rules-outside",
+            &[
+                ("accesses", r.outside_hours_accesses.into()),
+                ("percent", u64::from(r.outside_hours_percent).into()),
+            ],
         ),
-        format!(
-            "Outside work hours: flagged over {} accesses that are at least {} % of the account's.",
-            r.outside_hours_accesses, r.outside_hours_percent
-        ),
-        format!("Bulk: flagged over {} records accessed in bulk.", r.bulk_records),
-        format!("Downloads: flagged over {} downloads and exports of the ledger.", r.downloads),
-        format!(
-            "New IP addresses: flagged over {} addresses not used the month before.",
-            r.new_ip_addresses
-        ),
+        lang.ta("rules-bulk", &[("records", r.bulk_records.into())]),
+        lang.ta("rules-downloads", &[("count", r.downloads.into())]),
+        lang.ta("rules-new-ips", &[("count", r.new_ip_addresses.into())]),
+        lang.ta("rules-explanation", &[("days", u64::from(r.explanation_days).into())]),
     ]
+}
+
+/// A weekday's number, Monday 1 to Sunday 7; `None` for one this version does not know.
+pub(crate) fn weekday_number(day: &recruit_domain::model::Weekday) -> Option<u8> {
+    use recruit_domain::model::Weekday;
+    let days = [
+        Weekday::Monday,
+        Weekday::Tuesday,
+        Weekday::Wednesday,
+        Weekday::Thursday,
+        Weekday::Friday,
+        Weekday::Saturday,
+        Weekday::Sunday,
+    ];
+    days.iter().position(|d| d == day).map(|i| i as u8 + 1)
 }
 
 /// The month at a glance.
@@ -401,21 +437,24 @@ pub(crate) struct Overview {
     pub(crate) rules: Vec<String>,
     /// The month's part of the chain, verified now.
     pub(crate) chain: ChainView,
+    pub(crate) l: Locale,
 }
 
 impl Overview {
     pub(crate) fn new(page: Page, review: Review, sort: Sort, chain: ChainView) -> Self {
+        let lang = page.l.lang;
         let mut accounts: Vec<AccountRow> =
-            review.accounts.iter().map(|a| AccountRow::of(a, &review)).collect();
+            review.accounts.iter().map(|a| AccountRow::of(lang, a, &review)).collect();
         sort.apply(&mut accounts);
         let pending =
             review.downloads.iter().filter(|d| d.status == DownloadStatus::Pending).count();
         Self {
-            daily: Daily::of(&review),
-            strip: Strip::of(&review),
-            signed: SignOffView::of(&review),
-            rules: rules(&review),
+            daily: Daily::of(lang, &review),
+            strip: Strip::of(lang, &review),
+            signed: SignOffView::of(lang, &review),
+            rules: rules(lang, &review),
             chain,
+            l: page.l.clone(),
             page,
             review,
             accounts,
@@ -439,7 +478,7 @@ pub(crate) struct DownloadRow {
     pub(crate) data: String,
     pub(crate) menu: String,
     pub(crate) ips: String,
-    pub(crate) status: &'static str,
+    pub(crate) status: String,
     /// The status as the API names it.
     pub(crate) code: &'static str,
     /// The purpose the download was stated for when it was recorded.
@@ -461,7 +500,7 @@ pub(crate) struct DownloadRow {
 /// A step of the exchange about a download.
 pub(crate) struct Step {
     /// What it was, in words.
-    pub(crate) what: &'static str,
+    pub(crate) what: String,
     pub(crate) text: String,
     /// Who, by name, and when.
     pub(crate) by: String,
@@ -471,25 +510,25 @@ pub(crate) struct Step {
 }
 
 /// A download's status in words.
-pub(crate) fn status_words(status: DownloadStatus) -> &'static str {
-    match status {
-        DownloadStatus::Pending => "Not decided",
-        DownloadStatus::Confirmed => "Reason confirmed",
-        DownloadStatus::ExplanationRequested => "Explanation asked for",
-        DownloadStatus::Explained => "Explained: awaiting a decision",
-        DownloadStatus::Rejected => "Reason rejected",
-    }
+pub(crate) fn status_words(lang: Lang, status: DownloadStatus) -> String {
+    lang.t(match status {
+        DownloadStatus::Pending => "status-pending",
+        DownloadStatus::Confirmed => "status-confirmed",
+        DownloadStatus::ExplanationRequested => "status-requested",
+        DownloadStatus::Explained => "status-explained",
+        DownloadStatus::Rejected => "status-rejected",
+    })
 }
 
 /// What a step of a download's history was, in words.
-fn step_words(status: DownloadStatus) -> &'static str {
-    match status {
-        DownloadStatus::Pending => "Not decided",
-        DownloadStatus::Confirmed => "Confirmed",
-        DownloadStatus::ExplanationRequested => "Asked",
-        DownloadStatus::Explained => "Explained",
-        DownloadStatus::Rejected => "Rejected",
-    }
+fn step_words(lang: Lang, status: DownloadStatus) -> String {
+    lang.t(match status {
+        DownloadStatus::Pending => "status-pending",
+        DownloadStatus::Confirmed => "step-confirmed",
+        DownloadStatus::ExplanationRequested => "step-requested",
+        DownloadStatus::Explained => "step-explained",
+        DownloadStatus::Rejected => "step-rejected",
+    })
 }
 
 /// The month's downloads, pending first, each with its form.
@@ -508,37 +547,49 @@ pub(crate) struct Downloads {
     pub(crate) to_decide: usize,
     pub(crate) awaited: usize,
     pub(crate) overdue: usize,
+    pub(crate) l: Locale,
 }
 
 impl Downloads {
     pub(crate) fn new(page: Page, review: Review, problem: Option<Problem>) -> Self {
         let now = recruit_domain::Timestamp::now();
+        let lang = page.l.lang;
+        let zone = review.time_zone.as_str();
         let mut rows: Vec<DownloadRow> = review
             .downloads
             .iter()
             .map(|d| DownloadRow {
                 id: d.id.clone(),
-                who: Who::of(review.account_person(&d.account_id), &d.account_id),
+                who: Who::of(lang, review.account_person(&d.account_id), &d.account_id),
                 account_id: d.account_id.clone(),
-                at: local(&review.time_zone, d.access_time),
-                subject: subject_text(&d.data_subject),
+                at: lang.time(zone, d.access_time),
+                subject: subject_text(lang, &d.data_subject),
                 data: d.access_data.join(", "),
                 menu: d.access_menu_path.clone(),
                 ips: d.ip_addresses.join(", "),
-                status: status_words(d.status),
+                status: status_words(lang, d.status),
                 code: d.status.as_str(),
                 history: d
                     .history
                     .iter()
                     .map(|r| Step {
-                        what: step_words(r.status),
+                        what: step_words(lang, r.status),
                         text: r.reason.clone(),
-                        by: format!(
-                            "{} at {}",
-                            review
-                                .person(r.reviewed_by.uuid())
-                                .map_or_else(|| r.reviewed_by.to_string(), |p| p.name.clone()),
-                            local(&review.time_zone, r.reviewed_at)
+                        by: lang.ta(
+                            "step-by",
+                            &[
+                                (
+                                    "name",
+                                    review
+                                        .person(r.reviewed_by.uuid())
+                                        .map_or_else(
+                                            || r.reviewed_by.to_string(),
+                                            |p| p.name.clone(),
+                                        )
+                                        .into(),
+                                ),
+                                ("at", lang.time(zone, r.reviewed_at).into()),
+                            ],
                         ),
                         later: false,
                         at: r.reviewed_at,
@@ -549,7 +600,7 @@ impl Downloads {
                     .as_ref()
                     .filter(|_| d.status == DownloadStatus::ExplanationRequested)
                     .and_then(|r| r.due_at)
-                    .map(|due| local(&review.time_zone, due)),
+                    .map(|due| lang.time(zone, due)),
                 overdue: d.overdue(now),
                 reviewed_at: d.review.as_ref().map(|r| r.reviewed_at),
                 purpose: d.purpose.clone(),
@@ -578,8 +629,9 @@ impl Downloads {
         let awaited = count(&|d| d.status == DownloadStatus::ExplanationRequested);
         let overdue = count(&|d| d.overdue(now));
         Self {
+            l: page.l.clone(),
             page,
-            time_zone: review.time_zone,
+            time_zone: review.time_zone.clone(),
             rows,
             exports: review.ledger_exports.len(),
             problem,
@@ -592,24 +644,19 @@ impl Downloads {
 }
 
 /// The data subject as a line of text.
-fn subject_text(subject: &recruit_domain::model::DataSubject) -> String {
+fn subject_text(lang: Lang, subject: &recruit_domain::model::DataSubject) -> String {
     use recruit_domain::model::DataSubject;
     match subject {
-        DataSubject::Employee { user } => format!("employee {user}"),
-        DataSubject::Candidate { candidate } => format!("candidate {candidate}"),
+        DataSubject::Employee { user } => {
+            lang.ta("subject-employee", &[("id", user.to_string().into())])
+        }
+        DataSubject::Candidate { candidate } => {
+            lang.ta("subject-candidate", &[("id", candidate.to_string().into())])
+        }
         DataSubject::Bulk { bulk_count, .. } => match bulk_count {
-            Some(n) => format!("{n} records (bulk)"),
-            None => "records in bulk, count unknown".to_owned(),
+            Some(n) => lang.ta("subject-bulk", &[("count", u64::from(*n).into())]),
+            None => lang.t("subject-bulk-unknown"),
         },
-    }
-}
-
-/// `t` in the time zone named `zone`, `YYYY-MM-DD HH:MM`; in UTC when the name is not known.
-pub(crate) fn local(zone: &str, t: recruit_domain::Timestamp) -> String {
-    let utc = t.as_datetime();
-    match zone.parse::<chrono_tz::Tz>() {
-        Ok(zone) => utc.with_timezone(&zone).format("%Y-%m-%d %H:%M").to_string(),
-        Err(_) => utc.format("%Y-%m-%d %H:%M UTC").to_string(),
     }
 }
 
@@ -623,33 +670,42 @@ pub(crate) struct ChainView {
 
 impl ChainView {
     /// The view of the verification `v` and the latest checkpoint `c`, times in `zone`.
-    pub(crate) fn of(v: &MonthVerification, c: Option<&Checkpoint>, zone: &str) -> Self {
-        let verified = format!(
-            "{} entries from position {} to the head at {} (hash {})",
-            v.entries,
-            v.anchored_at + 1,
-            v.head_position,
-            v.head_hash,
+    pub(crate) fn of(
+        lang: Lang,
+        v: &MonthVerification,
+        c: Option<&Checkpoint>,
+        zone: &str,
+    ) -> Self {
+        let verified = lang.ta(
+            "chain-verified",
+            &[
+                ("entries", v.entries.into()),
+                ("from", (v.anchored_at + 1).to_string().into()),
+                ("head", v.head_position.to_string().into()),
+                ("hash", v.head_hash.as_str().into()),
+            ],
         );
         let findings = v
             .findings
             .iter()
             .map(|f| {
-                format!(
-                    "{} at position {}{}",
-                    f.kind.as_str(),
-                    f.position.map_or_else(|| "–".to_owned(), |p| p.to_string()),
-                    f.id.as_deref().map(|id| format!(" ({id})")).unwrap_or_default()
-                )
+                let position = f.position.map_or_else(|| "–".to_owned(), |p| p.to_string());
+                let kind = f.kind.as_str();
+                let text = lang
+                    .ta("chain-finding", &[("kind", kind.into()), ("position", position.into())]);
+                let id = f.id.as_deref().map(|id| format!(" ({id})")).unwrap_or_default();
+                format!("{text}{id}")
             })
             .collect();
         let checkpoint = c.map(|c| {
-            format!(
-                "position {}, hash {}, signed at {} by key {}",
-                c.position,
-                c.head_hash,
-                local(zone, c.signed_at),
-                c.key_id
+            lang.ta(
+                "checkpoint-text",
+                &[
+                    ("position", c.position.to_string().into()),
+                    ("hash", c.head_hash.as_str().into()),
+                    ("at", lang.time(zone, c.signed_at).into()),
+                    ("key", c.key_id.as_str().into()),
+                ],
             )
         });
         Self { intact: v.intact, verified, findings, checkpoint }
@@ -664,35 +720,37 @@ pub(crate) struct SignOffView {
     pub(crate) reviewer: Option<String>,
     pub(crate) signed_at: String,
     pub(crate) note: String,
-    pub(crate) figures: Vec<(&'static str, u64)>,
+    pub(crate) figures: Vec<(String, u64)>,
     pub(crate) chain: ChainView,
 }
 
 impl SignOffView {
     /// The sign-off of `review`, if it was signed off and reads as one.
-    pub(crate) fn of(review: &Review) -> Option<Self> {
+    pub(crate) fn of(lang: Lang, review: &Review) -> Option<Self> {
         let s = review.signed_off()?.ok()?;
         let f = &s.figures;
-        let figures = vec![
-            ("Accesses", f.accesses),
-            ("Accounts", f.accounts),
-            ("Flagged accounts", f.flagged_accounts),
-            ("Downloads", f.downloads),
-            ("Confirmed", f.confirmed),
-            ("Explanation requested", f.explanation_requested),
-            ("Explained, awaiting a decision", f.explained),
-            ("Rejected", f.rejected),
-            ("Pending", f.pending),
-            ("Exports of the ledger", f.ledger_exports),
+        let figures = [
+            ("fig-accesses", f.accesses),
+            ("fig-accounts", f.accounts),
+            ("fig-flagged", f.flagged_accounts),
+            ("fig-downloads", f.downloads),
+            ("fig-confirmed", f.confirmed),
+            ("fig-requested", f.explanation_requested),
+            ("fig-explained", f.explained),
+            ("fig-rejected", f.rejected),
+            ("fig-pending", f.pending),
+            ("fig-exports", f.ledger_exports),
         ];
-        let who = Who::of(s.reviewer.as_ref(), &s.signed_by.to_string());
+        let figures = figures.into_iter().map(|(key, n)| (lang.t(key), n)).collect();
+        let who = Who::of(lang, s.reviewer.as_ref(), &s.signed_by.to_string());
+        let zone = review.time_zone.as_str();
         Some(Self {
             signed_by: who.name,
             reviewer: who.about,
-            signed_at: local(&review.time_zone, s.signed_at),
+            signed_at: lang.time(zone, s.signed_at),
             note: s.note.clone().unwrap_or_default(),
             figures,
-            chain: ChainView::of(&s.verification, s.checkpoint.as_ref(), &review.time_zone),
+            chain: ChainView::of(lang, &s.verification, s.checkpoint.as_ref(), zone),
         })
     }
 }
@@ -709,6 +767,7 @@ pub(crate) struct SignOffForm {
     pub(crate) problem: Option<Problem>,
     /// The month's part of the chain, verified now.
     pub(crate) chain: ChainView,
+    pub(crate) l: Locale,
 }
 
 impl SignOffForm {
@@ -721,11 +780,12 @@ impl SignOffForm {
         let unconfirmed =
             review.downloads.iter().filter(|d| d.status != DownloadStatus::Confirmed).count();
         Self {
+            l: page.l.clone(),
+            signed: SignOffView::of(page.l.lang, &review),
             page,
             downloads: review.downloads.len(),
             unconfirmed,
             accesses: review.accesses,
-            signed: SignOffView::of(&review),
             problem,
             chain,
         }
@@ -750,6 +810,9 @@ pub(crate) struct Report {
     pub(crate) period: (String, String),
     /// Every export of the ledger in the month.
     pub(crate) exports: Vec<ExportRow>,
+    /// The month as the language names it.
+    pub(crate) month_name: String,
+    pub(crate) l: Locale,
 }
 
 /// An export of the ledger as the report lists it: who, when, with which filters.
@@ -758,7 +821,7 @@ pub(crate) struct ExportRow {
     pub(crate) account_id: String,
     pub(crate) at: String,
     pub(crate) filters: String,
-    pub(crate) entries: u32,
+    pub(crate) entries: u64,
     pub(crate) client_ip: String,
 }
 
@@ -767,25 +830,27 @@ impl Report {
         let zone = review.time_zone.clone();
         let last_day = review.to.unix_micros().saturating_sub(1);
         let last_day = recruit_domain::Timestamp::from_unix_micros(last_day).unwrap_or(review.to);
-        let day = |t| local(&zone, t)[..10].to_owned();
+        let lang = page.l.lang;
+        let day = |t| lang.date(&zone, t);
         let period = (day(review.from), day(last_day));
         let exports = review
             .ledger_exports
             .iter()
             .map(|e| ExportRow {
-                who: Who::of(review.account_person(&e.account_id), &e.account_id),
+                who: Who::of(lang, review.account_person(&e.account_id), &e.account_id),
                 account_id: e.account_id.clone(),
-                at: local(&zone, e.at),
-                filters: filters_text(&e.filters),
-                entries: e.entries,
+                at: lang.time(&zone, e.at),
+                filters: filters_text(lang, &e.filters),
+                entries: u64::from(e.entries),
                 client_ip: e.client_ip.clone().unwrap_or_default(),
             })
             .collect();
         let mut accounts: Vec<AccountRow> =
-            review.accounts.iter().map(|a| AccountRow::of(a, &review)).collect();
+            review.accounts.iter().map(|a| AccountRow::of(lang, a, &review)).collect();
         Sort { column: "account", descending: false }.apply(&mut accounts);
-        let signed = SignOffView::of(&review);
-        let rules = rules(&review);
+        let signed = SignOffView::of(lang, &review);
+        let rules = rules(lang, &review);
+        let month_name = lang.month(page.month.0);
         let organization = review.organization_name.clone();
         let organization_id = review.organization_id.to_string();
         let (time_zone, accesses) = (review.time_zone.clone(), review.accesses);
@@ -800,6 +865,8 @@ impl Report {
             }
         }
         Self {
+            l: page.l.clone(),
+            month_name,
             period,
             exports,
             page,
@@ -822,5 +889,6 @@ fn page_copy(page: &Page) -> Page {
         ended: page.ended,
         csrf: page.csrf.clone(),
         user: page.user.clone(),
+        l: page.l.clone(),
     }
 }

@@ -52,6 +52,10 @@ async fn token(w: &World, role: Role, scopes: &[Scope]) -> String {
 #[derive(Default)]
 struct Browser {
     cookie: Option<String>,
+    /// The language cookie, once the switch set it.
+    lang: Option<String>,
+    /// The `Accept-Language` it sends, if any.
+    accept_language: Option<&'static str>,
     /// The body of the last download.
     download: Option<Vec<u8>>,
 }
@@ -96,11 +100,18 @@ impl Browser {
     ) -> Seen {
         let uri: Uri = uri.parse().unwrap();
         let mut headers = HeaderMap::new();
+        let mut cookies = vec![];
         if let Some(cookie) = &self.cookie {
-            headers.insert(
-                header::COOKIE,
-                HeaderValue::from_str(&format!("recruitd_console={cookie}")).unwrap(),
-            );
+            cookies.push(format!("recruitd_console={cookie}"));
+        }
+        if let Some(lang) = &self.lang {
+            cookies.push(format!("recruitd_lang={lang}"));
+        }
+        if !cookies.is_empty() {
+            headers.insert(header::COOKIE, HeaderValue::from_str(&cookies.join("; ")).unwrap());
+        }
+        if let Some(accepted) = self.accept_language {
+            headers.insert(header::ACCEPT_LANGUAGE, HeaderValue::from_static(accepted));
         }
         if let Some(origin) = origin {
             headers.insert(header::ORIGIN, HeaderValue::from_str(origin).unwrap());
@@ -129,8 +140,13 @@ impl Browser {
         }
         for set in response.headers().get_all(header::SET_COOKIE) {
             let set = set.to_str().unwrap();
-            let value = set.split(';').next().unwrap().trim_start_matches("recruitd_console=");
-            self.cookie = (!value.is_empty()).then(|| value.to_owned());
+            match set.split(';').next().unwrap().split_once('=') {
+                Some(("recruitd_console", value)) => {
+                    self.cookie = (!value.is_empty()).then(|| value.to_owned());
+                }
+                Some(("recruitd_lang", value)) => self.lang = Some(value.to_owned()),
+                _ => panic!("an unknown cookie: {set}"),
+            }
         }
         let (parts, body) = response.into_parts();
         Seen {
@@ -152,6 +168,19 @@ impl Browser {
         let seen = self.post(w, "/console/sign-in", &[("token", token)]).await;
         assert_eq!((seen.status, seen.location()), (StatusCode::SEE_OTHER, "/console/overview"));
     }
+}
+
+/// `n` with its digits grouped by three, as the pages write counts.
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// The API ledger's entries of `operation`.
@@ -268,11 +297,14 @@ async fn the_overview_shows_the_months_review_and_is_recorded() {
     }
     let rules = seen.all("#rules li");
     assert!(rules[0].starts_with("Work hours (UTC): "), "{rules:?}");
-    assert!(rules.iter().any(|r| r.contains("over 1000 records")), "{rules:?}");
+    assert!(rules.iter().any(|r| r.contains("over 1,000 records")), "{rules:?}");
     for account in review.accounts.iter().filter(|a| !a.flags.is_empty()) {
         let row = seen.all("table.accounts tbody tr.flagged td ul.flags");
         let detail = &account.flag_details[0];
-        let (value, over) = (format!(": {} ", detail.value), format!("over {}", detail.threshold));
+        let (value, over) = (
+            format!(": {} ", grouped(detail.value)),
+            format!("over {}", grouped(detail.threshold)),
+        );
         assert!(row.iter().any(|r| r.contains(&value) && r.contains(&over)), "{row:?}: {detail:?}");
     }
     let bars = seen.all("svg.daily rect");
@@ -596,4 +628,39 @@ async fn the_entries_page_pages_both_ways() {
         assert_eq!(seen.text("nav.pages [aria-current=page]"), format!("Page {number}"));
         assert_eq!(ids(&seen), pages[number - 1].1, "page {number} again");
     }
+}
+
+/// The pages speak the browser's language, Korean or English; the switch on every page
+/// changes it, and the choice is kept; times and counts are written as each language writes
+/// them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pages_speak_korean_or_english_and_the_switch_is_kept() {
+    let w = world(ORIGIN).await;
+    let mut browser =
+        Browser { accept_language: Some("ko-KR,ko;q=0.9,en;q=0.5"), ..Default::default() };
+    let sign_in = browser.get(&w, "/console/sign-in").await;
+    assert_eq!(sign_in.attr("html", "lang"), "ko");
+    assert_eq!(sign_in.text("h1"), "접속기록 점검 로그인");
+    let owner = token(&w, Role::Owner, &[Scope::AuditLogsRead, Scope::AuditLogsReview]).await;
+    browser.sign_in(&w, &owner).await;
+    let korean = browser.get(&w, "/console/overview?month=2026-10").await;
+    assert_eq!(korean.text("h1"), "2026-10 접속기록 점검");
+    assert!(
+        korean.all("#rules li").iter().any(|r| r.contains("1,000건")),
+        "{:?}",
+        korean.all("#rules li")
+    );
+    let switch = korean.attr("nav.language a", "href");
+    assert_eq!(switch, "/console/overview?month=2026-10&lang=en");
+    assert_eq!(korean.text("nav.language a"), "English");
+
+    let english = browser.get(&w, &switch).await;
+    assert_eq!(
+        (english.attr("html", "lang"), english.text("h1")),
+        ("en".into(), "Access review of 2026-10".into())
+    );
+    assert_eq!(browser.lang.as_deref(), Some("en"), "the choice is kept in a cookie");
+    let next = browser.get(&w, "/console/downloads?month=2026-10").await;
+    assert_eq!(next.text("h1"), "Downloads of 2026-10", "the Korean browser now gets English");
+    assert_eq!(next.attr("nav.language a", "href"), "/console/downloads?month=2026-10&lang=ko");
 }

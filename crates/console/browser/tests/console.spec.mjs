@@ -57,9 +57,11 @@ test("a pasted token signs in, and the overview's figures are the CLI's", async 
   const cli = JSON.parse(execFileSync(RECRUITD, [
     '--database-url', DATABASE_URL, 'audit', 'review', '--month', MONTH, '--org', org, '--json',
   ], { env: { ...process.env, RUST_LOG: 'warn' } }).toString());
-  await expect(page.locator('#accesses')).toHaveText(String(cli.accesses));
-  await expect(page.locator('#accounts')).toHaveText(String(cli.accounts.length));
-  await expect(page.locator('#downloads')).toHaveText(String(cli.downloads.length));
+  // Counts are written as English writes them, digits grouped by three.
+  const count = (n) => n.toLocaleString('en-US');
+  await expect(page.locator('#accesses')).toHaveText(count(cli.accesses));
+  await expect(page.locator('#accounts')).toHaveText(count(cli.accounts.length));
+  await expect(page.locator('#downloads')).toHaveText(count(cli.downloads.length));
   await expect(page.locator('#time-zone')).toHaveText(cli.time_zone);
   await expect(page.locator('table.accounts tbody tr')).toHaveCount(cli.accounts.length);
 });
@@ -173,7 +175,7 @@ test('a month that has ended is signed off, and its report prints without the co
   const pages = text.split('\f').filter((p) => p.trim());
   expect(pages.length).toBeGreaterThan(1);
   pages.forEach((p, i) => {
-    expect(p, `page ${i + 1}`).toContain(`Page ${i + 1} of ${pages.length}`);
+    expect(p, `page ${i + 1}`).toContain(`${i + 1} / ${pages.length}`);
     expect(p, `page ${i + 1}`).toContain(`${organization} · monthly access review ${EARLIER}`);
   });
   for (const heading of ['When', 'Who', 'Entry', 'Whose data', 'Status', 'Purpose, explanation, decisions', 'By whom, when',
@@ -226,11 +228,16 @@ test('every page passes axe-core with no serious or critical violation', async (
     `/console/report?month=${MONTH}`,
     '/console/no-such-page', '/console/sign-in',
   ]) {
-    await page.goto(path);
-    await page.addScriptTag({ content: AXE });
-    const violations = await page.evaluate(async () => (await window.axe.run(document)).violations);
-    const serious = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-    expect(serious.map((v) => `${v.id}: ${v.help}`), path).toEqual([]);
+    // In both languages, each chosen with the switch's parameter.
+    for (const lang of ['en', 'ko']) {
+      const url = `${path}${path.includes('?') ? '&' : '?'}lang=${lang}`;
+      await page.goto(url);
+      await expect(page.locator('html')).toHaveAttribute('lang', lang);
+      await page.addScriptTag({ content: AXE });
+      const violations = await page.evaluate(async () => (await window.axe.run(document)).violations);
+      const serious = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+      expect(serious.map((v) => `${v.id}: ${v.help}`), url).toEqual([]);
+    }
   }
   await context.close();
 });
@@ -253,9 +260,12 @@ test('every page reflows at 390 px and at 200 % zoom, with no page-wide horizont
       `/console/entries?month=${MONTH}`, `/console/integrity?month=${MONTH}`,
       `/console/sign-off?month=${PREVIOUS}`, `/console/report?month=${EARLIER}`, '/console/sign-in',
     ]) {
-      await page.goto(path);
-      const wide = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-      expect(wide, `${path} at ${viewport.width} px`).toBeLessThanOrEqual(0);
+      for (const lang of ['en', 'ko']) {
+        const url = `${path}${path.includes('?') ? '&' : '?'}lang=${lang}`;
+        await page.goto(url);
+        const wide = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+        expect(wide, `${url} at ${viewport.width} px`).toBeLessThanOrEqual(0);
+      }
     }
     await context.close();
   }
