@@ -332,7 +332,7 @@ fn row(
         DataSubject::Candidate { candidate } => by("data_subject_id", &candidate.to_string()),
         DataSubject::Bulk { bulk_count, .. } => Linked {
             text: match bulk_count {
-                Some(n) => lang.ta("subject-bulk", &[("count", u64::from(*n).into())]),
+                Some(n) => lang.ta("subject-bulk", &[("count", (*n).into())]),
                 None => lang.t("subject-bulk-unknown"),
             },
             href: None,

@@ -654,7 +654,7 @@ fn subject_text(lang: Lang, subject: &recruit_domain::model::DataSubject) -> Str
             lang.ta("subject-candidate", &[("id", candidate.to_string().into())])
         }
         DataSubject::Bulk { bulk_count, .. } => match bulk_count {
-            Some(n) => lang.ta("subject-bulk", &[("count", u64::from(*n).into())]),
+            Some(n) => lang.ta("subject-bulk", &[("count", (*n).into())]),
             None => lang.t("subject-bulk-unknown"),
         },
     }
