@@ -77,8 +77,13 @@ async fn run(
                 (None, true) => Some(wiring::demo_checkpoint_key(&cli.database_url)?),
                 (key, _) => key,
             };
+            // Bound first, so that links in e-mail name the port the server got.
+            let listener = tokio::net::TcpListener::bind(args.listen)
+                .await
+                .map_err(|e| Failure(format!("cannot listen on {}: {e}", args.listen)))?;
+            let address = listener.local_addr()?;
             let base_url =
-                args.public_base_url.clone().unwrap_or_else(|| format!("http://{}", args.listen));
+                args.public_base_url.clone().unwrap_or_else(|| format!("http://{address}"));
             let mail = mail::config(args.smtp_url.as_deref(), &args.smtp_from, &base_url)?;
             let service = service(
                 Arc::clone(&store),
@@ -89,7 +94,9 @@ async fn run(
             )
             .await?;
             let retention = cli.ledger_retention;
-            serve::serve(store, service, pool_status, dropped_log_lines, key, retention, args).await
+            let serving = (listener, args);
+            serve::serve(store, service, pool_status, dropped_log_lines, key, retention, serving)
+                .await
         }
         Command::Mcp(args) => {
             let key = checkpoint_key(cli.checkpoint_key.as_deref())?;

@@ -20,6 +20,7 @@ const KEY_PURGE_INTERVAL: Duration = Duration::from_secs(600);
 /// How long the demo's console sign-in link lasts.
 const LINK_TTL: Duration = Duration::from_secs(15 * 60);
 
+/// Serves on `listener` (bound to `args.listen`) until a signal stops it.
 pub(crate) async fn serve(
     store: Arc<dyn Store>,
     service: Arc<Service>,
@@ -27,13 +28,10 @@ pub(crate) async fn serve(
     dropped_log_lines: impl Fn() -> u64 + Send + Sync + 'static,
     checkpoint_key: Option<CheckpointKey>,
     retention_period: recruit_domain::Retention,
-    args: ServeArgs,
+    (listener, args): (tokio::net::TcpListener, ServeArgs),
 ) -> Result<(), Failure> {
     let shutdown = shutdown_signal()?;
     let checkpoint_key_for_retention = checkpoint_key.clone();
-    let listener = tokio::net::TcpListener::bind(args.listen)
-        .await
-        .map_err(|e| Failure(format!("cannot listen on {}: {e}", args.listen)))?;
     let address = listener.local_addr()?;
     let public = args.public_base_url.unwrap_or_else(|| format!("http://{address}"));
     if args.demo {
