@@ -339,6 +339,7 @@ fn flag_note(lang: Lang, d: &FlagDetail) -> String {
         Flag::Bulk => "flag-bulk",
         Flag::Downloads => "flag-downloads",
         Flag::NewIpAddresses => "flag-new-ips",
+        Flag::DailyVolume => "flag-daily",
         _ => "flag-other",
     };
     lang.ta(
@@ -403,6 +404,13 @@ pub(crate) fn rules(lang: Lang, review: &Review) -> Vec<String> {
         lang.ta("rules-bulk", &[("records", r.bulk_records.into())]),
         lang.ta("rules-downloads", &[("count", r.downloads.into())]),
         lang.ta("rules-new-ips", &[("count", r.new_ip_addresses.into())]),
+        lang.ta(
+            "rules-daily",
+            &[
+                ("factor", u64::from(r.daily_volume_factor).into()),
+                ("min", r.daily_volume_min.into()),
+            ],
+        ),
         lang.ta("rules-explanation", &[("days", u64::from(r.explanation_days).into())]),
     ]
 }

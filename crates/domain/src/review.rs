@@ -185,6 +185,8 @@ open_enum! {
         Downloads = "DOWNLOADS",
         /// Addresses not seen from the account the month before.
         NewIpAddresses = "NEW_IP_ADDRESSES",
+        /// A day with far more accesses than the account's own usual working day.
+        DailyVolume = "DAILY_VOLUME",
     }
 }
 
@@ -226,6 +228,13 @@ pub struct AccountReview {
     pub distinct_data_subjects: u64,
     /// Addresses it used this month and not the month before, in order.
     pub new_ip_addresses: Vec<String>,
+    /// Its busiest local day of the month, `YYYY-MM-DD`, and that day's accesses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub busiest_day: Option<(String, u64)>,
+    /// Its accesses per working day over the three months before, rounded down: the
+    /// account's usual day, which the daily-volume rule compares the busiest day with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usual_day: Option<u64>,
     /// What calls for a closer look, in order.
     pub flags: Vec<Flag>,
     /// Each flag with the figure and the rule that raised it, in the order of `flags`.
@@ -491,6 +500,7 @@ mod tests {
             "rules": {
                 "holidays": ["2026-10-03"], "outside_hours_accesses": 10,
                 "outside_hours_percent": 10, "bulk_records": 1000, "downloads": 5, "explanation_days": 7,
+                "daily_volume_factor": 3, "daily_volume_min": 100,
                 "new_ip_addresses": 0
             },
             "accesses": 3,

@@ -5,7 +5,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use recruit_domain::{ApiTokenId, JobId, OrganizationId, Timestamp, User, UserId};
+use recruit_domain::{ApiTokenId, JobId, OrganizationId, Timestamp, User, UserId, Uuid};
 
 use crate::{
     AccessesWrite, ApiToken, AuditEntry, AuditListQuery, Claim, Directory, Import, ImportDocument,
@@ -292,6 +292,15 @@ impl<S: Ledgers> Ledgers for Faulty<S> {
     ) -> Result<crate::review::ReviewFacts, StoreError> {
         self.check().await?;
         self.inner.review_facts(query).await
+    }
+    async fn account_volumes(
+        &self,
+        o: OrganizationId,
+        from: Timestamp,
+        to: Timestamp,
+    ) -> Result<Vec<(Uuid, u64)>, StoreError> {
+        self.check().await?;
+        self.inner.account_volumes(o, from, to).await
     }
     async fn decide_download(
         &self,

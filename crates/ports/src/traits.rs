@@ -240,6 +240,16 @@ pub trait Ledgers: Send + Sync + 'static {
         query: &crate::review::ReviewQuery,
     ) -> Result<crate::review::ReviewFacts, StoreError>;
 
+    /// The accesses of each account of `organization`'s privacy ledger over `[from, to)`, in
+    /// no order; an account without any is left out. Both instants fall on a quarter hour
+    /// (a month's bounds in any time zone): a store may count from the review's kept counts.
+    async fn account_volumes(
+        &self,
+        organization: OrganizationId,
+        from: Timestamp,
+        to: Timestamp,
+    ) -> Result<Vec<(Uuid, u64)>, StoreError>;
+
     /// Records a reviewer's decision on a download, in one transaction with the heads of the
     /// organization's audit ledger chains locked: `NotFound` (nothing written) when the
     /// organization's privacy ledger holds no entry `write.decision.entry_id` of activity

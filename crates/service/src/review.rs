@@ -134,8 +134,13 @@ pub(crate) async fn reviewed(
     };
     let facts = store.review_facts(&query).await?;
     let first = facts.first_position;
+    let usual = usual_days(store, organization, month, zone, hours.as_ref().ok()).await?;
     let mut review = summarise(organization, month, zone, (from, to), hours, notes, &query, facts);
     review.organization_name = record.name;
+    for a in &mut review.accounts {
+        let uuid = AccountId::parse(&a.account_id).map(|id| id.uuid());
+        a.usual_day = Some(uuid.ok().and_then(|u| usual.get(&u).copied()).unwrap_or(0));
+    }
     flag(&mut review.accounts, &record.review_rules);
     due(&mut review.downloads, record.review_rules.explanation_days);
     review.rules = record.review_rules;
@@ -143,6 +148,36 @@ pub(crate) async fn reviewed(
     let named = named(&review);
     review.people = store.users(organization, &named).await?.iter().map(Person::of).collect();
     Ok((review, first))
+}
+
+/// The months before a review whose accesses make an account's usual day.
+const USUAL_MONTHS: usize = 3;
+
+/// Each account's accesses per working day over the [`USUAL_MONTHS`] before `month` (per day,
+/// when the work hours are unknown or name no working day), rounded down.
+async fn usual_days(
+    store: &dyn Store,
+    organization: OrganizationId,
+    month: Month,
+    zone: Tz,
+    hours: Option<&WorkHours>,
+) -> Result<HashMap<Uuid, u64>, ReviewError> {
+    let mut first = month;
+    for _ in 0..USUAL_MONTHS {
+        first = first.previous().unwrap_or(first);
+    }
+    let (Some((from, _)), Some((to, _))) = (first.window(zone), month.window(zone)) else {
+        return Ok(HashMap::new());
+    };
+    let (mut day, mut days, mut working) = (first.first_day(), 0u64, 0u64);
+    while day < month.first_day() {
+        days += 1;
+        working += u64::from(hours.is_some_and(|h| h.works_on(day)));
+        day = day.succ_opt().unwrap_or(month.first_day());
+    }
+    let per = if working > 0 { working } else { days.max(1) };
+    let volumes = store.account_volumes(organization, from, to).await?;
+    Ok(volumes.into_iter().map(|(account, n)| (account, n / per)).collect())
 }
 
 /// Flags each of `accounts` by `rules`: a flag for each figure past its threshold, with the
@@ -176,6 +211,15 @@ fn flag(accounts: &mut [AccountReview], rules: &ReviewRules) {
                     new > rules.new_ip_addresses,
                     detail(Flag::NewIpAddresses, new, rules.new_ip_addresses),
                 )
+            },
+            {
+                // Over the minimum, and over the factor times the account's usual day.
+                let busiest = a.busiest_day.as_ref().map_or(0, |(_, n)| *n);
+                let usual = a.usual_day.unwrap_or(0);
+                let threshold = rules
+                    .daily_volume_min
+                    .max(usual.saturating_mul(u64::from(rules.daily_volume_factor)));
+                (busiest > threshold, detail(Flag::DailyVolume, busiest, threshold))
             },
         ];
         a.flag_details = checks.into_iter().filter(|(on, _)| *on).map(|(_, d)| d).collect();
@@ -223,6 +267,8 @@ fn summarise(
     // and named once each.
     let mut tallied: HashMap<Uuid, AccountReview> = HashMap::new();
     let mut days: BTreeMap<NaiveDate, DayReview> = BTreeMap::new();
+    // Each account's accesses per local day, for its busiest day.
+    let mut account_days: HashMap<(Uuid, NaiveDate), u64> = HashMap::new();
     let mut weekday_hours = vec![vec![0u64; 24]; 7];
     let mut total = 0;
     // Rows of one slot tend to come together: its local start is found once for them.
@@ -243,6 +289,7 @@ fn summarise(
             }
         };
         total += slot.entries;
+        *account_days.entry((slot.account, start.date())).or_default() += slot.entries;
         let a = tally(&mut tallied, slot.account, counted);
         a.accesses += slot.entries;
         if slot.category.starts_with("BULK_") || slot.bulk_subject {
@@ -264,6 +311,16 @@ fn summarise(
         *day.categories.entry(slot.category).or_default() += slot.entries;
         let weekday = start.weekday().num_days_from_monday() as usize;
         weekday_hours[weekday][start.hour() as usize] += slot.entries;
+    }
+    for ((uuid, date), n) in account_days {
+        let a = tally(&mut tallied, uuid, counted);
+        let busier = a.busiest_day.as_ref().is_none_or(|(d, most)| {
+            // The earlier of two equally busy days.
+            n > *most || (n == *most && date.to_string() < *d)
+        });
+        if busier {
+            a.busiest_day = Some((date.to_string(), n));
+        }
     }
     for (uuid, subjects) in facts.subjects {
         tally(&mut tallied, uuid, counted).distinct_data_subjects = subjects;
@@ -529,6 +586,31 @@ mod tests {
         let strict = ReviewRules { outside_hours_accesses: 0, outside_hours_percent: 0, ..rules };
         flag(&mut accounts, &strict);
         assert_eq!(accounts[2].flags, [Flag::OutsideWorkHours]);
+    }
+
+    #[test]
+    fn a_day_far_busier_than_the_accounts_usual_one_is_flagged() {
+        let rules = ReviewRules::DEFAULT; // over 3 times the usual day, and over 100
+        let account = |busiest: u64, usual| AccountReview {
+            busiest_day: Some(("2026-10-14".into(), busiest)),
+            usual_day: Some(usual),
+            ..AccountReview::default()
+        };
+        let mut accounts = vec![
+            account(350, 100), // over 300
+            account(300, 100), // at it
+            account(100, 0),   // a new account: at the minimum
+            account(101, 0),   // past it
+            account(500, 200), // a busy account's busy day
+        ];
+        flag(&mut accounts, &rules);
+        let flagged: Vec<bool> = accounts.iter().map(|a| !a.flags.is_empty()).collect();
+        assert_eq!(flagged, [true, false, false, true, false]);
+        assert_eq!(
+            accounts[0].flag_details,
+            [FlagDetail { flag: Flag::DailyVolume, value: 350, threshold: 300, percent: None }]
+        );
+        assert_eq!(accounts[3].flag_details[0].threshold, 100, "the minimum without history");
     }
 
     #[test]

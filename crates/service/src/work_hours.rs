@@ -48,6 +48,12 @@ impl WorkHours {
         Ok((Self { days, holidays: holidays.iter().copied().collect() }, notes))
     }
 
+    /// Whether `date` is a working day: a weekday with hours that is no holiday.
+    pub fn works_on(&self, date: NaiveDate) -> bool {
+        !self.holidays.contains(&date)
+            && self.days.contains_key(&date.weekday().num_days_from_monday())
+    }
+
     /// Whether the local time `local` is within the work hours: those of its weekday, or the
     /// end of the previous day's hours when they run past midnight (22:00 to 06:00).
     pub fn contain(&self, local: NaiveDateTime) -> bool {

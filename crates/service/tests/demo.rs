@@ -56,6 +56,9 @@ async fn the_review_flags_exactly_the_two_accounts_that_misbehave() {
             assert_eq!(review.account_person(account).map(|p| &p.name), Some(name));
         }
         assert!(review.accounts.len() >= 6, "{month}: the staff are at work");
+        // Each account's usual day comes from the three months before, which the demo holds.
+        let usual: Vec<u64> = review.accounts.iter().map(|a| a.usual_day.unwrap_or(0)).collect();
+        assert!(usual.iter().all(|n| *n > 0), "{month}: usual days {usual:?}");
         assert!(!review.downloads.is_empty(), "{month}: downloads to confirm");
     }
 }

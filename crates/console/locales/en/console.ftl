@@ -178,6 +178,7 @@ flag-outside = Outside work hours: { $value } accesses ({ $percent } % of its ac
 flag-bulk = Bulk: { $value } records accessed in bulk, over { $threshold }
 flag-downloads = Downloads: { $value } downloads and exports, over { $threshold }
 flag-new-ips = New IP addresses: { $value } not used the month before, over { $threshold }
+flag-daily = Daily volume: { $value } accesses in one day, over { $threshold }
 flag-other = { $flag }: { $value }, over { $threshold }
 
 rules-hours = Work hours ({ $zone }): { $hours }; other days are days off.
@@ -188,6 +189,7 @@ rules-outside = Outside work hours: flagged over { $accesses } accesses that are
 rules-bulk = Bulk: flagged over { $records } records accessed in bulk.
 rules-downloads = Downloads: flagged over { $count } downloads and exports of the ledger.
 rules-new-ips = New IP addresses: flagged over { $count } addresses not used the month before.
+rules-daily = Daily volume: flagged when a day's accesses are over { $factor } times the account's usual working day (over the three months before) and over { $min }.
 rules-explanation = Explanations: due { $days } days after they are asked for.
 
 fig-accesses = Accesses

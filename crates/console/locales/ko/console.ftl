@@ -178,6 +178,7 @@ flag-outside = 업무시간 외: 접속 { $value }건 (전체의 { $percent }%),
 flag-bulk = 대량: 대량으로 처리한 기록 { $value }건, 기준 { $threshold }건 초과
 flag-downloads = 다운로드: 다운로드와 내보내기 { $value }건, 기준 { $threshold }건 초과
 flag-new-ips = 새 IP 주소: 지난달에 쓰지 않은 주소 { $value }개, 기준 { $threshold }개 초과
+flag-daily = 일일 처리량: 하루 접속 { $value }건, 기준 { $threshold }건 초과
 flag-other = { $flag }: { $value }, 기준 { $threshold } 초과
 
 rules-hours = 업무시간 ({ $zone }): { $hours }. 그 밖의 요일은 휴무일입니다.
@@ -188,6 +189,7 @@ rules-outside = 업무시간 외: 접속이 { $accesses }건을 넘고 계정 �
 rules-bulk = 대량: 대량으로 처리한 기록이 { $records }건을 넘으면 표시.
 rules-downloads = 다운로드: 다운로드와 접속기록 내보내기가 { $count }건을 넘으면 표시.
 rules-new-ips = 새 IP 주소: 지난달에 쓰지 않은 주소가 { $count }개를 넘으면 표시.
+rules-daily = 일일 처리량: 하루 접속이 평소 근무일(직전 석 달)의 { $factor }배를 넘고 { $min }건을 넘으면 표시.
 rules-explanation = 소명: 요청 후 { $days }일 안에 답해야 합니다.
 
 fig-accesses = 접속

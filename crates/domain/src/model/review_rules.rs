@@ -31,6 +31,11 @@ pub struct ReviewRules {
     /// Days the person who downloaded has to explain a download once asked; past them the
     /// request is listed as overdue.
     pub explanation_days: u32,
+    /// A day's accesses flag an account when they are more than this many times its usual
+    /// working day (its accesses per working day over the three months before) …
+    pub daily_volume_factor: u32,
+    /// … and more than this many.
+    pub daily_volume_min: u64,
 }
 
 impl ReviewRules {
@@ -43,6 +48,8 @@ impl ReviewRules {
         downloads: 5,
         new_ip_addresses: 0,
         explanation_days: 7,
+        daily_volume_factor: 3,
+        daily_volume_min: 100,
     };
 
     /// What is wrong with the rules, if anything: a share over 100 %, or no time (or more than
@@ -50,6 +57,9 @@ impl ReviewRules {
     pub fn problem(&self) -> Option<&'static str> {
         if self.outside_hours_percent > 100 {
             return Some("outside_hours_percent must be 0 to 100");
+        }
+        if self.daily_volume_factor == 0 {
+            return Some("daily_volume_factor must be at least 1");
         }
         (!(1..=366).contains(&self.explanation_days)).then_some("explanation_days must be 1 to 366")
     }

@@ -176,6 +176,14 @@ pub async fn a_reviews_decisions_and_sign_off_are_kept_with_their_records(store:
             author: Author::Reviewer,
         }
     };
+    // Each account's accesses over a window: February holds the download and the read.
+    let february = (at("2026-02-01T00:00:00Z"), at("2026-03-01T00:00:00Z"));
+    let mut volumes = store.account_volumes(org, february.0, february.1).await.unwrap();
+    volumes.sort();
+    let mut expected =
+        vec![(download.entry.account_id.uuid(), 1), (read.entry.account_id.uuid(), 1)];
+    expected.sort();
+    assert_eq!(volumes, expected, "the window's accounts alone, of the organization alone");
     let head = api_head().await;
     // An explanation before anyone asked for one is refused.
     let downloader: recruit_domain::UserId = Id::from_uuid(download.entry.account_id.uuid());
