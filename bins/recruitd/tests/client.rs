@@ -13,7 +13,7 @@ use recruit_client::{
     ChainBreak, ChainPoint, Client, DownloadStatus, Error, ErrorCode, LogQuery, RetryPolicy,
 };
 use recruit_domain::Timestamp;
-use recruit_domain::model::Role;
+use recruit_domain::model::{ReviewRules, Role};
 use recruit_domain::review::SignOffFigures;
 use recruit_ports::testkit::{ORG_A, ORG_B, job_id, user_id, world};
 use serde_json::{Value, json};
@@ -173,6 +173,10 @@ async fn every_method(world: World) {
     let review = client.privacy_access_review(month).await.unwrap();
     let seen = review.downloads.iter().find(|d| d.id == download.to_string()).unwrap();
     assert_eq!(seen.review.as_ref(), Some(&decided));
+    let rules = client.review_rules().await.unwrap();
+    let stricter = ReviewRules { downloads: rules.downloads + 1, ..rules.clone() };
+    assert_eq!(client.set_review_rules(&stricter).await.unwrap(), stricter);
+    assert_eq!(client.review_rules().await.unwrap(), stricter, "kept");
     let unasked = client.explain_download(month, download, "for payroll").await.unwrap_err();
     assert_eq!(unasked.code(), Some(&ErrorCode::Conflict), "no explanation asked: {unasked}");
     let note = Some("exports by the client test");

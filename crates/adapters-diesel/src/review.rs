@@ -509,6 +509,28 @@ macro_rules! decide_download {
     }};
 }
 
+/// The body of `Ledgers::set_review_rules` for `$w` (a `&RulesWrite`), in the caller's
+/// transaction on `$c`: `$org` the organization's key and `$rules` its rules as the column
+/// keeps them, `$chain` linking the record's rows. Needs the adapter's schema, rows and
+/// `insert_rows!` in scope. Evaluates to `Ok(())` or the first error, converted with `?`.
+#[macro_export]
+macro_rules! set_review_rules {
+    ($c:ident, $w:expr, $org:expr, $rules:expr, $chain:path $(, .$await:tt)?) => {{
+        let w: &::recruit_ports::review::RulesWrite = $w;
+        let updated = diesel::update(organizations::table.filter(organizations::id.eq($org)))
+            .set(organizations::review_rules.eq($rules))
+            .execute($c)$(.$await)?;
+        if updated? == 0 {
+            return Err(::recruit_ports::StoreError::NotFound.into());
+        }
+        let mut page = w.record.page(Vec::<()>::new(), 0);
+        $chain($c, &mut page)$(.$await)??;
+        insert_rows!($c, api_audit_log::table, AuditRow, [page.api]);
+        insert_rows!($c, tool_audit_log::table, ToolAuditRow, page.tool);
+        Ok(())
+    }};
+}
+
 /// The body of `Ledgers::sign_off` for `$w` (a `&SignOffWrite`), in the caller's transaction
 /// on `$c`, `$chain` linking the record's rows. Needs the adapter's schema, rows and
 /// `insert_rows!` in scope. Evaluates to the outcome or the first error, converted with `?`.

@@ -10,7 +10,7 @@ use recruit_domain::{Id, OrganizationId};
 use recruit_domain::{Timestamp, Uuid};
 use recruit_ports::chain::{ChainEntry, ChainPage, Export, ExportQuery};
 use recruit_ports::review::{
-    Decided, DecisionWrite, ReviewFacts, ReviewQuery, SignOffWrite, SignedOff,
+    Decided, DecisionWrite, ReviewFacts, ReviewQuery, RulesWrite, SignOffWrite, SignedOff,
 };
 use recruit_ports::rows as neutral;
 use recruit_ports::{
@@ -503,6 +503,20 @@ impl Ledgers for PgStore {
             })
             .await
             .map_err(StoreError::from)?
+    }
+
+    async fn set_review_rules(&self, write: &RulesWrite) -> Result<(), StoreError> {
+        let rules =
+            serde_json::to_value(&write.rules).map_err(|e| StoreError::Other(Box::new(e)))?;
+        let org = write.organization.uuid();
+        let mut c = self.conn().await?;
+        c.transaction::<_, TxError, _>(async |c| {
+            recruit_adapters_diesel::set_review_rules!(
+                c, write, org, &rules, crate::chain::chain, .await
+            )
+        })
+        .await
+        .map_err(StoreError::from)
     }
 
     async fn account_volumes(

@@ -8,7 +8,7 @@ use recruit_domain::chain::{Checkpoint, Ledger, RetentionCut};
 use recruit_domain::{OrganizationId, Timestamp, Uuid};
 use recruit_ports::chain::{ChainEntry, ChainPage};
 use recruit_ports::review::{
-    Decided, DecisionWrite, ReviewFacts, ReviewQuery, SignOffWrite, SignedOff,
+    Decided, DecisionWrite, ReviewFacts, ReviewQuery, RulesWrite, SignOffWrite, SignedOff,
 };
 use recruit_ports::rows as neutral;
 use recruit_ports::{
@@ -195,6 +195,18 @@ impl Ledgers for SqliteStore {
             ))
         })
         .await?
+    }
+
+    async fn set_review_rules(&self, write: &RulesWrite) -> Result<(), StoreError> {
+        let write = write.clone();
+        let org = blob(write.organization.uuid());
+        let rules =
+            serde_json::to_string(&write.rules).map_err(|e| StoreError::Other(Box::new(e)))?;
+        self.transaction(move |c| -> Result<(), TxError> {
+            recruit_adapters_diesel::set_review_rules!(c, &write, org, rules, chain)
+        })
+        .await
+        .map_err(StoreError::from)
     }
 
     async fn account_volumes(

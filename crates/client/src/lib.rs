@@ -43,7 +43,9 @@ use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use futures_core::Stream;
-use recruit_domain::model::{Job, Me, Organization, Page, PrivacyAuditLog, UserProfile};
+use recruit_domain::model::{
+    Job, Me, Organization, Page, PrivacyAuditLog, ReviewRules, UserProfile,
+};
 use recruit_domain::{ErrorResponse, JobId, PrivacyAuditLogId, Timestamp, UserId};
 use reqwest::header::{HeaderMap, HeaderValue};
 use reqwest::{Method, RequestBuilder, Response, Url};
@@ -536,6 +538,20 @@ impl Client {
         let url = self.url(&path, &[])?;
         let body = serde_json::json!({ "status": status, "reason": reason }).to_string();
         Ok(self.send_body(Method::PUT, url, JSON, body.into_bytes(), None).await?.0)
+    }
+
+    /// `GET /v1/audit-logs/privacy/review-rules`: the rules the organization's monthly review
+    /// flags accounts by.
+    pub async fn review_rules(&self) -> Result<ReviewRules, Error> {
+        self.get(self.url("/v1/audit-logs/privacy/review-rules", &[])?).await
+    }
+
+    /// `PUT /v1/audit-logs/privacy/review-rules`: replaces them; the change is recorded in the
+    /// API audit ledger. Safe to retry: the same rules again leave them as they are.
+    pub async fn set_review_rules(&self, rules: &ReviewRules) -> Result<ReviewRules, Error> {
+        let url = self.url("/v1/audit-logs/privacy/review-rules", &[])?;
+        let body = serde_json::to_vec(rules).map_err(|e| Error::Decode(e.to_string()))?;
+        Ok(self.send_body(Method::PUT, url, JSON, body, None).await?.0)
     }
 
     /// `PUT /v1/audit-logs/privacy/reviews/{month}/downloads/{entryId}/explanation`: the

@@ -22,6 +22,9 @@ use crate::common::Fixture;
 /// `GET /v1/me`.
 const ME: &str = "/v1/me";
 
+/// The review rules.
+const RULES: &str = "/v1/audit-logs/privacy/review-rules";
+
 /// A month's review of the privacy ledger.
 const REVIEW: &str = "/v1/audit-logs/privacy/reviews/2026-10";
 
@@ -476,6 +479,9 @@ async fn every_response() {
     let keyless =
         Fixture::keyed(recruit_service::limits::RateLimitConfig::DEFAULT, None, |_| {}).await;
     let keyless_owner = keyless.token(ORG_A, Role::Owner, &Scope::ALL).await;
+    // Tokens of their own for the review rules, so that their writes use no other's quota.
+    let rules_owner = f.token(ORG_A, Role::Owner, &Scope::ALL).await;
+    let rules_member = f.token(ORG_A, Role::Member, &Scope::ALL).await;
 
     // A month's decisions and sign-off, and each refusal (a function of its own: one body with
     // every request's future overflows a test thread's stack in a debug build).
@@ -555,6 +561,24 @@ async fn every_response() {
         get(&f, &format!("{ME}?x=1"), Some(&owner)).await,
         get(&f, ME, None).await,
         send(&f, ME, &owner, TOO_LARGE).await,
+        // The review rules: read, replaced, and each refusal.
+        get(&f, RULES, Some(&rules_owner)).await,
+        get(&f, &format!("{RULES}?x=1"), Some(&rules_owner)).await,
+        get(&f, RULES, None).await,
+        get(&f, RULES, Some(&rules_member)).await,
+        send(&f, RULES, &rules_owner, TOO_LARGE).await,
+        write(
+            &f,
+            "PUT",
+            RULES,
+            Some(&rules_owner),
+            r#"{"downloads": 3, "holidays": ["2026-10-09"]}"#,
+        )
+        .await,
+        write(&f, "PUT", RULES, Some(&rules_owner), r#"{"outside_hours_percent": 101}"#).await,
+        write(&f, "PUT", RULES, None, "{}").await,
+        write(&f, "PUT", RULES, Some(&rules_member), "{}").await,
+        write(&f, "PUT", RULES, Some(&rules_owner), &" ".repeat(TOO_LARGE)).await,
     ]);
     let replay =
         write(&f, "POST", &sign, Some(&owner), r#"{"note": "Checked with the team."}"#).await;
@@ -609,6 +633,8 @@ async fn every_response() {
         seen.push(write(&f, "PUT", &decide, Some(&owner), confirm).await);
         let explain = format!("{decide}/explanation");
         seen.push(write(&f, "PUT", &explain, Some(&member), r#"{"explanation": "x"}"#).await);
+        seen.push(get(&f, RULES, Some(&owner)).await);
+        seen.push(write(&f, "PUT", RULES, Some(&owner), "{}").await);
         let october = "/v1/audit-logs/privacy/reviews/2026-10/sign-off";
         seen.push(write(&f, "POST", october, Some(&owner), "{}").await);
         let key = format!("fault-{fault:?}");
@@ -647,10 +673,12 @@ async fn every_response() {
     seen.push(write(&limited, "POST", &sign, Some(&token), "{}").await);
     let explain = format!("{decide}/explanation");
     seen.push(write(&limited, "PUT", &explain, Some(&token), r#"{"explanation": "x"}"#).await);
+    seen.push(get(&limited, RULES, Some(&token)).await);
+    seen.push(write(&limited, "PUT", RULES, Some(&token), "{}").await);
     for _ in 0..2 {
         seen.push(get(&limited, org, Some("rtk_not-a-real-token")).await);
     }
-    assert_eq!(seen.iter().filter(|r| r.status == StatusCode::TOO_MANY_REQUESTS).count(), 15);
+    assert_eq!(seen.iter().filter(|r| r.status == StatusCode::TOO_MANY_REQUESTS).count(), 17);
 
     let mut covered = BTreeSet::new();
     for response in &seen {

@@ -303,3 +303,36 @@ async fn every_month_of_the_pattern_is_reviewed() {
     let (status, _, _) = f.get("/v1/audit-logs/privacy/reviews/2026-13", Some(&owner)).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
 }
+
+/// The rules are set through the API: the review then flags by them, and the change is in
+/// the chained API ledger with the rules it set; a member may not change them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_review_flags_by_the_rules_the_api_sets_and_the_change_is_recorded() {
+    let f = Fixture::with(|_| {}).await;
+    let owner = f.token(ORG_A, Role::Owner, &[Scope::AuditLogsReview, Scope::AuditLogsRead]).await;
+    let member = f.token(ORG_A, Role::Member, &[Scope::AuditLogsReview]).await;
+    november(&*f.store, 2).await;
+    let rules = "/v1/audit-logs/privacy/review-rules";
+    let flagged = async || {
+        let (status, _, review) = f.get(MONTH, Some(&owner)).await;
+        assert_eq!(status, StatusCode::OK, "{review}");
+        let accounts = review["accounts"].as_array().unwrap().clone();
+        accounts
+            .iter()
+            .filter(|a| a["flags"].as_array().is_some_and(|f| f.contains(&json!("DOWNLOADS"))))
+            .count()
+    };
+    assert_eq!(flagged().await, 0, "two downloads of different accounts: none over 5");
+
+    let (status, _, refused) = write(&f.api, "PUT", rules, &member, json!({"downloads": 0})).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{refused}");
+    let (status, _, set) = write(&f.api, "PUT", rules, &owner, json!({"downloads": 0})).await;
+    assert_eq!(status, StatusCode::OK, "{set}");
+    assert_eq!((set["downloads"].clone(), set["bulk_records"].clone()), (json!(0), json!(1000)));
+    let (_, _, read) = f.get(rules, Some(&owner)).await;
+    assert_eq!(read, set);
+    assert_eq!(flagged().await, 2, "each download is now over the rule");
+    let changes = recorded(&f, "setPrivacyReviewRules").await;
+    assert_eq!(changes.len(), 1, "the member's refusal wrote nothing");
+    assert_eq!(changes[0].filters["downloads"], 0, "the rules set are on the record");
+}

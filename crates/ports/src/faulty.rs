@@ -293,6 +293,10 @@ impl<S: Ledgers> Ledgers for Faulty<S> {
         self.check().await?;
         self.inner.review_facts(query).await
     }
+    async fn set_review_rules(&self, write: &crate::review::RulesWrite) -> Result<(), StoreError> {
+        self.check().await?;
+        self.inner.set_review_rules(write).await
+    }
     async fn account_volumes(
         &self,
         o: OrganizationId,

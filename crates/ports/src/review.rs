@@ -194,6 +194,17 @@ pub struct SignOffWrite {
     pub record: ReadRecord,
 }
 
+/// An organization's review rules to write ([`crate::Ledgers::set_review_rules`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RulesWrite {
+    /// The organization.
+    pub organization: OrganizationId,
+    /// Its new rules, checked.
+    pub rules: recruit_domain::model::ReviewRules,
+    /// The audit ledger entries of the request (nothing returned).
+    pub record: ReadRecord,
+}
+
 /// What became of a sign-off.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SignedOff {

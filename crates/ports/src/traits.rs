@@ -240,6 +240,12 @@ pub trait Ledgers: Send + Sync + 'static {
         query: &crate::review::ReviewQuery,
     ) -> Result<crate::review::ReviewFacts, StoreError>;
 
+    /// Replaces an organization's review rules and appends `write.record` (with no entries
+    /// returned) to the audit ledgers, in one transaction with the chain heads locked: a
+    /// change of what the review flags is itself on the record. `NotFound` (nothing written)
+    /// when the organization is not stored.
+    async fn set_review_rules(&self, write: &crate::review::RulesWrite) -> Result<(), StoreError>;
+
     /// The accesses of each account of `organization`'s privacy ledger over `[from, to)`, in
     /// no order; an account without any is left out. Both instants fall on a quarter hour
     /// (a month's bounds in any time zone): a store may count from the review's kept counts.

@@ -407,6 +407,11 @@ input! {
 }
 
 input! {
+    /// The input of replacing the review rules, raw.
+    RulesParams, body: "The body's JSON text, the rules (members left out take their defaults); `None` when the transport found it unusable (and said why in `problems`)." {}
+}
+
+input! {
     /// The input of signing off a month's review, raw.
     SignOffParams, body: "The body's JSON text, `{\"note\": …}`; `None` when the transport found it unusable (and said why in `problems`)." {
         /// The month, `YYYY-MM`.

@@ -42,6 +42,7 @@ pub mod profiles;
 pub mod replica;
 pub mod retention;
 pub mod review;
+pub mod review_rules;
 mod service;
 pub mod sign_off;
 pub mod verify;
@@ -50,7 +51,8 @@ pub mod work_hours;
 pub use error::{ServiceError, guarded, log_failure};
 pub use input::{
     Arguments, DecideParams, ExplainParams, ExportParams, GetJobParams, GetUserParams, ListParams,
-    NoParams, Param, Place, RecordParams, ReviewParams, Shape, SignOffParams, UpdateUserParams,
+    NoParams, Param, Place, RecordParams, ReviewParams, RulesParams, Shape, SignOffParams,
+    UpdateUserParams,
 };
 pub use operation::{
     BATCH_BODY_LIMIT, BODY_LIMIT, Body, Caller, Done, Effect, Identity, Method, Operation,

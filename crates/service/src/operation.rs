@@ -21,7 +21,8 @@ use recruit_ports::ApiToken;
 use crate::error::ServiceError;
 use crate::input::{
     Arguments, DecideParams, ExplainParams, ExportParams, GetJobParams, GetUserParams, ListParams,
-    NoParams, Param, Place, RecordParams, ReviewParams, Shape, SignOffParams, UpdateUserParams,
+    NoParams, Param, Place, RecordParams, ReviewParams, RulesParams, Shape, SignOffParams,
+    UpdateUserParams,
 };
 use crate::limits::{OperationClass, RateLimitStatus};
 
@@ -165,6 +166,10 @@ operations! {
     /// `explainPrivacyAccessDownload`: the explanation of a download by the person who made
     /// it, asked for by a reviewer.
     ExplainPrivacyAccessDownload(ExplainParams),
+    /// `getPrivacyReviewRules`: the rules the organization's monthly review flags by.
+    GetPrivacyReviewRules(NoParams),
+    /// `setPrivacyReviewRules`: those rules replaced.
+    SetPrivacyReviewRules(RulesParams),
 }
 
 /// What an operation does to stored data.
@@ -412,6 +417,29 @@ impl OperationKind {
                 };
                 &SPEC
             }
+            Self::GetPrivacyReviewRules => {
+                const SPEC: Spec = Spec {
+                    operation_id: "getPrivacyReviewRules",
+                    path: "/v1/audit-logs/privacy/review-rules",
+                    scope: Some(Scope::AuditLogsRead),
+                    permission: READ_AUDIT_LOGS,
+                    tool: false,
+                    ..READ
+                };
+                &SPEC
+            }
+            Self::SetPrivacyReviewRules => {
+                const SPEC: Spec = Spec {
+                    operation_id: "setPrivacyReviewRules",
+                    method: Method::Put,
+                    path: "/v1/audit-logs/privacy/review-rules",
+                    body: Body::Json(&crate::review_rules::MEMBERS),
+                    effect: Effect::Change,
+                    tool: false,
+                    ..REVIEW_RECORD
+                };
+                &SPEC
+            }
             Self::ExplainPrivacyAccessDownload => {
                 const SPEC: Spec = Spec {
                     operation_id: "explainPrivacyAccessDownload",
@@ -583,6 +611,8 @@ pub enum Outcome {
     Review(Box<crate::review::Review>),
     /// A decision on a download of a month's review.
     DownloadReview(crate::sign_off::DownloadReview),
+    /// An organization's review rules.
+    ReviewRules(recruit_domain::model::ReviewRules),
     /// Accesses recorded: the response of a write, as first sent (and as replayed for a
     /// request with the same idempotency key).
     #[serde(skip)]

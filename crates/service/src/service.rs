@@ -28,6 +28,7 @@ mod explanation;
 mod ledger;
 mod people;
 mod review;
+mod rules;
 
 /// The status of a write that created what it was asked to.
 const CREATED: u16 = 201;
@@ -271,6 +272,12 @@ impl Service {
                     .map(Outcome::DownloadReview),
                 Operation::SignOffPrivacyAccessReview(params) => {
                     self.sign_off_review(&caller, context, params).await.map(Outcome::Recorded)
+                }
+                Operation::GetPrivacyReviewRules(params) => {
+                    self.review_rules(&caller, params.problems).await.map(Outcome::ReviewRules)
+                }
+                Operation::SetPrivacyReviewRules(params) => {
+                    self.set_review_rules(&caller, context, params).await.map(Outcome::ReviewRules)
                 }
                 Operation::ExplainPrivacyAccessDownload(params) => self
                     .explain_download(&caller, context, params)

@@ -52,14 +52,31 @@ impl ReviewRules {
         daily_volume_min: 100,
     };
 
-    /// What is wrong with the rules, if anything: a share over 100 %, or no time (or more than
+    /// The largest threshold of a count.
+    pub const MAX_COUNT: u64 = 1_000_000_000_000;
+
+    /// The largest factor of the daily volume.
+    pub const MAX_FACTOR: u32 = 1_000;
+
+    /// What is wrong with the rules, if anything: a share over 100 %, a count over
+    /// [`Self::MAX_COUNT`], a factor of 0 or over [`Self::MAX_FACTOR`], or no time (or more than
     /// a year) to explain a download.
     pub fn problem(&self) -> Option<&'static str> {
         if self.outside_hours_percent > 100 {
             return Some("outside_hours_percent must be 0 to 100");
         }
-        if self.daily_volume_factor == 0 {
-            return Some("daily_volume_factor must be at least 1");
+        let counts = [
+            (self.outside_hours_accesses, "outside_hours_accesses must be 0 to 1000000000000"),
+            (self.bulk_records, "bulk_records must be 0 to 1000000000000"),
+            (self.downloads, "downloads must be 0 to 1000000000000"),
+            (self.new_ip_addresses, "new_ip_addresses must be 0 to 1000000000000"),
+            (self.daily_volume_min, "daily_volume_min must be 0 to 1000000000000"),
+        ];
+        if let Some((_, why)) = counts.iter().find(|(n, _)| *n > Self::MAX_COUNT) {
+            return Some(why);
+        }
+        if !(1..=Self::MAX_FACTOR).contains(&self.daily_volume_factor) {
+            return Some("daily_volume_factor must be 1 to 1000");
         }
         (!(1..=366).contains(&self.explanation_days)).then_some("explanation_days must be 1 to 366")
     }

@@ -121,8 +121,8 @@ pub async fn a_months_review_counts_its_entries_by_account_and_slot(store: &dyn 
 /// with its record; a second is not written, and the first is returned.
 pub async fn a_reviews_decisions_and_sign_off_are_kept_with_their_records(store: &dyn Store) {
     use crate::review::{
-        Author, Decided, DecisionWrite, DownloadDecision, ReviewQuery, SignOffRecord, SignOffWrite,
-        SignedOff,
+        Author, Decided, DecisionWrite, DownloadDecision, ReviewQuery, RulesWrite, SignOffRecord,
+        SignOffWrite, SignedOff,
     };
     use recruit_domain::Id;
     use recruit_domain::chain::Ledger;
@@ -176,6 +176,21 @@ pub async fn a_reviews_decisions_and_sign_off_are_kept_with_their_records(store:
             author: Author::Reviewer,
         }
     };
+    // The organization's rules, replaced with their record; an unknown organization's are not.
+    let before = api_head().await;
+    let rules = recruit_domain::model::ReviewRules {
+        downloads: 2,
+        holidays: vec!["2026-02-16".parse().unwrap()],
+        ..recruit_domain::model::ReviewRules::DEFAULT
+    };
+    let write = RulesWrite { organization: org, rules: rules.clone(), record: record(ORG_B, 60) };
+    store.set_review_rules(&write).await.unwrap();
+    assert_eq!(store.organization(org).await.unwrap().review_rules, rules);
+    assert_eq!(api_head().await, before + 1, "the change is on the record");
+    let nowhere = RulesWrite { organization: Id::from_uuid(Uuid::from_u128(0xdead)), ..write };
+    let refused = store.set_review_rules(&nowhere).await;
+    assert!(matches!(refused, Err(StoreError::NotFound)), "{refused:?}");
+    assert_eq!(api_head().await, before + 1);
     // Each account's accesses over a window: February holds the download and the read.
     let february = (at("2026-02-01T00:00:00Z"), at("2026-03-01T00:00:00Z"));
     let mut volumes = store.account_volumes(org, february.0, february.1).await.unwrap();
