@@ -376,8 +376,10 @@ pub(crate) fn rules(lang: Lang, review: &Review) -> Vec<String> {
         .work_hours
         .iter()
         .map(|h| {
-            let day = weekday_number(&h.day)
-                .map_or_else(|| h.day.as_str().to_lowercase(), |n| lang.t(&format!("weekday-{n}")));
+            let day = recruit_service::work_hours::weekday(&h.day).map_or_else(
+                || h.day.as_str().to_lowercase(),
+                |n| lang.t(&format!("weekday-{}", n + 1)),
+            );
             format!("{day} {}–{}", h.start, h.end)
         })
         .collect();
@@ -413,21 +415,6 @@ pub(crate) fn rules(lang: Lang, review: &Review) -> Vec<String> {
         ),
         lang.ta("rules-explanation", &[("days", u64::from(r.explanation_days).into())]),
     ]
-}
-
-/// A weekday's number, Monday 1 to Sunday 7; `None` for one this version does not know.
-pub(crate) fn weekday_number(day: &recruit_domain::model::Weekday) -> Option<u8> {
-    use recruit_domain::model::Weekday;
-    let days = [
-        Weekday::Monday,
-        Weekday::Tuesday,
-        Weekday::Wednesday,
-        Weekday::Thursday,
-        Weekday::Friday,
-        Weekday::Saturday,
-        Weekday::Sunday,
-    ];
-    days.iter().position(|d| d == day).map(|i| i as u8 + 1)
 }
 
 /// The month at a glance.

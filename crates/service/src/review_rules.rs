@@ -20,29 +20,15 @@ pub const MEMBERS: [&str; 9] = [
 
 /// The rules of `body`, a JSON object of [`MEMBERS`] only, checked: every problem is noted.
 pub fn rules_body(body: &[u8], problems: &mut Vec<ErrorDetail>) -> Option<ReviewRules> {
-    let members = match serde_json::from_slice::<Value>(body) {
-        Ok(Value::Object(members)) => members,
-        Ok(_) => {
-            problems.push(ErrorDetail::field("body", "must be a JSON object"));
-            return None;
-        }
-        Err(e) => {
-            problems.push(crate::problems::not_json(&e));
-            return None;
-        }
-    };
+    let before = problems.len();
+    let mut members = crate::sign_off::object(body, &MEMBERS, problems)?;
     // JSON has one kind of number: a count written `5.0` is the count 5.
-    let mut members = members;
     for value in members.values_mut() {
         if let Some(f) = value.as_f64().filter(|f| value.is_f64() && f.fract() == 0.0)
             && (0.0..=9.0e15).contains(&f)
         {
             *value = Value::from(f as u64);
         }
-    }
-    let before = problems.len();
-    for name in members.keys().filter(|name| !MEMBERS.contains(&name.as_str())) {
-        problems.push(crate::problems::unknown_parameter(name));
     }
     for name in MEMBERS {
         let mut one = serde_json::Map::new();

@@ -84,8 +84,9 @@ pub fn sign_off_body(body: &[u8], problems: &mut Vec<ErrorDetail>) -> Option<Opt
     text(&members, "note", NOTE_MAX, problems)
 }
 
-/// The body's members, when it is a JSON object of only `known` members.
-fn object(
+/// The body's members, when it is a JSON object of only `known` members (each unknown one
+/// noted).
+pub(crate) fn object(
     body: &[u8],
     known: &[&str],
     problems: &mut Vec<ErrorDetail>,

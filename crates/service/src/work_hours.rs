@@ -100,8 +100,8 @@ fn gcd(a: i64, b: i64) -> i64 {
     if b == 0 { a } else { gcd(b, a % b) }
 }
 
-/// Monday 0 to Sunday 6.
-fn weekday(day: &Weekday) -> Option<u32> {
+/// Monday 0 to Sunday 6; `None` for a day this version does not know.
+pub fn weekday(day: &Weekday) -> Option<u32> {
     let days = [
         Weekday::Monday,
         Weekday::Tuesday,
