@@ -23,6 +23,22 @@ use crate::common::*;
 const SCOPES: &str = "audit_logs:read,audit_logs:write,audit_logs:review,jobs:read,\
                       organization:read,users:read,users:write";
 
+/// The client calls every operation of the server, each at its method and path: an
+/// operation added without a client method, or a path changed on one side, fails here.
+#[test]
+fn the_client_calls_every_operation_at_its_method_and_path() {
+    use recruit_service::OperationKind;
+    let mut server: Vec<(&str, &str, &str)> = OperationKind::ALL
+        .iter()
+        .map(|k| (k.operation_id(), k.spec().method.as_str(), k.spec().path))
+        .collect();
+    let mut client: Vec<(&str, &str, &str)> =
+        recruit_client::ENDPOINTS.iter().map(|e| (e.operation_id, e.method, e.path)).collect();
+    server.sort_unstable();
+    client.sort_unstable();
+    assert_eq!(client, server);
+}
+
 /// A database holding the test world, a checkpoint key, and a way to run raw SQL on it with
 /// the ledgers' append-only triggers off.
 struct World {
@@ -146,6 +162,14 @@ async fn every_method(world: World) {
     let mine: Vec<_> = client.privacy_audit_logs(only).try_collect().await.unwrap();
     assert_eq!(mine, recorded.entries.iter().rev().cloned().collect::<Vec<_>>());
 
+    // Recorded late: an access of 400 days ago, then one of now. The chain holds them in the
+    // order they were recorded, and the verified export reads it whole.
+    let mut late = accesses(1, "READ", "Late");
+    let long_ago = Timestamp::now().unix_micros() - 400 * 86_400 * 1_000_000;
+    late[0]["access_time"] = json!(Timestamp::from_unix_micros(long_ago).unwrap().to_string());
+    let late = client.record_privacy_accesses(&late, None).await.unwrap().entries;
+    let then = client.record_privacy_accesses(&accesses(1, "READ", "Late"), None).await.unwrap();
+
     let keys = client.checkpoint_keys().await.unwrap();
     assert_eq!(keys.len(), 1);
     let (checkpoint, _) = client.trusted_checkpoint().await.unwrap();
@@ -154,16 +178,18 @@ async fn every_method(world: World) {
     assert_eq!(lines.last().unwrap().point.position, lines.len() as u64);
     assert!(lines.len() as u64 >= checkpoint.position);
     let ids: Vec<&Value> = lines.iter().map(|l| &l.line.entry["id"]).collect();
-    assert!(recorded.entries.iter().all(|e| ids.contains(&&json!(e.id.to_string()))));
+    let late = recorded.entries.iter().chain(&late).chain(&then.entries);
+    assert!(late.into_iter().all(|e| ids.contains(&&json!(e.id.to_string()))));
     let rest = client.export(lines[2].point).await.unwrap();
     assert_eq!(rest.count, lines.len() as u64 - 3);
     let rest: Vec<_> = rest.lines.try_collect().await.unwrap();
     assert_eq!(rest, lines[3..], "from a point on, the rest of the chain");
 
-    let month = &Timestamp::now().to_string()[..7];
+    let text = &Timestamp::now().to_string()[..7];
+    let month: recruit_domain::Month = text.parse().unwrap();
     let review = client.privacy_access_review(month).await.unwrap();
-    assert_eq!(review.month, *month);
-    assert!(review.days.len() >= 28 && review.days.iter().all(|d| d.date.starts_with(month)));
+    assert_eq!(review.month, *text);
+    assert!(review.days.len() >= 28 && review.days.iter().all(|d| d.date.starts_with(text)));
     assert!(review.signed_off().is_none());
     let payroll = accesses(1, "DOWNLOAD", "Payroll");
     let download = client.record_privacy_accesses(&payroll, None).await.unwrap().entries[0].id;
@@ -182,11 +208,10 @@ async fn every_method(world: World) {
     let note = Some("exports by the client test");
     let running = client.sign_off_review(month, note).await.unwrap_err();
     assert_eq!(running.code(), Some(&ErrorCode::Conflict), "the running month: {running}");
-    let before = month.parse::<recruit_domain::Month>().unwrap().previous().unwrap().to_string();
-    let month = &before;
+    let month = month.previous().unwrap();
     let review = client.privacy_access_review(month).await.unwrap();
     let signed = client.sign_off_review(month, note).await.unwrap();
-    assert_eq!((signed.month.as_str(), signed.note.as_deref()), (month.as_str(), note));
+    assert_eq!((signed.month.as_str(), signed.note.as_deref()), (month.to_string().as_str(), note));
     assert_eq!(signed.figures, SignOffFigures::of(&review), "the figures of the review");
     assert!(signed.verification.intact);
     assert_eq!(client.sign_off_review(month, note).await.unwrap(), signed, "replayed");

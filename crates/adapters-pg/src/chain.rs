@@ -423,13 +423,24 @@ fn bind_export<'a>(
 pub(crate) async fn export_count<R: LedgerTable>(
     c: &mut AsyncPgConnection,
     q: &recruit_ports::chain::ExportQuery,
+    at_most: Option<u64>,
 ) -> Result<u64, TxError> {
     let table = <R::Neutral as recruit_ports::chain::Chained>::TABLE;
     let time = <R::Neutral as recruit_ports::chain::Chained>::TIME;
-    let (conditions, _) = export_conditions(q, time, 1);
-    let sql = format!("SELECT count(*) AS count FROM {table} WHERE {conditions}");
-    let recruit_adapters_diesel::CountRow { count } =
-        bind_export(diesel::sql_query(sql).into_boxed(), q).get_result(c).await?;
+    let (conditions, next) = export_conditions(q, time, 1);
+    let sql = match at_most {
+        None => format!("SELECT count(*) AS count FROM {table} WHERE {conditions}"),
+        Some(_) => format!(
+            "SELECT count(*) AS count FROM (SELECT 1 FROM {table} WHERE {conditions} \
+             LIMIT ${next}) AS matched"
+        ),
+    };
+    let mut query = bind_export(diesel::sql_query(sql).into_boxed(), q);
+    if let Some(at_most) = at_most {
+        query =
+            query.bind::<diesel::sql_types::BigInt, _>(i64::try_from(at_most).unwrap_or(i64::MAX));
+    }
+    let recruit_adapters_diesel::CountRow { count } = query.get_result(c).await?;
     Ok(u64::try_from(count).unwrap_or_default())
 }
 

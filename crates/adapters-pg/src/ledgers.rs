@@ -155,6 +155,18 @@ impl Ledgers for PgStore {
         recruit_adapters_diesel::ledger_page(rows, more)
     }
 
+    async fn count_entries(&self, query: &ExportQuery, at_most: u64) -> Result<u64, StoreError> {
+        use crate::chain::export_count;
+        let mut c = self.conn().await?;
+        let at_most = Some(at_most);
+        let counted = match query.ledger {
+            Ledger::Privacy => export_count::<LedgerRow>(&mut c, query, at_most).await,
+            Ledger::Api => export_count::<AuditRow>(&mut c, query, at_most).await,
+            Ledger::Tool => export_count::<ToolAuditRow>(&mut c, query, at_most).await,
+        };
+        Ok(counted?)
+    }
+
     async fn export(&self, query: &ExportQuery) -> Result<Export, StoreError> {
         use recruit_adapters_diesel::{ChannelStream, EXPORT_CHUNK};
         let mut conn = self.conn().await?;
@@ -181,9 +193,13 @@ impl Ledgers for PgStore {
                         diesel::sql_query("SET LOCAL statement_timeout = 0").execute(c).await?;
                     }
                     let count = match q.ledger {
-                        Ledger::Privacy => crate::chain::export_count::<LedgerRow>(c, &q).await?,
-                        Ledger::Api => crate::chain::export_count::<AuditRow>(c, &q).await?,
-                        Ledger::Tool => crate::chain::export_count::<ToolAuditRow>(c, &q).await?,
+                        Ledger::Privacy => {
+                            crate::chain::export_count::<LedgerRow>(c, &q, None).await?
+                        }
+                        Ledger::Api => crate::chain::export_count::<AuditRow>(c, &q, None).await?,
+                        Ledger::Tool => {
+                            crate::chain::export_count::<ToolAuditRow>(c, &q, None).await?
+                        }
                     };
                     if counted.take().is_none_or(|c| c.send(Ok(count)).is_err()) {
                         return Ok(());

@@ -18,6 +18,7 @@ fn export_query<'a, R: LedgerTable>(
     q: &'a recruit_ports::chain::ExportQuery,
     select: &str,
     after: Option<(i64, Vec<u8>)>,
+    at_most: Option<u64>,
 ) -> diesel::query_builder::BoxedSqlQuery<'a, diesel::sqlite::Sqlite, diesel::query_builder::SqlQuery>
 {
     use diesel::sql_types::{BigInt, Binary};
@@ -56,9 +57,11 @@ fn export_query<'a, R: LedgerTable>(
         (true, None) => format!(" ORDER BY {time}, id LIMIT ?"),
         (true, Some(_)) => " ORDER BY position LIMIT ?".to_owned(),
     };
-    let mut query =
-        diesel::sql_query(format!("SELECT {select} FROM {table} WHERE {conditions}{tail}"))
-            .into_boxed();
+    let mut sql = format!("SELECT {select} FROM {table} WHERE {conditions}{tail}");
+    if at_most.is_some() {
+        sql = format!("SELECT count(*) AS count FROM ({sql} LIMIT ?) AS matched");
+    }
+    let mut query = diesel::sql_query(sql).into_boxed();
     if let Some(org) = q.organization {
         query = query.bind::<Binary, _>(blob(org.uuid()));
     }
@@ -84,6 +87,9 @@ fn export_query<'a, R: LedgerTable>(
         }
         let limit = i64::try_from(recruit_adapters_diesel::EXPORT_CHUNK).unwrap_or(i64::MAX);
         query = query.bind::<BigInt, _>(limit);
+    }
+    if let Some(at_most) = at_most {
+        query = query.bind::<BigInt, _>(i64::try_from(at_most).unwrap_or(i64::MAX));
     }
     query
 }
@@ -119,12 +125,14 @@ pub(crate) fn bind_values<'a>(
 }
 
 /// How many entries of `R`'s ledger an export of `q` holds.
-fn export_count<R: LedgerTable>(
+pub(crate) fn export_count<R: LedgerTable>(
     c: &mut SqliteConnection,
     q: &recruit_ports::chain::ExportQuery,
+    at_most: Option<u64>,
 ) -> Result<u64, TxError> {
+    let select = if at_most.is_some() { "1" } else { "count(*) AS count" };
     let recruit_adapters_diesel::CountRow { count } =
-        export_query::<R>(q, "count(*) AS count", None).get_result(c)?;
+        export_query::<R>(q, select, None, at_most).get_result(c)?;
     Ok(u64::try_from(count).unwrap_or_default())
 }
 
@@ -136,7 +144,7 @@ fn export_chunk<R: LedgerTable>(
     after: Option<(i64, Vec<u8>)>,
 ) -> Result<Vec<recruit_ports::chain::ExportedEntry>, TxError> {
     use recruit_ports::chain::ExportedEntry;
-    let rows: Vec<R> = export_query::<R>(q, "*", after).load(c)?;
+    let rows: Vec<R> = export_query::<R>(q, "*", after, None).load(c)?;
     Ok(rows
         .into_iter()
         .map(|r| ExportedEntry::of(r.into_neutral()?))
@@ -154,9 +162,9 @@ pub(crate) fn export_ledger(
     use recruit_adapters_diesel::EXPORT_CHUNK;
     use recruit_domain::chain::Ledger;
     let count = match q.ledger {
-        Ledger::Privacy => export_count::<LedgerRow>(c, q)?,
-        Ledger::Api => export_count::<AuditRow>(c, q)?,
-        Ledger::Tool => export_count::<ToolAuditRow>(c, q)?,
+        Ledger::Privacy => export_count::<LedgerRow>(c, q, None)?,
+        Ledger::Api => export_count::<AuditRow>(c, q, None)?,
+        Ledger::Tool => export_count::<ToolAuditRow>(c, q, None)?,
     };
     if counted.take().is_none_or(|t| t.send(Ok(count)).is_err()) {
         return Ok(());

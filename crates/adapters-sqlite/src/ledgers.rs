@@ -323,6 +323,26 @@ impl Ledgers for SqliteStore {
         recruit_adapters_diesel::ledger_page(page.rows, page.more)
     }
 
+    async fn count_entries(
+        &self,
+        query: &recruit_ports::chain::ExportQuery,
+        at_most: u64,
+    ) -> Result<u64, StoreError> {
+        use crate::export::export_count;
+        let q = query.clone();
+        let at_most = Some(at_most);
+        let counted = self
+            .run(move |c| {
+                Ok(match q.ledger {
+                    Ledger::Privacy => export_count::<LedgerRow>(c, &q, at_most),
+                    Ledger::Api => export_count::<AuditRow>(c, &q, at_most),
+                    Ledger::Tool => export_count::<ToolAuditRow>(c, &q, at_most),
+                })
+            })
+            .await?;
+        Ok(counted?)
+    }
+
     async fn export(
         &self,
         query: &recruit_ports::chain::ExportQuery,

@@ -12,7 +12,7 @@ use recruit_domain::{ErrorCode, ErrorDetail};
 #[non_exhaustive]
 pub enum Error {
     /// The server refused the request with its error envelope.
-    #[error("{status} {}: {message}", .code.as_str())]
+    #[error("{status} {}: {message}{}", .code.as_str(), listed(.details))]
     Api {
         /// The HTTP status.
         status: u16,
@@ -70,6 +70,9 @@ pub enum Error {
     /// The client was configured with something it cannot use.
     #[error("the client cannot be built: {0}")]
     Config(String),
+    /// A call was given something it cannot send.
+    #[error("the request cannot be made: {0}")]
+    Request(String),
     /// Reading or writing a local file failed.
     #[error("{0}")]
     Io(#[from] std::io::Error),
@@ -113,5 +116,47 @@ impl Error {
             Self::Checkpoint { position, .. } => Some(*position),
             _ => None,
         }
+    }
+}
+
+/// The envelope's details after its message: ` (field: reason; …)`, or nothing.
+fn listed(details: &[ErrorDetail]) -> String {
+    if details.is_empty() {
+        return String::new();
+    }
+    let each: Vec<String> = details
+        .iter()
+        .map(|d| {
+            let pairs: Vec<String> = d.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            match (d.get("field"), d.get("reason")) {
+                (Some(field), Some(reason)) => format!("{field}: {reason}"),
+                _ => pairs.join(", "),
+            }
+        })
+        .collect();
+    format!(" ({})", each.join("; "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refusal_says_what_each_field_was_refused_for() {
+        let e = Error::Api {
+            status: 400,
+            code: ErrorCode::ValidationFailed,
+            message: "The request is not valid.".into(),
+            details: vec![
+                ErrorDetail::field("limit", "must be 1 to 100"),
+                ErrorDetail::field("cursor", "is not a cursor"),
+            ],
+            retry_after: None,
+        };
+        assert_eq!(
+            e.to_string(),
+            "400 VALIDATION_FAILED: The request is not valid. (limit: must be 1 to 100; cursor: \
+             is not a cursor)"
+        );
     }
 }

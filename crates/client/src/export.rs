@@ -5,16 +5,10 @@
 use std::pin::Pin;
 
 use futures_core::Stream;
-use recruit_domain::Timestamp;
 use recruit_domain::chain::{ChainPoint, Checkpoint, Digest, ExportLine, Ledger};
 use reqwest::Response;
 
 use crate::{Client, Error};
-
-/// The span of time an export asks for: a year back (the shortest retention a server may
-/// keep) to a day ahead of this client's clock.
-const BACK: i64 = 364 * 86_400 * 1_000_000;
-const AHEAD: i64 = 86_400 * 1_000_000;
 
 /// A line of an export that continues the chain, and where the chain stands after it.
 #[derive(Clone, Debug, PartialEq)]
@@ -105,8 +99,9 @@ impl Client {
     ///
     /// First the latest checkpoint is fetched and its signature verified
     /// ([`Client::trusted_checkpoint`]); the export must then reach its position with the
-    /// hash it signs. The export asks for the entries of the last year (the shortest
-    /// retention a server keeps): a chain with older entries is read from a point after them.
+    /// hash it signs. The export selects by the chain alone (`after_position`, no window of
+    /// access times), so an entry recorded late or stamped ahead by a source's clock is read
+    /// in its place.
     pub async fn export(&self, from: ChainPoint) -> Result<Export, Error> {
         let (checkpoint, hash) = self.trusted_checkpoint().await?;
         if checkpoint.position < from.position
@@ -120,18 +115,8 @@ impl Client {
                 ),
             });
         }
-        let now = Timestamp::now().unix_micros();
-        let at = |micros: i64| Timestamp::from_unix_micros(micros).map(|t| t.to_string());
-        let window = (at(now - BACK), at(now + AHEAD));
-        let (Ok(gte), Ok(lt)) = window else {
-            return Err(Error::Config("the clock is out of the range of time".into()));
-        };
-        let query = [
-            ("timestamp_gte", gte),
-            ("timestamp_lt", lt),
-            ("after_position", from.position.to_string()),
-        ];
-        let url = self.url("/v1/audit-logs/privacy/export", &query)?;
+        let query = [("after_position", from.position.to_string())];
+        let url = self.url(crate::endpoint::EXPORT_PRIVACY_AUDIT_LOGS, &[], &query)?;
         let response = self.send(|| self.http.get(url.clone())).await?;
         let count = crate::header(response.headers(), "recruitd-export-count")
             .and_then(|c| c.parse().ok())

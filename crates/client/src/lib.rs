@@ -34,6 +34,7 @@
 //! It depends on `recruit-domain` and on no other crate of recruitd: it speaks to a server
 //! over HTTP only.
 
+mod endpoint;
 mod error;
 mod export;
 pub mod follow;
@@ -46,12 +47,13 @@ use futures_core::Stream;
 use recruit_domain::model::{
     Job, Me, Organization, Page, PrivacyAuditLog, ReviewRules, UserProfile,
 };
-use recruit_domain::{ErrorResponse, JobId, PrivacyAuditLogId, Timestamp, UserId};
+use recruit_domain::{ErrorResponse, JobId, Month, PrivacyAuditLogId, Timestamp, UserId};
 use reqwest::header::{HeaderMap, HeaderValue};
 use reqwest::{Method, RequestBuilder, Response, Url};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+pub use endpoint::{ENDPOINTS, Endpoint};
 pub use error::Error;
 pub use export::{Export, VerifiedLine};
 pub use recruit_domain::ErrorCode;
@@ -67,8 +69,8 @@ const JSON: &str = "application/json";
 #[derive(Clone)]
 pub struct Client {
     http: reqwest::Client,
-    /// The server's base URL, without a trailing `/`.
-    base: String,
+    /// The server's base URL.
+    base: Url,
     token: String,
     retry: RetryPolicy,
     timeout: Duration,
@@ -143,7 +145,7 @@ impl ClientBuilder {
     pub fn build(self) -> Result<Client, Error> {
         let base = self.base.trim_end_matches('/').to_owned();
         let parsed = Url::parse(&base).map_err(|e| Error::Config(format!("{base}: {e}")))?;
-        if !matches!(parsed.scheme(), "http" | "https") {
+        if !matches!(parsed.scheme(), "http" | "https") || parsed.cannot_be_a_base() {
             return Err(Error::Config(format!("{base}: not an http or https URL")));
         }
         // reqwest is built without a crypto provider: ring's, unless the process chose one.
@@ -156,7 +158,7 @@ impl ClientBuilder {
             .map_err(|e| Error::Config(e.to_string()))?;
         Ok(Client {
             http,
-            base,
+            base: parsed,
             token: self.token,
             retry: self.retry,
             timeout: self.timeout,
@@ -268,13 +270,14 @@ impl Client {
         }
     }
 
-    fn url(&self, path: &str, query: &[(&str, String)]) -> Result<Url, Error> {
-        let mut url = Url::parse(&format!("{}{path}", self.base))
-            .map_err(|e| Error::Config(format!("{path}: {e}")))?;
-        if !query.is_empty() {
-            url.query_pairs_mut().extend_pairs(query);
-        }
-        Ok(url)
+    /// The URL of `endpoint` with its path `segments` and `query`.
+    fn url(
+        &self,
+        endpoint: Endpoint,
+        segments: &[String],
+        query: &[(&str, String)],
+    ) -> Result<Url, Error> {
+        endpoint.url(&self.base, segments, query)
     }
 
     /// Sends what `request` builds, retried by the policy; the first success, or the error.
@@ -348,22 +351,22 @@ impl Client {
 
     /// `GET /v1/me`: the user and token the client acts as, and their organization.
     pub async fn me(&self) -> Result<Me, Error> {
-        self.get(self.url("/v1/me", &[])?).await
+        self.get(self.url(endpoint::GET_ME, &[], &[])?).await
     }
 
     /// `GET /v1/organization`: the token's organization and its settings.
     pub async fn organization(&self) -> Result<Organization, Error> {
-        self.get(self.url("/v1/organization", &[])?).await
+        self.get(self.url(endpoint::GET_ORGANIZATION, &[], &[])?).await
     }
 
     /// `GET /v1/jobs/{jobId}`: a job of the token's organization.
     pub async fn job(&self, id: JobId) -> Result<Job, Error> {
-        self.get(self.url(&format!("/v1/jobs/{id}"), &[])?).await
+        self.get(self.url(endpoint::GET_JOB, &[id.to_string()], &[])?).await
     }
 
     /// `GET /v1/users/{userId}`: a user's profile, with its entity tag (`etag`) to change it.
     pub async fn user(&self, id: UserId) -> Result<UserProfile, Error> {
-        self.get(self.url(&format!("/v1/users/{id}"), &[])?).await
+        self.get(self.url(endpoint::GET_USER, &[id.to_string()], &[])?).await
     }
 
     /// `PATCH /v1/users/{userId}`: changes a profile by a JSON merge patch, if it is still the
@@ -376,8 +379,9 @@ impl Client {
         etag: &str,
         patch: &serde_json::Value,
     ) -> Result<UserProfile, Error> {
-        let url = self.url(&format!("/v1/users/{id}"), &[])?;
-        let body = serde_json::to_vec(patch).map_err(|e| Error::Config(e.to_string()))?;
+        let url = self.url(endpoint::UPDATE_USER, &[id.to_string()], &[])?;
+        let body = serde_json::to_vec(patch)
+            .map_err(|e| Error::Request(format!("the patch cannot be sent as JSON: {e}")))?;
         let merge_patch = "application/merge-patch+json";
         let if_match = Some(("if-match", etag));
         Ok(self.send_body(Method::PATCH, url, merge_patch, body, if_match).await?.0)
@@ -392,7 +396,7 @@ impl Client {
     ) -> Result<Page<PrivacyAuditLog>, Error> {
         let mut pairs = query.pairs();
         pairs.extend(cursor.map(|c| ("cursor", c.to_owned())));
-        self.get(self.url("/v1/audit-logs/privacy", &pairs)?).await
+        self.get(self.url(endpoint::LIST_PRIVACY_AUDIT_LOGS, &[], &pairs)?).await
     }
 
     /// Every entry of the privacy ledger under `query`, page after page, as a stream. Each
@@ -448,13 +452,13 @@ impl Client {
         key: Option<&str>,
     ) -> Result<Recorded, Error> {
         let key = key.map_or_else(new_idempotency_key, str::to_owned);
-        let url = self.url("/v1/audit-logs/privacy", &[])?;
+        let url = self.url(endpoint::RECORD_PRIVACY_ACCESSES, &[], &[])?;
         #[derive(Serialize)]
         struct Batch<'a, E> {
             entries: &'a [E],
         }
         let body = serde_json::to_vec(&Batch { entries })
-            .map_err(|e| Error::Config(format!("the entries cannot be sent as JSON: {e}")))?;
+            .map_err(|e| Error::Request(format!("the entries cannot be sent as JSON: {e}")))?;
         let quoted = format!("\"{}\"", key.replace('\\', "\\\\").replace('"', "\\\""));
         #[derive(serde::Deserialize)]
         struct Stored {
@@ -471,15 +475,23 @@ impl Client {
     /// organization's privacy ledger, as the server gives it (not verified here: see
     /// [`Client::trusted_checkpoint`]).
     pub async fn latest_checkpoint(&self) -> Result<Checkpoint, Error> {
-        self.get(self.url("/v1/audit-logs/privacy/checkpoints/latest", &[])?).await
+        self.get(self.url(endpoint::GET_LATEST_CHECKPOINT, &[], &[])?).await
     }
 
     /// `GET /.well-known/recruitd-checkpoint-keys`: the keys the server signs checkpoints
     /// with.
     pub async fn checkpoint_keys(&self) -> Result<Vec<VerifyingKey>, Error> {
-        let set: serde_json::Value =
-            self.get(self.url("/.well-known/recruitd-checkpoint-keys", &[])?).await?;
-        let keys = set["keys"].as_array().map(Vec::as_slice).unwrap_or_default();
+        let mut url = self.base.clone();
+        url.set_path(&format!(
+            "{}{}",
+            self.base.path().trim_end_matches('/'),
+            endpoint::CHECKPOINT_KEYS
+        ));
+        let set: serde_json::Value = self.get(url).await?;
+        let Some(keys) = set.get("keys").and_then(serde_json::Value::as_array) else {
+            return Err(Error::Decode("the checkpoint key set has no `keys` array".into()));
+        };
+        // A key of a kind this client does not know is passed over, as a JWK set's reader does.
         Ok(keys.iter().filter_map(recruit_domain::chain::key_from_jwk).collect())
     }
 
@@ -512,14 +524,14 @@ impl Client {
     ///
     /// ```no_run
     /// # async fn run(client: recruit_client::Client) -> Result<(), recruit_client::Error> {
-    /// let review = client.privacy_access_review("2026-10").await?;
+    /// let review = client.privacy_access_review("2026-10".parse().unwrap()).await?;
     /// for account in review.accounts.iter().filter(|a| !a.flags.is_empty()) {
     ///     println!("{}: {:?}", account.account_id, account.flags);
     /// }
     /// # Ok(()) }
     /// ```
-    pub async fn privacy_access_review(&self, month: &str) -> Result<Review, Error> {
-        self.get(self.url(&format!("/v1/audit-logs/privacy/reviews/{month}"), &[])?).await
+    pub async fn privacy_access_review(&self, month: Month) -> Result<Review, Error> {
+        self.get(self.url(endpoint::GET_PRIVACY_ACCESS_REVIEW, &[month.to_string()], &[])?).await
     }
 
     /// `PUT /v1/audit-logs/privacy/reviews/{month}/downloads/{entryId}`: a reviewer's
@@ -529,13 +541,13 @@ impl Client {
     /// Safe to retry: the same decision again changes nothing.
     pub async fn review_download(
         &self,
-        month: &str,
+        month: Month,
         entry: PrivacyAuditLogId,
         status: DownloadStatus,
         reason: &str,
     ) -> Result<DownloadReview, Error> {
-        let path = format!("/v1/audit-logs/privacy/reviews/{month}/downloads/{entry}");
-        let url = self.url(&path, &[])?;
+        let segments = [month.to_string(), entry.to_string()];
+        let url = self.url(endpoint::REVIEW_PRIVACY_ACCESS_DOWNLOAD, &segments, &[])?;
         let body = serde_json::json!({ "status": status, "reason": reason }).to_string();
         Ok(self.send_body(Method::PUT, url, JSON, body.into_bytes(), None).await?.0)
     }
@@ -543,14 +555,15 @@ impl Client {
     /// `GET /v1/audit-logs/privacy/review-rules`: the rules the organization's monthly review
     /// flags accounts by.
     pub async fn review_rules(&self) -> Result<ReviewRules, Error> {
-        self.get(self.url("/v1/audit-logs/privacy/review-rules", &[])?).await
+        self.get(self.url(endpoint::GET_PRIVACY_REVIEW_RULES, &[], &[])?).await
     }
 
     /// `PUT /v1/audit-logs/privacy/review-rules`: replaces them; the change is recorded in the
     /// API audit ledger. Safe to retry: the same rules again leave them as they are.
     pub async fn set_review_rules(&self, rules: &ReviewRules) -> Result<ReviewRules, Error> {
-        let url = self.url("/v1/audit-logs/privacy/review-rules", &[])?;
-        let body = serde_json::to_vec(rules).map_err(|e| Error::Decode(e.to_string()))?;
+        let url = self.url(endpoint::SET_PRIVACY_REVIEW_RULES, &[], &[])?;
+        let body = serde_json::to_vec(rules)
+            .map_err(|e| Error::Request(format!("the rules cannot be sent as JSON: {e}")))?;
         Ok(self.send_body(Method::PUT, url, JSON, body, None).await?.0)
     }
 
@@ -560,12 +573,12 @@ impl Client {
     /// again is answered with the one kept.
     pub async fn explain_download(
         &self,
-        month: &str,
+        month: Month,
         entry: PrivacyAuditLogId,
         explanation: &str,
     ) -> Result<DownloadReview, Error> {
-        let path = format!("/v1/audit-logs/privacy/reviews/{month}/downloads/{entry}/explanation");
-        let url = self.url(&path, &[])?;
+        let segments = [month.to_string(), entry.to_string()];
+        let url = self.url(endpoint::EXPLAIN_PRIVACY_ACCESS_DOWNLOAD, &segments, &[])?;
         let body = serde_json::json!({ "explanation": explanation }).to_string();
         Ok(self.send_body(Method::PUT, url, JSON, body.into_bytes(), None).await?.0)
     }
@@ -575,8 +588,12 @@ impl Client {
     /// the month's figures, the chain's verification and the latest signed checkpoint. Safe to
     /// retry: the same reviewer's same sign-off is answered with the one recorded; another is
     /// [`ErrorCode::Conflict`].
-    pub async fn sign_off_review(&self, month: &str, note: Option<&str>) -> Result<SignOff, Error> {
-        let url = self.url(&format!("/v1/audit-logs/privacy/reviews/{month}/sign-off"), &[])?;
+    pub async fn sign_off_review(
+        &self,
+        month: Month,
+        note: Option<&str>,
+    ) -> Result<SignOff, Error> {
+        let url = self.url(endpoint::SIGN_OFF_PRIVACY_ACCESS_REVIEW, &[month.to_string()], &[])?;
         let body = serde_json::json!({ "note": note }).to_string();
         Ok(self.send_body(Method::POST, url, JSON, body.into_bytes(), None).await?.0)
     }

@@ -16,6 +16,19 @@ use crate::pages::{ChainView, Month, Page, Problem};
 use crate::route::Route;
 use crate::{Answer, Console, ConsoleRequest, ConsoleResponse, Failure, html, server_side};
 
+/// How many entries match, in words: the count, or that there are more than the most a count
+/// counts.
+fn matching(lang: Lang, count: recruit_service::Matching) -> String {
+    match count {
+        recruit_service::Matching::Exactly(n) => {
+            lang.ta("entries-matching", &[("count", n.into())])
+        }
+        recruit_service::Matching::More => {
+            lang.ta("entries-matching-more", &[("count", recruit_service::COUNTED_AT_MOST.into())])
+        }
+    }
+}
+
 /// The filters of the entries page, as the list operation names them, in the order of the
 /// form.
 pub(crate) const FILTERS: [(&str, &str); 6] = [
@@ -125,6 +138,8 @@ pub(crate) struct Entries {
     pub(crate) time_zone: String,
     pub(crate) filters: Filters,
     pub(crate) rows: Vec<EntryRow>,
+    /// How many entries match, in words.
+    pub(crate) matching: Option<String>,
     pub(crate) next: Option<String>,
     pub(crate) first: Option<String>,
     /// The page before, when this one is not the first.
@@ -171,6 +186,7 @@ impl Console {
         let session = self.session(r).await?;
         let Filtered { month, running, time_zone, filters, mut pairs } =
             self.filtered(&session, query).await?;
+        let counted = pairs.clone();
         pairs.push(("limit".into(), PAGE_SIZE.into()));
         let cursor = query.get("cursor").filter(|c| !c.is_empty());
         if let Some(cursor) = cursor {
@@ -214,10 +230,28 @@ impl Console {
             }
             Ok(_) => return Err(Failure::Service(ServiceError::internal())),
             Err(e) if server_side(&e) => return Err(e.into()),
-            Err(e) => (vec![], None, Some(Problem::of(&e, None)), crate::status_of(e.code)),
+            Err(e) => (vec![], None, Some(Problem::of(lang, &e, None)), crate::status_of(e.code)),
         };
         let first = cursor.map(|_| link(None, &[]));
+        // How many match, once the list found some: with the list's own filters, so a count
+        // that fails (the same problems) says nothing of its own.
+        let matching = match rows.is_empty() {
+            true => None,
+            false => {
+                let mut arguments = recruit_service::Arguments::rest(kind);
+                arguments.query(counted);
+                match recruit_service::Operation::parse(kind, arguments)? {
+                    recruit_service::Operation::ListPrivacyAuditLogs(params) => {
+                        let count =
+                            self.service.count_privacy_audit_logs(&session.caller, params).await?;
+                        Some(matching(lang, count))
+                    }
+                    _ => None,
+                }
+            }
+        };
         let page = Entries {
+            matching,
             time_zone,
             rows,
             next,

@@ -119,10 +119,15 @@ enum Failure {
     SignIn(Option<&'static str>),
     /// The service refused or failed.
     Service(ServiceError),
+    /// A failure the console words itself: its status and the message's key.
+    Said(StatusCode, &'static str),
+}
+
+impl Failure {
     /// A form from elsewhere, or without the session's CSRF token.
-    Forged,
+    const FORGED: Self = Self::Said(StatusCode::FORBIDDEN, "error-forged");
     /// No such page.
-    NotFound,
+    const NOT_FOUND: Self = Self::Said(StatusCode::NOT_FOUND, "error-not-found");
 }
 
 impl From<ServiceError> for Failure {
@@ -161,17 +166,15 @@ impl Console {
                 }
                 response.into()
             }
-            Err(Failure::Forged) => {
-                let message = locale(&request).t("error-forged");
-                self.error_page(&request, StatusCode::FORBIDDEN, &message).into()
-            }
-            Err(Failure::NotFound) => {
-                let message = locale(&request).t("error-not-found");
-                self.error_page(&request, StatusCode::NOT_FOUND, &message).into()
+            Err(Failure::Said(status, key)) => {
+                let l = locale(&request);
+                let problem = pages::Problem { message: l.t(key), ..Default::default() };
+                self.error_page(status, problem, l).into()
             }
             Err(Failure::Service(e)) => {
-                let status = status_of(e.code);
-                self.error_page(&request, status, &e.message).into()
+                let l = locale(&request);
+                let problem = pages::Problem::of(l.lang, &e, None);
+                self.error_page(status_of(e.code), problem, l).into()
             }
         };
         secure_headers(answered.response.headers_mut());
@@ -194,7 +197,7 @@ impl Console {
     async fn route(&self, r: &ConsoleRequest<'_>) -> Answer {
         let query = query_pairs(r.uri.query());
         let Some(route) = Route::of(r.method, r.uri.path()) else {
-            return Err(Failure::NotFound);
+            return Err(Failure::NOT_FOUND);
         };
         match route {
             Route::Stylesheet => Ok(stylesheet().into()),
@@ -263,7 +266,7 @@ impl Console {
     /// `POST /console/sign-in`: a token pasted, or a one-time link's secret.
     async fn sign_in(&self, r: &ConsoleRequest<'_>) -> Answer {
         if !self.same_origin(r.headers) {
-            return Err(Failure::Forged);
+            return Err(Failure::FORGED);
         }
         let form = query_pairs(std::str::from_utf8(&r.body).ok());
         let (sign_in, link) = match (form.get("token"), form.get("link")) {
@@ -305,7 +308,7 @@ impl Console {
     /// answer is the same whether the address is known or not.
     fn mail_link(&self, r: &ConsoleRequest<'_>) -> Answer {
         if !self.same_origin(r.headers) {
-            return Err(Failure::Forged);
+            return Err(Failure::FORGED);
         }
         let form = query_pairs(std::str::from_utf8(&r.body).ok());
         let email = form.get("email").map(String::as_str).unwrap_or("");
@@ -325,7 +328,7 @@ impl Console {
     /// link, which it spends.
     async fn explain(&self, r: &ConsoleRequest<'_>) -> Answer {
         if !self.same_origin(r.headers) {
-            return Err(Failure::Forged);
+            return Err(Failure::FORGED);
         }
         let form = query_pairs(std::str::from_utf8(&r.body).ok());
         let (link, month, entry) = link_target(&form);
@@ -363,7 +366,7 @@ impl Console {
             Err(e) if server_side(&e) => Err(e.into()),
             Err(e) => {
                 let view = self.service.explanation_page(&caller, &month, &entry).await?;
-                let problem = pages::Problem::of(&e, None);
+                let problem = pages::Problem::of(locale(r).lang, &e, None);
                 let page = pages::Explain::new(link, view, Some(problem), locale(r));
                 Ok(html(status_of(e.code), &page).into())
             }
@@ -379,7 +382,7 @@ impl Console {
         match self.service.explanation_link(link, r.client_ip).await {
             Ok(caller) => Ok(caller),
             Err(e) if e.code == ErrorCode::Unauthenticated => {
-                Err(Failure::Service(ServiceError { message: locale(r).t("error-link"), ..e }))
+                Err(Failure::Said(StatusCode::UNAUTHORIZED, "error-link"))
             }
             Err(e) => Err(e.into()),
         }
@@ -411,7 +414,7 @@ impl Console {
             Err(e) if server_side(&e) => Err(e.into()),
             Err(e) => {
                 let review = self.review(r, &session, month).await?;
-                let problem = pages::Problem::of(&e, Some(entry));
+                let problem = pages::Problem::of(locale(r).lang, &e, Some(entry));
                 Ok(html(status_of(e.code), &pages::Downloads::new(page, review, Some(problem)))
                     .into())
             }
@@ -434,7 +437,7 @@ impl Console {
             Err(e) if server_side(&e) => Err(e.into()),
             Err(e) => {
                 let review = self.review(r, &session, month).await?;
-                let problem = pages::Problem::of(&e, None);
+                let problem = pages::Problem::of(locale(r).lang, &e, None);
                 let chain = self.chain(&session, &page, &review.time_zone).await?;
                 let form = pages::SignOffForm::new(page, review, Some(problem), chain);
                 Ok(html(status_of(e.code), &form).into())
@@ -562,7 +565,7 @@ impl Console {
         let form = query_pairs(std::str::from_utf8(&r.body).ok());
         let token = form.get("csrf").map(String::as_bytes).unwrap_or_default();
         let same = constant_time_eq(token, session.csrf.as_bytes());
-        if self.same_origin(r.headers) && same { Ok(()) } else { Err(Failure::Forged) }
+        if self.same_origin(r.headers) && same { Ok(()) } else { Err(Failure::FORGED) }
     }
 
     /// Whether the request's `Origin` is the console's own. Browsers send it with every POST
@@ -588,13 +591,11 @@ impl Console {
 
     fn error_page(
         &self,
-        r: &ConsoleRequest<'_>,
         status: StatusCode,
-        message: &str,
+        problem: pages::Problem,
+        l: Locale,
     ) -> Response<Vec<u8>> {
-        let page =
-            pages::ErrorPage { status: status.as_u16(), message: message.to_owned(), l: locale(r) };
-        html(status, &page)
+        html(status, &pages::ErrorPage { status: status.as_u16(), problem, l })
     }
 }
 

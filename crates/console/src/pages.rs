@@ -90,16 +90,23 @@ impl Page {
     }
 }
 
-/// What went wrong with a form, shown above it.
+/// What went wrong, in the page's language: shown above a form, or as an error page.
+#[derive(Debug, Default)]
 pub(crate) struct Problem {
     pub(crate) message: String,
+    /// The API's own words (English) when `message` is in another language: what the error
+    /// says of this request, and what a reviewer quotes to an operator.
+    pub(crate) api: Option<String>,
     /// The download the form was about.
     pub(crate) entry: Option<String>,
+    /// Each field the API named, with its reason (English).
     pub(crate) details: Vec<String>,
 }
 
 impl Problem {
-    pub(crate) fn of(e: &ServiceError, entry: Option<String>) -> Self {
+    /// The service's error `e` for a page in `lang`: in English its message; in another
+    /// language what its code means there, then the message.
+    pub(crate) fn of(lang: Lang, e: &ServiceError, entry: Option<String>) -> Self {
         let details = e
             .details
             .iter()
@@ -107,7 +114,14 @@ impl Problem {
                 format!("{}: {}", d.get("field").unwrap_or("-"), d.get("reason").unwrap_or(""))
             })
             .collect();
-        Self { message: e.message.clone(), entry, details }
+        let (message, api) = match lang {
+            Lang::En => (e.message.clone(), None),
+            _ => {
+                let code = if e.code.is_known() { e.code.as_str() } else { "other" };
+                (lang.t(&format!("code-{code}")), Some(e.message.clone()))
+            }
+        };
+        Self { message, api, entry, details }
     }
 }
 
@@ -196,7 +210,7 @@ impl Explain {
 #[template(path = "error.html")]
 pub(crate) struct ErrorPage {
     pub(crate) status: u16,
-    pub(crate) message: String,
+    pub(crate) problem: Problem,
     pub(crate) l: Locale,
 }
 

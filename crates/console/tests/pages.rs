@@ -550,11 +550,13 @@ async fn the_entries_page_filters_by_its_url_and_downloads_what_it_shows() {
     assert_eq!(all.status, StatusCode::OK);
     let rows = all.all("table.entries tbody tr");
     assert_eq!(rows.len(), 12, "the world's twelve entries of organization A");
+    assert_eq!(all.text("#matching"), "Matching entries: 12");
     assert_eq!(recorded(&w, "listPrivacyAuditLogs").await, 1, "the page's read is recorded");
 
     let reads = browser.get(&w, "/console/entries?month=2026-01&activity_category=READ").await;
     let categories = reads.all("table.entries tbody tr td:nth-child(3)");
     assert!(!categories.is_empty() && categories.iter().all(|c| c == "READ"), "{categories:?}");
+    assert_eq!(reads.text("#matching"), format!("Matching entries: {}", categories.len()));
     assert_eq!(reads.attr("#f-activity_category option[selected]", "value"), "READ");
     // A value filters by itself: the first row's account.
     let by_account = all.attr("table.entries tbody tr td:nth-child(2) a", "href");
@@ -611,6 +613,7 @@ async fn the_entries_page_pages_both_ways() {
     let ids = |seen: &Seen| seen.all("table.entries tbody tr td:first-child");
     let first = browser.get(&w, "/console/entries?month=2026-08").await;
     assert_eq!(first.text("nav.pages [aria-current=page]"), "Page 1");
+    assert_eq!(first.text("#matching"), "Matching entries: 120", "every page's count");
     assert!(first.all("nav.pages a[rel=prev]").is_empty());
     let mut pages = vec![(first.all("table.entries tbody tr").len(), ids(&first))];
     let mut seen = first;
@@ -621,6 +624,7 @@ async fn the_entries_page_pages_both_ways() {
         pages.push((seen.all("table.entries tbody tr").len(), ids(&seen)));
     }
     assert_eq!(pages.iter().map(|p| p.0).collect::<Vec<_>>(), [50, 50, 20]);
+    assert_eq!(seen.text("#matching"), "Matching entries: 120");
     assert!(seen.all("nav.pages a[rel=next]").is_empty(), "the last page");
     for number in [2, 1] {
         let previous = seen.attr("nav.pages a[rel=prev]", "href");
@@ -663,4 +667,17 @@ async fn pages_speak_korean_or_english_and_the_switch_is_kept() {
     let next = browser.get(&w, "/console/downloads?month=2026-10").await;
     assert_eq!(next.text("h1"), "Downloads of 2026-10", "the Korean browser now gets English");
     assert_eq!(next.attr("nav.language a", "href"), "/console/downloads?month=2026-10&lang=ko");
+
+    // The API's refusals: in Korean what the code means, then the API's own words, marked
+    // as English; in English those words alone.
+    let bad = "/console/entries?month=2026-10&ip_address=nowhere";
+    let english = browser.get(&w, bad).await;
+    assert_eq!(english.all(".problem p").len(), 1, "{:?}", english.all(".problem p"));
+    let korean = browser.get(&w, &format!("{bad}&lang=ko")).await;
+    assert_eq!(korean.status, StatusCode::BAD_REQUEST);
+    assert_eq!(korean.all(".problem p")[0], "입력한 내용 중 올바르지 않은 것이 있습니다.");
+    assert_eq!(korean.text(".problem p[lang=en]"), english.text(".problem p"));
+    assert!(korean.text(".problem ul[lang=en] li").starts_with("ip_address: "));
+    let missing = browser.get(&w, "/console/nowhere").await;
+    assert_eq!(missing.text(".problem p"), "콘솔에 그런 페이지가 없습니다.");
 }

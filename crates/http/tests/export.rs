@@ -217,3 +217,43 @@ async fn an_export_the_store_cannot_start_sends_the_envelope_and_nothing_else() 
     let (status, _, _) = f.get(&uri, Some(&owner)).await;
     assert_eq!(status, StatusCode::OK);
 }
+
+/// After a position with no window the chain alone selects: an entry recorded late (stamped
+/// long before the others) is exported in its place, the positions run on without a gap, and
+/// the file says it holds the chain. A window leaves it out; the work-hours filter, which needs
+/// a window, is refused without one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_a_position_the_chain_alone_selects() {
+    use recruit_ports::{Import, ImportDocument};
+    let f = Fixture::with(|_| {}).await;
+    let owner = f.token(ORG_A, Role::Owner, &Scope::ALL).await;
+    let late = recruit_ports::testkit::ledger_entry(ORG_A, 9_000, t(-400 * 86_400));
+    let doc = ImportDocument { privacy_audit_logs: vec![late.clone()], ..Default::default() };
+    f.store.import(&doc).await.unwrap();
+
+    let response = f.api.handle(request("after_position=0", &owner), None).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let disposition = response.headers()["content-disposition"].to_str().unwrap().to_owned();
+    assert!(disposition.contains("_chain_after-position-0.ndjson"), "{disposition}");
+    let body = response.into_body().collect().await.unwrap().to_bytes();
+    let lines: Vec<Value> = std::str::from_utf8(&body)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let positions: Vec<u64> = lines.iter().map(|l| l["position"].as_u64().unwrap()).collect();
+    assert_eq!(positions, (1..=lines.len() as u64).collect::<Vec<_>>(), "no gap");
+    let last = lines.last().unwrap();
+    assert_eq!(last["entry"]["id"], late.entry.id.to_string(), "the late entry, last recorded");
+
+    let windowed = format!("{}&after_position=0", world_window());
+    let response = f.api.handle(request(&windowed, &owner), None).await;
+    let count: usize =
+        response.headers()["recruitd-export-count"].to_str().unwrap().parse().unwrap();
+    assert_eq!(count, lines.len() - 1, "a window leaves it out");
+
+    let (status, _, body) =
+        f.get(&format!("{PATH}?after_position=0&outside_work_hours=true"), Some(&owner)).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_eq!(body["error"]["details"][0]["field"], "outside_work_hours");
+}

@@ -222,6 +222,14 @@ impl<S: Ledgers> Ledgers for Faulty<S> {
         self.check().await?;
         self.inner.export(query).await
     }
+    async fn count_entries(
+        &self,
+        query: &crate::chain::ExportQuery,
+        at_most: u64,
+    ) -> Result<u64, StoreError> {
+        self.check().await?;
+        self.inner.count_entries(query, at_most).await
+    }
     async fn retention_plan(
         &self,
         before: Timestamp,

@@ -187,6 +187,10 @@ pub trait Ledgers: Send + Sync + 'static {
     /// records that first (`record_read` with the count).
     async fn export(&self, query: &ExportQuery) -> Result<Export, StoreError>;
 
+    /// How many entries `query` names, counted up to `at_most`: a figure for a page, whose
+    /// cost stays bounded however many match. Not a read of the entries: nothing is recorded.
+    async fn count_entries(&self, query: &ExportQuery, at_most: u64) -> Result<u64, StoreError>;
+
     /// Stores signed checkpoints; one stored already (same organization, ledger, position and
     /// key) is left as it is.
     async fn save_checkpoints(&self, checkpoints: &[Checkpoint]) -> Result<(), StoreError>;

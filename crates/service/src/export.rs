@@ -134,7 +134,7 @@ const FILE_NAME_RESERVED: &percent_encoding::AsciiSet = &percent_encoding::NON_A
 /// .<ext>`, each part made of letters, digits and `-` (the name keeps its own script).
 pub fn file_name(
     name: &str,
-    (from, to): (recruit_domain::Timestamp, recruit_domain::Timestamp),
+    window: Option<(recruit_domain::Timestamp, recruit_domain::Timestamp)>,
     zone: chrono_tz::Tz,
     filters: &serde_json::Map<String, serde_json::Value>,
     format: Format,
@@ -148,9 +148,15 @@ pub fn file_name(
     let day = |t: recruit_domain::Timestamp| {
         t.as_datetime().with_timezone(&zone).format("%Y-%m-%d").to_string()
     };
-    let last = recruit_domain::Timestamp::from_unix_micros(to.unix_micros().saturating_sub(1))
-        .unwrap_or(to);
-    let mut name = format!("privacy-audit-logs_{}_{}_{}", part(name, 60), day(from), day(last));
+    let mut name = format!("privacy-audit-logs_{}", part(name, 60));
+    // The days of the window (the last one the window includes), or the chain.
+    match window {
+        Some((from, to)) => {
+            let last = recruit_domain::Timestamp::from_unix_micros(to.unix_micros() - 1);
+            name.push_str(&format!("_{}_{}", day(from), day(last.unwrap_or(to))));
+        }
+        None => name.push_str("_chain"),
+    }
     for (key, value) in filters {
         let value = match value {
             serde_json::Value::String(s) => s.clone(),

@@ -137,16 +137,23 @@ impl Filter {
 
     /// The conditions a store applies for these filters over `window` of `organization`'s
     /// ledger. The work hours are the organization's, in its time zone; when they cannot be
-    /// read, a filter on them is a problem of `outside_work_hours`.
+    /// read, or there is no window to lay them over, a filter on them is a problem of
+    /// `outside_work_hours`.
     pub async fn conditions(
         &self,
         store: &dyn Store,
         organization: OrganizationId,
-        window: TimeWindow,
+        window: Option<TimeWindow>,
     ) -> Result<EntryFilter, ServiceError> {
-        let spans = match self.outside_work_hours {
-            None => None,
-            Some(outside) => {
+        let spans = match (self.outside_work_hours, window) {
+            (None, _) => None,
+            (Some(_), None) => {
+                return Err(ServiceError::validation(vec![ErrorDetail::field(
+                    "outside_work_hours",
+                    "needs timestamp_gte and timestamp_lt, the window to lay the work hours over",
+                )]));
+            }
+            (Some(outside), Some(window)) => {
                 let record = store.organization(organization).await?;
                 let (hours, _) = crate::work_hours::WorkHours::of(
                     &record.settings,

@@ -58,4 +58,6 @@ pub use operation::{
     BATCH_BODY_LIMIT, BODY_LIMIT, Body, Caller, Done, Effect, Identity, Method, Operation,
     OperationKind, Outcome, Recorded, RequestContext, Spec, Via,
 };
-pub use service::{BatchWrites, IdempotencyConfig, Service, ServiceConfig};
+pub use service::{
+    BatchWrites, COUNTED_AT_MOST, IdempotencyConfig, Matching, Service, ServiceConfig,
+};

@@ -29,6 +29,7 @@ mod ledger;
 mod people;
 mod review;
 mod rules;
+pub use ledger::{COUNTED_AT_MOST, Matching};
 
 /// The status of a write that created what it was asked to.
 const CREATED: u16 = 201;

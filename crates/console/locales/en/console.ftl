@@ -40,6 +40,25 @@ error-forged = This form did not come from the console's own page, or its sessio
 error-link = This link is not valid: it may be cut short, expired, or used already. Ask the reviewer who wrote to you for a new one.
 error-sign-in = That token or link is not valid: it may be mistyped, expired, revoked, or a link already used.
 
+# What an error code of the API means, shown above the API's own words.
+code-UNAUTHENTICATED = You are not signed in, or the sign-in is no longer valid.
+code-INSUFFICIENT_SCOPE = Your sign-in does not allow this action.
+code-VALIDATION_FAILED = Some of what was sent is not valid.
+code-INVALID_CURSOR = This page of the list no longer matches its filters: start the list again.
+code-PAYLOAD_TOO_LARGE = What was sent is too large.
+code-NOT_FOUND = It was not found in your organization.
+code-PERMISSION_DENIED = You do not have the permission this needs.
+code-IDEMPOTENCY_KEY_REQUIRED = The request lacks its idempotency key.
+code-IDEMPOTENCY_KEY_REUSED = The request repeats a key used for a different request.
+code-RATE_LIMITED = Too many requests at once: wait a moment and try again.
+code-CONFLICT = This conflicts with what is recorded now: reload the page and check.
+code-CANNOT_UPDATE_SYNC_MANAGED_FIELDS = This field is managed by the directory and cannot be changed here.
+code-NOT_IMPLEMENTED = This is not available.
+code-INTERNAL = The server failed unexpectedly. Nothing was changed; tell the operator.
+code-UPSTREAM_TIMEOUT = The server waited too long for a service it depends on. Try again shortly.
+code-UNAVAILABLE = The server cannot serve this right now. Try again shortly.
+code-other = The server refused this.
+
 integrity-title = Integrity of { $month }
 integrity-about = The privacy ledger's hash chain, verified now from the latest signed checkpoint before the month's first entry to the chain's head: an entry altered, inserted or removed anywhere in that part breaks it.
 integrity-findings = Findings
@@ -225,6 +244,8 @@ entries-download = Download these entries:
 entries-ndjson = NDJSON with the chain
 entries-download-recorded = A download is recorded in the API ledger, as the API's export is.
 entries-none = No entries match.
+entries-matching = Matching entries: { $count }
+entries-matching-more = Matching entries: more than { $count }
 entries-caption = Entries, newest first
 entries-pages = Pages
 entries-first = First page

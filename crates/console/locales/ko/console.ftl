@@ -40,6 +40,25 @@ error-forged = 이 양식은 콘솔의 페이지에서 온 것이 아니거나 �
 error-link = 이 링크는 유효하지 않습니다. 잘렸거나, 만료되었거나, 이미 사용되었을 수 있습니다. 메일을 보낸 검토자에게 새 링크를 요청하십시오.
 error-sign-in = 토큰이나 링크가 유효하지 않습니다. 잘못 입력했거나, 만료·폐기되었거나, 이미 사용한 링크일 수 있습니다.
 
+# What an error code of the API means, shown above the API's own words.
+code-UNAUTHENTICATED = 로그인하지 않았거나 로그인이 더 이상 유효하지 않습니다.
+code-INSUFFICIENT_SCOPE = 현재 로그인으로는 이 작업을 할 수 없습니다.
+code-VALIDATION_FAILED = 입력한 내용 중 올바르지 않은 것이 있습니다.
+code-INVALID_CURSOR = 목록의 이 페이지가 조건과 맞지 않습니다. 목록을 처음부터 다시 여세요.
+code-PAYLOAD_TOO_LARGE = 보낸 내용이 너무 큽니다.
+code-NOT_FOUND = 조직에서 찾을 수 없습니다.
+code-PERMISSION_DENIED = 이 작업에 필요한 권한이 없습니다.
+code-IDEMPOTENCY_KEY_REQUIRED = 요청에 멱등성 키가 없습니다.
+code-IDEMPOTENCY_KEY_REUSED = 다른 요청에 쓴 키를 다시 썼습니다.
+code-RATE_LIMITED = 한꺼번에 요청이 너무 많습니다. 잠시 후 다시 시도하세요.
+code-CONFLICT = 지금 기록된 내용과 충돌합니다. 페이지를 새로 고쳐 확인하세요.
+code-CANNOT_UPDATE_SYNC_MANAGED_FIELDS = 이 항목은 디렉터리에서 관리하므로 여기서 바꿀 수 없습니다.
+code-NOT_IMPLEMENTED = 이 기능은 제공되지 않습니다.
+code-INTERNAL = 서버에 예기치 않은 오류가 났습니다. 바뀐 것은 없습니다. 운영자에게 알리세요.
+code-UPSTREAM_TIMEOUT = 서버가 의존하는 서비스의 응답이 너무 늦었습니다. 잠시 후 다시 시도하세요.
+code-UNAVAILABLE = 서버가 지금은 처리할 수 없습니다. 잠시 후 다시 시도하세요.
+code-other = 서버가 이 요청을 거절했습니다.
+
 integrity-title = { $month } 무결성
 integrity-about = 개인정보 접속기록의 해시 체인을, 이 달 첫 항목 이전의 최근 서명 체크포인트부터 체인의 헤드까지 지금 검증한 결과입니다. 그 구간 어디에서든 항목이 변경·삽입·삭제되면 체인이 깨집니다.
 integrity-findings = 발견 사항
@@ -225,6 +244,8 @@ entries-download = 이 항목 내려받기:
 entries-ndjson = 체인 포함 NDJSON
 entries-download-recorded = 내려받기는 API의 내보내기처럼 API 감사 기록에 남습니다.
 entries-none = 맞는 항목이 없습니다.
+entries-matching = 맞는 항목: { $count }건
+entries-matching-more = 맞는 항목: { $count }건 초과
 entries-caption = 접속기록, 최신순
 entries-pages = 페이지
 entries-first = 첫 페이지

@@ -245,6 +245,21 @@ pub async fn an_export_holds_its_count_in_order_with_the_chain_and_is_recorded_f
         by_id.iter().map(|e| e.entry.id).collect::<Vec<_>>(),
         [entries[1].entry.id, entries[4].entry.id]
     );
+    // Counted up to a bound: what an export of the same query holds, or the bound.
+    let first: serde_json::Value = serde_json::from_slice(&entries[2].entry.canonical).unwrap();
+    let category = first["activity_category"].as_str().map(str::to_owned);
+    assert!(category.is_some(), "{first}");
+    let filtered = ExportQuery {
+        filter: crate::EntryFilter { category, ..Default::default() },
+        ..window.clone()
+    };
+    let held = drain_export(store.export(&filtered).await.unwrap()).await.len() as u64;
+    for (q, held) in
+        [(&a, entries.len() as u64), (&window, windowed.len() as u64), (&filtered, held)]
+    {
+        assert_eq!(store.count_entries(q, 1000).await.unwrap(), held);
+        assert_eq!(store.count_entries(q, 2).await.unwrap(), held.min(2));
+    }
     let every = ExportQuery { organization: None, ..a.clone() };
     let both = drain_export(store.export(&every).await.unwrap()).await;
     let b = drain_export(

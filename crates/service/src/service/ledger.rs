@@ -24,6 +24,18 @@ use crate::input::{ListParams, RecordParams};
 use crate::operation::{Caller, OperationKind, Recorded, RequestContext, Via};
 use crate::{accesses, cursor};
 
+/// The most entries a count of a list counts: [`Service::count_privacy_audit_logs`].
+pub const COUNTED_AT_MOST: u64 = 10_000;
+
+/// How many entries a list pages through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Matching {
+    /// This many.
+    Exactly(u64),
+    /// More than [`COUNTED_AT_MOST`].
+    More,
+}
+
 /// The filters of the entries' fields among the parameters `$p` of a list or an export.
 macro_rules! raw_filter {
     ($p:ident) => {
@@ -70,7 +82,7 @@ impl Service {
             after,
             filter: input
                 .filter
-                .conditions(self.store.as_ref(), organization, input.window)
+                .conditions(self.store.as_ref(), organization, Some(input.window))
                 .await?,
             limit: u32::from(input.limit.get()),
         };
@@ -88,6 +100,35 @@ impl Service {
         Ok(Page { data: page.entries, pagination: Pagination { next_cursor } })
     }
 
+    /// How many entries of the caller's organization's privacy audit ledger a list with
+    /// `params` pages through (its cursor and limit aside), counted up to [`COUNTED_AT_MOST`]
+    /// so that the figure costs no more for a large ledger: `More` past that. Needs what
+    /// listing needs. A count shows no entry, so it is not recorded as a read.
+    pub async fn count_privacy_audit_logs(
+        &self,
+        caller: &Caller,
+        params: ListParams,
+    ) -> Result<Matching, ServiceError> {
+        self.authorize(caller, OperationKind::ListPrivacyAuditLogs)?;
+        let input = validate_list(params)?;
+        let organization = caller.token.organization_id;
+        let query = recruit_ports::chain::ExportQuery {
+            ledger: recruit_domain::chain::Ledger::Privacy,
+            organization: Some(organization),
+            from: Some(input.window.gte()),
+            to: Some(input.window.lt()),
+            ids: input.ids.as_ref().map(|ids| ids.iter().map(|id| id.uuid()).collect()),
+            recorded_before: None,
+            after_position: None,
+            filter: input
+                .filter
+                .conditions(self.store.as_ref(), organization, Some(input.window))
+                .await?,
+        };
+        let count = self.store.count_entries(&query, COUNTED_AT_MOST + 1).await?;
+        Ok(if count > COUNTED_AT_MOST { Matching::More } else { Matching::Exactly(count) })
+    }
+
     /// Every entry of a window of the caller's organization's privacy audit ledger, as NDJSON
     /// lines with their chain fields ([`crate::export::line`]), in the order of time and id;
     /// with `after_position`, only those after it in the chain, in the chain's order.
@@ -103,9 +144,18 @@ impl Service {
         params: crate::ExportParams,
     ) -> Result<crate::export::Download, ServiceError> {
         let mut problems = params.problems;
-        let window = window(&mut problems, params.timestamp_gte, params.timestamp_lt, |gte, lt| {
-            TimeWindow::within(gte, lt, self.config.ledger_retention)
-        });
+        // After a position with no window, the chain alone selects: every entry retained
+        // after it, whatever its access time (an entry recorded late, or stamped ahead by a
+        // source's clock, stays in its place), so that a reader can verify the chain whole.
+        let chain_alone = params.after_position.is_some()
+            && params.timestamp_gte.is_none()
+            && params.timestamp_lt.is_none();
+        let window = match chain_alone {
+            true => None,
+            false => window(&mut problems, params.timestamp_gte, params.timestamp_lt, |gte, lt| {
+                TimeWindow::within(gte, lt, self.config.ledger_retention)
+            }),
+        };
         let ids = ids(&mut problems, params.ids);
         let filter = Filter::read(raw_filter!(params), &mut problems);
         let format = match params.format.as_deref() {
@@ -127,7 +177,7 @@ impl Service {
                     None
                 }
             });
-        let (Some(window), Some(format), true) = (window, format, problems.is_empty()) else {
+        let (Some(format), true) = (format, problems.is_empty()) else {
             return Err(ServiceError::validation(problems));
         };
         let slot = self.heavy_read()?;
@@ -136,8 +186,8 @@ impl Service {
         let query = recruit_ports::chain::ExportQuery {
             ledger,
             organization: Some(organization),
-            from: Some(window.gte()),
-            to: Some(window.lt()),
+            from: window.map(|w| w.gte()),
+            to: window.map(|w| w.lt()),
             ids: ids.as_ref().map(|ids| ids.iter().map(|id| id.uuid()).collect()),
             recorded_before: None,
             after_position,
@@ -146,8 +196,8 @@ impl Service {
         // An export is a download of the ledger: the record says so, beside what it holds.
         let mut filters = serde_json::json!({
             "activity_category": ActivityCategory::Download.as_str(),
-            "timestamp_gte": window.gte(),
-            "timestamp_lt": window.lt(),
+            "timestamp_gte": window.map(|w| w.gte()),
+            "timestamp_lt": window.map(|w| w.lt()),
             "ids": ids.as_ref().map(|ids| ids.iter().collect::<Vec<_>>()),
             "format": format.name(),
         });
@@ -167,9 +217,13 @@ impl Service {
             .record_read(&record, usize::try_from(export.count).unwrap_or(usize::MAX))
             .await?;
         let named = self.store.organization(organization).await?;
-        let window = (window.gte(), window.lt());
+        let mut named_by = filter.json();
+        if let Some(position) = after_position {
+            named_by.insert("after_position".into(), position.into());
+        }
+        let window = window.map(|w| (w.gte(), w.lt()));
         let file_name =
-            crate::export::file_name(&named.name, window, named.time_zone, &filter.json(), format);
+            crate::export::file_name(&named.name, window, named.time_zone, &named_by, format);
         Ok(crate::export::Download {
             count: export.count,
             file_name,
