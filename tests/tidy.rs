@@ -138,6 +138,7 @@ const DEV_ONLY: &[(&str, &str, &str)] = &[
     ),
     ("recruitd", "recruit-adapters-pg", "its tests start PostgreSQL clusters with the testkit"),
     ("recruitd", "recruit-client", "its tests drive the real server with the client"),
+    ("recruit-tests", "recruit-mcp", "tidy holds docs/agents.md to the tools served"),
 ];
 
 /// The only third-party crates `recruit-domain` may depend on.
@@ -366,4 +367,91 @@ fn every_source_file_opens_with_a_line_saying_what_it_is() {
         .map(|f| f.strip_prefix(&root).unwrap_or(f).display().to_string())
         .collect();
     assert!(missing.is_empty(), "files without a `//!` first line:\n{}", missing.join("\n"));
+}
+
+/// The lines of `text` from the heading `heading` to the next heading of its level or above.
+fn section<'a>(text: &'a str, heading: &str) -> Vec<&'a str> {
+    let level = heading.chars().take_while(|c| *c == '#').count();
+    let mut lines = text.lines().skip_while(|l| *l != heading);
+    lines.next().unwrap_or_else(|| panic!("no heading `{heading}`"));
+    lines
+        .take_while(|l| {
+            let hashes = l.chars().take_while(|c| *c == '#').count();
+            !(hashes > 0 && hashes <= level && l[hashes..].starts_with(' '))
+        })
+        .collect()
+}
+
+/// What is between backticks in `text`, in order.
+fn quoted(text: &str) -> Vec<&str> {
+    text.split('`').skip(1).step_by(2).collect()
+}
+
+#[test]
+fn the_readme_layout_names_every_member_and_only_what_exists() {
+    let root = root();
+    let readme = fs::read_to_string(root.join("README.md")).expect("README.md");
+    let layout = section(&readme, "## Layout");
+    let mut problems = vec![];
+    for (name, (path, _)) in members() {
+        let dir = path.parent().expect("a manifest is in a folder").strip_prefix(&root).unwrap();
+        let dir = dir.to_string_lossy();
+        let listed = layout.iter().any(|l| {
+            let mut words = l.split_whitespace();
+            words.next().map(|d| d.trim_end_matches('/')) == Some(&*dir)
+                && words.next().map(|n| n.trim_end_matches(':')) == Some(&name)
+        });
+        if !listed {
+            problems.push(format!("README.md's layout has no line `{dir}  {name}: …`"));
+        }
+    }
+    for line in layout.iter().filter(|l| !l.starts_with("```") && !l.trim().is_empty()) {
+        let first = line.split_whitespace().next().unwrap_or_default();
+        if !root.join(first).exists() {
+            problems.push(format!("README.md's layout names `{first}`, which does not exist"));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn the_decisions_index_lists_every_record_in_order() {
+    let text = fs::read_to_string(root().join("docs/decisions.md")).expect("docs/decisions.md");
+    let index: Vec<&str> =
+        section(&text, "## Index").into_iter().filter_map(|l| l.strip_prefix("- ")).collect();
+    let records: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("## "))
+        .filter(|l| {
+            l.strip_prefix('D').is_some_and(|n| n.starts_with(|c: char| c.is_ascii_digit()))
+        })
+        .collect();
+    assert_eq!(index, records, "docs/decisions.md: the index and the records' headings differ");
+}
+
+#[test]
+fn the_agents_page_lists_every_tool_with_its_arguments() {
+    let text = fs::read_to_string(root().join("docs/agents.md")).expect("docs/agents.md");
+    let listed: Vec<(String, Vec<String>)> = section(&text, "## Tools")
+        .into_iter()
+        .filter(|l| l.starts_with("| `"))
+        .map(|row| {
+            let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+            let name = quoted(cells[1]).first().copied().unwrap_or_default().to_owned();
+            let is_name =
+                |w: &&str| !w.is_empty() && w.chars().all(|c| c.is_ascii_lowercase() || c == '_');
+            let mut arguments: Vec<String> =
+                quoted(cells[2]).into_iter().filter(is_name).map(str::to_owned).collect();
+            arguments.sort_unstable();
+            (name, arguments)
+        })
+        .collect();
+    let served: Vec<(String, Vec<String>)> = recruit_mcp::tool_arguments()
+        .into_iter()
+        .map(|(name, mut arguments)| {
+            arguments.sort_unstable();
+            (name.to_owned(), arguments)
+        })
+        .collect();
+    assert_eq!(listed, served, "docs/agents.md: the tools table and the tools served differ");
 }

@@ -1,6 +1,6 @@
-//! The tool interface of recruitd for agents: a Model Context Protocol server with the tools
-//! `list_privacy_audit_logs`, `get_job` and `get_organization`, built on the official SDK
-//! (`rmcp`).
+//! The tool interface of recruitd for agents: a Model Context Protocol server with one tool
+//! for each operation the service marks as a tool ([`tool_arguments`] lists them), built on
+//! the official SDK (`rmcp`).
 //!
 //! Each tool is its REST twin in another syntax: its arguments are the REST parameters (the
 //! input schemas are derived from `docs/openapi.yaml` when the crate builds), its result carries
@@ -23,4 +23,4 @@
 mod tools;
 pub mod transport;
 
-pub use tools::{HttpCaller, McpService, Tools, ToolsConfig};
+pub use tools::{HttpCaller, McpService, Tools, ToolsConfig, tool_arguments};

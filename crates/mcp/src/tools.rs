@@ -64,6 +64,21 @@ fn tool(kind: OperationKind) -> Option<Tool> {
     Some(tool)
 }
 
+/// Each tool's name and the names of its arguments (its input schema's properties, sorted),
+/// in the order the tools are listed: what a page for agents lists.
+pub fn tool_arguments() -> Vec<(&'static str, Vec<String>)> {
+    OperationKind::tools()
+        .filter_map(|kind| {
+            let input = schema(kind, "input").unwrap_or_default();
+            let properties = input.get("properties").and_then(Value::as_object);
+            Some((
+                kind.tool_name()?,
+                properties.map(|p| p.keys().cloned().collect()).unwrap_or_default(),
+            ))
+        })
+        .collect()
+}
+
 /// The tools, in the order they are listed.
 static TOOLS: LazyLock<Vec<Tool>> =
     LazyLock::new(|| OperationKind::ALL.into_iter().filter_map(tool).collect());
@@ -304,20 +319,6 @@ mod tests {
             }
             assert_eq!(OperationKind::from_tool_name(name), Some(kind));
         }
-    }
-
-    #[test]
-    fn the_readme_lists_every_tool_in_order() {
-        let readme = include_str!("../../../README.md");
-        let section = readme.split("## Connect an agent (MCP)").nth(1).unwrap_or_default();
-        let section = section.split("\n## ").next().unwrap_or_default();
-        let listed: Vec<&str> = section
-            .lines()
-            .filter_map(|line| line.strip_prefix("- `"))
-            .filter_map(|line| line.split('`').next())
-            .collect();
-        let tools: Vec<&str> = OperationKind::tools().filter_map(|k| k.tool_name()).collect();
-        assert_eq!(listed, tools, "README.md's list of tools");
     }
 
     #[test]
