@@ -23,6 +23,7 @@ mod commands;
 mod logging;
 mod mail;
 mod output;
+mod scheduler;
 mod wiring;
 
 /// A failure of a command: its message for the operator.

@@ -1,5 +1,5 @@
-//! `recruitd serve`: the REST API and the tool interface over HTTP, with the server's schedules
-//! (idempotency keys purged, checkpoints signed, months prepared, retention), and `--demo`.
+//! `recruitd serve`: the REST API, the tool interface and the console over HTTP, with the
+//! server's scheduled jobs (`scheduler`), and `--demo`.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,12 +10,9 @@ use recruit_ports::Store;
 use recruit_service::Service;
 use recruit_service::checkpoint::CheckpointKey;
 
-use crate::Failure;
 use crate::cli::ServeArgs;
 use crate::output::print;
-
-/// How often a serving replica purges expired idempotency keys.
-const KEY_PURGE_INTERVAL: Duration = Duration::from_secs(600);
+use crate::{Failure, scheduler};
 
 /// How long the demo's console sign-in link lasts.
 const LINK_TTL: Duration = Duration::from_secs(15 * 60);
@@ -37,77 +34,21 @@ pub(crate) async fn serve(
     if args.demo {
         demo(&service, &public, args.console == crate::cli::Switch::On).await?;
     }
-    // Idempotency keys past their 24 hours are purged every ten minutes.
-    let purging = Arc::clone(&service);
-    tokio::spawn(async move {
-        let mut every = tokio::time::interval(KEY_PURGE_INTERVAL);
-        loop {
-            every.tick().await;
-            match purging.purge_expired_keys().await {
-                Ok(0) => {}
-                Ok(n) => tracing::info!(keys = n, "expired idempotency keys purged"),
-                Err(e) => tracing::warn!(error = %e, "expired idempotency keys not purged"),
-            }
-        }
-    });
-    // The heads of the chains that moved are signed on a schedule, the first time at start.
+    scheduler::spawn(scheduler::PurgeKeys(Arc::clone(&service)));
     if let Some(key) = checkpoint_key.filter(|_| !args.checkpoint_interval.is_zero()) {
-        let store = Arc::clone(&store);
         let interval = args.checkpoint_interval;
-        tokio::spawn(async move {
-            let mut every = tokio::time::interval(interval);
-            every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            loop {
-                every.tick().await;
-                match recruit_service::checkpoint::sign_heads(store.as_ref(), &key, None).await {
-                    Ok(signed) if signed.is_empty() => {}
-                    Ok(signed) => {
-                        tracing::info!(checkpoints = signed.len(), "chains' heads signed")
-                    }
-                    Err(e) => tracing::warn!(error = %e, "chains' heads not signed"),
-                }
-            }
-        });
+        scheduler::spawn(scheduler::SignHeads { store: Arc::clone(&store), key, interval });
     }
-    // The months to come are prepared daily (PostgreSQL's ledger partitions); the migration
-    // at start did it once already.
-    let preparing = Arc::clone(&store);
-    tokio::spawn(async move {
-        let day = Duration::from_secs(24 * 3600);
-        let mut every = tokio::time::interval_at(tokio::time::Instant::now() + day, day);
-        loop {
-            every.tick().await;
-            if let Err(e) = preparing.prepare().await {
-                tracing::warn!(error = %e, "the ledgers' months to come are not prepared; retried in a day");
-            }
-        }
-    });
+    scheduler::spawn(scheduler::PrepareMonths(Arc::clone(&store)));
     // Retention on a schedule, when the server has a key to sign cuts and a place for exports.
-    match (&checkpoint_key_for_retention, &args.retention_export_dir) {
+    match (checkpoint_key_for_retention, &args.retention_export_dir) {
         (Some(key), Some(dir)) if !args.retention_interval.is_zero() => {
-            let (store, key, dir) = (Arc::clone(&store), key.clone(), dir.clone());
-            let (interval, period) = (args.retention_interval, retention_period);
-            tokio::spawn(async move {
-                // The first run soon after start, so that a server restarted more often than
-                // the interval still runs it.
-                let first = tokio::time::Instant::now() + interval.min(Duration::from_secs(60));
-                let mut every = tokio::time::interval_at(first, interval);
-                every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-                loop {
-                    every.tick().await;
-                    let now = Timestamp::now();
-                    let run =
-                        recruit_service::retention::run(store.as_ref(), &key, period, &dir, now);
-                    match run.await {
-                        Ok(applied) if applied.removed == 0 => {}
-                        Ok(applied) => tracing::info!(
-                            removed = applied.removed,
-                            recorded_before = %applied.before,
-                            "ledger retention: entries exported and removed"
-                        ),
-                        Err(e) => tracing::error!(error = %e, "ledger retention did not run"),
-                    }
-                }
+            scheduler::spawn(scheduler::Retention {
+                store: Arc::clone(&store),
+                key,
+                period: retention_period,
+                dir: dir.clone(),
+                interval: args.retention_interval,
             });
         }
         (_, Some(_)) if !args.retention_interval.is_zero() => tracing::warn!(
