@@ -33,16 +33,21 @@ def snake_case(name):
 
 def declared_tools():
     """The tools the served OpenAPI document declares: every operation under /v1/ that has a
-    tool description, by its operationId in snake case (the server's one rule for both)."""
+    tool description, by its operationId in snake case (the server's one rule for both); and
+    those among them that read the audit ledger (a GET that needs READ_AUDIT_LOGS), whose
+    successes the tool-interface ledger records."""
     document = httpx2.get(BASE + "/openapi.json", timeout=30).json()
-    return {
-        snake_case(operation["operationId"])
+    tools = {
+        (snake_case(operation["operationId"]), method, operation.get("x-permission"))
         for path, item in document["paths"].items() if path.startswith("/v1/")
-        for operation in item.values() if "x-tool-description" in operation
+        for method, operation in item.items() if "x-tool-description" in operation
     }
+    reads = tuple(sorted(t for t, method, permission in tools
+                         if method == "get" and permission == "READ_AUDIT_LOGS"))
+    return {t for t, _, _ in tools}, reads
 
 
-TOOLS = declared_tools()
+TOOLS, RECORDED_READS = declared_tools()
 CHECKPOINT = "/v1/audit-logs/privacy/checkpoints/latest"
 # The demo's member, whose profile the owner may change (the OpenAPI document's example).
 USER = "usr_5616645275f24ead8b29525ba5e380ae"
@@ -52,9 +57,6 @@ now = datetime.now(timezone.utc).replace(microsecond=0)
 GTE = (now - timedelta(days=90)).isoformat().replace("+00:00", "Z")
 LT = (now + timedelta(days=1)).isoformat().replace("+00:00", "Z")
 
-# The tools whose successes are recorded in the tool-interface ledger as reads.
-RECORDED_READS = ("list_privacy_audit_logs", "get_latest_privacy_audit_log_checkpoint",
-                  "get_privacy_access_review")
 
 checked = 0
 list_calls = 0

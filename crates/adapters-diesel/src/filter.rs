@@ -16,6 +16,10 @@ pub enum Value<'a> {
     Text(&'a str),
     /// An instant, compared with `access_time`.
     Time(Timestamp),
+    /// An integer: a position, a count.
+    Int(i64),
+    /// A list of UUIDs, one parameter: see [`Dialect::in_ids`].
+    Uuids(Vec<Uuid>),
 }
 
 /// A piece of a statement: SQL text, or a parameter holding a value.

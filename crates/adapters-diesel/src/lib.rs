@@ -4,15 +4,14 @@
 //! converts to and from its neutral form in `recruit_ports::rows` ([`Column`], [`Row`],
 //! [`stored_row!`], [`stored_as_is!`]), a page of the ledger from its stored rows
 //! ([`ledger_page`]), the statement of a page of a chain ([`chain_page_sql`]), how many rows one
-//! multi-row `INSERT` carries ([`rows_per_statement`]),
-//! the chained ledgers' tables ([`LEDGER_TABLES`]), the retention plan's query
-//! ([`retention_plan_sql`]), the inserts of a batch's and an import document's rows table by
-//! table ([`insert_access_rows!`], [`insert_document_rows!`]), the queries both run
-//! ([`keep_resolved_settings!`], [`stored_ledger_entries!`]), the conditions of a filter of the
-//! privacy ledger ([`filter`]),
-//! the pool's setup of a new connection ([`session_setup`]), the pool's numbers
-//! ([`pool_status`]), how an export's entries reach their reader ([`ChannelStream`]), and the
-//! group commit of the records of ledger reads ([`Recorder`]).
+//! multi-row `INSERT` carries ([`rows_per_statement`]), the chained ledgers' tables
+//! ([`LEDGER_TABLES`]), the statements both run, as SQL in a store's [`review::Dialect`] with
+//! the values to bind ([`statement`], [`filter`], [`sessions`], [`review`],
+//! [`retention_plan_sql`]), the inserts of a batch's and an import document's rows table by
+//! table ([`insert_access_rows!`], [`insert_document_rows!`]), the pool's setup of a new
+//! connection ([`session_setup`]), the pool's numbers ([`pool_status`]), how an export's
+//! entries reach their reader ([`ChannelStream`]), and the group commit of the records of
+//! ledger reads ([`Recorder`]).
 //!
 //! It depends on `recruit-domain`, `recruit-ports`, the backend-independent parts of diesel, diesel-async and
 //! deadpool, and tokio's channels and task spawning only: never on a backend, a driver or an adapter, and never on the service or HTTP.
@@ -33,9 +32,10 @@ mod queries;
 mod recorder;
 pub mod review;
 pub mod sessions;
+pub mod statement;
 mod statements;
 pub use recorder::{GroupWrite, Recorder};
-pub use statements::{LEDGER_TABLES, retention_plan_sql};
+pub use statements::{LEDGER_TABLES, Planned, planned_cuts, retention_plan_sql};
 
 /// The translation of a diesel error every backend shares: no row is `NotFound`, a unique
 /// violation `Conflict`, a foreign-key violation `NotFound` (a reference to nothing is "no

@@ -22,6 +22,12 @@ pub struct Dialect {
     /// The SQL before and after a parameter holding an address, true when a row of
     /// `privacy_audit_logs` recorded that address.
     pub has_address: (&'static str, &'static str),
+    /// The SQL after a UUID column and around a parameter holding a list of UUIDs
+    /// ([`crate::filter::Value::Uuids`]), true when the column holds one of them: an array on
+    /// PostgreSQL, a JSON array of their hex digits on SQLite.
+    pub in_ids: (&'static str, &'static str),
+    /// The SQL before and after a UUID column that reads it as its 16 bytes.
+    pub id_bytes: (&'static str, &'static str),
     /// Whether the store keeps the review's counts as entries are recorded (PostgreSQL's
     /// `privacy_review_slots`, `privacy_review_subjects` and `privacy_review_addresses`),
     /// which the months [`kept_serve`] accepts are read from instead of the entries.
@@ -38,6 +44,8 @@ impl Dialect {
         address: "a.address",
         bulk_sum: "CAST(LEAST(coalesce(sum(bulk_count), 0), 9223372036854775807) AS BIGINT)",
         has_address: ("", " = ANY(ip_addresses)"),
+        in_ids: (" = ANY(", ")"),
+        id_bytes: ("uuid_send(", ")"),
         kept: true,
     };
 
@@ -52,6 +60,8 @@ impl Dialect {
             "EXISTS (SELECT 1 FROM json_each(privacy_audit_logs.ip_addresses) WHERE value = ",
             ")",
         ),
+        in_ids: (" IN (SELECT unhex(value) FROM json_each(", "))"),
+        id_bytes: ("", ""),
         kept: false,
     };
 }

@@ -1,5 +1,10 @@
-//! The console sessions' statements (`Tokens::open_session` and the rest), for both stores:
-//! macros that expand where the adapter's schema and rows are in scope.
+//! The console sessions' statements (`Tokens::open_session` and the rest), for both stores: the
+//! look-up of a session, a macro that expands where the adapter's schema and rows are in
+//! scope (a join of three rows), and the statements that touch and end one.
+
+use crate::filter::Value;
+use crate::review::Dialect;
+use crate::statement::Statement;
 
 /// The query of `Tokens::console_session`: the session whose stored secret hash is `$hash`,
 /// with its token and the token's user, as `(ConsoleSessionRow, TokenRow, UserRow)`.
@@ -22,26 +27,32 @@ macro_rules! console_session_query {
     };
 }
 
-/// The statement of `Tokens::touch_session` (`$touch` true) or `Tokens::end_session`: the
-/// session `$id` (stored), if not ended, used or ended at `$at` (stored).
-#[macro_export]
-macro_rules! session_statement {
-    ($id:expr, $at:expr, touch) => {
-        diesel::update(
-            console_sessions::table
-                .filter(console_sessions::id.eq($id))
-                .filter(console_sessions::ended_at.is_null()),
-        )
-        .set(console_sessions::last_seen_at.eq($at))
+/// What a statement does to a console session.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SessionChange {
+    /// Marks it used (`Tokens::touch_session`).
+    Touch,
+    /// Ends it (`Tokens::end_session`).
+    End,
+}
+
+/// The statement that makes `change` to the session `id` at `at`, if it has not ended.
+pub fn session_statement(
+    d: Dialect,
+    change: SessionChange,
+    id: recruit_domain::Uuid,
+    at: recruit_domain::Timestamp,
+) -> Statement<'static> {
+    let column = match change {
+        SessionChange::Touch => "last_seen_at",
+        SessionChange::End => "ended_at",
     };
-    ($id:expr, $at:expr, end) => {
-        diesel::update(
-            console_sessions::table
-                .filter(console_sessions::id.eq($id))
-                .filter(console_sessions::ended_at.is_null()),
-        )
-        .set(console_sessions::ended_at.eq(Some($at)))
-    };
+    let sql = format!(
+        "UPDATE console_sessions SET {column} = {} WHERE id = {} AND ended_at IS NULL",
+        (d.param)(1),
+        (d.param)(2)
+    );
+    Statement { sql, values: vec![Value::Time(at), Value::Uuid(id)] }
 }
 
 /// The session holder of a row of [`console_session_query!`].

@@ -3,6 +3,8 @@
 //! table by table (each adapter resolves the table paths and row types to its own schema).
 
 use recruit_domain::chain::Ledger;
+
+use crate::review::Dialect;
 use recruit_ports::chain::Chained;
 use recruit_ports::rows::{AuditRow, LedgerRow, ToolAuditRow};
 
@@ -13,18 +15,55 @@ pub const LEDGER_TABLES: [(Ledger, &str); 3] = [
     (Ledger::Tool, <ToolAuditRow as Chained>::TABLE),
 ];
 
-/// The query of a retention plan of `table`, with `before` the placeholder of the boundary:
-/// per organization, the last position recorded before it, how many entries, and its hash
-/// (columns `organization_id`, `position`, `entries`, `hash`). Positions grow with the time
-/// of recording, so the entries counted are the chain's prefix up to that position.
-pub fn retention_plan_sql(table: &str, before: &str) -> String {
+/// The query of a retention plan of `table`, in `d`'s dialect, with the boundary its one
+/// parameter: per organization, the last position recorded before it, how many entries, and
+/// its hash ([`Planned`] rows). Positions grow with the time of recording, so the entries
+/// counted are the chain's prefix up to that position.
+pub fn retention_plan_sql(d: Dialect, table: &str) -> String {
+    let (before, after) = d.id_bytes;
     format!(
-        "SELECT p.organization_id, p.position, p.entries, t.hash \
+        "SELECT {before}p.organization_id{after} AS organization_id, p.position, p.entries, t.hash \
          FROM (SELECT organization_id, max(position) AS position, count(*) AS entries \
-               FROM {table} WHERE recorded_at < {before} GROUP BY organization_id) p \
+               FROM {table} WHERE recorded_at < {boundary} GROUP BY organization_id) p \
          JOIN {table} t ON t.organization_id = p.organization_id AND t.position = p.position \
-         ORDER BY p.organization_id"
+         ORDER BY p.organization_id",
+        boundary = (d.param)(1),
     )
+}
+
+/// A row of a retention plan's query ([`retention_plan_sql`]).
+#[derive(Debug, diesel::QueryableByName)]
+pub struct Planned {
+    /// The organization's id, as its 16 bytes.
+    #[diesel(sql_type = diesel::sql_types::Binary)]
+    organization_id: Vec<u8>,
+    /// The last position recorded before the boundary.
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    position: i64,
+    /// The entries up to it.
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    entries: i64,
+    /// Its hash.
+    #[diesel(sql_type = diesel::sql_types::Binary)]
+    hash: Vec<u8>,
+}
+
+/// The cuts of a retention plan from its query's rows, per ledger.
+pub fn planned_cuts(
+    planned: Vec<(Ledger, Vec<Planned>)>,
+) -> Result<Vec<recruit_ports::chain::PlannedCut>, recruit_ports::StoreError> {
+    let mut plan = vec![];
+    for (ledger, rows) in planned {
+        for Planned { organization_id, position, entries, hash } in rows {
+            let org = recruit_domain::Uuid::from_slice(&organization_id).map_err(|e| {
+                recruit_ports::StoreError::other(format!("an organization's id: {e}"))
+            })?;
+            plan.push(recruit_ports::chain::PlannedCut::from_stored(
+                ledger, org, position, entries, &hash,
+            )?);
+        }
+    }
+    Ok(plan)
 }
 
 /// Inserts `recruit_ports::rows::AccessRows`: `insert_access_rows!($insert!($args…), rows)` calls
@@ -68,48 +107,5 @@ macro_rules! insert_document_rows {
         $insert!($($args)*, job_hiring_team::table, HiringTeamRow, rows.hiring_team);
         $insert!($($args)*, job_stages::table, JobStageRow, rows.job_stages);
         $insert!($($args)*, privacy_audit_logs::table, LedgerRow, rows.privacy_audit_logs);
-    }};
-}
-
-/// Declares `Planned`, a row of the retention plan's query ([`retention_plan_sql`]), with the
-/// organization's id of the Rust type `$org` stored as `$org_sql`, and hashes as `$bytes_sql`.
-#[macro_export]
-macro_rules! planned_cut_row {
-    ($org:ty as $org_sql:ty, $bytes_sql:ty) => {
-        /// A row of the retention plan's query.
-        #[derive(diesel::QueryableByName)]
-        struct Planned {
-            #[diesel(sql_type = $org_sql)]
-            organization_id: $org,
-            #[diesel(sql_type = diesel::sql_types::BigInt)]
-            position: i64,
-            #[diesel(sql_type = diesel::sql_types::BigInt)]
-            entries: i64,
-            #[diesel(sql_type = $bytes_sql)]
-            hash: Vec<u8>,
-        }
-    };
-}
-
-/// The cuts of a retention plan from its query's `Planned` rows, per ledger (`$planned`, pairs
-/// of a ledger and its rows), each organization's id read by `$uuid`. Evaluates to the cuts,
-/// or the first error, converted with `?`.
-#[macro_export]
-macro_rules! planned_cuts {
-    ($planned:expr, $uuid:expr) => {{
-        let mut plan = vec![];
-        for (ledger, rows) in $planned {
-            for p in rows {
-                let Planned { organization_id, position, entries, hash } = p;
-                plan.push(::recruit_ports::chain::PlannedCut::from_stored(
-                    ledger,
-                    $uuid(organization_id)?,
-                    position,
-                    entries,
-                    &hash,
-                )?);
-            }
-        }
-        Ok(plan)
     }};
 }

@@ -2,8 +2,10 @@
 //! UPDATE` (a chain not begun yet gets its head from an upsert at the start, once), saved by
 //! an update; entries stored before chaining linked once by [`PgStore::migrate`].
 
+use diesel::pg::Pg;
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use recruit_adapters_diesel::LedgerTable;
 use recruit_ports::StoreError;
 use recruit_ports::chain::{ChainKeys, ChainedRows, Heads};
 use recruit_ports::rows as neutral;
@@ -210,11 +212,6 @@ impl<'a> SavedHeads<'a> {
 /// How many stored entries one step of the backfill links.
 const BACKFILL_CHUNK: i64 = 10_000;
 
-/// A stored ledger row of this backend: [`recruit_adapters_diesel::LedgerTable`].
-pub(crate) trait LedgerTable: recruit_adapters_diesel::LedgerTable<diesel::pg::Pg> {}
-
-impl<R: recruit_adapters_diesel::LedgerTable<diesel::pg::Pg>> LedgerTable for R {}
-
 /// Links, once, the entries stored before the ledgers were chained: in one transaction, while
 /// the migration's `ledger_chain_backfill` row exists (and removes it). Each organization's
 /// entries are linked in the order of their time, then id, after whatever its chain holds.
@@ -238,7 +235,7 @@ pub(crate) async fn backfill(c: &mut AsyncPgConnection) -> Result<(), StoreError
     .map_err(StoreError::from)
 }
 
-async fn backfill_ledger<R: LedgerTable>(c: &mut AsyncPgConnection) -> Result<(), TxError> {
+async fn backfill_ledger<R: LedgerTable<Pg>>(c: &mut AsyncPgConnection) -> Result<(), TxError> {
     use diesel::sql_types::{Array, BigInt, Bytea, Nullable, Timestamptz, Uuid};
     #[derive(QueryableByName)]
     struct Org {
@@ -305,7 +302,7 @@ async fn backfill_ledger<R: LedgerTable>(c: &mut AsyncPgConnection) -> Result<()
 }
 
 /// Up to `limit` entries of a ledger's chain: see `Ledgers::chain_entries`.
-pub(crate) async fn entries<R: LedgerTable>(
+pub(crate) async fn entries<R: LedgerTable<Pg>>(
     c: &mut AsyncPgConnection,
     page: recruit_ports::chain::ChainPage,
 ) -> Result<Vec<recruit_ports::chain::ChainEntry>, StoreError> {
@@ -335,145 +332,62 @@ pub(crate) async fn entries<R: LedgerTable>(
     .map_err(|e| StoreError::other(format!("reading a chain: {e}")))?
 }
 
-/// The conditions of an export's statements on `table`'s `time` column, with their
-/// parameters from `$first` on, in the order [`bind_export`] binds them.
-fn export_conditions(
-    q: &recruit_ports::chain::ExportQuery,
-    time: &str,
-    first: usize,
-) -> (String, usize) {
-    let mut n = first;
-    let mut next = || {
-        let p = n;
-        n += 1;
-        p
-    };
-    let mut sql = String::from("TRUE");
-    if q.organization.is_some() {
-        sql += &format!(" AND organization_id = ${}", next());
-    }
-    if q.from.is_some() {
-        sql += &format!(" AND {time} >= ${}", next());
-    }
-    if q.to.is_some() {
-        sql += &format!(" AND {time} < ${}", next());
-    }
-    if q.ids.is_some() {
-        sql += &format!(" AND id = ANY(${})", next());
-    }
-    if q.recorded_before.is_some() {
-        sql += &format!(" AND recorded_at < ${}", next());
-    }
-    if q.after_position.is_some() {
-        sql += &format!(" AND position > ${}", next());
-    }
-    let pieces = filter_pieces(q);
-    sql += &recruit_adapters_diesel::filter::render(&pieces, |_| format!("${}", next())).0;
-    (sql, n)
-}
-
-/// The conditions of an export's filter.
-fn filter_pieces(
-    q: &recruit_ports::chain::ExportQuery,
-) -> Vec<recruit_adapters_diesel::filter::Piece<'_>> {
-    let d = recruit_adapters_diesel::review::Dialect::POSTGRES;
-    recruit_adapters_diesel::filter::entry_conditions(d, &q.filter)
-}
-
-/// Binds the parameters of [`export_conditions`].
-fn bind_export<'a>(
-    mut query: diesel::query_builder::BoxedSqlQuery<
-        'a,
-        diesel::pg::Pg,
-        diesel::query_builder::SqlQuery,
-    >,
-    q: &'a recruit_ports::chain::ExportQuery,
-) -> diesel::query_builder::BoxedSqlQuery<'a, diesel::pg::Pg, diesel::query_builder::SqlQuery> {
-    use diesel::sql_types::{Array, Timestamptz, Uuid};
-    if let Some(org) = q.organization {
-        query = query.bind::<Uuid, _>(org.uuid());
-    }
-    if let Some(from) = q.from {
-        query = query.bind::<Timestamptz, _>(from.as_datetime());
-    }
-    if let Some(to) = q.to {
-        query = query.bind::<Timestamptz, _>(to.as_datetime());
-    }
-    if let Some(ids) = &q.ids {
-        query = query.bind::<Array<Uuid>, _>(ids);
-    }
-    if let Some(before) = q.recorded_before {
-        query = query.bind::<Timestamptz, _>(before.as_datetime());
-    }
-    if let Some(position) = q.after_position {
-        query = query.bind::<diesel::sql_types::BigInt, _>(position);
-    }
+/// `statement` with its values bound as PostgreSQL stores them.
+pub(crate) fn bound(
+    statement: recruit_adapters_diesel::statement::Statement<'_>,
+) -> diesel::query_builder::BoxedSqlQuery<'_, Pg, diesel::query_builder::SqlQuery> {
+    use diesel::sql_types::{BigInt, Text, Timestamptz, Uuid};
     use recruit_adapters_diesel::filter::Value;
-    for value in recruit_adapters_diesel::filter::render(&filter_pieces(q), |_| String::new()).1 {
+    let mut query = diesel::sql_query(statement.sql).into_boxed();
+    for value in statement.values {
         query = match value {
             Value::Uuid(id) => query.bind::<Uuid, _>(id),
-            Value::Text(text) => query.bind::<diesel::sql_types::Text, _>(text),
+            Value::Text(text) => query.bind::<Text, _>(text),
             Value::Time(t) => query.bind::<Timestamptz, _>(t.as_datetime()),
+            Value::Int(n) => query.bind::<BigInt, _>(n),
+            Value::Uuids(ids) => query.bind::<diesel::sql_types::Array<Uuid>, _>(ids),
         };
     }
     query
 }
 
-/// How many entries of `R`'s ledger an export of `q` holds.
-pub(crate) async fn export_count<R: LedgerTable>(
+/// The statement of an export of `q` from `R`'s ledger that reads `read`, bound.
+fn export_query<R: LedgerTable<Pg>>(
+    q: &recruit_ports::chain::ExportQuery,
+    read: recruit_adapters_diesel::statement::ExportRead,
+) -> diesel::query_builder::BoxedSqlQuery<'_, Pg, diesel::query_builder::SqlQuery> {
+    use recruit_adapters_diesel::review::Dialect;
+    use recruit_ports::chain::Chained;
+    let table = (<R::Neutral as Chained>::TABLE, <R::Neutral as Chained>::TIME);
+    bound(recruit_adapters_diesel::statement::export(Dialect::POSTGRES, table, q, read))
+}
+
+/// How many entries of `R`'s ledger an export of `q` holds, counted up to `at_most` when given.
+pub(crate) async fn export_count<R: LedgerTable<Pg>>(
     c: &mut AsyncPgConnection,
     q: &recruit_ports::chain::ExportQuery,
     at_most: Option<u64>,
 ) -> Result<u64, TxError> {
-    let table = <R::Neutral as recruit_ports::chain::Chained>::TABLE;
-    let time = <R::Neutral as recruit_ports::chain::Chained>::TIME;
-    let (conditions, next) = export_conditions(q, time, 1);
-    let sql = match at_most {
-        None => format!("SELECT count(*) AS count FROM {table} WHERE {conditions}"),
-        Some(_) => format!(
-            "SELECT count(*) AS count FROM (SELECT 1 FROM {table} WHERE {conditions} \
-             LIMIT ${next}) AS matched"
-        ),
-    };
-    let mut query = bind_export(diesel::sql_query(sql).into_boxed(), q);
-    if let Some(at_most) = at_most {
-        query =
-            query.bind::<diesel::sql_types::BigInt, _>(i64::try_from(at_most).unwrap_or(i64::MAX));
-    }
-    let recruit_adapters_diesel::CountRow { count } = query.get_result(c).await?;
+    let read = recruit_adapters_diesel::statement::ExportRead::Count { at_most };
+    let recruit_adapters_diesel::CountRow { count } =
+        export_query::<R>(q, read).get_result(c).await?;
     Ok(u64::try_from(count).unwrap_or_default())
 }
 
 /// The next chunk of an export of `q`, which names one organization: up to
 /// [`EXPORT_CHUNK`] entries after `after` (time, id), in that order; or, when `q` is after a
-/// position, the entries after it in the chain's order (`after` is then none). The keyset is written as
-/// the page query's is, so that it bounds a backward scan of the ledger's
-/// (organization, time DESC, id DESC) index.
+/// position, the entries after it in the chain's order.
 ///
 /// [`EXPORT_CHUNK`]: recruit_adapters_diesel::EXPORT_CHUNK
-pub(crate) async fn export_chunk<R: LedgerTable>(
+pub(crate) async fn export_chunk<R: LedgerTable<Pg>>(
     c: &mut AsyncPgConnection,
     q: &recruit_ports::chain::ExportQuery,
-    after: Option<(chrono::DateTime<chrono::Utc>, recruit_domain::Uuid)>,
+    after: Option<(recruit_domain::Timestamp, recruit_domain::Uuid)>,
 ) -> Result<Vec<recruit_ports::chain::ExportedEntry>, TxError> {
-    use diesel::sql_types::{BigInt, Timestamptz, Uuid};
-    use recruit_ports::chain::{Chained, ExportedEntry};
-    let table = <R::Neutral as Chained>::TABLE;
-    let time = <R::Neutral as Chained>::TIME;
-    let (mut conditions, n) = export_conditions(q, time, 1);
-    if after.is_some() {
-        conditions += &format!(" AND {time} >= ${n} AND ({time} > ${n} OR id > ${})", n + 1);
-    }
-    let limit = if after.is_some() { n + 2 } else { n };
-    let order =
-        if q.after_position.is_some() { "position".to_owned() } else { format!("{time}, id") };
-    let sql = format!("SELECT * FROM {table} WHERE {conditions} ORDER BY {order} LIMIT ${limit}");
-    let mut query = bind_export(diesel::sql_query(sql).into_boxed(), q);
-    if let Some((at, id)) = after {
-        query = query.bind::<Timestamptz, _>(at).bind::<Uuid, _>(id);
-    }
-    let chunk = i64::try_from(recruit_adapters_diesel::EXPORT_CHUNK).unwrap_or(i64::MAX);
-    let rows: Vec<R> = query.bind::<BigInt, _>(chunk).load(c).await?;
+    use recruit_ports::chain::ExportedEntry;
+    let limit = recruit_adapters_diesel::EXPORT_CHUNK;
+    let read = recruit_adapters_diesel::statement::ExportRead::Chunk { after, limit };
+    let rows: Vec<R> = export_query::<R>(q, read).load(c).await?;
     rows.into_iter()
         .map(|r| ExportedEntry::of(r.into_neutral()?))
         .collect::<Result<_, StoreError>>()

@@ -6,6 +6,7 @@ use std::collections::HashSet;
 use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use recruit_adapters_diesel::review::Dialect;
 use recruit_ports::rows as neutral;
 use recruit_ports::{
     ExistingIds, Import, ImportDocument, ImportError, ImportSummary, LedgerEntry, ResumedBatch,
@@ -163,6 +164,12 @@ pub(crate) async fn stored_ledger_entries(
     c: &mut AsyncPgConnection,
     batch: &ImportDocument,
 ) -> Result<Vec<LedgerEntry>, TxError> {
+    use recruit_adapters_diesel::statement::{keep_stored, stored_entries};
     let keys = neutral::LedgerKeys::new(batch);
-    recruit_adapters_diesel::stored_ledger_entries!(c, keys, LOOKUP_CHUNK, |id| id, .await)
+    let mut found = vec![];
+    for statement in stored_entries(Dialect::POSTGRES, &keys, LOOKUP_CHUNK) {
+        let rows: Vec<LedgerRow> = crate::chain::bound(statement).load(c).await?;
+        keep_stored(&keys, rows, &mut found)?;
+    }
+    Ok(found)
 }

@@ -5,6 +5,8 @@ use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel::sql_types;
 use diesel_async::{AsyncConnection, RunQueryDsl};
+use recruit_adapters_diesel::review::Dialect;
+use recruit_adapters_diesel::statement;
 use recruit_domain::chain::{Checkpoint, Ledger, RetentionCut};
 use recruit_domain::{Id, OrganizationId};
 use recruit_domain::{Timestamp, Uuid};
@@ -19,6 +21,7 @@ use recruit_ports::{
 };
 
 use crate::PgStore;
+use crate::chain::bound;
 use crate::error::*;
 use crate::rows::*;
 use crate::schema::*;
@@ -85,6 +88,8 @@ fn filter_piece<ST>(
         Piece::Value(Value::Uuid(id)) => query.bind::<sql_types::Uuid, _>(id),
         Piece::Value(Value::Text(text)) => query.bind::<sql_types::Text, _>(text.to_owned()),
         Piece::Value(Value::Time(t)) => query.bind::<sql_types::Timestamptz, _>(t.as_datetime()),
+        Piece::Value(Value::Int(n)) => query.bind::<sql_types::BigInt, _>(n),
+        Piece::Value(Value::Uuids(ids)) => query.bind::<sql_types::Array<sql_types::Uuid>, _>(ids),
     }
 }
 
@@ -240,10 +245,7 @@ impl Ledgers for PgStore {
                                 (Some(position), Some(last)) => {
                                     *position = last.entry.position.unwrap_or(i64::MAX);
                                 }
-                                _ => {
-                                    after =
-                                        chunk.last().map(|e| (e.time.as_datetime(), e.entry.id));
-                                }
+                                _ => after = chunk.last().map(|e| (e.time, e.entry.id)),
                             }
                             for entry in chunk {
                                 if sender.send(Ok(entry)).await.is_err() {
@@ -358,9 +360,9 @@ impl Ledgers for PgStore {
         ledger: Option<Ledger>,
     ) -> Result<Vec<Checkpoint>, StoreError> {
         let mut c = self.conn().await?;
-        let query =
-            recruit_adapters_diesel::checkpoints_query!(organization.map(|o| o.uuid()), ledger);
-        let rows: Vec<CheckpointRow> = query.load(&mut c).await.map_err(store_error)?;
+        let statement =
+            statement::checkpoints(Dialect::POSTGRES, organization.map(|o| o.uuid()), ledger);
+        let rows: Vec<CheckpointRow> = bound(statement).load(&mut c).await.map_err(store_error)?;
         rows.into_iter().map(|r| r.into_neutral()?.into_checkpoint()).collect()
     }
 
@@ -368,11 +370,7 @@ impl Ledgers for PgStore {
         &self,
         before: Timestamp,
     ) -> Result<Vec<recruit_ports::chain::PlannedCut>, StoreError> {
-        use recruit_adapters_diesel::{LEDGER_TABLES, retention_plan_sql};
-        recruit_adapters_diesel::planned_cut_row!(
-            recruit_domain::Uuid as sql_types::Uuid,
-            sql_types::Bytea
-        );
+        use recruit_adapters_diesel::{LEDGER_TABLES, Planned, retention_plan_sql};
         let mut c = self.conn().await?;
         let planned = c
             .transaction::<_, TxError, _>(async |c| {
@@ -380,17 +378,18 @@ impl Ledgers for PgStore {
                 diesel::sql_query("SET LOCAL statement_timeout = 0").execute(c).await?;
                 let mut planned = vec![];
                 for (ledger, table) in LEDGER_TABLES {
-                    let rows: Vec<Planned> = diesel::sql_query(retention_plan_sql(table, "$1"))
-                        .bind::<sql_types::Timestamptz, _>(before.as_datetime())
-                        .load(c)
-                        .await?;
+                    let rows: Vec<Planned> =
+                        diesel::sql_query(retention_plan_sql(Dialect::POSTGRES, table))
+                            .bind::<sql_types::Timestamptz, _>(before.as_datetime())
+                            .load(c)
+                            .await?;
                     planned.push((ledger, rows));
                 }
                 Ok(planned)
             })
             .await
             .map_err(StoreError::from)?;
-        recruit_adapters_diesel::planned_cuts!(planned, Ok::<_, StoreError>)
+        recruit_adapters_diesel::planned_cuts(planned)
     }
 
     async fn save_retention_cuts(&self, cuts: &[RetentionCut]) -> Result<(), StoreError> {
@@ -405,9 +404,10 @@ impl Ledgers for PgStore {
         ledger: Option<Ledger>,
     ) -> Result<Vec<RetentionCut>, StoreError> {
         let mut c = self.conn().await?;
-        let query =
-            recruit_adapters_diesel::retention_cuts_query!(organization.map(|o| o.uuid()), ledger);
-        let rows: Vec<RetentionCutRow> = query.load(&mut c).await.map_err(store_error)?;
+        let statement =
+            statement::retention_cuts(Dialect::POSTGRES, organization.map(|o| o.uuid()), ledger);
+        let rows: Vec<RetentionCutRow> =
+            bound(statement).load(&mut c).await.map_err(store_error)?;
         rows.into_iter().map(|r| r.into_neutral()?.into_cut()).collect()
     }
 
@@ -424,12 +424,10 @@ impl Ledgers for PgStore {
         ledger: Ledger,
     ) -> Result<Option<Checkpoint>, StoreError> {
         let mut c = self.conn().await?;
+        let statement =
+            statement::latest_checkpoint(Dialect::POSTGRES, organization.uuid(), ledger);
         let row: Option<CheckpointRow> =
-            recruit_adapters_diesel::latest_checkpoint_query!(organization.uuid(), ledger)
-                .first(&mut c)
-                .await
-                .optional()
-                .map_err(store_error)?;
+            bound(statement).get_result(&mut c).await.optional().map_err(store_error)?;
         row.map(|r| r.into_neutral()?.into_checkpoint()).transpose()
     }
 

@@ -5,6 +5,8 @@ use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel::sql_types;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use recruit_adapters_diesel::review::Dialect;
+use recruit_adapters_diesel::sessions::{SessionChange, session_statement};
 use recruit_domain::{ApiTokenId, OrganizationId, Timestamp, Uuid};
 use recruit_ports::rows as neutral;
 use recruit_ports::{
@@ -119,15 +121,11 @@ impl Tokens for PgStore {
     }
 
     async fn touch_session(&self, id: Uuid, at: Timestamp) -> Result<(), StoreError> {
-        let mut c = self.conn().await?;
-        let statement = recruit_adapters_diesel::session_statement!(id, at.as_datetime(), touch);
-        statement.execute(&mut c).await.map(drop).map_err(store_error)
+        self.change_session(SessionChange::Touch, id, at).await
     }
 
     async fn end_session(&self, id: Uuid, at: Timestamp) -> Result<(), StoreError> {
-        let mut c = self.conn().await?;
-        let statement = recruit_adapters_diesel::session_statement!(id, at.as_datetime(), end);
-        statement.execute(&mut c).await.map(drop).map_err(store_error)
+        self.change_session(SessionChange::End, id, at).await
     }
 
     async fn touch_token(&self, id: ApiTokenId, at: Timestamp) -> Result<(), StoreError> {
@@ -160,5 +158,19 @@ impl Tokens for PgStore {
             .await
             .map_err(store_error)?;
         rows.into_iter().map(|r| r.into_neutral()?.into_token()).collect()
+    }
+}
+
+impl PgStore {
+    /// Makes `change` to the console session `id` at `at`, if it has not ended.
+    async fn change_session(
+        &self,
+        change: SessionChange,
+        id: Uuid,
+        at: Timestamp,
+    ) -> Result<(), StoreError> {
+        let mut c = self.conn().await?;
+        let statement = session_statement(Dialect::POSTGRES, change, id, at);
+        crate::chain::bound(statement).execute(&mut c).await.map(drop).map_err(store_error)
     }
 }

@@ -6,8 +6,9 @@
 //! [`SqliteStore::migrate`]: crate::SqliteStore::migrate
 
 use diesel::prelude::*;
-use diesel::sqlite::SqliteConnection;
+use diesel::sqlite::{Sqlite, SqliteConnection};
 use diesel_async::pooled_connection::deadpool::Pool;
+use recruit_adapters_diesel::LedgerTable;
 use recruit_ports::StoreError;
 use recruit_ports::chain::{ChainedRows, Heads};
 use recruit_ports::rows as neutral;
@@ -71,14 +72,6 @@ pub(crate) fn chain(c: &mut SqliteConnection, rows: &mut impl ChainedRows) -> Re
     Ok(())
 }
 
-/// A stored ledger row of this backend: [`recruit_adapters_diesel::LedgerTable`].
-pub(crate) trait LedgerTable:
-    recruit_adapters_diesel::LedgerTable<diesel::sqlite::Sqlite>
-{
-}
-
-impl<R: recruit_adapters_diesel::LedgerTable<diesel::sqlite::Sqlite>> LedgerTable for R {}
-
 /// Links, once, the entries stored before the ledgers were chained: in one transaction, while
 /// the migration's `ledger_chain_backfill` row exists (and removes it). Each organization's
 /// entries are linked in the order of their time, then id, after whatever its chain holds.
@@ -96,7 +89,7 @@ pub(crate) fn backfill(c: &mut SqliteConnection) -> Result<(), TxError> {
     })
 }
 
-fn backfill_ledger<R: LedgerTable>(c: &mut SqliteConnection) -> Result<(), TxError> {
+fn backfill_ledger<R: LedgerTable<Sqlite>>(c: &mut SqliteConnection) -> Result<(), TxError> {
     use diesel::sql_types::{BigInt, Binary, Nullable};
     use recruit_ports::chain::Chained;
     let mut rows: Vec<R::Neutral> = diesel::sql_query(format!(
@@ -127,7 +120,7 @@ fn backfill_ledger<R: LedgerTable>(c: &mut SqliteConnection) -> Result<(), TxErr
 }
 
 /// Entries of a ledger's chain: see `Ledgers::chain_entries`.
-pub(crate) fn chain_entries<R: LedgerTable>(
+pub(crate) fn chain_entries<R: LedgerTable<Sqlite>>(
     c: &mut SqliteConnection,
     page: recruit_ports::chain::ChainPage,
 ) -> Result<Vec<recruit_ports::chain::ChainEntry>, TxError> {

@@ -6,6 +6,7 @@ use std::collections::HashSet;
 use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel::sqlite::SqliteConnection;
+use recruit_adapters_diesel::review::Dialect;
 use recruit_ports::rows as neutral;
 use recruit_ports::{
     ExistingIds, Import, ImportDocument, ImportError, ImportSummary, LedgerEntry, ResumedBatch,
@@ -200,6 +201,12 @@ fn stored_ledger_entries(
     c: &mut SqliteConnection,
     batch: &ImportDocument,
 ) -> Result<Vec<LedgerEntry>, TxError> {
+    use recruit_adapters_diesel::statement::{keep_stored, stored_entries};
     let keys = neutral::LedgerKeys::new(batch);
-    recruit_adapters_diesel::stored_ledger_entries!(c, keys, LOOKUP_CHUNK, blob)
+    let mut found = vec![];
+    for statement in stored_entries(Dialect::SQLITE, &keys, LOOKUP_CHUNK) {
+        let rows: Vec<LedgerRow> = crate::export::bound(statement).load(c)?;
+        keep_stored(&keys, rows, &mut found)?;
+    }
+    Ok(found)
 }

@@ -4,6 +4,8 @@
 
 use async_trait::async_trait;
 use diesel::prelude::*;
+use recruit_adapters_diesel::review::Dialect;
+use recruit_adapters_diesel::statement;
 use recruit_domain::chain::{Checkpoint, Ledger, RetentionCut};
 use recruit_domain::{OrganizationId, Timestamp, Uuid};
 use recruit_ports::chain::{ChainEntry, ChainPage};
@@ -19,7 +21,7 @@ use recruit_ports::{
 use crate::SqliteStore;
 use crate::chain::{chain, chain_entries};
 use crate::error::TxError;
-use crate::export::export_ledger;
+use crate::export::{bound, export_ledger};
 use crate::rows::*;
 use crate::schema::*;
 
@@ -97,10 +99,9 @@ impl Ledgers for SqliteStore {
         organization: Option<OrganizationId>,
         ledger: Option<Ledger>,
     ) -> Result<Vec<Checkpoint>, StoreError> {
-        let org = organization.map(|o| blob(o.uuid()));
-        let rows: Vec<CheckpointRow> = self
-            .run(move |c| recruit_adapters_diesel::checkpoints_query!(org, ledger).load(c))
-            .await?;
+        let statement =
+            statement::checkpoints(Dialect::SQLITE, organization.map(|o| o.uuid()), ledger);
+        let rows: Vec<CheckpointRow> = self.run(move |c| bound(statement).load(c)).await?;
         rows.into_iter().map(|r| r.into_neutral()?.into_checkpoint()).collect()
     }
 
@@ -108,15 +109,14 @@ impl Ledgers for SqliteStore {
         &self,
         before: Timestamp,
     ) -> Result<Vec<recruit_ports::chain::PlannedCut>, StoreError> {
-        use diesel::sql_types::{BigInt, Binary};
-        use recruit_adapters_diesel::{LEDGER_TABLES, retention_plan_sql};
-        recruit_adapters_diesel::planned_cut_row!(Vec<u8> as Binary, Binary);
+        use diesel::sql_types::BigInt;
+        use recruit_adapters_diesel::{LEDGER_TABLES, Planned, retention_plan_sql};
         let planned: Vec<(Ledger, Vec<Planned>)> = self
             .run(move |c| {
                 LEDGER_TABLES
                     .into_iter()
                     .map(|(ledger, table)| {
-                        diesel::sql_query(retention_plan_sql(table, "?"))
+                        diesel::sql_query(retention_plan_sql(Dialect::SQLITE, table))
                             .bind::<BigInt, _>(before.unix_micros())
                             .load(c)
                             .map(|rows| (ledger, rows))
@@ -124,7 +124,7 @@ impl Ledgers for SqliteStore {
                     .collect()
             })
             .await?;
-        recruit_adapters_diesel::planned_cuts!(planned, |org: Vec<u8>| crate::rows::uuid(&org))
+        recruit_adapters_diesel::planned_cuts(planned)
     }
 
     async fn save_retention_cuts(&self, cuts: &[RetentionCut]) -> Result<(), StoreError> {
@@ -142,10 +142,9 @@ impl Ledgers for SqliteStore {
         organization: Option<OrganizationId>,
         ledger: Option<Ledger>,
     ) -> Result<Vec<RetentionCut>, StoreError> {
-        let org = organization.map(|o| blob(o.uuid()));
-        let rows: Vec<RetentionCutRow> = self
-            .run(move |c| recruit_adapters_diesel::retention_cuts_query!(org, ledger).load(c))
-            .await?;
+        let statement =
+            statement::retention_cuts(Dialect::SQLITE, organization.map(|o| o.uuid()), ledger);
+        let rows: Vec<RetentionCutRow> = self.run(move |c| bound(statement).load(c)).await?;
         rows.into_iter().map(|r| r.into_neutral()?.into_cut()).collect()
     }
 
@@ -172,12 +171,9 @@ impl Ledgers for SqliteStore {
         organization: OrganizationId,
         ledger: Ledger,
     ) -> Result<Option<Checkpoint>, StoreError> {
-        let org = blob(organization.uuid());
-        let row: Option<CheckpointRow> = self
-            .run(move |c| {
-                recruit_adapters_diesel::latest_checkpoint_query!(org, ledger).first(c).optional()
-            })
-            .await?;
+        let statement = statement::latest_checkpoint(Dialect::SQLITE, organization.uuid(), ledger);
+        let row: Option<CheckpointRow> =
+            self.run(move |c| bound(statement).get_result(c).optional()).await?;
         row.map(|r| r.into_neutral()?.into_checkpoint()).transpose()
     }
 
@@ -395,39 +391,34 @@ fn page_query(
     limit: usize,
 ) -> diesel::query_builder::BoxedSqlQuery<'_, diesel::sqlite::Sqlite, diesel::query_builder::SqlQuery>
 {
-    use diesel::sql_types::{BigInt, Binary};
+    use recruit_adapters_diesel::filter::Value;
+    use recruit_adapters_diesel::review::Dialect;
     let mut sql = String::from(
         "SELECT * FROM privacy_audit_logs WHERE organization_id = ? AND access_time >= ? \
          AND access_time < ?",
     );
+    let mut values = vec![
+        Value::Uuid(q.organization_id.uuid()),
+        Value::Time(q.window.gte()),
+        Value::Time(q.window.lt()),
+    ];
     if let Some(ids) = &q.ids {
         sql += &format!(" AND id IN ({})", vec!["?"; ids.len()].join(", "));
-    }
-    if q.after.is_some() {
-        // `access_time <= t` bounds the index range; the rest breaks the tie.
-        sql += " AND access_time <= ? AND (access_time < ? OR id < ?)";
-    }
-    let pieces = crate::export::filter_pieces(&q.filter);
-    let (conditions, values) = recruit_adapters_diesel::filter::render(&pieces, |_| "?".into());
-    sql += &conditions;
-    sql += " ORDER BY access_time DESC, id DESC LIMIT ?";
-    let mut query = diesel::sql_query(sql)
-        .into_boxed()
-        .bind::<Binary, _>(blob(q.organization_id.uuid()))
-        .bind::<BigInt, _>(q.window.gte().unix_micros())
-        .bind::<BigInt, _>(q.window.lt().unix_micros());
-    for id in q.ids.iter().flat_map(|ids| ids.iter()) {
-        query = query.bind::<Binary, _>(blob(id.uuid()));
+        values.extend(ids.iter().map(|id| Value::Uuid(id.uuid())));
     }
     if let Some(after) = q.after {
-        let time = after.access_time.unix_micros();
-        query = query
-            .bind::<BigInt, _>(time)
-            .bind::<BigInt, _>(time)
-            .bind::<Binary, _>(blob(after.id.uuid()));
+        // `access_time <= t` bounds the index range; the rest breaks the tie.
+        sql += " AND access_time <= ? AND (access_time < ? OR id < ?)";
+        let time = Value::Time(after.access_time);
+        values.extend([time.clone(), time, Value::Uuid(after.id.uuid())]);
     }
-    query = crate::export::bind_values(query, values);
-    query.bind::<BigInt, _>(i64::try_from(limit).unwrap_or(i64::MAX - 1) + 1)
+    let pieces = recruit_adapters_diesel::filter::entry_conditions(Dialect::SQLITE, &q.filter);
+    let (conditions, filtered) = recruit_adapters_diesel::filter::render(&pieces, |_| "?".into());
+    sql += &conditions;
+    values.extend(filtered);
+    sql += " ORDER BY access_time DESC, id DESC LIMIT ?";
+    values.push(Value::Int(i64::try_from(limit).unwrap_or(i64::MAX - 1) + 1));
+    crate::export::bound(recruit_adapters_diesel::statement::Statement { sql, values })
 }
 
 /// The stored row of `claim`'s key.

@@ -4,6 +4,8 @@
 use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel::sqlite::SqliteConnection;
+use recruit_adapters_diesel::review::Dialect;
+use recruit_adapters_diesel::sessions::{SessionChange, session_statement};
 use recruit_domain::{ApiTokenId, OrganizationId, Timestamp, Uuid};
 use recruit_ports::rows as neutral;
 use recruit_ports::{
@@ -92,17 +94,11 @@ impl Tokens for SqliteStore {
     }
 
     async fn touch_session(&self, id: Uuid, at: Timestamp) -> Result<(), StoreError> {
-        let (id, at) = (blob(id), at.unix_micros());
-        self.run(move |c| recruit_adapters_diesel::session_statement!(id, at, touch).execute(c))
-            .await
-            .map(drop)
+        self.change_session(SessionChange::Touch, id, at).await
     }
 
     async fn end_session(&self, id: Uuid, at: Timestamp) -> Result<(), StoreError> {
-        let (id, at) = (blob(id), at.unix_micros());
-        self.run(move |c| recruit_adapters_diesel::session_statement!(id, at, end).execute(c))
-            .await
-            .map(drop)
+        self.change_session(SessionChange::End, id, at).await
     }
 
     async fn touch_token(&self, id: ApiTokenId, at: Timestamp) -> Result<(), StoreError> {
@@ -136,5 +132,18 @@ impl Tokens for SqliteStore {
             })
             .await?;
         rows.into_iter().map(|r| r.into_neutral()?.into_token()).collect()
+    }
+}
+
+impl SqliteStore {
+    /// Makes `change` to the console session `id` at `at`, if it has not ended.
+    async fn change_session(
+        &self,
+        change: SessionChange,
+        id: Uuid,
+        at: Timestamp,
+    ) -> Result<(), StoreError> {
+        let statement = session_statement(Dialect::SQLITE, change, id, at);
+        self.run(move |c| crate::export::bound(statement).execute(c)).await.map(drop)
     }
 }

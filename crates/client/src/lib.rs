@@ -169,7 +169,7 @@ impl ClientBuilder {
 
 /// A recording of accesses as the server stored it.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Recorded {
+pub struct RecordedBatch {
     /// The idempotency key it was sent with: send it again to learn the outcome of the same
     /// batch.
     pub key: String,
@@ -450,7 +450,7 @@ impl Client {
         &self,
         entries: &[E],
         key: Option<&str>,
-    ) -> Result<Recorded, Error> {
+    ) -> Result<RecordedBatch, Error> {
         let key = key.map_or_else(new_idempotency_key, str::to_owned);
         let url = self.url(endpoint::RECORD_PRIVACY_ACCESSES, &[], &[])?;
         #[derive(Serialize)]
@@ -468,7 +468,7 @@ impl Client {
         let (stored, headers): (Stored, _) =
             self.send_body(Method::POST, url, JSON, body, key_header).await?;
         let replayed = header(&headers, "idempotent-replayed") == Some("true");
-        Ok(Recorded { key, entries: stored.entries, replayed })
+        Ok(RecordedBatch { key, entries: stored.entries, replayed })
     }
 
     /// `GET /v1/audit-logs/privacy/checkpoints/latest`: the latest signed checkpoint of the

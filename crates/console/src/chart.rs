@@ -78,8 +78,10 @@ impl Daily {
             });
         }
         let legend = categories.iter().map(|c| (colour(c), (*c).clone())).collect();
-        let summary = lang
-            .ta("chart-summary", &[("month", review.month.as_str().into()), ("peak", peak.into())]);
+        let summary = lang.ta(
+            "chart-summary",
+            &[("month", lang.month(review.month).into()), ("peak", peak.into())],
+        );
         Self { width: WIDTH, height: HEIGHT, segments, ticks, legend, summary }
     }
 }

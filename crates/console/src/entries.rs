@@ -12,7 +12,7 @@ use recruit_domain::model::DataSubject;
 use recruit_service::{OperationKind, Outcome, ServiceError};
 
 use crate::lang::{Lang, Locale};
-use crate::pages::{ChainView, Month, Page, Problem};
+use crate::pages::{ChainView, Page, PageMonth, Problem};
 use crate::route::Route;
 use crate::{Answer, Console, ConsoleRequest, ConsoleResponse, Failure, html, server_side};
 
@@ -83,7 +83,7 @@ impl Filters {
     pub(crate) fn link(
         &self,
         path: &str,
-        month: &Month,
+        month: &PageMonth,
         set: Option<(&str, &str)>,
         extra: &[(&str, &str)],
     ) -> String {
@@ -306,7 +306,7 @@ impl Console {
         query: &HashMap<String, String>,
     ) -> Result<Filtered, Failure> {
         let running = self.service.running_month(&session.caller).await?;
-        let month = Month::from_query(query, running)?;
+        let month = PageMonth::from_query(query, running)?;
         let (from, to, time_zone) =
             self.service.month_window(&session.caller, &month.to_string()).await?;
         let filters = Filters::from_query(query);
@@ -340,7 +340,7 @@ impl Console {
 
 /// A month under filters ([`Console::filtered`]).
 struct Filtered {
-    month: Month,
+    month: PageMonth,
     /// The organization's month now.
     running: recruit_domain::Month,
     time_zone: String,
@@ -354,7 +354,7 @@ fn row(
     e: &PrivacyAuditLog,
     time_zone: &str,
     filters: &Filters,
-    month: &Month,
+    month: &PageMonth,
 ) -> EntryRow {
     let by = |name: &str, value: &str| Linked {
         text: value.to_owned(),

@@ -40,7 +40,7 @@ use recruit_service::{
 };
 
 use crate::lang::{Lang, Locale};
-use crate::pages::{Month, Page};
+use crate::pages::{Page, PageMonth};
 use crate::route::Route;
 
 /// The console's cookie.
@@ -478,7 +478,7 @@ impl Console {
         query: &std::collections::HashMap<String, String>,
     ) -> Result<Page, Failure> {
         let running = self.service.running_month(&session.caller).await?;
-        Ok(Page::new(session, Month::from_query(query, running)?, running, locale(r)))
+        Ok(Page::new(session, PageMonth::from_query(query, running)?, running, locale(r)))
     }
 
     /// The month's review, read (and recorded) as the session's reviewer.
@@ -486,7 +486,7 @@ impl Console {
         &self,
         r: &ConsoleRequest<'_>,
         session: &ConsoleCaller,
-        month: Month,
+        month: PageMonth,
     ) -> Result<Review, Failure> {
         let path = [("month", month.to_string())];
         match self.run(r, session, OperationKind::GetPrivacyAccessReview, &path, None).await? {

@@ -20,9 +20,9 @@ use crate::route::Route;
 /// The month a page shows: `month` in the query, else the last month that has ended in the
 /// organization's time zone.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Month(recruit_domain::Month);
+pub(crate) struct PageMonth(recruit_domain::Month);
 
-impl Month {
+impl PageMonth {
     /// `month` of `query`, or the month before `running` without one.
     pub(crate) fn from_query(
         query: &HashMap<String, String>,
@@ -49,7 +49,7 @@ impl Month {
     }
 }
 
-impl fmt::Display for Month {
+impl fmt::Display for PageMonth {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.0.fmt(f)
     }
@@ -58,7 +58,7 @@ impl fmt::Display for Month {
 /// What every page of a session shows: the month, whether it has ended, the reviewer, the
 /// form's CSRF token.
 pub(crate) struct Page {
-    pub(crate) month: Month,
+    pub(crate) month: PageMonth,
     /// The signed-in reviewer.
     pub(crate) user_id: recruit_domain::UserId,
     /// Whether the month has ended in the organization's time zone: only then can it be
@@ -75,7 +75,7 @@ impl Page {
     /// now.
     pub(crate) fn new(
         session: &ConsoleCaller,
-        month: Month,
+        month: PageMonth,
         running: recruit_domain::Month,
         l: Locale,
     ) -> Self {
@@ -262,7 +262,7 @@ impl Sort {
     }
 
     /// The link that sorts by `column`: the other way round when it is the current one.
-    pub(crate) fn link(&self, month: &Month, column: &str) -> String {
+    pub(crate) fn link(&self, month: &PageMonth, column: &str) -> String {
         let dir = if self.column == column && self.descending { "asc" } else { "desc" };
         format!("{}&sort={column}&dir={dir}", Route::Overview.month(month))
     }

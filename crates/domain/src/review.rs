@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use crate::chain::{Checkpoint, Finding};
 use crate::model::{DataSubject, Role};
 use crate::open_enum::open_enum;
-use crate::{AccountId, OrganizationId, PrivacyAuditLogId, Timestamp, User, UserId, Uuid};
+use crate::{AccountId, Month, OrganizationId, PrivacyAuditLogId, Timestamp, User, UserId, Uuid};
 
 /// Where a download of the month stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -81,8 +81,8 @@ impl DownloadStatus {
 pub struct DownloadReview {
     /// The download's entry in the privacy ledger.
     pub entry_id: PrivacyAuditLogId,
-    /// The month reviewed, `YYYY-MM`.
-    pub month: String,
+    /// The month reviewed.
+    pub month: Month,
     /// Where it stands.
     pub status: DownloadStatus,
     /// The reason confirmed or rejected, the question asked, or the explanation given.
@@ -283,8 +283,8 @@ pub struct Review {
     /// The organization's name.
     #[serde(default)]
     pub organization_name: String,
-    /// The month, `YYYY-MM`.
-    pub month: String,
+    /// The month.
+    pub month: Month,
     /// The time zone the month and the work hours are read in (an IANA name).
     pub time_zone: String,
     /// The first instant reviewed.
@@ -398,8 +398,8 @@ impl SignOffFigures {
 /// A month's integrity now: what a sign-off would record of the chain.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Integrity {
-    /// The month, `YYYY-MM`.
-    pub month: String,
+    /// The month.
+    pub month: Month,
     /// The chain's verification over the month's part.
     pub verification: MonthVerification,
     /// The latest signed checkpoint (with the id of the key that signed it), if any.
@@ -433,8 +433,8 @@ pub struct MonthVerification {
 pub struct SignOff {
     /// The organization.
     pub organization_id: OrganizationId,
-    /// The month, `YYYY-MM`.
-    pub month: String,
+    /// The month.
+    pub month: Month,
     /// The reviewer.
     pub signed_by: UserId,
     /// The reviewer as stored when signing off: name, e-mail and role then. `None` in a
@@ -551,7 +551,7 @@ mod tests {
         };
         let sign_off = |note: Option<&str>, findings_total| SignOff {
             organization_id: "org_0193a3b0c0e07000800000000000000a".parse().unwrap(),
-            month: "2026-10".into(),
+            month: "2026-10".parse().unwrap(),
             signed_by: "usr_0193a3b0c0e07000800000000000000b".parse().unwrap(),
             reviewer: None,
             signed_at: "2026-11-02T09:00:00Z".parse().unwrap(),

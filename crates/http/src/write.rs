@@ -7,7 +7,7 @@
 use hyper::HeaderMap;
 use hyper::header::{CONTENT_TYPE, IF_MATCH};
 use recruit_domain::ErrorDetail;
-use recruit_service::{Arguments, Body, OperationKind, Place};
+use recruit_service::{Arguments, OperationKind, Place, RequestBody};
 
 /// Fills `arguments` from the request's headers and body, as `kind` declares them.
 pub(crate) fn headers_and_body(
@@ -26,15 +26,15 @@ pub(crate) fn headers_and_body(
     }
     let (accepted, expected): (fn(&str) -> bool, &str) = match kind.spec().body {
         // Reads take no body; one is read (within the limit) and ignored.
-        Body::None => return,
-        Body::Json(_) => (
+        RequestBody::None => return,
+        RequestBody::Json(_) => (
             |essence| {
                 essence.eq_ignore_ascii_case("application/json")
                     || essence.to_ascii_lowercase().ends_with("+json")
             },
             "application/json",
         ),
-        Body::MergePatch => (
+        RequestBody::MergePatch => (
             |essence| {
                 essence.eq_ignore_ascii_case("application/merge-patch+json")
                     || essence.eq_ignore_ascii_case("application/json")

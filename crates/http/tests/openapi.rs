@@ -117,14 +117,20 @@ async fn write(
 /// A decision's body.
 const CONFIRM: &str = r#"{"status": "CONFIRMED", "reason": "The quarterly report."}"#;
 
+/// What [`review_responses`] saw and made.
+struct Reviewed {
+    seen: Vec<Seen>,
+    /// The path of the decision on the month's download.
+    decide: String,
+    /// The path of the month's sign-off.
+    sign: String,
+    /// The body of the month's sign-off, as first answered.
+    signed: bytes::Bytes,
+}
+
 /// The review's records, each status: a download of the month imported, decided on, the
-/// month signed off; the responses, the decision's path and the sign-off's.
-async fn review_responses(
-    f: &Fixture,
-    owner: &str,
-    member: &str,
-    audit_only: &str,
-) -> (Vec<Seen>, String, String) {
+/// month signed off.
+async fn review_responses(f: &Fixture, owner: &str, member: &str, audit_only: &str) -> Reviewed {
     let mut download =
         recruit_ports::testkit::ledger_entry(ORG_A, 900, "2026-10-10T10:00:00Z".parse().unwrap());
     download.entry.activity_category = recruit_domain::model::ActivityCategory::Download;
@@ -146,7 +152,7 @@ async fn review_responses(
     let confirm = CONFIRM;
     let review_only = f.token(ORG_A, Role::Owner, &[Scope::AuditLogsReview]).await;
     let (f, owner, member, audit_only) = (f, Some(owner), Some(member), Some(audit_only));
-    let seen = vec![
+    let mut seen = vec![
         write(f, "PUT", &decide, Some(&review_only), confirm).await,
         write(f, "PUT", &decide, owner, r#"{"status": "MAYBE"}"#).await,
         write(f, "PUT", &nowhere, owner, confirm).await,
@@ -163,14 +169,18 @@ async fn review_responses(
         write(f, "PUT", &format!("{nowhere}/explanation"), member, r#"{"explanation": "x"}"#).await,
         write(f, "PUT", &explain, owner, r#"{"explanation": "Not mine."}"#).await,
         write(f, "PUT", &explain, member, &" ".repeat(TOO_LARGE)).await,
-        write(f, "POST", &sign, owner, r#"{"note": "Checked with the team."}"#).await,
+    ];
+    let signed = write(f, "POST", &sign, owner, r#"{"note": "Checked with the team."}"#).await;
+    let signed_body = signed.body.clone();
+    seen.push(signed);
+    seen.extend(vec![
         write(f, "POST", &sign, owner, r#"{"note": 5}"#).await,
         write(f, "POST", &sign, owner, "{}").await,
         write(f, "POST", &sign, None, "{}").await,
         write(f, "POST", &sign, member, "{}").await,
         write(f, "POST", &sign, owner, &" ".repeat(TOO_LARGE)).await,
-    ];
-    (seen, decide, sign)
+    ]);
+    Reviewed { seen, decide, sign, signed: signed_body }
 }
 
 async fn patch(
@@ -352,7 +362,7 @@ fn parameter<'a>(doc: &'a Value, parameter: &'a Value) -> &'a Value {
 
 #[test]
 fn every_operation_is_documented_as_it_is_declared_and_nothing_else_is() {
-    use recruit_service::{Body as Taken, OperationKind, Place};
+    use recruit_service::{OperationKind, Place, RequestBody as Taken};
     let doc = document();
     let mut documented = vec![];
     for (template, path) in doc["paths"].as_object().unwrap() {
@@ -485,12 +495,14 @@ async fn every_response() {
 
     // A month's decisions and sign-off, and each refusal (a function of its own: one body with
     // every request's future overflows a test thread's stack in a debug build).
-    let (mut seen, decide, sign) =
+    let Reviewed { mut seen, decide, sign, signed } =
         Box::pin(review_responses(&f, &owner, &member, &audit_only)).await;
     let confirm = CONFIRM;
+    // Successes; the list in pages, so that a cursor is followed too.
+    let first_page = get(&f, &format!("{list}&limit=5"), Some(&owner)).await;
+    let first: Value = serde_json::from_slice(&first_page.body).unwrap();
+    seen.push(first_page);
     seen.extend(vec![
-        // Successes; the list in pages, so that a cursor is followed too.
-        get(&f, &format!("{list}&limit=5"), Some(&owner)).await,
         get(&f, &job, Some(&owner)).await,
         get(&f, &confidential, Some(&owner)).await,
         get(&f, org, Some(&owner)).await,
@@ -583,9 +595,8 @@ async fn every_response() {
     let replay =
         write(&f, "POST", &sign, Some(&owner), r#"{"note": "Checked with the team."}"#).await;
     assert_eq!(replay.headers["idempotent-replayed"], "true");
-    assert_eq!(replay.body, seen[14].body, "the same sign-off is the one recorded");
+    assert_eq!(replay.body, signed, "the same sign-off is the one recorded");
     seen.push(replay);
-    let first: Value = serde_json::from_slice(&seen[20].body).unwrap();
     let cursor = first["pagination"]["next_cursor"].as_str().unwrap();
     seen.push(get(&f, &format!("{list}&limit=100&cursor={cursor}"), Some(&owner)).await);
     // The running month is not signed off: CONFLICT naming `month`.

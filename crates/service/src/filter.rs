@@ -155,7 +155,7 @@ impl Filter {
             }
             (Some(outside), Some(window)) => {
                 let record = store.organization(organization).await?;
-                let (hours, _) = crate::work_hours::WorkHours::of(
+                let (hours, _) = crate::work_hours::WorkCalendar::of(
                     &record.settings,
                     &record.review_rules.holidays,
                 )

@@ -10,7 +10,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use crate::error::ServiceError;
-use crate::operation::{Body, OperationKind};
+use crate::operation::{OperationKind, RequestBody};
 use crate::problems;
 
 /// Where a REST request carries a parameter.
@@ -164,13 +164,13 @@ impl Arguments {
                     }
                 }
                 None => match spec.body {
-                    Body::Json(members) if members.contains(&name.as_str()) => {
+                    RequestBody::Json(members) if members.contains(&name.as_str()) => {
                         body.insert(name.clone(), value.clone());
                     }
-                    Body::MergePatch => {
+                    RequestBody::MergePatch => {
                         body.insert(name.clone(), value.clone());
                     }
-                    Body::Json(_) | Body::None => {
+                    RequestBody::Json(_) | RequestBody::None => {
                         this.problems.push(problems::unknown_parameter(name));
                     }
                 },
@@ -181,7 +181,7 @@ impl Arguments {
                 this.problems.push(problems::missing(param.name));
             }
         }
-        if spec.body != Body::None {
+        if spec.body != RequestBody::None {
             // Serializing a JSON value does not fail.
             this.body = serde_json::to_vec(&Value::Object(body)).ok();
         }

@@ -55,8 +55,8 @@ pub use input::{
     UpdateUserParams,
 };
 pub use operation::{
-    BATCH_BODY_LIMIT, BODY_LIMIT, Body, Caller, Done, Effect, Identity, Method, Operation,
-    OperationKind, Outcome, Recorded, RequestContext, Spec, Via,
+    BATCH_BODY_LIMIT, BODY_LIMIT, Caller, Done, Effect, Identity, Method, Operation, OperationKind,
+    Outcome, Recorded, RequestBody, RequestContext, Spec, Via,
 };
 pub use service::{
     BatchWrites, COUNTED_AT_MOST, IdempotencyConfig, Matching, Service, ServiceConfig,

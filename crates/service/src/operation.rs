@@ -213,7 +213,7 @@ impl Method {
 
 /// What an operation takes as its request body.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Body {
+pub enum RequestBody {
     /// Nothing: a body sent anyway is read within the limit and ignored.
     None,
     /// A JSON document (`application/json` or a `+json` type) whose members are these tool
@@ -244,7 +244,7 @@ pub struct Spec {
     /// Its parameters, beside the body.
     pub params: &'static [Param],
     /// What its body is.
-    pub body: Body,
+    pub body: RequestBody,
     /// The largest body, or tool arguments, it takes, in bytes; past it PAYLOAD_TOO_LARGE.
     pub body_limit: usize,
     /// The status of its success.
@@ -292,13 +292,51 @@ const FILTERS: [Param; 6] = [
 const WINDOW: [Param; 2] =
     [Param::query("timestamp_gte", Shape::Text), Param::query("timestamp_lt", Shape::Text)];
 
+/// `head`, then every one of [`FILTERS`], then `tail`: the parameters of a read of the ledger's
+/// entries. `T` must be their count (the build fails otherwise).
+const fn filtered<const H: usize, const L: usize, const T: usize>(
+    head: [Param; H],
+    tail: [Param; L],
+) -> [Param; T] {
+    assert!(H + FILTERS.len() + L == T, "the count of a filtered read's parameters");
+    let mut out = [FILTERS[0]; T];
+    let mut i = 0;
+    while i < T {
+        out[i] = match i {
+            _ if i < H => head[i],
+            _ if i < H + FILTERS.len() => FILTERS[i - H],
+            _ => tail[i - H - FILTERS.len()],
+        };
+        i += 1;
+    }
+    out
+}
+
+/// The list's parameters.
+const LIST_PARAMS: [Param; 11] = filtered(
+    [
+        WINDOW[0],
+        WINDOW[1],
+        Param::query("limit", Shape::Integer),
+        Param::query("ids", Shape::TextList),
+        Param::query("cursor", Shape::Text),
+    ],
+    [],
+);
+
+/// The export's parameters.
+const EXPORT_PARAMS: [Param; 11] = filtered(
+    [WINDOW[0], WINDOW[1], Param::query("ids", Shape::TextList)],
+    [Param::query("after_position", Shape::Integer), Param::query("format", Shape::Text)],
+);
+
 /// A read of one thing and nothing more: the default a spec starts from.
 const READ: Spec = Spec {
     operation_id: "",
     method: Method::Get,
     path: "",
     params: &[],
-    body: Body::None,
+    body: RequestBody::None,
     body_limit: BODY_LIMIT,
     success: 200,
     statuses: &[200, 400, 401, 403, 413, 429, 500, 503, 504],
@@ -343,19 +381,7 @@ impl OperationKind {
                     // The specification declares 404, 409 and 410 for the list; this version
                     // never answers them.
                     statuses: &[200, 400, 401, 403, 404, 409, 410, 413, 429, 500, 503, 504],
-                    params: &[
-                        WINDOW[0],
-                        WINDOW[1],
-                        Param::query("limit", Shape::Integer),
-                        Param::query("ids", Shape::TextList),
-                        Param::query("cursor", Shape::Text),
-                        FILTERS[0],
-                        FILTERS[1],
-                        FILTERS[2],
-                        FILTERS[3],
-                        FILTERS[4],
-                        FILTERS[5],
-                    ],
+                    params: &LIST_PARAMS,
                     ..LEDGER_READ
                 };
                 &SPEC
@@ -364,19 +390,7 @@ impl OperationKind {
                 const SPEC: Spec = Spec {
                     operation_id: "exportPrivacyAuditLogs",
                     path: "/v1/audit-logs/privacy/export",
-                    params: &[
-                        WINDOW[0],
-                        WINDOW[1],
-                        Param::query("ids", Shape::TextList),
-                        FILTERS[0],
-                        FILTERS[1],
-                        FILTERS[2],
-                        FILTERS[3],
-                        FILTERS[4],
-                        FILTERS[5],
-                        Param::query("after_position", Shape::Integer),
-                        Param::query("format", Shape::Text),
-                    ],
+                    params: &EXPORT_PARAMS,
                     tool: false,
                     ..LEDGER_READ
                 };
@@ -398,7 +412,7 @@ impl OperationKind {
                     method: Method::Put,
                     path: "/v1/audit-logs/privacy/reviews/{month}/downloads/{entryId}",
                     params: &[Param::path("month", "month"), Param::path("entry_id", "entryId")],
-                    body: Body::Json(&["status", "reason"]),
+                    body: RequestBody::Json(&["status", "reason"]),
                     statuses: &[200, 400, 401, 403, 404, 413, 429, 500, 503, 504],
                     ..REVIEW_RECORD
                 };
@@ -410,7 +424,7 @@ impl OperationKind {
                     method: Method::Post,
                     path: "/v1/audit-logs/privacy/reviews/{month}/sign-off",
                     params: &[Param::path("month", "month")],
-                    body: Body::Json(&["note"]),
+                    body: RequestBody::Json(&["note"]),
                     success: 201,
                     statuses: &[201, 400, 401, 403, 409, 413, 429, 500, 503, 504],
                     ..REVIEW_RECORD
@@ -433,7 +447,7 @@ impl OperationKind {
                     operation_id: "setPrivacyReviewRules",
                     method: Method::Put,
                     path: "/v1/audit-logs/privacy/review-rules",
-                    body: Body::Json(&crate::review_rules::MEMBERS),
+                    body: RequestBody::Json(&crate::review_rules::MEMBERS),
                     effect: Effect::Change,
                     tool: false,
                     ..REVIEW_RECORD
@@ -446,7 +460,7 @@ impl OperationKind {
                     method: Method::Put,
                     path: "/v1/audit-logs/privacy/reviews/{month}/downloads/{entryId}/explanation",
                     params: &[Param::path("month", "month"), Param::path("entry_id", "entryId")],
-                    body: Body::Json(&["explanation"]),
+                    body: RequestBody::Json(&["explanation"]),
                     statuses: &[200, 400, 401, 404, 409, 413, 429, 500, 503, 504],
                     // Whoever downloaded explains, whatever their role: the service checks
                     // that the download is the caller's and that an explanation was asked.
@@ -473,7 +487,7 @@ impl OperationKind {
                     method: Method::Post,
                     path: "/v1/audit-logs/privacy",
                     params: &[Param::header("idempotency_key", "Idempotency-Key", Shape::Text)],
-                    body: Body::Json(&["entries"]),
+                    body: RequestBody::Json(&["entries"]),
                     body_limit: BATCH_BODY_LIMIT,
                     success: 201,
                     statuses: &[201, 400, 401, 403, 409, 413, 422, 429, 500, 503, 504],
@@ -530,7 +544,7 @@ impl OperationKind {
                         Param::path("user_id", "userId"),
                         Param::header("if_match", "If-Match", Shape::Text),
                     ],
-                    body: Body::MergePatch,
+                    body: RequestBody::MergePatch,
                     statuses: &[200, 400, 401, 403, 404, 409, 413, 429, 500, 503, 504],
                     scope: Some(Scope::UsersWrite),
                     class: OperationClass::Write,

@@ -84,7 +84,7 @@ pub struct Applied {
 
 /// Why a run stopped; nothing after the failed step was done.
 #[derive(Debug, thiserror::Error)]
-pub enum RetentionError {
+pub enum RunError {
     /// The store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -144,7 +144,7 @@ pub async fn apply(
     plan: &Plan,
     export_dir: &Path,
     now: Timestamp,
-) -> Result<Applied, RetentionError> {
+) -> Result<Applied, RunError> {
     let mut applied = Applied { before: plan.before, exports: vec![], cuts: vec![], removed: 0 };
     if plan.cuts.is_empty() {
         return Ok(applied);
@@ -160,7 +160,7 @@ pub async fn apply(
     let failing: Vec<_> = reports.iter().filter(|r| planned(r) && !r.is_intact()).collect();
     if !failing.is_empty() {
         let findings = failing.iter().map(|r| r.findings.len()).sum();
-        return Err(RetentionError::Unverified { chains: failing.len(), findings });
+        return Err(RunError::Unverified { chains: failing.len(), findings });
     }
     for ledger in Ledger::ALL {
         let planned = plan.entries_of(ledger);
@@ -186,7 +186,7 @@ pub async fn apply(
         let export = store.export(&query).await?;
         let exported = crate::export::write_file(export, query.ledger, &file).await?;
         if exported != planned {
-            return Err(RetentionError::Miscounted { ledger, exported, planned });
+            return Err(RunError::Miscounted { ledger, exported, planned });
         }
         applied.exports.push((ledger, file, exported));
     }
@@ -210,7 +210,7 @@ pub async fn run(
     retention: Retention,
     export_dir: &Path,
     now: Timestamp,
-) -> Result<Applied, RetentionError> {
+) -> Result<Applied, RunError> {
     let plan = plan(store, retention, now).await?;
     apply(store, key, &plan, export_dir, now).await
 }

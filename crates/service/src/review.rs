@@ -24,7 +24,7 @@ use recruit_domain::{AccountId, OrganizationId, Timestamp, UserId, Uuid};
 use recruit_ports::review::{ReviewFacts, ReviewQuery};
 use recruit_ports::{Store, StoreError};
 
-use crate::work_hours::WorkHours;
+use crate::work_hours::WorkCalendar;
 
 pub use recruit_domain::{Month, MonthError};
 
@@ -117,7 +117,7 @@ pub(crate) async fn reviewed(
     let out_of_range = || ReviewError::Month(month);
     let (from, to) = month.window(zone).ok_or_else(out_of_range)?;
     let previous_from = month.previous().and_then(|m| m.window(zone)).map_or(from, |(p, _)| p);
-    let (hours, notes) = match WorkHours::of(&record.settings, &record.review_rules.holidays) {
+    let (hours, notes) = match WorkCalendar::of(&record.settings, &record.review_rules.holidays) {
         Ok((hours, notes)) => (Ok(hours), notes),
         Err(e) => (Err(e), vec![]),
     };
@@ -160,7 +160,7 @@ async fn usual_days(
     organization: OrganizationId,
     month: Month,
     zone: Tz,
-    hours: Option<&WorkHours>,
+    hours: Option<&WorkCalendar>,
 ) -> Result<HashMap<Uuid, u64>, ReviewError> {
     let mut first = month;
     for _ in 0..USUAL_MONTHS {
@@ -256,7 +256,7 @@ fn summarise(
     month: Month,
     zone: Tz,
     (from, to): (Timestamp, Timestamp),
-    hours: Result<WorkHours, String>,
+    hours: Result<WorkCalendar, String>,
     notes: Vec<String>,
     query: &ReviewQuery,
     facts: ReviewFacts,
@@ -394,7 +394,7 @@ fn summarise(
     days.retain(|d, _| d.year() == month.year() && d.month() == month.month());
     Review {
         organization_id: organization,
-        month: month.to_string(),
+        month,
         time_zone: zone.name().to_owned(),
         from,
         to,

@@ -29,7 +29,7 @@ pub use recruit_domain::review::{
 pub fn download_review(d: &DownloadDecision) -> Option<DownloadReview> {
     Some(DownloadReview {
         entry_id: d.entry_id,
-        month: d.month.clone(),
+        month: d.month.parse().ok()?,
         status: DownloadStatus::stored(&d.status)?,
         reason: d.reason.clone(),
         reviewed_by: d.user_id,

@@ -1,5 +1,5 @@
 //! The organization's work hours, read in its time zone: whether a moment is within them
-//! ([`WorkHours::contain`]), the slots of time by which the review counts entries (no slot
+//! ([`WorkCalendar::contain`]), the slots of time by which the review counts entries (no slot
 //! straddles a boundary of the work hours or of a local hour), and the spans of a window
 //! within or outside them, slot by slot as the review counts, which a filter of the ledger
 //! hands to the store.
@@ -14,12 +14,12 @@ use recruit_domain::model::{OrganizationSettings, Weekday};
 /// The organization's work hours, per weekday, as intervals of wall-clock time, and its days
 /// off beyond the weekdays without hours (holidays), which have none.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct WorkHours {
+pub struct WorkCalendar {
     days: BTreeMap<u32, Vec<(NaiveTime, NaiveTime)>>,
     holidays: BTreeSet<NaiveDate>,
 }
 
-impl WorkHours {
+impl WorkCalendar {
     /// The work hours of `settings`, `HH:MM` or `HH:MM:SS` each, and a note for each entry of
     /// a day that is not a weekday (the enumeration is open), which is left out. A weekday not
     /// listed has none. An hour in another format is an error naming it: the review does not
@@ -118,7 +118,7 @@ pub fn weekday(day: &Weekday) -> Option<u32> {
 /// `hours` in `zone`: no slot straddles a boundary of the work hours or of a local hour.
 pub(crate) fn slot_seconds(
     zone: Tz,
-    hours: Option<&WorkHours>,
+    hours: Option<&WorkCalendar>,
     from: Timestamp,
     to: Timestamp,
 ) -> i64 {
@@ -131,7 +131,7 @@ pub(crate) fn slot_seconds(
 /// of them exactly when the review counts it so.
 pub fn spans(
     zone: Tz,
-    hours: &WorkHours,
+    hours: &WorkCalendar,
     (from, to): (Timestamp, Timestamp),
     within: bool,
 ) -> Vec<(Timestamp, Timestamp)> {
@@ -184,7 +184,7 @@ mod tests {
             start: start.into(),
             end: end.into(),
         };
-        let slot = |hours| WorkHours::of(&settings(hours), &[]).unwrap().0.slot_seconds(3600);
+        let slot = |hours| WorkCalendar::of(&settings(hours), &[]).unwrap().0.slot_seconds(3600);
         assert_eq!(slot(vec![]), 3600);
         assert_eq!(slot(vec![day("09:00", "18:00")]), 3600);
         assert_eq!(slot(vec![day("08:30", "17:30")]), 1800);
@@ -213,7 +213,7 @@ mod tests {
             start: start.into(),
             end: end.into(),
         };
-        let (hours, notes) = WorkHours::of(
+        let (hours, notes) = WorkCalendar::of(
             &settings(vec![
                 day(Weekday::Monday, "09:00", "18:00"),
                 day(Weekday::Tuesday, "22:00", "06:00:00"),
@@ -236,7 +236,7 @@ mod tests {
         assert!(!seoul("2026-11-25T00:00:00Z"), "09:00 Wednesday has none");
         assert!(!seoul("2026-11-30T00:00:00Z"), "09:00 Monday, a holiday, has none");
         assert!(seoul("2026-12-07T00:00:00Z"), "09:00 the Monday after");
-        let unreadable = WorkHours::of(&settings(vec![day(Weekday::Friday, "9am", "5pm")]), &[]);
+        let unreadable = WorkCalendar::of(&settings(vec![day(Weekday::Friday, "9am", "5pm")]), &[]);
         assert!(unreadable.unwrap_err().contains("9am"));
     }
 }

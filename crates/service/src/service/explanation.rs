@@ -85,7 +85,7 @@ impl Service {
         zone: chrono_tz::Tz,
     ) -> Result<(String, Timestamp), String> {
         let organization = caller.token.organization_id;
-        let month: Month = asked.month.parse().map_err(|e| format!("{e}"))?;
+        let month: Month = asked.month;
         let (review, _) =
             self.review_of(organization, month, "month").await.map_err(|e| e.message)?;
         let entry = asked.entry_id.to_string();

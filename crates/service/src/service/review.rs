@@ -205,7 +205,7 @@ impl Service {
         let record = audit_record(caller, context, kind, Value::Null, None);
         let sign_off = SignOff {
             organization_id: organization,
-            month: month.to_string(),
+            month,
             signed_by: caller.user.id,
             reviewer: Some(recruit_domain::review::Person::of(&caller.user)),
             signed_at: record.api.at,
@@ -273,7 +273,7 @@ impl Service {
         let organization = caller.token.organization_id;
         let (_, first) = self.review_of(organization, month, "month").await?;
         let (verification, checkpoint) = self.verify_month(organization, first).await?;
-        Ok(Integrity { month: month.to_string(), verification, checkpoint })
+        Ok(Integrity { month, verification, checkpoint })
     }
 
     /// The month running now in the caller's organization's time zone: the months before it
