@@ -134,7 +134,7 @@ const FILE_NAME_RESERVED: &percent_encoding::AsciiSet = &percent_encoding::NON_A
 /// .<ext>`, each part made of letters, digits and `-` (the name keeps its own script).
 pub fn file_name(
     name: &str,
-    window: Option<(recruit_domain::Timestamp, recruit_domain::Timestamp)>,
+    (from, to): (Option<recruit_domain::Timestamp>, Option<recruit_domain::Timestamp>),
     zone: chrono_tz::Tz,
     filters: &serde_json::Map<String, serde_json::Value>,
     format: Format,
@@ -149,13 +149,13 @@ pub fn file_name(
         t.as_datetime().with_timezone(&zone).format("%Y-%m-%d").to_string()
     };
     let mut name = format!("privacy-audit-logs_{}", part(name, 60));
-    // The days of the window (the last one the window includes), or the chain.
-    match window {
-        Some((from, to)) => {
-            let last = recruit_domain::Timestamp::from_unix_micros(to.unix_micros() - 1);
-            name.push_str(&format!("_{}_{}", day(from), day(last.unwrap_or(to))));
-        }
-        None => name.push_str("_chain"),
+    // The first and the last day of the window (the last one it includes), `all` for a bound
+    // left out.
+    let last = to
+        .map(|to| recruit_domain::Timestamp::from_unix_micros(to.unix_micros() - 1).unwrap_or(to));
+    for bound in [from, last] {
+        name.push('_');
+        name.push_str(&bound.map_or_else(|| "all".to_owned(), day));
     }
     for (key, value) in filters {
         let value = match value {

@@ -11,7 +11,7 @@ use std::net::IpAddr;
 
 use recruit_domain::model::ActivityCategory;
 use recruit_domain::{
-    AccountId, CandidateId, ErrorDetail, OrganizationId, TimeWindow, UserId, Uuid,
+    AccountId, CandidateId, ErrorDetail, OrganizationId, Timestamp, UserId, Uuid,
 };
 use recruit_ports::{EntryFilter, Store, SubjectFilter};
 use serde_json::{Map, Value};
@@ -135,25 +135,18 @@ impl Filter {
         out
     }
 
-    /// The conditions a store applies for these filters over `window` of `organization`'s
-    /// ledger. The work hours are the organization's, in its time zone; when they cannot be
-    /// read, or there is no window to lay them over, a filter on them is a problem of
-    /// `outside_work_hours`.
+    /// The conditions a store applies for these filters over the window `(from, to)` of
+    /// `organization`'s ledger. The work hours are the organization's, in its time zone; when
+    /// they cannot be read, a filter on them is a problem of `outside_work_hours`.
     pub async fn conditions(
         &self,
         store: &dyn Store,
         organization: OrganizationId,
-        window: Option<TimeWindow>,
+        window: (Timestamp, Timestamp),
     ) -> Result<EntryFilter, ServiceError> {
-        let spans = match (self.outside_work_hours, window) {
-            (None, _) => None,
-            (Some(_), None) => {
-                return Err(ServiceError::validation(vec![ErrorDetail::field(
-                    "outside_work_hours",
-                    "needs timestamp_gte and timestamp_lt, the window to lay the work hours over",
-                )]));
-            }
-            (Some(outside), Some(window)) => {
+        let spans = match self.outside_work_hours {
+            None => None,
+            Some(outside) => {
                 let record = store.organization(organization).await?;
                 let (hours, _) = crate::work_hours::WorkCalendar::of(
                     &record.settings,
@@ -167,7 +160,6 @@ impl Filter {
                         ),
                     )])
                 })?;
-                let window = (window.gte(), window.lt());
                 Some(crate::work_hours::spans(record.time_zone, &hours, window, !outside))
             }
         };

@@ -82,7 +82,11 @@ impl Service {
             after,
             filter: input
                 .filter
-                .conditions(self.store.as_ref(), organization, Some(input.window))
+                .conditions(
+                    self.store.as_ref(),
+                    organization,
+                    (input.window.gte(), input.window.lt()),
+                )
                 .await?,
             limit: u32::from(input.limit.get()),
         };
@@ -122,7 +126,11 @@ impl Service {
             after_position: None,
             filter: input
                 .filter
-                .conditions(self.store.as_ref(), organization, Some(input.window))
+                .conditions(
+                    self.store.as_ref(),
+                    organization,
+                    (input.window.gte(), input.window.lt()),
+                )
                 .await?,
         };
         let count = self.store.count_entries(&query, COUNTED_AT_MOST + 1).await?;
@@ -144,17 +152,34 @@ impl Service {
         params: crate::ExportParams,
     ) -> Result<crate::export::Download, ServiceError> {
         let mut problems = params.problems;
-        // After a position with no window, the chain alone selects: every entry retained
-        // after it, whatever its access time (an entry recorded late, or stamped ahead by a
-        // source's clock, stays in its place), so that a reader can verify the chain whole.
-        let chain_alone = params.after_position.is_some()
-            && params.timestamp_gte.is_none()
-            && params.timestamp_lt.is_none();
-        let window = match chain_alone {
-            true => None,
-            false => window(&mut problems, params.timestamp_gte, params.timestamp_lt, |gte, lt| {
-                TimeWindow::within(gte, lt, self.config.ledger_retention)
-            }),
+        // The window's bounds are each optional: without them the export holds every entry
+        // retained, and after a position with neither, the chain alone selects (an entry
+        // recorded late, or stamped ahead by a source's clock, stays in its place), which is
+        // what a reader verifying the chain asks for. Both given, they are one window, at
+        // most the retention period long.
+        let (from, to) = match (&params.timestamp_gte, &params.timestamp_lt) {
+            (Some(_), Some(_)) => {
+                let w =
+                    window(&mut problems, params.timestamp_gte, params.timestamp_lt, |gte, lt| {
+                        TimeWindow::within(gte, lt, self.config.ledger_retention)
+                    });
+                (w.map(|w| w.gte()), w.map(|w| w.lt()))
+            }
+            _ => {
+                let mut bound = |name: &str, value: Option<String>| {
+                    value.and_then(|v| match Timestamp::parse(&v) {
+                        Ok(t) => Some(t),
+                        Err(e) => {
+                            problems.push(ErrorDetail::field(name, e));
+                            None
+                        }
+                    })
+                };
+                (
+                    bound("timestamp_gte", params.timestamp_gte),
+                    bound("timestamp_lt", params.timestamp_lt),
+                )
+            }
         };
         let ids = ids(&mut problems, params.ids);
         let filter = Filter::read(raw_filter!(params), &mut problems);
@@ -180,24 +205,33 @@ impl Service {
         let (Some(format), true) = (format, problems.is_empty()) else {
             return Err(ServiceError::validation(problems));
         };
+        // The work hours are laid over the window where entries lie: up to a day ahead, and
+        // over the retention period at most, whatever bounds were given (a window of
+        // thousands of years would otherwise be millions of spans).
+        let ahead = Timestamp::now()
+            .checked_add_duration(std::time::Duration::from_secs(86_400))
+            .unwrap_or(Timestamp::MAX);
+        let end = to.map_or(ahead, |to| to.min(ahead));
+        let start = self.config.ledger_retention.horizon(end);
+        let span = (from.map_or(start, |from| from.max(start)).min(end), end);
         let slot = self.heavy_read()?;
         let organization = caller.token.organization_id;
         let ledger = recruit_domain::chain::Ledger::Privacy;
         let query = recruit_ports::chain::ExportQuery {
             ledger,
             organization: Some(organization),
-            from: window.map(|w| w.gte()),
-            to: window.map(|w| w.lt()),
+            from,
+            to,
             ids: ids.as_ref().map(|ids| ids.iter().map(|id| id.uuid()).collect()),
             recorded_before: None,
             after_position,
-            filter: filter.conditions(self.store.as_ref(), organization, window).await?,
+            filter: filter.conditions(self.store.as_ref(), organization, span).await?,
         };
         // An export is a download of the ledger: the record says so, beside what it holds.
         let mut filters = serde_json::json!({
             "activity_category": ActivityCategory::Download.as_str(),
-            "timestamp_gte": window.map(|w| w.gte()),
-            "timestamp_lt": window.map(|w| w.lt()),
+            "timestamp_gte": from,
+            "timestamp_lt": to,
             "ids": ids.as_ref().map(|ids| ids.iter().collect::<Vec<_>>()),
             "format": format.name(),
         });
@@ -221,9 +255,8 @@ impl Service {
         if let Some(position) = after_position {
             named_by.insert("after_position".into(), position.into());
         }
-        let window = window.map(|w| (w.gte(), w.lt()));
         let file_name =
-            crate::export::file_name(&named.name, window, named.time_zone, &named_by, format);
+            crate::export::file_name(&named.name, (from, to), named.time_zone, &named_by, format);
         Ok(crate::export::Download {
             count: export.count,
             file_name,
