@@ -21,6 +21,7 @@ use diesel_async::pooled_connection::SetupCallback;
 use diesel_async::{AsyncConnection, SimpleAsyncConnection};
 pub use recruit_ports::StoreError;
 
+pub mod db;
 pub mod filter;
 
 diesel::define_sql_function! {

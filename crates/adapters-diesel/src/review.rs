@@ -1,9 +1,21 @@
-//! The queries of a month's review (`Ledgers::review_facts`), for both stores: the grouping
-//! statements as SQL text with the few spellings a backend has of its own ([`Dialect`]);
-//! [`crate::review_counts!`] and [`crate::review_lists!`], the two halves of the facts, which
-//! a store may read on two connections sharing a snapshot, and [`crate::review_facts!`],
-//! which reads both on one, where the adapter's schema and rows are in scope; and the review's
-//! two writes, [`crate::decide_download!`] and [`crate::sign_off!`].
+//! A month's review for both stores, written once over [`Db`]: the grouping statements as
+//! SQL text with the few spellings a backend has of its own ([`Dialect`]); [`counts`] and
+//! [`lists`], the two halves of the facts, which a store may read on two connections sharing
+//! a snapshot, and [`facts`], which reads both on one; and the review's writes, [`decide`],
+//! [`set_rules`] and [`sign_off`].
+
+use diesel::QueryableByName;
+use recruit_ports::StoreError;
+use recruit_ports::review::{
+    Author, Decided, DecisionWrite, ReviewFacts, ReviewQuery, RulesWrite, SignOffWrite, SignedOff,
+    SlotCount,
+};
+use recruit_ports::rows as neutral;
+
+use crate::Row;
+use crate::db::Db;
+use crate::filter::Value;
+use crate::statement::Statement;
 
 /// What a backend spells its own way in the review's statements.
 #[derive(Clone, Copy, Debug)]
@@ -22,6 +34,11 @@ pub struct Dialect {
     /// The SQL before and after a parameter holding an address, true when a row of
     /// `privacy_audit_logs` recorded that address.
     pub has_address: (&'static str, &'static str),
+    /// The SQL around a parameter holding JSON text, for a JSON column.
+    pub json_param: (&'static str, &'static str),
+    /// What ends a `SELECT` whose rows the transaction writes after, so that writers of them
+    /// take turns (PostgreSQL's `FOR UPDATE`; SQLite's write transaction holds the store).
+    pub lock: &'static str,
     /// The SQL after a UUID column and around a parameter holding a list of UUIDs
     /// ([`crate::filter::Value::Uuids`]), true when the column holds one of them: an array on
     /// PostgreSQL, a JSON array of their hex digits on SQLite.
@@ -44,6 +61,8 @@ impl Dialect {
         address: "a.address",
         bulk_sum: "CAST(LEAST(coalesce(sum(bulk_count), 0), 9223372036854775807) AS BIGINT)",
         has_address: ("", " = ANY(ip_addresses)"),
+        json_param: ("CAST(", " AS jsonb)"),
+        lock: " FOR UPDATE",
         in_ids: (" = ANY(", ")"),
         id_bytes: ("uuid_send(", ")"),
         kept: true,
@@ -60,6 +79,8 @@ impl Dialect {
             "EXISTS (SELECT 1 FROM json_each(privacy_audit_logs.ip_addresses) WHERE value = ",
             ")",
         ),
+        json_param: ("", ""),
+        lock: "",
         in_ids: (" IN (SELECT unhex(value) FROM json_each(", "))"),
         id_bytes: ("", ""),
         kept: false,
@@ -119,10 +140,11 @@ pub fn slots_sql(d: Dialect, kept: bool) -> String {
         // Not grouped again by the wider slot: the rows add up in the service, which costs
         // less than grouping them here.
         return format!(
-            "SELECT account_id, slot / ({w} / {KEPT_SLOT_MICROS}) AS slot, activity_category, \
+            "SELECT {account}, slot / ({w} / {KEPT_SLOT_MICROS}) AS slot, activity_category, \
              subject_type, entries, bulk_records, first_position \
              FROM privacy_review_slots \
              WHERE organization_id = {org} AND slot >= {from} AND slot < {to}",
+            account = account_bytes(d, "account_id"),
             w = p(4),
             org = p(1),
             from = quarter(2),
@@ -130,13 +152,14 @@ pub fn slots_sql(d: Dialect, kept: bool) -> String {
         );
     }
     format!(
-        "SELECT account_id, CAST({micros} / {w} AS BIGINT) AS slot, activity_category, \
+        "SELECT {account}, CAST({micros} / {w} AS BIGINT) AS slot, activity_category, \
          subject_type, CAST(count(*) AS BIGINT) AS entries, \
          {bulk_sum} AS bulk_records, \
          min(position) AS first_position \
          FROM privacy_audit_logs \
          WHERE organization_id = {org} AND access_time >= {from} AND access_time < {to} \
          GROUP BY account_id, slot, activity_category, subject_type",
+        account = account_bytes(d, "account_id"),
         micros = d.micros,
         bulk_sum = d.bulk_sum,
         w = p(4),
@@ -144,6 +167,13 @@ pub fn slots_sql(d: Dialect, kept: bool) -> String {
         from = p(2),
         to = p(3),
     )
+}
+
+/// The account of a row, `column`, as its 16 bytes named `account_id`: the rows of the review's
+/// groupings are one type in both stores.
+fn account_bytes(d: Dialect, column: &str) -> String {
+    let (before, after) = d.id_bytes;
+    format!("{before}{column}{after} AS account_id")
 }
 
 /// The UTC months, as kept, from the month of parameter `a` through that of the instant
@@ -165,10 +195,11 @@ pub fn subjects_sql(d: Dialect, kept: bool) -> String {
     let p = d.param;
     if kept {
         return format!(
-            "SELECT account_id, CAST(count(DISTINCT subject_id) AS BIGINT) AS subjects \
+            "SELECT {account}, CAST(count(DISTINCT subject_id) AS BIGINT) AS subjects \
              FROM privacy_review_subjects \
              WHERE organization_id = {org} AND {months} AND last_at >= {from} AND first_at < {to} \
              GROUP BY account_id",
+            account = account_bytes(d, "account_id"),
             org = p(1),
             months = kept_months("month", p, 2, 3),
             from = p(2),
@@ -176,7 +207,7 @@ pub fn subjects_sql(d: Dialect, kept: bool) -> String {
         );
     }
     format!(
-        "SELECT account_id, CAST(count(*) AS BIGINT) AS subjects \
+        "SELECT {account}, CAST(count(*) AS BIGINT) AS subjects \
          FROM (SELECT DISTINCT account_id, coalesce(subject_user_id, subject_candidate_id) AS s \
                FROM privacy_audit_logs \
                WHERE organization_id = {} AND access_time >= {} AND access_time < {}) d \
@@ -185,6 +216,7 @@ pub fn subjects_sql(d: Dialect, kept: bool) -> String {
         p(1),
         p(2),
         p(3),
+        account = account_bytes(d, "account_id"),
     )
 }
 
@@ -196,13 +228,14 @@ pub fn new_addresses_sql(d: Dialect, kept: bool) -> String {
     let p = d.param;
     if kept {
         return format!(
-            "SELECT account_id, address FROM privacy_review_addresses m \
+            "SELECT {account}, address FROM privacy_review_addresses m \
              WHERE organization_id = {org} AND {months} AND last_at >= {from} AND first_at < {to} \
              AND NOT EXISTS (SELECT 1 FROM privacy_review_addresses b \
                  WHERE b.organization_id = {org} AND {before} AND b.account_id = m.account_id \
                  AND b.address_key = m.address_key AND b.last_at >= {previous} \
                  AND b.first_at < {from} \
                  AND {previous} < {from})",
+            account = account_bytes(d, "m.account_id"),
             org = p(1),
             months = kept_months("month", p, 2, 3),
             before = kept_months("b.month", p, 4, 2),
@@ -212,12 +245,13 @@ pub fn new_addresses_sql(d: Dialect, kept: bool) -> String {
         );
     }
     format!(
-        "SELECT account_id, {address} AS address \
+        "SELECT {account}, {address} AS address \
          FROM privacy_audit_logs, {addresses} \
          WHERE organization_id = {org} AND access_time >= {previous} AND access_time < {to} \
          GROUP BY account_id, {address} \
          HAVING max(CASE WHEN access_time >= {from} THEN 1 ELSE 0 END) = 1 \
          AND max(CASE WHEN access_time < {from} THEN 1 ELSE 0 END) = 0",
+        account = account_bytes(d, "account_id"),
         addresses = d.addresses,
         address = d.address,
         org = p(1),
@@ -227,183 +261,163 @@ pub fn new_addresses_sql(d: Dialect, kept: bool) -> String {
     )
 }
 
-/// Declares the rows of the review's grouping statements, the account id of type `$uuid`
-/// (SQL type `$uuid_sql`).
-#[macro_export]
-macro_rules! review_rows {
-    ($uuid:ty as $uuid_sql:ty) => {
-        /// A row of the slots' statement.
-        #[derive(diesel::QueryableByName)]
-        struct SlotRow {
-            #[diesel(sql_type = $uuid_sql)]
-            account_id: $uuid,
-            #[diesel(sql_type = diesel::sql_types::BigInt)]
-            slot: i64,
-            #[diesel(sql_type = diesel::sql_types::Text)]
-            activity_category: String,
-            #[diesel(sql_type = diesel::sql_types::Text)]
-            subject_type: String,
-            #[diesel(sql_type = diesel::sql_types::BigInt)]
-            entries: i64,
-            #[diesel(sql_type = diesel::sql_types::BigInt)]
-            bulk_records: i64,
-            #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::BigInt>)]
-            first_position: Option<i64>,
-        }
+/// A row of the slots' statement.
+#[derive(Debug, diesel::QueryableByName)]
+pub struct SlotRow {
+    #[diesel(sql_type = diesel::sql_types::Binary)]
+    account_id: Vec<u8>,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    slot: i64,
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    activity_category: String,
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    subject_type: String,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    entries: i64,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    bulk_records: i64,
+    #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::BigInt>)]
+    first_position: Option<i64>,
+}
 
-        /// A row of the subjects' statement.
-        #[derive(diesel::QueryableByName)]
-        struct SubjectRow {
-            #[diesel(sql_type = $uuid_sql)]
-            account_id: $uuid,
-            #[diesel(sql_type = diesel::sql_types::BigInt)]
-            subjects: i64,
-        }
+/// A row of the subjects' statement.
+#[derive(Debug, diesel::QueryableByName)]
+pub struct SubjectRow {
+    #[diesel(sql_type = diesel::sql_types::Binary)]
+    account_id: Vec<u8>,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    subjects: i64,
+}
 
-        /// A row of the new addresses' statement.
-        #[derive(diesel::QueryableByName)]
-        struct AddressRow {
-            #[diesel(sql_type = $uuid_sql)]
-            account_id: $uuid,
-            #[diesel(sql_type = diesel::sql_types::Text)]
-            address: String,
-        }
+/// A row of the new addresses' statement.
+#[derive(Debug, diesel::QueryableByName)]
+pub struct AddressRow {
+    #[diesel(sql_type = diesel::sql_types::Binary)]
+    account_id: Vec<u8>,
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    address: String,
+}
+
+/// An account's id from its 16 bytes.
+fn account(bytes: &[u8]) -> Result<recruit_domain::Uuid, StoreError> {
+    recruit_domain::Uuid::from_slice(bytes)
+        .map_err(|e| StoreError::other(format!("an account's id in the review: {e}")))
+}
+
+/// A statement of `sql` whose parameters are, in order, the organization, the month's first
+/// instant, the next month's, and then `more`.
+fn of_month<'a>(sql: String, q: &ReviewQuery, more: &[Value<'a>]) -> Statement<'a> {
+    let mut values =
+        vec![Value::Uuid(q.organization.uuid()), Value::Time(q.from), Value::Time(q.to)];
+    values.extend(more.iter().cloned());
+    Statement { sql, values }
+}
+
+/// Reads the counted half of the facts of `q`: the slots, the subjects and the first
+/// position, the other fields left empty. The counted and the listed halves ([`lists`]) read
+/// from one snapshot make the facts, [`merge`]d.
+pub async fn counts<D: Db>(c: &mut D, q: &ReviewQuery) -> Result<ReviewFacts, StoreError>
+where
+    SlotRow: QueryableByName<D::Backend>,
+    SubjectRow: QueryableByName<D::Backend>,
+{
+    let d = D::DIALECT;
+    let kept = kept_serve(d, q);
+    let slots: Vec<SlotRow> =
+        c.load(of_month(slots_sql(d, kept), q, &[Value::Int(q.slot_micros)])).await?;
+    let subjects: Vec<SubjectRow> = c.load(of_month(subjects_sql(d, kept), q, &[])).await?;
+    let count = |n: i64| u64::try_from(n).unwrap_or(0);
+    let first_position = slots.iter().filter_map(|r| r.first_position).min();
+    Ok(ReviewFacts {
+        slots: slots
+            .into_iter()
+            .map(|r| {
+                Ok(SlotCount::new(
+                    account(&r.account_id)?,
+                    r.slot,
+                    r.activity_category,
+                    &r.subject_type,
+                    count(r.entries),
+                    count(r.bulk_records),
+                ))
+            })
+            .collect::<Result<_, StoreError>>()?,
+        subjects: subjects
+            .into_iter()
+            .map(|r| Ok((account(&r.account_id)?, count(r.subjects))))
+            .collect::<Result<_, StoreError>>()?,
+        first_position,
+        ..ReviewFacts::default()
+    })
+}
+
+/// Reads the listed half of the facts of `q`: the new addresses, the downloads, the ledger
+/// exports, the decisions and the sign-off, the other fields left empty.
+pub async fn lists<D: Db>(c: &mut D, q: &ReviewQuery) -> Result<ReviewFacts, StoreError>
+where
+    AddressRow: QueryableByName<D::Backend>,
+{
+    let d = D::DIALECT;
+    let kept = kept_serve(d, q);
+    let previous = [Value::Time(q.previous_from)];
+    let addresses: Vec<AddressRow> =
+        c.load(of_month(new_addresses_sql(d, kept), q, &previous)).await?;
+    let (p, of) = (d.param, |table: &str, time: &str, column: &str| {
+        format!(
+            "SELECT * FROM {table} WHERE organization_id = {} AND {time} >= {} AND {time} < {} \
+             AND {column} = {} ORDER BY {time}, id",
+            (d.param)(1),
+            (d.param)(2),
+            (d.param)(3),
+            (d.param)(4)
+        )
+    });
+    let sql = of("privacy_audit_logs", "access_time", "activity_category");
+    let downloads: Vec<D::Ledger> = c.load(of_month(sql, q, &[Value::Text(q.download)])).await?;
+    let sql = of("api_audit_log", "at", "operation");
+    let exports: Vec<D::Audit> = c.load(of_month(sql, q, &[Value::Text(q.ledger_export)])).await?;
+    let by_month = |table: &str, order: &str| Statement {
+        sql: format!(
+            "SELECT * FROM {table} WHERE organization_id = {} AND month = {}{order}",
+            p(1),
+            p(2)
+        ),
+        values: vec![Value::Uuid(q.organization.uuid()), Value::Text(&q.month)],
     };
+    let decisions: Vec<D::Decision> =
+        c.load(by_month("privacy_download_decisions", " ORDER BY decided_at, id")).await?;
+    let sign_off: Vec<D::SignOff> = c.load(by_month("privacy_review_sign_offs", "")).await?;
+    Ok(ReviewFacts {
+        new_addresses: addresses
+            .into_iter()
+            .map(|r| Ok((account(&r.account_id)?, r.address)))
+            .collect::<Result<_, StoreError>>()?,
+        downloads: downloads
+            .into_iter()
+            .map(|r| r.into_neutral()?.into_entry())
+            .collect::<Result<_, _>>()?,
+        ledger_exports: exports
+            .into_iter()
+            .map(|r| r.into_neutral()?.into_entry())
+            .collect::<Result<_, _>>()?,
+        decisions: decisions
+            .into_iter()
+            .map(|r| Ok(r.into_neutral()?.into_decision()))
+            .collect::<Result<_, StoreError>>()?,
+        sign_off: sign_off
+            .into_iter()
+            .next()
+            .map(|r| r.into_neutral())
+            .transpose()?
+            .map(|r| r.into_sign_off()),
+        ..ReviewFacts::default()
+    })
 }
 
-/// Reads the counted half of `recruit_ports::review::ReviewFacts` for `$q` (a `&ReviewQuery`)
-/// on `$c`: the slots, the subjects and the first position, the other fields left empty; see
-/// [`crate::review_facts!`] for the arguments. The counted and the listed halves
-/// ([`crate::review_lists!`]) read from one snapshot make the facts, [`merge`]d.
-#[macro_export]
-macro_rules! review_counts {
-    ($c:ident, $q:expr, $d:expr, $org:expr => $uuid_sql:ty, $time:expr => $time_sql:ty, $uuid:expr
-     $(, .$await:tt)?) => {{
-        use diesel::sql_types::BigInt;
-        use ::recruit_ports::review::{ReviewFacts, SlotCount};
-        let q: &::recruit_ports::review::ReviewQuery = $q;
-        let (org, from, to) = ($org, $time(q.from), $time(q.to));
-        let kept = $crate::review::kept_serve($d, q);
-        let slots = diesel::sql_query($crate::review::slots_sql($d, kept))
-            .bind::<$uuid_sql, _>(org.clone())
-            .bind::<$time_sql, _>(from.clone())
-            .bind::<$time_sql, _>(to.clone())
-            .bind::<BigInt, _>(q.slot_micros)
-            .load::<SlotRow>($c)$(.$await)??;
-        let subjects = diesel::sql_query($crate::review::subjects_sql($d, kept))
-            .bind::<$uuid_sql, _>(org)
-            .bind::<$time_sql, _>(from)
-            .bind::<$time_sql, _>(to)
-            .load::<SubjectRow>($c)$(.$await)??;
-        let count = |n: i64| u64::try_from(n).unwrap_or(0);
-        let first_position = slots.iter().filter_map(|r| r.first_position).min();
-        let uuid = $uuid;
-        let facts: Result<ReviewFacts, ::recruit_ports::StoreError> = (|| {
-            Ok(ReviewFacts {
-                slots: slots
-                    .into_iter()
-                    .map(|r| {
-                        Ok(SlotCount::new(
-                            uuid(r.account_id)?,
-                            r.slot,
-                            r.activity_category,
-                            &r.subject_type,
-                            count(r.entries),
-                            count(r.bulk_records),
-                        ))
-                    })
-                    .collect::<Result<_, ::recruit_ports::StoreError>>()?,
-                subjects: subjects
-                    .into_iter()
-                    .map(|r| Ok((uuid(r.account_id)?, count(r.subjects))))
-                    .collect::<Result<_, ::recruit_ports::StoreError>>()?,
-                first_position,
-                ..ReviewFacts::default()
-            })
-        })();
-        facts
-    }};
-}
-
-/// Reads the listed half of `recruit_ports::review::ReviewFacts` for `$q` on `$c`: the new
-/// addresses, the downloads, the ledger exports, the decisions and the sign-off, the other
-/// fields left empty; see [`crate::review_facts!`] for the arguments.
-#[macro_export]
-macro_rules! review_lists {
-    ($c:ident, $q:expr, $d:expr, $org:expr => $uuid_sql:ty, $time:expr => $time_sql:ty, $uuid:expr
-     $(, .$await:tt)?) => {{
-        use ::recruit_ports::review::ReviewFacts;
-        let q: &::recruit_ports::review::ReviewQuery = $q;
-        let (org, from, to) = ($org, $time(q.from), $time(q.to));
-        let kept = $crate::review::kept_serve($d, q);
-        let addresses = diesel::sql_query($crate::review::new_addresses_sql($d, kept))
-            .bind::<$uuid_sql, _>(org.clone())
-            .bind::<$time_sql, _>(from.clone())
-            .bind::<$time_sql, _>(to.clone())
-            .bind::<$time_sql, _>($time(q.previous_from))
-            .load::<AddressRow>($c)$(.$await)??;
-        let downloads = privacy_audit_logs::table
-            .filter(privacy_audit_logs::organization_id.eq(org.clone()))
-            .filter(privacy_audit_logs::access_time.ge(from.clone()))
-            .filter(privacy_audit_logs::access_time.lt(to.clone()))
-            .filter(privacy_audit_logs::activity_category.eq(q.download))
-            .order((privacy_audit_logs::access_time, privacy_audit_logs::id))
-            .select(LedgerRow::as_select())
-            .load::<LedgerRow>($c)$(.$await)??;
-        let exports = api_audit_log::table
-            .filter(api_audit_log::organization_id.eq(org.clone()))
-            .filter(api_audit_log::at.ge(from))
-            .filter(api_audit_log::at.lt(to))
-            .filter(api_audit_log::operation.eq(q.ledger_export))
-            .order((api_audit_log::at, api_audit_log::id))
-            .select(AuditRow::as_select())
-            .load::<AuditRow>($c)$(.$await)??;
-        let decisions = privacy_download_decisions::table
-            .filter(privacy_download_decisions::organization_id.eq(org.clone()))
-            .filter(privacy_download_decisions::month.eq(&q.month))
-            .order((privacy_download_decisions::decided_at, privacy_download_decisions::id))
-            .select(DownloadDecisionRow::as_select())
-            .load::<DownloadDecisionRow>($c)$(.$await)??;
-        let sign_off = privacy_review_sign_offs::table
-            .filter(privacy_review_sign_offs::organization_id.eq(org))
-            .filter(privacy_review_sign_offs::month.eq(&q.month))
-            .select(SignOffRow::as_select())
-            .load::<SignOffRow>($c)$(.$await)??;
-        let sign_off = sign_off.into_iter().next();
-        let uuid = $uuid;
-        let facts: Result<ReviewFacts, ::recruit_ports::StoreError> = (|| {
-            Ok(ReviewFacts {
-                new_addresses: addresses
-                    .into_iter()
-                    .map(|r| Ok((uuid(r.account_id)?, r.address)))
-                    .collect::<Result<_, ::recruit_ports::StoreError>>()?,
-                downloads: downloads
-                    .into_iter()
-                    .map(|r| r.into_neutral()?.into_entry())
-                    .collect::<Result<_, _>>()?,
-                ledger_exports: exports
-                    .into_iter()
-                    .map(|r| r.into_neutral()?.into_entry())
-                    .collect::<Result<_, _>>()?,
-                decisions: decisions
-                    .into_iter()
-                    .map(|r| Ok(r.into_neutral()?.into_decision()))
-                    .collect::<Result<_, ::recruit_ports::StoreError>>()?,
-                sign_off: sign_off.map(|r| r.into_neutral()).transpose()?.map(|r| r.into_sign_off()),
-                ..ReviewFacts::default()
-            })
-        })();
-        facts
-    }};
-}
-
-/// The facts of a review from its counted half ([`crate::review_counts!`]) and its listed half
-/// ([`crate::review_lists!`]), both read from one snapshot.
-pub fn merge(
-    counts: recruit_ports::review::ReviewFacts,
-    lists: recruit_ports::review::ReviewFacts,
-) -> recruit_ports::review::ReviewFacts {
-    recruit_ports::review::ReviewFacts {
+/// The facts of a review from its counted half ([`counts`]) and its listed half ([`lists`]),
+/// both read from one snapshot.
+pub fn merge(counts: ReviewFacts, lists: ReviewFacts) -> ReviewFacts {
+    ReviewFacts {
         new_addresses: lists.new_addresses,
         downloads: lists.downloads,
         ledger_exports: lists.ledger_exports,
@@ -413,160 +427,144 @@ pub fn merge(
     }
 }
 
-/// Reads `recruit_ports::review::ReviewFacts` for `$q` (a `&ReviewQuery`) inside the caller's
-/// snapshot, one statement after the other on `$c`: [`crate::review_counts!`], then
-/// [`crate::review_lists!`]. `$d` is the backend's [`Dialect`], `$org` the organization as
-/// stored and bound as `$uuid_sql`, `$time` turns a `Timestamp` into its stored value bound as
-/// `$time_sql`, and `$uuid` reads a stored account id back (an expression of type
-/// `Fn(stored) -> Result<Uuid, StoreError>`). Needs `review_rows!` and the adapter's schema and
-/// rows in scope. Evaluates to the facts or the first error, converted with `?`.
-#[macro_export]
-macro_rules! review_facts {
-    ($c:ident, $q:expr, $d:expr, $org:expr => $uuid_sql:ty, $time:expr => $time_sql:ty, $uuid:expr
-     $(, .$await:tt)?) => {{
-        let org = $org;
-        let counts = $crate::review_counts!(
-            $c, $q, $d, org.clone() => $uuid_sql, $time => $time_sql, $uuid $(, .$await)?
-        );
-        match counts {
-            Ok(counts) => $crate::review_lists!(
-                $c, $q, $d, org => $uuid_sql, $time => $time_sql, $uuid $(, .$await)?
-            )
-            .map(|lists| $crate::review::merge(counts, lists)),
-            Err(e) => Err(e),
-        }
-    }};
+/// The facts of `q`, read one statement after the other on `c` inside the caller's
+/// snapshot: [`counts`], then [`lists`].
+pub async fn facts<D: Db>(c: &mut D, q: &ReviewQuery) -> Result<ReviewFacts, StoreError>
+where
+    SlotRow: QueryableByName<D::Backend>,
+    SubjectRow: QueryableByName<D::Backend>,
+    AddressRow: QueryableByName<D::Backend>,
+{
+    let counts = counts(c, q).await?;
+    Ok(merge(counts, lists(c, q).await?))
 }
 
-/// `pair`, typed as two values of `like`'s type: what a query of two columns stored like it
-/// returns.
-pub fn stored_like<T>(_like: &T, pair: (T, T)) -> (T, T) {
-    pair
+/// A download's entry and its account, as their 16 bytes.
+#[derive(Debug, diesel::QueryableByName)]
+pub struct DownloadRow {
+    #[diesel(sql_type = diesel::sql_types::Binary)]
+    id: Vec<u8>,
+    #[diesel(sql_type = diesel::sql_types::Binary)]
+    account_id: Vec<u8>,
 }
 
-/// The body of `Ledgers::decide_download` for `$w` (a `&DecisionWrite`), in the caller's
-/// transaction on `$c`: `$org`, `$entry` and `$decider` are the organization, the entry and
-/// the deciding user's account as stored (a download of the decider's own is refused),
-/// `$time` turns a `Timestamp` into its stored value, `$chain` links the record's rows, and
-/// `$lock` (PostgreSQL's `for_update`) locks the download's row, so that decisions on one
-/// entry are taken one after the other (SQLite's write transaction holds the whole store).
-/// Needs the adapter's schema, rows and `insert_rows!` in scope. Evaluates to the outcome or
-/// the first error, converted with `?`.
-#[macro_export]
-macro_rules! decide_download {
-    ($c:ident, $w:expr, $org:expr, $entry:expr, $decider:expr, $time:expr, $chain:path
-     $(, $lock:ident)? $(, .$await:tt)?) => {{
-        use ::recruit_ports::review::Decided;
-        let w: &::recruit_ports::review::DecisionWrite = $w;
-        let download = privacy_audit_logs::table
-            .filter(privacy_audit_logs::organization_id.eq($org.clone()))
-            .filter(privacy_audit_logs::id.eq($entry.clone()))
-            .filter(privacy_audit_logs::activity_category.eq(w.download))
-            .filter(privacy_audit_logs::access_time.ge($time(w.from)))
-            .filter(privacy_audit_logs::access_time.lt($time(w.to)))
-            .select((privacy_audit_logs::id, privacy_audit_logs::account_id))
-            $(.$lock())?
-            .first($c)$(.$await)?;
-        let download = diesel::OptionalExtension::optional(download)?;
-        match download.map(|pair| $crate::review::stored_like(&$entry, pair)) {
-            Some((id, _)) if id != $entry.clone() => {
-                return Err(::recruit_ports::StoreError::NotFound.into());
+/// `Ledgers::decide_download` for `w`, in the caller's transaction on `c`: the download of
+/// the month (locked, so that decisions on one entry are taken one after the other), the
+/// author's right to it (a reviewer's own download is refused, an explanation is the
+/// downloader's and answers an open request), the latest decision (the same one again
+/// changes nothing), then the decision and its record.
+pub async fn decide<D: Db>(c: &mut D, w: &DecisionWrite) -> Result<Decided, StoreError>
+where
+    DownloadRow: QueryableByName<D::Backend>,
+{
+    let d = D::DIALECT;
+    let p = d.param;
+    let (org, entry) = (w.decision.organization_id.uuid(), w.decision.entry_id.uuid());
+    let (before, after) = d.id_bytes;
+    let download = Statement {
+        sql: format!(
+            "SELECT {before}id{after} AS id, {before}account_id{after} AS account_id \
+             FROM privacy_audit_logs WHERE organization_id = {} AND id = {} \
+             AND activity_category = {} AND access_time >= {} AND access_time < {}{}",
+            p(1),
+            p(2),
+            p(3),
+            p(4),
+            p(5),
+            d.lock
+        ),
+        values: vec![
+            Value::Uuid(org),
+            Value::Uuid(entry),
+            Value::Text(w.download),
+            Value::Time(w.from),
+            Value::Time(w.to),
+        ],
+    };
+    let download: Vec<DownloadRow> = c.load(download).await?;
+    let decider = w.decision.user_id.uuid();
+    match download.first() {
+        Some(row) if row.id == entry.as_bytes() => match w.author {
+            Author::Reviewer if row.account_id == decider.as_bytes() => {
+                return Ok(Decided::OwnDownload);
             }
-            None => return Err(::recruit_ports::StoreError::NotFound.into()),
-            Some((_, account)) => match w.author {
-                ::recruit_ports::review::Author::Reviewer if account == $decider => {
-                    return Ok(Decided::OwnDownload);
-                }
-                ::recruit_ports::review::Author::Downloader { .. } if account != $decider => {
-                    return Ok(Decided::NotAsked);
-                }
-                _ => {}
-            },
+            Author::Downloader { .. } if row.account_id != decider.as_bytes() => {
+                return Ok(Decided::NotAsked);
+            }
+            _ => {}
+        },
+        _ => return Err(StoreError::NotFound),
+    }
+    let latest = Statement {
+        sql: format!(
+            "SELECT * FROM privacy_download_decisions WHERE organization_id = {} \
+             AND entry_id = {} ORDER BY decided_at DESC, id DESC LIMIT 1",
+            p(1),
+            p(2)
+        ),
+        values: vec![Value::Uuid(org), Value::Uuid(entry)],
+    };
+    let latest: Vec<D::Decision> = c.load(latest).await?;
+    let latest = latest.into_iter().next().map(Row::into_neutral).transpose()?;
+    let latest = latest.map(|r| r.into_decision());
+    let asked = match w.author {
+        Author::Downloader { asked } => Some(asked),
+        Author::Reviewer => None,
+    };
+    Ok(match latest {
+        Some(d) if d.status == w.decision.status && d.reason == w.decision.reason => {
+            Decided::Unchanged(d)
         }
-        let latest = privacy_download_decisions::table
-            .filter(privacy_download_decisions::organization_id.eq($org.clone()))
-            .filter(privacy_download_decisions::entry_id.eq($entry.clone()))
-            .order((privacy_download_decisions::decided_at.desc(), privacy_download_decisions::id.desc()))
-            .select(DownloadDecisionRow::as_select())
-            .first($c)$(.$await)?;
-        let latest: Option<DownloadDecisionRow> = diesel::OptionalExtension::optional(latest)?;
-        let latest = latest.map(|r| r.into_neutral()).transpose()?.map(|r| r.into_decision());
-        let asked = match w.author {
-            ::recruit_ports::review::Author::Downloader { asked } => Some(asked),
-            ::recruit_ports::review::Author::Reviewer => None,
-        };
-        Ok(match latest {
-            Some(d) if d.status == w.decision.status && d.reason == w.decision.reason => {
-                Decided::Unchanged(d)
-            }
-            Some(d) if asked.is_some_and(|asked| d.status != asked) => Decided::NotAsked,
-            None if asked.is_some() => Decided::NotAsked,
-            _ => {
-                let mut page = w.record.page(Vec::<()>::new(), 0);
-                $chain($c, &mut page)$(.$await)??;
-                let row = DownloadDecisionRow::from(
-                    ::recruit_ports::rows::DownloadDecisionRow::new(&w.decision),
-                );
-                let inserted = diesel::insert_into(privacy_download_decisions::table)
-                    .values(&row)
-                    .execute($c)$(.$await)?;
-                inserted?;
-                insert_rows!($c, api_audit_log::table, AuditRow, [page.api]);
-                insert_rows!($c, tool_audit_log::table, ToolAuditRow, page.tool);
-                Decided::Written
-            }
-        })
-    }};
+        Some(d) if asked.is_some_and(|asked| d.status != asked) => Decided::NotAsked,
+        None if asked.is_some() => Decided::NotAsked,
+        _ => {
+            c.append_record(w.record.page(Vec::<()>::new(), 0)).await?;
+            c.insert_decision(neutral::DownloadDecisionRow::new(&w.decision)).await?;
+            Decided::Written
+        }
+    })
 }
 
-/// The body of `Ledgers::set_review_rules` for `$w` (a `&RulesWrite`), in the caller's
-/// transaction on `$c`: `$org` the organization's key and `$rules` its rules as the column
-/// keeps them, `$chain` linking the record's rows. Needs the adapter's schema, rows and
-/// `insert_rows!` in scope. Evaluates to `Ok(())` or the first error, converted with `?`.
-#[macro_export]
-macro_rules! set_review_rules {
-    ($c:ident, $w:expr, $org:expr, $rules:expr, $chain:path $(, .$await:tt)?) => {{
-        let w: &::recruit_ports::review::RulesWrite = $w;
-        let updated = diesel::update(organizations::table.filter(organizations::id.eq($org)))
-            .set(organizations::review_rules.eq($rules))
-            .execute($c)$(.$await)?;
-        if updated? == 0 {
-            return Err(::recruit_ports::StoreError::NotFound.into());
-        }
-        let mut page = w.record.page(Vec::<()>::new(), 0);
-        $chain($c, &mut page)$(.$await)??;
-        insert_rows!($c, api_audit_log::table, AuditRow, [page.api]);
-        insert_rows!($c, tool_audit_log::table, ToolAuditRow, page.tool);
-        Ok(())
-    }};
+/// `Ledgers::set_review_rules` for `w`, in the caller's transaction on `c`: the rules as the
+/// column keeps them (JSON), and the change's record. An organization not stored is
+/// `NotFound`.
+pub async fn set_rules<D: Db>(c: &mut D, w: &RulesWrite) -> Result<(), StoreError> {
+    let d = D::DIALECT;
+    let rules = serde_json::to_string(&w.rules).map_err(|e| StoreError::Other(Box::new(e)))?;
+    let (before, after) = d.json_param;
+    let update = Statement {
+        sql: format!(
+            "UPDATE organizations SET review_rules = {before}{}{after} WHERE id = {}",
+            (d.param)(1),
+            (d.param)(2)
+        ),
+        values: vec![Value::Text(&rules), Value::Uuid(w.organization.uuid())],
+    };
+    if c.execute(update).await? == 0 {
+        return Err(StoreError::NotFound);
+    }
+    c.append_record(w.record.page(Vec::<()>::new(), 0)).await
 }
 
-/// The body of `Ledgers::sign_off` for `$w` (a `&SignOffWrite`), in the caller's transaction
-/// on `$c`, `$chain` linking the record's rows. Needs the adapter's schema, rows and
-/// `insert_rows!` in scope. Evaluates to the outcome or the first error, converted with `?`.
-#[macro_export]
-macro_rules! sign_off {
-    ($c:ident, $w:expr, $chain:path $(, .$await:tt)?) => {{
-        use ::recruit_ports::review::SignedOff;
-        let w: &::recruit_ports::review::SignOffWrite = $w;
-        let row = SignOffRow::from(::recruit_ports::rows::SignOffRow::new(&w.sign_off));
-        let inserted = diesel::insert_into(privacy_review_sign_offs::table)
-            .values(&row)
-            .on_conflict_do_nothing()
-            .execute($c)$(.$await)?;
-        if inserted? == 0 {
-            let stored = privacy_review_sign_offs::table
-                .find((row.organization_id.clone(), &row.month))
-                .select(SignOffRow::as_select())
-                .first($c)$(.$await)?;
-            let stored: SignOffRow = stored?;
-            Ok(SignedOff::Existing(stored.into_neutral()?.into_sign_off()))
-        } else {
-            let mut page = w.record.page(Vec::<()>::new(), 0);
-            $chain($c, &mut page)$(.$await)??;
-            insert_rows!($c, api_audit_log::table, AuditRow, [page.api]);
-            insert_rows!($c, tool_audit_log::table, ToolAuditRow, page.tool);
-            Ok(SignedOff::Written)
-        }
-    }};
+/// `Ledgers::sign_off` for `w`, in the caller's transaction on `c`: the sign-off and its
+/// record, or the one stored for the month already.
+pub async fn sign_off<D: Db>(c: &mut D, w: &SignOffWrite) -> Result<SignedOff, StoreError> {
+    let row = neutral::SignOffRow::new(&w.sign_off);
+    let (org, month) = (row.organization_id, row.month.clone());
+    if c.insert_sign_off(row).await? {
+        c.append_record(w.record.page(Vec::<()>::new(), 0)).await?;
+        return Ok(SignedOff::Written);
+    }
+    let p = D::DIALECT.param;
+    let stored = Statement {
+        sql: format!(
+            "SELECT * FROM privacy_review_sign_offs WHERE organization_id = {} AND month = {}",
+            p(1),
+            p(2)
+        ),
+        values: vec![Value::Uuid(org), Value::Text(&month)],
+    };
+    let stored: Vec<D::SignOff> = c.load(stored).await?;
+    let stored = stored.into_iter().next().ok_or(StoreError::NotFound)?;
+    Ok(SignedOff::Existing(stored.into_neutral()?.into_sign_off()))
 }

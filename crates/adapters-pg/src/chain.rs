@@ -351,6 +351,66 @@ pub(crate) fn bound(
     query
 }
 
+/// A connection of this store, to the statements both stores share.
+pub(crate) struct PgDb<'c>(pub(crate) &'c mut AsyncPgConnection);
+
+impl recruit_adapters_diesel::db::Db for PgDb<'_> {
+    type Backend = Pg;
+    type Ledger = LedgerRow;
+    type Audit = AuditRow;
+    type Decision = DownloadDecisionRow;
+    type SignOff = SignOffRow;
+    const DIALECT: recruit_adapters_diesel::review::Dialect =
+        recruit_adapters_diesel::review::Dialect::POSTGRES;
+
+    async fn load<R: QueryableByName<Pg> + Send + 'static>(
+        &mut self,
+        statement: recruit_adapters_diesel::statement::Statement<'_>,
+    ) -> Result<Vec<R>, StoreError> {
+        bound(statement).load(self.0).await.map_err(store_error)
+    }
+
+    async fn execute(
+        &mut self,
+        statement: recruit_adapters_diesel::statement::Statement<'_>,
+    ) -> Result<usize, StoreError> {
+        bound(statement).execute(self.0).await.map_err(store_error)
+    }
+
+    async fn append_record(
+        &mut self,
+        mut page: neutral::RecordedPage<()>,
+    ) -> Result<(), StoreError> {
+        let c = &mut *self.0;
+        let appended = async {
+            chain(c, &mut page).await?;
+            insert_rows!(c, api_audit_log::table, AuditRow, [page.api]);
+            insert_rows!(c, tool_audit_log::table, ToolAuditRow, page.tool);
+            Ok::<_, TxError>(())
+        };
+        appended.await.map_err(StoreError::from)
+    }
+
+    async fn insert_decision(
+        &mut self,
+        row: neutral::DownloadDecisionRow,
+    ) -> Result<(), StoreError> {
+        let row = DownloadDecisionRow::from(row);
+        let inserted = diesel::insert_into(privacy_download_decisions::table).values(&row);
+        inserted.execute(self.0).await.map(drop).map_err(store_error)
+    }
+
+    async fn insert_sign_off(&mut self, row: neutral::SignOffRow) -> Result<bool, StoreError> {
+        let row = SignOffRow::from(row);
+        let inserted = diesel::insert_into(privacy_review_sign_offs::table)
+            .values(&row)
+            .on_conflict_do_nothing()
+            .execute(self.0)
+            .await;
+        inserted.map(|n| n > 0).map_err(store_error)
+    }
+}
+
 /// The statement of an export of `q` from `R`'s ledger that reads `read`, bound.
 fn export_query<R: LedgerTable<Pg>>(
     q: &recruit_ports::chain::ExportQuery,

@@ -21,7 +21,7 @@ use recruit_ports::{
 };
 
 use crate::PgStore;
-use crate::chain::bound;
+use crate::chain::{PgDb, bound};
 use crate::error::*;
 use crate::rows::*;
 use crate::schema::*;
@@ -432,7 +432,6 @@ impl Ledgers for PgStore {
     }
 
     async fn review_facts(&self, query: &ReviewQuery) -> Result<ReviewFacts, StoreError> {
-        recruit_adapters_diesel::review_rows!(recruit_domain::Uuid as sql_types::Uuid);
         // The month's groups are held in memory rather than spilled to disk, by one process:
         // parallel workers made the groupings slower. No nested loop: the new addresses are an
         // anti-join of a month's pairs, which a nested loop planned on a table not yet
@@ -445,19 +444,7 @@ impl Ledgers for PgStore {
         // The counted half and the listed half are read at once, on two connections sharing
         // one snapshot, when the pool has a connection to spare; else one after the other.
         let spare = self.spare_conn().await;
-        let org = query.organization.uuid();
-        // The listed half, on the spare connection or, failing that, on `c`.
-        macro_rules! lists {
-            ($conn:ident) => {
-                recruit_adapters_diesel::review_lists!(
-                    $conn, query, recruit_adapters_diesel::review::Dialect::POSTGRES,
-                    org => sql_types::Uuid,
-                    |t: Timestamp| t.as_datetime() => sql_types::Timestamptz,
-                    |u| Ok::<_, StoreError>(u),
-                    .await
-                )
-            };
-        }
+        use recruit_adapters_diesel::review;
         c.build_transaction()
             .repeatable_read()
             .read_only()
@@ -494,40 +481,26 @@ impl Ledgers for PgStore {
                             {
                                 return Ok(None);
                             }
-                            Ok(Some(lists!(s)))
+                            Ok(Some(review::lists(&mut PgDb(s), query).await))
                         })
                         .await
                 };
-                let counts = async {
-                    Ok::<_, TxError>(recruit_adapters_diesel::review_counts!(
-                        c, query, recruit_adapters_diesel::review::Dialect::POSTGRES,
-                        org => sql_types::Uuid,
-                        |t: Timestamp| t.as_datetime() => sql_types::Timestamptz,
-                        |u| Ok::<_, StoreError>(u),
-                        .await
-                    ))
-                };
+                let counts = async { Ok::<_, TxError>(review::counts(&mut PgDb(c), query).await) };
                 let (counts, lists) = tokio::try_join!(counts, lists)?;
                 let lists = match lists {
                     Some(lists) => lists,
-                    None => lists!(c),
+                    None => review::lists(&mut PgDb(c), query).await,
                 };
-                let merge = recruit_adapters_diesel::review::merge;
-                Ok(counts.and_then(|counts| lists.map(|lists| merge(counts, lists))))
+                Ok(counts.and_then(|counts| lists.map(|lists| review::merge(counts, lists))))
             })
             .await
             .map_err(StoreError::from)?
     }
 
     async fn set_review_rules(&self, write: &RulesWrite) -> Result<(), StoreError> {
-        let rules =
-            serde_json::to_value(&write.rules).map_err(|e| StoreError::Other(Box::new(e)))?;
-        let org = write.organization.uuid();
         let mut c = self.conn().await?;
         c.transaction::<_, TxError, _>(async |c| {
-            recruit_adapters_diesel::set_review_rules!(
-                c, write, org, &rules, crate::chain::chain, .await
-            )
+            Ok(recruit_adapters_diesel::review::set_rules(&mut PgDb(c), write).await?)
         })
         .await
         .map_err(StoreError::from)
@@ -566,15 +539,9 @@ impl Ledgers for PgStore {
     }
 
     async fn decide_download(&self, write: &DecisionWrite) -> Result<Decided, StoreError> {
-        let org = write.decision.organization_id.uuid();
-        let entry = write.decision.entry_id.uuid();
-        let decider = write.decision.user_id.uuid();
         let mut c = self.conn().await?;
         c.transaction::<_, TxError, _>(async |c| {
-            recruit_adapters_diesel::decide_download!(
-                c, write, org, entry, decider, |t: Timestamp| t.as_datetime(), crate::chain::chain,
-                for_update, .await
-            )
+            Ok(recruit_adapters_diesel::review::decide(&mut PgDb(c), write).await?)
         })
         .await
         .map_err(StoreError::from)
@@ -582,9 +549,9 @@ impl Ledgers for PgStore {
 
     async fn sign_off(&self, write: &SignOffWrite) -> Result<SignedOff, StoreError> {
         let mut c = self.conn().await?;
-        c.transaction::<_, TxError, _>(
-            async |c| recruit_adapters_diesel::sign_off!(c, write, crate::chain::chain, .await),
-        )
+        c.transaction::<_, TxError, _>(async |c| {
+            Ok(recruit_adapters_diesel::review::sign_off(&mut PgDb(c), write).await?)
+        })
         .await
         .map_err(StoreError::from)
     }

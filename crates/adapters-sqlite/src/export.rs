@@ -132,3 +132,72 @@ pub(crate) fn export_ledger(
     }
     Ok(())
 }
+
+/// A connection of this store, to the statements both stores share.
+pub(crate) struct SqliteDb<'c>(pub(crate) &'c mut SqliteConnection);
+
+impl recruit_adapters_diesel::db::Db for SqliteDb<'_> {
+    type Backend = Sqlite;
+    type Ledger = LedgerRow;
+    type Audit = AuditRow;
+    type Decision = DownloadDecisionRow;
+    type SignOff = SignOffRow;
+    const DIALECT: Dialect = Dialect::SQLITE;
+
+    fn load<R: diesel::QueryableByName<Sqlite> + Send + 'static>(
+        &mut self,
+        statement: recruit_adapters_diesel::statement::Statement<'_>,
+    ) -> impl Future<Output = Result<Vec<R>, StoreError>> + Send {
+        // Synchronous: the future is ready when made.
+        std::future::ready(bound(statement).load(self.0).map_err(crate::error::store_error))
+    }
+
+    fn execute(
+        &mut self,
+        statement: recruit_adapters_diesel::statement::Statement<'_>,
+    ) -> impl Future<Output = Result<usize, StoreError>> + Send {
+        std::future::ready(bound(statement).execute(self.0).map_err(crate::error::store_error))
+    }
+
+    fn append_record(
+        &mut self,
+        mut page: recruit_ports::rows::RecordedPage<()>,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send {
+        let c = &mut *self.0;
+        let appended = (|| -> Result<(), TxError> {
+            crate::chain::chain(c, &mut page)?;
+            insert_rows!(c, api_audit_log::table, AuditRow, [page.api]);
+            insert_rows!(c, tool_audit_log::table, ToolAuditRow, page.tool);
+            Ok(())
+        })();
+        std::future::ready(appended.map_err(StoreError::from))
+    }
+
+    fn insert_decision(
+        &mut self,
+        row: recruit_ports::rows::DownloadDecisionRow,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send {
+        let row = DownloadDecisionRow::from(row);
+        let inserted =
+            diesel::insert_into(privacy_download_decisions::table).values(&row).execute(self.0);
+        std::future::ready(inserted.map(drop).map_err(crate::error::store_error))
+    }
+
+    fn insert_sign_off(
+        &mut self,
+        row: recruit_ports::rows::SignOffRow,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send {
+        let row = SignOffRow::from(row);
+        let inserted = diesel::insert_into(privacy_review_sign_offs::table)
+            .values(&row)
+            .on_conflict_do_nothing()
+            .execute(self.0);
+        std::future::ready(inserted.map(|n| n > 0).map_err(crate::error::store_error))
+    }
+}
+
+/// The output of `future`, which the shared code's futures over [`SqliteDb`] are at once: run
+/// on the connection's blocking thread, inside the runtime.
+pub(crate) fn at_once<F: Future>(future: F) -> F::Output {
+    tokio::runtime::Handle::current().block_on(future)
+}

@@ -21,7 +21,7 @@ use recruit_ports::{
 use crate::SqliteStore;
 use crate::chain::{chain, chain_entries};
 use crate::error::TxError;
-use crate::export::{bound, export_ledger};
+use crate::export::{SqliteDb, at_once, bound, export_ledger};
 use crate::rows::*;
 use crate::schema::*;
 
@@ -178,28 +178,17 @@ impl Ledgers for SqliteStore {
     }
 
     async fn review_facts(&self, query: &ReviewQuery) -> Result<ReviewFacts, StoreError> {
-        use diesel::sql_types::Binary;
-        recruit_adapters_diesel::review_rows!(Vec<u8> as Binary);
         let query = query.clone();
-        let org = blob(query.organization.uuid());
         self.run(move |c| {
-            Ok(recruit_adapters_diesel::review_facts!(
-                c, &query, recruit_adapters_diesel::review::Dialect::SQLITE,
-                org => Binary,
-                |t: Timestamp| t.unix_micros() => diesel::sql_types::BigInt,
-                |b: Vec<u8>| crate::rows::uuid(&b)
-            ))
+            Ok(at_once(recruit_adapters_diesel::review::facts(&mut SqliteDb(c), &query)))
         })
         .await?
     }
 
     async fn set_review_rules(&self, write: &RulesWrite) -> Result<(), StoreError> {
         let write = write.clone();
-        let org = blob(write.organization.uuid());
-        let rules =
-            serde_json::to_string(&write.rules).map_err(|e| StoreError::Other(Box::new(e)))?;
         self.transaction(move |c| -> Result<(), TxError> {
-            recruit_adapters_diesel::set_review_rules!(c, &write, org, rules, chain)
+            Ok(at_once(recruit_adapters_diesel::review::set_rules(&mut SqliteDb(c), &write))?)
         })
         .await
         .map_err(StoreError::from)
@@ -230,19 +219,8 @@ impl Ledgers for SqliteStore {
 
     async fn decide_download(&self, write: &DecisionWrite) -> Result<Decided, StoreError> {
         let write = write.clone();
-        let org = blob(write.decision.organization_id.uuid());
-        let entry = blob(write.decision.entry_id.uuid());
-        let decider = blob(write.decision.user_id.uuid());
         self.transaction(move |c| -> Result<Decided, TxError> {
-            recruit_adapters_diesel::decide_download!(
-                c,
-                &write,
-                org,
-                entry,
-                decider,
-                |t: Timestamp| t.unix_micros(),
-                chain
-            )
+            Ok(at_once(recruit_adapters_diesel::review::decide(&mut SqliteDb(c), &write))?)
         })
         .await
         .map_err(StoreError::from)
@@ -251,7 +229,7 @@ impl Ledgers for SqliteStore {
     async fn sign_off(&self, write: &SignOffWrite) -> Result<SignedOff, StoreError> {
         let write = write.clone();
         self.transaction(move |c| -> Result<SignedOff, TxError> {
-            recruit_adapters_diesel::sign_off!(c, &write, chain)
+            Ok(at_once(recruit_adapters_diesel::review::sign_off(&mut SqliteDb(c), &write))?)
         })
         .await
         .map_err(StoreError::from)
