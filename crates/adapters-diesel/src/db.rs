@@ -26,6 +26,8 @@ pub trait Db: Send {
         + Row<Neutral = neutral::DownloadDecisionRow>
         + Send
         + 'static;
+    /// The store's row of a user.
+    type User: QueryableByName<Self::Backend> + Row<Neutral = neutral::UserRow> + Send + 'static;
     /// The store's row of a month's sign-off.
     type SignOff: QueryableByName<Self::Backend>
         + Row<Neutral = neutral::SignOffRow>
@@ -52,6 +54,13 @@ pub trait Db: Send {
     fn append_record(
         &mut self,
         page: neutral::RecordedPage<()>,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Links privacy ledger rows into their chains and appends them, in the caller's
+    /// transaction.
+    fn append_entries(
+        &mut self,
+        rows: Vec<neutral::LedgerRow>,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
     /// Appends a decision on a download.

@@ -20,6 +20,10 @@ pub enum Value<'a> {
     Int(i64),
     /// A list of UUIDs, one parameter: see [`Dialect::in_ids`].
     Uuids(Vec<Uuid>),
+    /// Text or NULL.
+    OptText(Option<&'a str>),
+    /// A UUID or NULL.
+    OptUuid(Option<Uuid>),
 }
 
 /// A piece of a statement: SQL text, or a parameter holding a value.

@@ -23,6 +23,7 @@ pub use recruit_ports::StoreError;
 
 pub mod db;
 pub mod filter;
+pub mod profile;
 
 diesel::define_sql_function! {
     /// SQL's `lower`, as both stores have it: `ASCII` letters to lower case (PostgreSQL lowers
@@ -327,13 +328,4 @@ pub fn export_failed(
         }
         None => Some(e),
     }
-}
-
-/// What a change of a profile writes: the user's stored row, and the privacy ledger row that
-/// records the change, still to be linked into its chain.
-pub fn profile_rows<U: From<recruit_ports::rows::UserRow>>(
-    update: &recruit_ports::ProfileUpdate,
-) -> Result<(U, Vec<recruit_ports::rows::LedgerRow>), StoreError> {
-    let user = U::from(recruit_ports::rows::UserRow::new(&update.user));
-    Ok((user, vec![recruit_ports::rows::LedgerRow::new(&update.entry)?]))
 }

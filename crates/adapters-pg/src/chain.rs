@@ -346,6 +346,8 @@ pub(crate) fn bound(
             Value::Time(t) => query.bind::<Timestamptz, _>(t.as_datetime()),
             Value::Int(n) => query.bind::<BigInt, _>(n),
             Value::Uuids(ids) => query.bind::<diesel::sql_types::Array<Uuid>, _>(ids),
+            Value::OptText(text) => query.bind::<diesel::sql_types::Nullable<Text>, _>(text),
+            Value::OptUuid(id) => query.bind::<diesel::sql_types::Nullable<Uuid>, _>(id),
         };
     }
     query
@@ -359,6 +361,7 @@ impl recruit_adapters_diesel::db::Db for PgDb<'_> {
     type Ledger = LedgerRow;
     type Audit = AuditRow;
     type Decision = DownloadDecisionRow;
+    type User = UserRow;
     type SignOff = SignOffRow;
     const DIALECT: recruit_adapters_diesel::review::Dialect =
         recruit_adapters_diesel::review::Dialect::POSTGRES;
@@ -386,6 +389,19 @@ impl recruit_adapters_diesel::db::Db for PgDb<'_> {
             chain(c, &mut page).await?;
             insert_rows!(c, api_audit_log::table, AuditRow, [page.api]);
             insert_rows!(c, tool_audit_log::table, ToolAuditRow, page.tool);
+            Ok::<_, TxError>(())
+        };
+        appended.await.map_err(StoreError::from)
+    }
+
+    async fn append_entries(
+        &mut self,
+        mut rows: Vec<neutral::LedgerRow>,
+    ) -> Result<(), StoreError> {
+        let c = &mut *self.0;
+        let appended = async {
+            chain(c, &mut rows).await?;
+            insert_rows!(c, privacy_audit_logs::table, LedgerRow, rows);
             Ok::<_, TxError>(())
         };
         appended.await.map_err(StoreError::from)

@@ -14,7 +14,7 @@ use recruit_ports::{
 };
 
 use crate::PgStore;
-use crate::chain::chain;
+use crate::chain::PgDb;
 use crate::error::*;
 use crate::prepared::{Known, Numbered};
 use crate::rows::*;
@@ -256,12 +256,12 @@ impl Directory for PgStore {
 
     async fn read_user(&self, id: UserId, entry: &LedgerEntry) -> Result<User, StoreError> {
         let organization = entry.organization_id;
-        let mut logged = vec![neutral::LedgerRow::new(entry)?];
+        let logged = vec![neutral::LedgerRow::new(entry)?];
         let mut c = self.conn().await?;
         let row = c
             .transaction::<_, TxError, _>(async |c| {
-                let (org, id) = (organization.uuid(), id.uuid());
-                recruit_adapters_diesel::read_profile!(c, org, id, logged, chain, .await)
+                let key = (organization.uuid(), id.uuid());
+                Ok(recruit_adapters_diesel::profile::read(&mut PgDb(c), key, logged).await?)
             })
             .await
             .map_err(StoreError::from)?;
@@ -269,7 +269,8 @@ impl Directory for PgStore {
     }
 
     async fn update_user(&self, update: &ProfileUpdate) -> Result<User, StoreError> {
-        let (user, mut logged): (UserRow, _) = recruit_adapters_diesel::profile_rows(update)?;
+        let user = neutral::UserRow::new(&update.user);
+        let logged = vec![neutral::LedgerRow::new(&update.entry)?];
         let ids = update.read_ids();
         let org = user.organization_id;
         let mut c = self.conn().await?;
@@ -287,7 +288,7 @@ impl Directory for PgStore {
                 .map(|(id, at)| Ok((id, <Timestamp as Column<Postgres>>::load(at)?)))
                 .collect::<Result<_, StoreError>>()?;
             update.check_read(stored)?;
-            recruit_adapters_diesel::write_profile!(c, &user, logged, chain, .await)
+            Ok(recruit_adapters_diesel::profile::write(&mut PgDb(c), &user, logged).await?)
         })
         .await
         .map_err(StoreError::from)?;

@@ -90,6 +90,12 @@ fn filter_piece<ST>(
         Piece::Value(Value::Time(t)) => query.bind::<sql_types::Timestamptz, _>(t.as_datetime()),
         Piece::Value(Value::Int(n)) => query.bind::<sql_types::BigInt, _>(n),
         Piece::Value(Value::Uuids(ids)) => query.bind::<sql_types::Array<sql_types::Uuid>, _>(ids),
+        Piece::Value(Value::OptText(text)) => {
+            query.bind::<sql_types::Nullable<sql_types::Text>, _>(text.map(str::to_owned))
+        }
+        Piece::Value(Value::OptUuid(id)) => {
+            query.bind::<sql_types::Nullable<sql_types::Uuid>, _>(id)
+        }
     }
 }
 

@@ -11,8 +11,8 @@ use recruit_ports::{
 };
 
 use crate::SqliteStore;
-use crate::chain::chain;
 use crate::error::TxError;
+use crate::export::{SqliteDb, at_once};
 use crate::rows::*;
 use crate::schema::*;
 
@@ -108,11 +108,12 @@ impl Directory for SqliteStore {
     }
 
     async fn read_user(&self, id: UserId, entry: &LedgerEntry) -> Result<User, StoreError> {
-        let (org, id) = (blob(entry.organization_id.uuid()), blob(id.uuid()));
-        let mut logged = vec![neutral::LedgerRow::new(entry)?];
+        let key = (entry.organization_id.uuid(), id.uuid());
+        let logged = vec![neutral::LedgerRow::new(entry)?];
         let row = self
             .transaction(move |c| -> Result<UserRow, TxError> {
-                recruit_adapters_diesel::read_profile!(c, org, id, logged, chain)
+                let db = &mut SqliteDb(c);
+                Ok(at_once(recruit_adapters_diesel::profile::read(db, key, logged))?)
             })
             .await
             .map_err(StoreError::from)?;
@@ -120,13 +121,14 @@ impl Directory for SqliteStore {
     }
 
     async fn update_user(&self, update: &ProfileUpdate) -> Result<User, StoreError> {
-        let (user, mut logged): (UserRow, _) = recruit_adapters_diesel::profile_rows(update)?;
+        let user = neutral::UserRow::new(&update.user);
+        let logged = vec![neutral::LedgerRow::new(&update.entry)?];
         let ids: Vec<Vec<u8>> = update.read_ids().into_iter().map(blob).collect();
         let decision = update.clone();
         self.transaction(move |c| -> Result<(), TxError> {
             // The transaction holds the write lock: what is read here stays so until it ends.
             let stored: Vec<(Vec<u8>, i64)> = users::table
-                .filter(users::organization_id.eq(&user.organization_id))
+                .filter(users::organization_id.eq(blob(user.organization_id)))
                 .filter(users::id.eq_any(&ids))
                 .select((users::id, users::updated_at))
                 .load(c)?;
@@ -140,7 +142,8 @@ impl Directory for SqliteStore {
                 })
                 .collect::<Result<_, StoreError>>()?;
             decision.check_read(stored)?;
-            recruit_adapters_diesel::write_profile!(c, &user, logged, chain)
+            let db = &mut SqliteDb(c);
+            Ok(at_once(recruit_adapters_diesel::profile::write(db, &user, logged))?)
         })
         .await
         .map_err(StoreError::from)?;

@@ -30,7 +30,7 @@ fn export_query<'a, R: LedgerTable<Sqlite>>(
 pub(crate) fn bound(
     statement: recruit_adapters_diesel::statement::Statement<'_>,
 ) -> diesel::query_builder::BoxedSqlQuery<'_, Sqlite, diesel::query_builder::SqlQuery> {
-    use diesel::sql_types::{BigInt, Binary, Text};
+    use diesel::sql_types::{BigInt, Binary, Nullable, Text};
     use recruit_adapters_diesel::filter::Value;
     let mut query = diesel::sql_query(statement.sql).into_boxed();
     for value in statement.values {
@@ -44,6 +44,8 @@ pub(crate) fn bound(
                 let hex: Vec<String> = ids.iter().map(|id| id.simple().to_string()).collect();
                 query.bind::<Text, _>(serde_json::to_string(&hex).unwrap_or_default())
             }
+            Value::OptText(text) => query.bind::<Nullable<Text>, _>(text),
+            Value::OptUuid(id) => query.bind::<Nullable<Binary>, _>(id.map(blob)),
         };
     }
     query
@@ -141,6 +143,7 @@ impl recruit_adapters_diesel::db::Db for SqliteDb<'_> {
     type Ledger = LedgerRow;
     type Audit = AuditRow;
     type Decision = DownloadDecisionRow;
+    type User = UserRow;
     type SignOff = SignOffRow;
     const DIALECT: Dialect = Dialect::SQLITE;
 
@@ -168,6 +171,19 @@ impl recruit_adapters_diesel::db::Db for SqliteDb<'_> {
             crate::chain::chain(c, &mut page)?;
             insert_rows!(c, api_audit_log::table, AuditRow, [page.api]);
             insert_rows!(c, tool_audit_log::table, ToolAuditRow, page.tool);
+            Ok(())
+        })();
+        std::future::ready(appended.map_err(StoreError::from))
+    }
+
+    fn append_entries(
+        &mut self,
+        mut rows: Vec<recruit_ports::rows::LedgerRow>,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send {
+        let c = &mut *self.0;
+        let appended = (|| -> Result<(), TxError> {
+            crate::chain::chain(c, &mut rows)?;
+            insert_rows!(c, privacy_audit_logs::table, LedgerRow, rows);
             Ok(())
         })();
         std::future::ready(appended.map_err(StoreError::from))
