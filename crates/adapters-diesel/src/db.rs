@@ -26,6 +26,16 @@ pub trait Db: Send {
         + Row<Neutral = neutral::DownloadDecisionRow>
         + Send
         + 'static;
+    /// The store's row of a job's scheduling settings.
+    type JobSettings: QueryableByName<Self::Backend>
+        + Row<Neutral = neutral::JobSettingsRow>
+        + Send
+        + 'static;
+    /// The store's row of an organization's scheduling defaults.
+    type Defaults: QueryableByName<Self::Backend>
+        + Row<Neutral = neutral::SchedulingDefaultsRow>
+        + Send
+        + 'static;
     /// The store's row of a user.
     type User: QueryableByName<Self::Backend> + Row<Neutral = neutral::UserRow> + Send + 'static;
     /// The store's row of a month's sign-off.
@@ -61,6 +71,12 @@ pub trait Db: Send {
     fn append_entries(
         &mut self,
         rows: Vec<neutral::LedgerRow>,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Inserts jobs' resolved scheduling settings.
+    fn insert_resolved(
+        &mut self,
+        rows: Vec<neutral::ResolvedSettingsRow>,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
     /// Appends a decision on a download.

@@ -6,8 +6,9 @@
 //! ([`ledger_page`]), the statement of a page of a chain ([`chain_page_sql`]), how many rows one
 //! multi-row `INSERT` carries ([`rows_per_statement`]), the chained ledgers' tables
 //! ([`LEDGER_TABLES`]), the statements both run, as SQL in a store's [`review::Dialect`] with
-//! the values to bind ([`statement`], [`filter`], [`sessions`], [`review`],
-//! [`retention_plan_sql`]), the inserts of a batch's and an import document's rows table by
+//! the values to bind ([`statement`], [`filter`], [`sessions`], [`retention_plan_sql`]), code
+//! of several steps written once over a store's connection ([`db::Db`]: [`review`],
+//! [`profile`], [`settings`]), the inserts of a batch's and an import document's rows table by
 //! table ([`insert_access_rows!`], [`insert_document_rows!`]), the pool's setup of a new
 //! connection ([`session_setup`]), the pool's numbers ([`pool_status`]), how an export's
 //! entries reach their reader ([`ChannelStream`]), and the group commit of the records of
@@ -24,13 +25,13 @@ pub use recruit_ports::StoreError;
 pub mod db;
 pub mod filter;
 pub mod profile;
+pub mod settings;
 
 diesel::define_sql_function! {
     /// SQL's `lower`, as both stores have it: `ASCII` letters to lower case (PostgreSQL lowers
     /// others too).
     fn lower(text: diesel::sql_types::Text) -> diesel::sql_types::Text;
 }
-mod queries;
 mod recorder;
 pub mod review;
 pub mod sessions;

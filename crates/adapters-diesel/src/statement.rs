@@ -19,23 +19,23 @@ pub struct Statement<'a> {
 
 impl<'a> Statement<'a> {
     /// An empty statement.
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self { sql: String::new(), values: vec![] }
     }
 
-    fn sql(&mut self, text: &str) -> &mut Self {
+    pub(crate) fn sql(&mut self, text: &str) -> &mut Self {
         self.sql.push_str(text);
         self
     }
 
-    fn value(&mut self, d: Dialect, value: Value<'a>) -> &mut Self {
+    pub(crate) fn value(&mut self, d: Dialect, value: Value<'a>) -> &mut Self {
         self.values.push(value);
         self.sql.push_str(&(d.param)(self.values.len()));
         self
     }
 
     /// `column` holds one of `ids`.
-    fn in_ids(&mut self, d: Dialect, column: &str, ids: Vec<Uuid>) -> &mut Self {
+    pub(crate) fn in_ids(&mut self, d: Dialect, column: &str, ids: Vec<Uuid>) -> &mut Self {
         let (before, after) = d.in_ids;
         self.sql(column).sql(before).value(d, Value::Uuids(ids)).sql(after)
     }

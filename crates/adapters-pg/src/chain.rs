@@ -362,6 +362,8 @@ impl recruit_adapters_diesel::db::Db for PgDb<'_> {
     type Audit = AuditRow;
     type Decision = DownloadDecisionRow;
     type User = UserRow;
+    type JobSettings = JobSettingsRow;
+    type Defaults = SchedulingDefaultsRow;
     type SignOff = SignOffRow;
     const DIALECT: recruit_adapters_diesel::review::Dialect =
         recruit_adapters_diesel::review::Dialect::POSTGRES;
@@ -405,6 +407,18 @@ impl recruit_adapters_diesel::db::Db for PgDb<'_> {
             Ok::<_, TxError>(())
         };
         appended.await.map_err(StoreError::from)
+    }
+
+    async fn insert_resolved(
+        &mut self,
+        rows: Vec<neutral::ResolvedSettingsRow>,
+    ) -> Result<(), StoreError> {
+        let c = &mut *self.0;
+        let inserted = async {
+            insert_rows!(c, job_resolved_settings::table, ResolvedSettingsRow, rows);
+            Ok::<_, diesel::result::Error>(())
+        };
+        inserted.await.map_err(store_error)
     }
 
     async fn insert_decision(

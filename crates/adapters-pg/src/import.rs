@@ -151,12 +151,12 @@ pub(crate) async fn insert_document(
 
 /// Resolves and keeps the scheduling settings of the jobs that have none kept: those of `jobs`
 /// (just written, in the caller's transaction), or every one when `jobs` is `None` (once, when
-/// the store migrates): [`recruit_adapters_diesel::keep_resolved_settings!`].
+/// the store migrates): [`recruit_adapters_diesel::settings::keep_resolved`].
 pub(crate) async fn keep_resolved_settings(
     c: &mut AsyncPgConnection,
     jobs: Option<&[recruit_domain::Uuid]>,
 ) -> Result<(), TxError> {
-    recruit_adapters_diesel::keep_resolved_settings!(c, jobs, .await)
+    Ok(recruit_adapters_diesel::settings::keep_resolved(&mut crate::chain::PgDb(c), jobs).await?)
 }
 
 /// The stored privacy ledger entries among the batch's (organization, id) pairs.

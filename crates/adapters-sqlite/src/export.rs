@@ -144,6 +144,8 @@ impl recruit_adapters_diesel::db::Db for SqliteDb<'_> {
     type Audit = AuditRow;
     type Decision = DownloadDecisionRow;
     type User = UserRow;
+    type JobSettings = JobSettingsRow;
+    type Defaults = SchedulingDefaultsRow;
     type SignOff = SignOffRow;
     const DIALECT: Dialect = Dialect::SQLITE;
 
@@ -187,6 +189,18 @@ impl recruit_adapters_diesel::db::Db for SqliteDb<'_> {
             Ok(())
         })();
         std::future::ready(appended.map_err(StoreError::from))
+    }
+
+    fn insert_resolved(
+        &mut self,
+        rows: Vec<recruit_ports::rows::ResolvedSettingsRow>,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send {
+        let c = &mut *self.0;
+        let inserted = (|| -> Result<(), diesel::result::Error> {
+            insert_rows!(c, job_resolved_settings::table, ResolvedSettingsRow, rows);
+            Ok(())
+        })();
+        std::future::ready(inserted.map_err(crate::error::store_error))
     }
 
     fn insert_decision(

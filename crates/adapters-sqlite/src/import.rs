@@ -16,6 +16,7 @@ use recruit_ports::{
 use crate::SqliteStore;
 use crate::chain::chain;
 use crate::error::TxError;
+use crate::export::SqliteDb;
 use crate::rows;
 use crate::rows::*;
 use crate::schema::*;
@@ -180,7 +181,7 @@ fn insert_document(
     let summary = rows.summary();
     recruit_adapters_diesel::insert_document_rows!(insert_rows!(c), rows);
     if !doc.jobs.is_empty() {
-        let jobs: Vec<_> = doc.jobs.iter().map(|j| blob(j.id.uuid())).collect();
+        let jobs: Vec<_> = doc.jobs.iter().map(|j| j.id.uuid()).collect();
         keep_resolved_settings(c, Some(&jobs))?;
     }
     Ok(summary)
@@ -188,12 +189,13 @@ fn insert_document(
 
 /// Resolves and keeps the scheduling settings of the jobs that have none kept: those of `jobs`
 /// (just written, in the caller's transaction), or every one when `jobs` is `None` (once, when
-/// the store migrates): [`recruit_adapters_diesel::keep_resolved_settings!`].
+/// the store migrates): [`recruit_adapters_diesel::settings::keep_resolved`].
 pub(crate) fn keep_resolved_settings(
     c: &mut SqliteConnection,
-    jobs: Option<&[Vec<u8>]>,
+    jobs: Option<&[recruit_domain::Uuid]>,
 ) -> Result<(), TxError> {
-    recruit_adapters_diesel::keep_resolved_settings!(c, jobs)
+    let db = &mut SqliteDb(c);
+    Ok(crate::export::at_once(recruit_adapters_diesel::settings::keep_resolved(db, jobs))?)
 }
 
 /// The stored privacy ledger entries among the batch's (organization, id) pairs.
