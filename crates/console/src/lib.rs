@@ -18,9 +18,11 @@
 //! server crate routes `/console` to it.
 
 mod chart;
+mod downloads;
 mod entries;
 mod lang;
 mod pages;
+mod report;
 mod route;
 
 use std::net::IpAddr;

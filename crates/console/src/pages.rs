@@ -5,8 +5,7 @@ use std::collections::HashMap;
 use std::fmt;
 
 use askama::Template;
-use recruit_domain::chain::Checkpoint;
-use recruit_domain::review::{Flag, FlagDetail, MonthVerification, Person};
+use recruit_domain::review::{Flag, FlagDetail, Person};
 use recruit_service::ServiceError;
 use recruit_service::console::ConsoleCaller;
 use recruit_service::review::{AccountReview, Review};
@@ -17,10 +16,13 @@ use crate::chart::{Daily, Strip};
 use crate::lang::{Lang, Locale};
 use crate::route::Route;
 
+pub(crate) use crate::downloads::*;
+pub(crate) use crate::report::*;
+
 /// The month a page shows: `month` in the query, else the last month that has ended in the
 /// organization's time zone.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct PageMonth(recruit_domain::Month);
+pub(crate) struct PageMonth(pub(crate) recruit_domain::Month);
 
 impl PageMonth {
     /// `month` of `query`, or the month before `running` without one.
@@ -245,7 +247,7 @@ impl Sort {
     }
 
     /// Sorts `accounts`; ties keep the account's order.
-    fn apply(self, accounts: &mut [AccountRow]) {
+    pub(crate) fn apply(self, accounts: &mut [AccountRow]) {
         accounts.sort_by(|a, b| {
             let order = match self.column {
                 "account" => (&a.who.name, &a.account_id).cmp(&(&b.who.name, &b.account_id)),
@@ -286,7 +288,7 @@ pub(crate) struct Who {
 }
 
 impl Who {
-    fn of(lang: Lang, person: Option<&Person>, id: &str) -> Self {
+    pub(crate) fn of(lang: Lang, person: Option<&Person>, id: &str) -> Self {
         match person {
             Some(p) => Self {
                 name: p.name.clone(),
@@ -298,7 +300,7 @@ impl Who {
 }
 
 /// A role as a person reads it.
-fn role(lang: Lang, role: recruit_domain::Role) -> String {
+pub(crate) fn role(lang: Lang, role: recruit_domain::Role) -> String {
     use recruit_domain::Role;
     lang.t(match role {
         Role::Owner => "role-owner",
@@ -325,7 +327,7 @@ pub(crate) struct AccountRow {
 }
 
 impl AccountRow {
-    fn of(lang: Lang, a: &AccountReview, review: &Review) -> Self {
+    pub(crate) fn of(lang: Lang, a: &AccountReview, review: &Review) -> Self {
         Self {
             who: Who::of(lang, review.account_person(&a.account_id), &a.account_id),
             account_id: a.account_id.clone(),
@@ -347,7 +349,7 @@ impl AccountRow {
 }
 
 /// A flag with the account's figure and the rule's threshold, in words.
-fn flag_note(lang: Lang, d: &FlagDetail) -> String {
+pub(crate) fn flag_note(lang: Lang, d: &FlagDetail) -> String {
     let key = match d.flag {
         Flag::OutsideWorkHours => "flag-outside",
         Flag::Bulk => "flag-bulk",
@@ -368,7 +370,7 @@ fn flag_note(lang: Lang, d: &FlagDetail) -> String {
 }
 
 /// An export's filters as `name=value` pairs, in the order the export recorded them.
-fn filters_text(lang: Lang, filters: &serde_json::Value) -> String {
+pub(crate) fn filters_text(lang: Lang, filters: &serde_json::Value) -> String {
     match filters.as_object() {
         Some(map) if !map.is_empty() => map
             .iter()
@@ -474,430 +476,5 @@ impl Overview {
 
     pub(crate) fn columns(&self) -> &'static [(&'static str, &'static str)] {
         &COLUMNS
-    }
-}
-
-/// A download as the downloads page lists it.
-pub(crate) struct DownloadRow {
-    pub(crate) id: String,
-    pub(crate) who: Who,
-    pub(crate) account_id: String,
-    pub(crate) at: String,
-    pub(crate) subject: String,
-    pub(crate) data: String,
-    pub(crate) menu: String,
-    pub(crate) ips: String,
-    pub(crate) status: String,
-    /// The status as the API names it.
-    pub(crate) code: &'static str,
-    /// The purpose the download was stated for when it was recorded.
-    pub(crate) purpose: Option<String>,
-    /// When the latest decision was made.
-    pub(crate) reviewed_at: Option<recruit_domain::Timestamp>,
-    /// Whether the latest decision came after the month's sign-off (the report marks it).
-    pub(crate) later: bool,
-    /// Whether the signed-in reviewer made the download: another owner decides on it.
-    pub(crate) own: bool,
-    /// Every step so far: decisions, questions and explanations, in order.
-    pub(crate) history: Vec<Step>,
-    /// When the explanation asked for is due, while it is awaited.
-    pub(crate) due: Option<String>,
-    /// Whether the explanation asked for is past due.
-    pub(crate) overdue: bool,
-}
-
-/// A step of the exchange about a download.
-pub(crate) struct Step {
-    /// What it was, in words.
-    pub(crate) what: String,
-    pub(crate) text: String,
-    /// Who, by name, and when.
-    pub(crate) by: String,
-    /// Whether it came after the month's sign-off.
-    pub(crate) later: bool,
-    pub(crate) at: recruit_domain::Timestamp,
-}
-
-/// A download's status in words.
-pub(crate) fn status_words(lang: Lang, status: DownloadStatus) -> String {
-    lang.t(match status {
-        DownloadStatus::Pending => "status-pending",
-        DownloadStatus::Confirmed => "status-confirmed",
-        DownloadStatus::ExplanationRequested => "status-requested",
-        DownloadStatus::Explained => "status-explained",
-        DownloadStatus::Rejected => "status-rejected",
-    })
-}
-
-/// What a step of a download's history was, in words.
-fn step_words(lang: Lang, status: DownloadStatus) -> String {
-    lang.t(match status {
-        DownloadStatus::Pending => "status-pending",
-        DownloadStatus::Confirmed => "step-confirmed",
-        DownloadStatus::ExplanationRequested => "step-requested",
-        DownloadStatus::Explained => "step-explained",
-        DownloadStatus::Rejected => "step-rejected",
-    })
-}
-
-/// The month's downloads, pending first, each with its form.
-#[derive(Template)]
-#[template(path = "downloads.html")]
-pub(crate) struct Downloads {
-    pub(crate) page: Page,
-    pub(crate) time_zone: String,
-    pub(crate) rows: Vec<DownloadRow>,
-    pub(crate) exports: usize,
-    pub(crate) problem: Option<Problem>,
-    /// What the server did after the last decision (an e-mail sent, or why not).
-    pub(crate) notice: Option<String>,
-    /// How many await the reviewer (undecided or explained), are asked and awaited, and of
-    /// those are overdue.
-    pub(crate) to_decide: usize,
-    pub(crate) awaited: usize,
-    pub(crate) overdue: usize,
-    pub(crate) l: Locale,
-}
-
-impl Downloads {
-    pub(crate) fn new(page: Page, review: Review, problem: Option<Problem>) -> Self {
-        let now = recruit_domain::Timestamp::now();
-        let lang = page.l.lang;
-        let zone = review.time_zone.as_str();
-        let mut rows: Vec<DownloadRow> = review
-            .downloads
-            .iter()
-            .map(|d| DownloadRow {
-                id: d.id.clone(),
-                who: Who::of(lang, review.account_person(&d.account_id), &d.account_id),
-                account_id: d.account_id.clone(),
-                at: lang.time(zone, d.access_time),
-                subject: subject_text(lang, &d.data_subject),
-                data: d.access_data.join(", "),
-                menu: d.access_menu_path.clone(),
-                ips: d.ip_addresses.join(", "),
-                status: status_words(lang, d.status),
-                code: d.status.as_str(),
-                history: d
-                    .history
-                    .iter()
-                    .map(|r| Step {
-                        what: step_words(lang, r.status),
-                        text: r.reason.clone(),
-                        by: lang.ta(
-                            "step-by",
-                            &[
-                                (
-                                    "name",
-                                    review
-                                        .person(r.reviewed_by.uuid())
-                                        .map_or_else(
-                                            || r.reviewed_by.to_string(),
-                                            |p| p.name.clone(),
-                                        )
-                                        .into(),
-                                ),
-                                ("at", lang.time(zone, r.reviewed_at).into()),
-                            ],
-                        ),
-                        later: false,
-                        at: r.reviewed_at,
-                    })
-                    .collect(),
-                due: d
-                    .review
-                    .as_ref()
-                    .filter(|_| d.status == DownloadStatus::ExplanationRequested)
-                    .and_then(|r| r.due_at)
-                    .map(|due| lang.time(zone, due)),
-                overdue: d.overdue(now),
-                reviewed_at: d.review.as_ref().map(|r| r.reviewed_at),
-                purpose: d.purpose.clone(),
-                own: d.downloaded_by(page.user_id),
-                later: false,
-            })
-            .collect();
-        // What awaits the reviewer first (explained, then undecided), then the overdue and
-        // the awaited requests, then the decided; each by time.
-        let order = [
-            DownloadStatus::Explained,
-            DownloadStatus::Pending,
-            DownloadStatus::ExplanationRequested,
-            DownloadStatus::Rejected,
-            DownloadStatus::Confirmed,
-        ];
-        let rank = |status: DownloadStatus| order.iter().position(|o| *o == status);
-        let statuses: HashMap<&str, DownloadStatus> =
-            review.downloads.iter().map(|d| (d.id.as_str(), d.status)).collect();
-        rows.sort_by_key(|r| (rank(statuses[r.id.as_str()]), !r.overdue));
-        let count = |f: &dyn Fn(&recruit_domain::review::DownloadSeen) -> bool| {
-            review.downloads.iter().filter(|d| f(d)).count()
-        };
-        let to_decide =
-            count(&|d| matches!(d.status, DownloadStatus::Pending | DownloadStatus::Explained));
-        let awaited = count(&|d| d.status == DownloadStatus::ExplanationRequested);
-        let overdue = count(&|d| d.overdue(now));
-        Self {
-            l: page.l.clone(),
-            page,
-            time_zone: review.time_zone.clone(),
-            rows,
-            exports: review.ledger_exports.len(),
-            problem,
-            notice: None,
-            to_decide,
-            awaited,
-            overdue,
-        }
-    }
-}
-
-/// The data subject as a line of text.
-fn subject_text(lang: Lang, subject: &recruit_domain::model::DataSubject) -> String {
-    use recruit_domain::model::DataSubject;
-    match subject {
-        DataSubject::Employee { user } => {
-            lang.ta("subject-employee", &[("id", user.to_string().into())])
-        }
-        DataSubject::Candidate { candidate } => {
-            lang.ta("subject-candidate", &[("id", candidate.to_string().into())])
-        }
-        DataSubject::Bulk { bulk_count, .. } => match bulk_count {
-            Some(n) => lang.ta("subject-bulk", &[("count", (*n).into())]),
-            None => lang.t("subject-bulk-unknown"),
-        },
-    }
-}
-
-/// A verification of the month's part of the chain and the latest checkpoint, in text.
-pub(crate) struct ChainView {
-    pub(crate) intact: bool,
-    pub(crate) verified: String,
-    pub(crate) findings: Vec<String>,
-    pub(crate) checkpoint: Option<String>,
-}
-
-impl ChainView {
-    /// The view of the verification `v` and the latest checkpoint `c`, times in `zone`.
-    pub(crate) fn of(
-        lang: Lang,
-        v: &MonthVerification,
-        c: Option<&Checkpoint>,
-        zone: &str,
-    ) -> Self {
-        let verified = lang.ta(
-            "chain-verified",
-            &[
-                ("entries", v.entries.into()),
-                ("from", (v.anchored_at + 1).to_string().into()),
-                ("head", v.head_position.to_string().into()),
-                ("hash", v.head_hash.as_str().into()),
-            ],
-        );
-        let findings = v
-            .findings
-            .iter()
-            .map(|f| {
-                let position = f.position.map_or_else(|| "–".to_owned(), |p| p.to_string());
-                let kind = f.kind.as_str();
-                let text = lang
-                    .ta("chain-finding", &[("kind", kind.into()), ("position", position.into())]);
-                let id = f.id.as_deref().map(|id| format!(" ({id})")).unwrap_or_default();
-                format!("{text}{id}")
-            })
-            .collect();
-        let checkpoint = c.map(|c| {
-            lang.ta(
-                "checkpoint-text",
-                &[
-                    ("position", c.position.to_string().into()),
-                    ("hash", c.head_hash.as_str().into()),
-                    ("at", lang.time(zone, c.signed_at).into()),
-                    ("key", c.key_id.as_str().into()),
-                ],
-            )
-        });
-        Self { intact: v.intact, verified, findings, checkpoint }
-    }
-}
-
-/// A month's sign-off as recorded, in text.
-pub(crate) struct SignOffView {
-    /// The reviewer's name (the id, for a sign-off recorded without it).
-    pub(crate) signed_by: String,
-    /// The reviewer's role and e-mail then, when recorded.
-    pub(crate) reviewer: Option<String>,
-    pub(crate) signed_at: String,
-    pub(crate) note: String,
-    pub(crate) figures: Vec<(String, u64)>,
-    pub(crate) chain: ChainView,
-}
-
-impl SignOffView {
-    /// The sign-off of `review`, if it was signed off and reads as one.
-    pub(crate) fn of(lang: Lang, review: &Review) -> Option<Self> {
-        let s = review.signed_off()?.ok()?;
-        let f = &s.figures;
-        let figures = [
-            ("fig-accesses", f.accesses),
-            ("fig-accounts", f.accounts),
-            ("fig-flagged", f.flagged_accounts),
-            ("fig-downloads", f.downloads),
-            ("fig-confirmed", f.confirmed),
-            ("fig-requested", f.explanation_requested),
-            ("fig-explained", f.explained),
-            ("fig-rejected", f.rejected),
-            ("fig-pending", f.pending),
-            ("fig-exports", f.ledger_exports),
-        ];
-        let figures = figures.into_iter().map(|(key, n)| (lang.t(key), n)).collect();
-        let who = Who::of(lang, s.reviewer.as_ref(), &s.signed_by.to_string());
-        let zone = review.time_zone.as_str();
-        Some(Self {
-            signed_by: who.name,
-            reviewer: who.about,
-            signed_at: lang.time(zone, s.signed_at),
-            note: s.note.clone().unwrap_or_default(),
-            figures,
-            chain: ChainView::of(lang, &s.verification, s.checkpoint.as_ref(), zone),
-        })
-    }
-}
-
-/// The sign-off's form, or the month's sign-off once recorded.
-#[derive(Template)]
-#[template(path = "sign_off.html")]
-pub(crate) struct SignOffForm {
-    pub(crate) page: Page,
-    pub(crate) downloads: usize,
-    pub(crate) unconfirmed: usize,
-    pub(crate) accesses: u64,
-    pub(crate) signed: Option<SignOffView>,
-    pub(crate) problem: Option<Problem>,
-    /// The month's part of the chain, verified now.
-    pub(crate) chain: ChainView,
-    pub(crate) l: Locale,
-}
-
-impl SignOffForm {
-    pub(crate) fn new(
-        page: Page,
-        review: Review,
-        problem: Option<Problem>,
-        chain: ChainView,
-    ) -> Self {
-        let unconfirmed =
-            review.downloads.iter().filter(|d| d.status != DownloadStatus::Confirmed).count();
-        Self {
-            l: page.l.clone(),
-            signed: SignOffView::of(page.l.lang, &review),
-            page,
-            downloads: review.downloads.len(),
-            unconfirmed,
-            accesses: review.accesses,
-            problem,
-            chain,
-        }
-    }
-}
-
-/// The printable report of a month: the review's figures, its downloads and the sign-off.
-#[derive(Template)]
-#[template(path = "report.html")]
-pub(crate) struct Report {
-    pub(crate) page: Page,
-    /// The organization's name, and its id.
-    pub(crate) organization: String,
-    pub(crate) organization_id: String,
-    pub(crate) time_zone: String,
-    pub(crate) accesses: u64,
-    pub(crate) accounts: Vec<AccountRow>,
-    pub(crate) downloads: Vec<DownloadRow>,
-    pub(crate) signed: Option<SignOffView>,
-    pub(crate) rules: Vec<String>,
-    /// The month's first and last local days.
-    pub(crate) period: (String, String),
-    /// Every export of the ledger in the month.
-    pub(crate) exports: Vec<ExportRow>,
-    /// The month as the language names it.
-    pub(crate) month_name: String,
-    pub(crate) l: Locale,
-}
-
-/// An export of the ledger as the report lists it: who, when, with which filters.
-pub(crate) struct ExportRow {
-    pub(crate) who: Who,
-    pub(crate) account_id: String,
-    pub(crate) at: String,
-    pub(crate) filters: String,
-    pub(crate) entries: u64,
-    pub(crate) client_ip: String,
-}
-
-impl Report {
-    pub(crate) fn new(page: Page, review: Review) -> Self {
-        let zone = review.time_zone.clone();
-        let last_day = review.to.unix_micros().saturating_sub(1);
-        let last_day = recruit_domain::Timestamp::from_unix_micros(last_day).unwrap_or(review.to);
-        let lang = page.l.lang;
-        let day = |t| lang.date(&zone, t);
-        let period = (day(review.from), day(last_day));
-        let exports = review
-            .ledger_exports
-            .iter()
-            .map(|e| ExportRow {
-                who: Who::of(lang, review.account_person(&e.account_id), &e.account_id),
-                account_id: e.account_id.clone(),
-                at: lang.time(&zone, e.at),
-                filters: filters_text(lang, &e.filters),
-                entries: u64::from(e.entries),
-                client_ip: e.client_ip.clone().unwrap_or_default(),
-            })
-            .collect();
-        let mut accounts: Vec<AccountRow> =
-            review.accounts.iter().map(|a| AccountRow::of(lang, a, &review)).collect();
-        Sort { column: "account", descending: false }.apply(&mut accounts);
-        let signed = SignOffView::of(lang, &review);
-        let rules = rules(lang, &review);
-        let month_name = lang.month(page.month.0);
-        let organization = review.organization_name.clone();
-        let organization_id = review.organization_id.to_string();
-        let (time_zone, accesses) = (review.time_zone.clone(), review.accesses);
-        let signed_at = review.signed_off().and_then(Result::ok).map(|s| s.signed_at);
-        let mut downloads =
-            Downloads::new(Page { csrf: String::new(), ..page_copy(&page) }, review, None).rows;
-        let after = |at| signed_at.is_some_and(|signed| at > signed);
-        for d in &mut downloads {
-            d.later = d.reviewed_at.is_some_and(after);
-            for step in &mut d.history {
-                step.later = after(step.at);
-            }
-        }
-        Self {
-            l: page.l.clone(),
-            month_name,
-            period,
-            exports,
-            page,
-            organization,
-            organization_id,
-            time_zone,
-            accesses,
-            accounts,
-            downloads,
-            signed,
-            rules,
-        }
-    }
-}
-
-fn page_copy(page: &Page) -> Page {
-    Page {
-        month: page.month,
-        user_id: page.user_id,
-        ended: page.ended,
-        csrf: page.csrf.clone(),
-        user: page.user.clone(),
-        l: page.l.clone(),
     }
 }

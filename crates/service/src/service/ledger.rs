@@ -80,14 +80,7 @@ impl Service {
             window: input.window,
             ids: input.ids.clone(),
             after,
-            filter: input
-                .filter
-                .conditions(
-                    self.store.as_ref(),
-                    organization,
-                    (input.window.gte(), input.window.lt()),
-                )
-                .await?,
+            filter: input.conditions(self.store.as_ref(), organization).await?,
             limit: u32::from(input.limit.get()),
         };
         let record = self.record(caller, context, &input);
@@ -124,14 +117,7 @@ impl Service {
             ids: input.ids.as_ref().map(|ids| ids.iter().map(|id| id.uuid()).collect()),
             recorded_before: None,
             after_position: None,
-            filter: input
-                .filter
-                .conditions(
-                    self.store.as_ref(),
-                    organization,
-                    (input.window.gte(), input.window.lt()),
-                )
-                .await?,
+            filter: input.conditions(self.store.as_ref(), organization).await?,
         };
         let count = self.store.count_entries(&query, COUNTED_AT_MOST + 1).await?;
         Ok(if count > COUNTED_AT_MOST { Matching::More } else { Matching::Exactly(count) })
@@ -516,6 +502,18 @@ struct ListInput {
     limit: PageLimit,
     cursor: Option<String>,
     filter: Filter,
+}
+
+impl ListInput {
+    /// The conditions of its filters over its window.
+    async fn conditions(
+        &self,
+        store: &dyn recruit_ports::Store,
+        organization: recruit_domain::OrganizationId,
+    ) -> Result<recruit_ports::EntryFilter, ServiceError> {
+        let window = (self.window.gte(), self.window.lt());
+        self.filter.conditions(store, organization, window).await
+    }
 }
 
 /// The window of `timestamp_gte` and `timestamp_lt` by `rule`, or `None` with the problems
