@@ -34,6 +34,7 @@ diesel::define_sql_function! {
 }
 mod recorder;
 pub mod review;
+mod schema;
 pub mod sessions;
 pub mod statement;
 mod statements;

@@ -11,10 +11,30 @@ pub(crate) async fn insert_recordset<R: crate::rows::Copied>(
     c: &mut diesel_async::AsyncPgConnection,
     rows: &[R],
 ) -> diesel::QueryResult<usize> {
+    insert_json(c, rows, "").await
+}
+
+/// Inserts those of `rows` whose key is not stored yet, with one statement: saving what is
+/// saved is a no-op.
+pub(crate) async fn insert_new<R: crate::rows::Copied>(
+    c: &mut diesel_async::AsyncPgConnection,
+    rows: &[R],
+) -> diesel::QueryResult<usize> {
+    insert_json(c, rows, " ON CONFLICT DO NOTHING").await
+}
+
+async fn insert_json<R: crate::rows::Copied>(
+    c: &mut diesel_async::AsyncPgConnection,
+    rows: &[R],
+    conflict: &str,
+) -> diesel::QueryResult<usize> {
     use diesel_async::RunQueryDsl;
+    if rows.is_empty() {
+        return Ok(0);
+    }
     let json = serde_json::Value::Array(rows.iter().map(R::json_object).collect());
     let sql = format!(
-        "INSERT INTO {table} ({columns}) SELECT {columns} FROM jsonb_to_recordset($1) AS x({set})",
+        "INSERT INTO {table} ({columns}) SELECT {columns} FROM jsonb_to_recordset($1) AS x({set}){conflict}",
         table = R::TABLE,
         columns = R::COLUMNS,
         set = R::recordset(),

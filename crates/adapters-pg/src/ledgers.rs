@@ -123,24 +123,6 @@ impl PgStore {
     }
 }
 
-/// Inserts `$rows` into `$table`, keeping rows already there: saving what is saved is a no-op.
-macro_rules! insert_new {
-    ($store:expr, $table:ident, $rows:expr) => {{
-        let rows = $rows;
-        if rows.is_empty() {
-            return Ok(());
-        }
-        let mut c = $store.conn().await?;
-        diesel::insert_into($table::table)
-            .values(&rows)
-            .on_conflict_do_nothing()
-            .execute(&mut c)
-            .await
-            .map_err(store_error)?;
-        Ok(())
-    }};
-}
-
 #[async_trait]
 impl Ledgers for PgStore {
     async fn read_privacy_audit_logs(
@@ -357,7 +339,9 @@ impl Ledgers for PgStore {
     async fn save_checkpoints(&self, checkpoints: &[Checkpoint]) -> Result<(), StoreError> {
         let rows: Vec<CheckpointRow> =
             recruit_adapters_diesel::stored(checkpoints, neutral::CheckpointRow::new)?;
-        insert_new!(self, ledger_checkpoints, rows)
+        let mut c = self.conn().await?;
+        crate::insert::insert_new(&mut c, &rows).await.map_err(store_error)?;
+        Ok(())
     }
 
     async fn checkpoints(
@@ -401,7 +385,9 @@ impl Ledgers for PgStore {
     async fn save_retention_cuts(&self, cuts: &[RetentionCut]) -> Result<(), StoreError> {
         let rows: Vec<RetentionCutRow> =
             recruit_adapters_diesel::stored(cuts, neutral::RetentionCutRow::new)?;
-        insert_new!(self, ledger_retention_cuts, rows)
+        let mut c = self.conn().await?;
+        crate::insert::insert_new(&mut c, &rows).await.map_err(store_error)?;
+        Ok(())
     }
 
     async fn retention_cuts(
