@@ -25,6 +25,7 @@ pub use recruit_ports::StoreError;
 pub mod db;
 pub mod filter;
 pub mod profile;
+pub mod provisioning;
 pub mod settings;
 
 diesel::define_sql_function! {

@@ -88,6 +88,9 @@ macro_rules! tables {
                 linkedin_url -> Nullable<Text>,
                 created_at -> Stamp,
                 updated_at -> Stamp,
+                status -> Text,
+                user_name -> Nullable<Text>,
+                external_id -> Nullable<Text>,
             }
         }
 

@@ -295,6 +295,38 @@ impl Directory for PgStore {
         Ok(update.user.clone())
     }
 
+    async fn provisioned_users(
+        &self,
+        organization: OrganizationId,
+        lookup: &recruit_ports::UserLookup,
+        offset: u64,
+        limit: u64,
+    ) -> Result<(Vec<User>, u64), StoreError> {
+        use recruit_adapters_diesel::provisioning::{into_users, users};
+        let mut c = self.conn().await?;
+        let (rows, total) = c
+            .transaction::<_, TxError, _>(async |c| {
+                let org = organization.uuid();
+                Ok(users(&mut PgDb(c), org, lookup, offset, limit).await?)
+            })
+            .await
+            .map_err(StoreError::from)?;
+        Ok((into_users(rows)?, total))
+    }
+
+    async fn provision_user(
+        &self,
+        provisioning: &recruit_ports::Provisioning,
+    ) -> Result<User, StoreError> {
+        let mut c = self.conn().await?;
+        c.transaction::<_, TxError, _>(async |c| {
+            Ok(recruit_adapters_diesel::provisioning::provision(&mut PgDb(c), provisioning).await?)
+        })
+        .await
+        .map_err(StoreError::from)?;
+        Ok(provisioning.user.clone())
+    }
+
     async fn find_user(&self, id: UserId) -> Result<User, StoreError> {
         let mut c = self.conn().await?;
         users::table

@@ -150,6 +150,37 @@ impl Directory for SqliteStore {
         Ok(update.user.clone())
     }
 
+    async fn provisioned_users(
+        &self,
+        organization: OrganizationId,
+        lookup: &recruit_ports::UserLookup,
+        offset: u64,
+        limit: u64,
+    ) -> Result<(Vec<User>, u64), StoreError> {
+        use recruit_adapters_diesel::provisioning::{into_users, users};
+        let (org, lookup) = (organization.uuid(), lookup.clone());
+        let (rows, total) = self
+            .transaction(move |c| -> Result<(Vec<UserRow>, u64), TxError> {
+                Ok(at_once(users(&mut SqliteDb(c), org, &lookup, offset, limit))?)
+            })
+            .await
+            .map_err(StoreError::from)?;
+        Ok((into_users(rows)?, total))
+    }
+
+    async fn provision_user(
+        &self,
+        provisioning: &recruit_ports::Provisioning,
+    ) -> Result<User, StoreError> {
+        let p = provisioning.clone();
+        self.transaction(move |c| -> Result<(), TxError> {
+            Ok(at_once(recruit_adapters_diesel::provisioning::provision(&mut SqliteDb(c), &p))?)
+        })
+        .await
+        .map_err(StoreError::from)?;
+        Ok(provisioning.user.clone())
+    }
+
     async fn find_user(&self, id: UserId) -> Result<User, StoreError> {
         let id = blob(id.uuid());
         let row = self

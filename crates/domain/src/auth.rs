@@ -24,11 +24,13 @@ pub enum Scope {
     /// `audit_logs:review`: confirm the privacy ledger's downloads and sign off a month's
     /// review.
     AuditLogsReview,
+    /// `scim`: provision users over SCIM 2.0 (`/scim/v2`); held by SCIM tokens alone.
+    Scim,
 }
 
 impl Scope {
     /// Every scope.
-    pub const ALL: [Self; 7] = [
+    pub const ALL: [Self; 8] = [
         Self::AuditLogsRead,
         Self::JobsRead,
         Self::OrganizationRead,
@@ -36,6 +38,7 @@ impl Scope {
         Self::UsersRead,
         Self::UsersWrite,
         Self::AuditLogsReview,
+        Self::Scim,
     ];
 
     /// The scope's name, as tokens and `WWW-Authenticate` carry it.
@@ -48,6 +51,7 @@ impl Scope {
             Self::UsersRead => "users:read",
             Self::UsersWrite => "users:write",
             Self::AuditLogsReview => "audit_logs:review",
+            Self::Scim => "scim",
         }
     }
 }

@@ -28,6 +28,7 @@ pub use id::{
 pub use input::{IdFilter, IdFilterError, PageLimit, PageLimitError, TimeWindow, TimeWindowError};
 pub use model::{
     Candidate, Job, Me, Organization, Page, Pagination, PrivacyAuditLog, Role, TaskQueue, User,
+    UserStatus,
 };
 pub use month::{Month, MonthError};
 pub use open_enum::UnknownValue;

@@ -133,6 +133,20 @@ impl<S: Directory> Directory for Faulty<S> {
         self.check().await?;
         self.inner.find_user(id).await
     }
+    async fn provisioned_users(
+        &self,
+        o: OrganizationId,
+        lookup: &crate::UserLookup,
+        offset: u64,
+        limit: u64,
+    ) -> Result<(Vec<User>, u64), StoreError> {
+        self.check().await?;
+        self.inner.provisioned_users(o, lookup, offset, limit).await
+    }
+    async fn provision_user(&self, p: &crate::Provisioning) -> Result<User, StoreError> {
+        self.check().await?;
+        self.inner.provision_user(p).await
+    }
     async fn job(&self, o: OrganizationId, id: JobId) -> Result<JobRecord, StoreError> {
         self.check().await?;
         self.inner.job(o, id).await

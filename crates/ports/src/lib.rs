@@ -37,7 +37,7 @@ pub use import::{
 pub use records::{
     AccessesWrite, ApiToken, AuditEntry, AuditListQuery, ConsoleSession, EntryFilter, Interface,
     JobRecord, LedgerEntry, LedgerPage, LedgerPosition, NewApiToken, OrganizationRecord,
-    PoolStatus, PrivacyLogQuery, ProfileUpdate, ReadRecord, SecretHash, SessionHolder,
-    SubjectFilter, TokenHolder, ToolAuditEntry,
+    PoolStatus, PrivacyLogQuery, ProfileUpdate, Provisioning, ReadRecord, SecretHash,
+    SessionHolder, SubjectFilter, TokenHolder, ToolAuditEntry, UserLookup,
 };
 pub use traits::{Directory, Import, Ledgers, Maintenance, Replica, Store, Tokens};

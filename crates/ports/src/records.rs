@@ -5,7 +5,7 @@
 use std::fmt;
 
 use recruit_domain::model::{
-    Ats, HiringTeamMember, JobSettings, JobStage, JobStatus, OrganizationSettings,
+    Ats, HiringTeamMember, JobSettings, JobStage, JobStatus, OrganizationSettings, ProfileField,
     ProfileFieldSources, ReviewRules, SchedulingDefaults, User,
 };
 use recruit_domain::resource::PrivacyAuditLog as PrivacyAuditLogResource;
@@ -452,6 +452,36 @@ pub struct AccessesWrite {
     pub claim: crate::KeyClaim,
     /// The response to replay to a request with the same key and fingerprint.
     pub response: crate::StoredResponse,
+}
+
+/// Which users of an organization a SCIM client asks for
+/// ([`crate::Directory::provisioned_users`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum UserLookup {
+    /// Every user not removed.
+    All,
+    /// The user whose SCIM `userName` (their e-mail address when they have none) is this one,
+    /// its case ignored.
+    UserName(String),
+    /// The users with this `externalId`, exactly.
+    ExternalId(String),
+}
+
+/// A user as an identity provider writes it over SCIM ([`crate::Directory::provision_user`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Provisioning {
+    /// The user as it is to be stored, every field of it.
+    pub user: User,
+    /// Whether the user is new (stored anew) or a stored user changes.
+    pub create: bool,
+    /// The profile fields the provider wrote: their source in the organization becomes SCIM,
+    /// so that the API refuses to change them (`CANNOT_UPDATE_SYNC_MANAGED_FIELDS`).
+    pub managed: Vec<ProfileField>,
+    /// Whether every credential of the user ends (API tokens, links, console sessions), at
+    /// `user.updated_at`: the user was deactivated or removed.
+    pub ends_credentials: bool,
+    /// The privacy ledger entry that records the change.
+    pub entry: LedgerEntry,
 }
 
 /// A change of a user's profile ([`crate::Directory::update_user`]): the user as it is to be

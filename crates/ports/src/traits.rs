@@ -18,8 +18,8 @@ use crate::rows::LedgerHeadRow;
 use crate::{
     AccessesWrite, ApiToken, AuditEntry, AuditListQuery, Claim, ConsoleSession, ImportDocument,
     ImportError, ImportSummary, JobRecord, KeyClaim, LedgerEntry, LedgerPage, NewApiToken,
-    OrganizationRecord, PrivacyLogQuery, ProfileUpdate, ReadRecord, ResumedBatch, SecretHash,
-    SessionHolder, StoreError, TokenHolder, ToolAuditEntry,
+    OrganizationRecord, PrivacyLogQuery, ProfileUpdate, Provisioning, ReadRecord, ResumedBatch,
+    SecretHash, SessionHolder, StoreError, TokenHolder, ToolAuditEntry, UserLookup,
 };
 
 /// Organizations, their people, queues and jobs.
@@ -66,6 +66,24 @@ pub trait Directory: Send + Sync + 'static {
     /// The user with this id in whichever organization, for operators' tools that are given
     /// only the user. `NotFound` when there is none.
     async fn find_user(&self, id: UserId) -> Result<User, StoreError>;
+
+    /// The users of the organization that `lookup` asks for, removed users left out, by id:
+    /// `limit` of them after the first `offset`, and how many there are in all.
+    async fn provisioned_users(
+        &self,
+        organization: OrganizationId,
+        lookup: &UserLookup,
+        offset: u64,
+        limit: u64,
+    ) -> Result<(Vec<User>, u64), StoreError>;
+
+    /// Stores a user as an identity provider wrote it, in one transaction: the user (new, or
+    /// every field of a stored one), the organization's sources of the fields it manages, the
+    /// end of every credential of the user when it asks, and its ledger entry. Returns the
+    /// user as stored. `Conflict` (nothing written) when another user not removed has the
+    /// same `user_name` (its case ignored) or a new user's id is taken; `NotFound` when a
+    /// changed user is not stored in the organization.
+    async fn provision_user(&self, provisioning: &Provisioning) -> Result<User, StoreError>;
 
     /// A job of the organization with its hiring team's names resolved, team in stored order.
     /// `NotFound` when there is none, or it belongs to another organization.

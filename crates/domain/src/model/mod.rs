@@ -26,7 +26,7 @@ pub use organization::{
     MaximumLoad, MinimumLoad, Organization, OrganizationSettings, Weekday, WorkHours,
 };
 pub use page::{Page, Pagination};
-pub use people::{Candidate, Role, TaskQueue, User};
+pub use people::{Candidate, Role, TaskQueue, User, UserStatus};
 pub use privacy::{
     AccessData, ActivityCategory, BulkQuery, BulkScope, DataSubject, PrivacyAuditLog,
 };

@@ -37,6 +37,54 @@ pub struct User {
     /// When the profile last changed.
     #[cfg_attr(feature = "serde", serde(default = "Timestamp::now"))]
     pub updated_at: Timestamp,
+    /// Whether the user may sign in, deactivated, or removed by the identity provider.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub status: UserStatus,
+    /// The name the identity provider knows the user by (SCIM `userName`), if it named one;
+    /// otherwise the e-mail address stands for it.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub user_name: Option<String>,
+    /// The identity provider's own identifier of the user (SCIM `externalId`), if any.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub external_id: Option<String>,
+}
+
+/// Whether a user may use recruitd. A user is never deleted: the ledgers name them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "SCREAMING_SNAKE_CASE"))]
+pub enum UserStatus {
+    /// Signs in and acts as usual.
+    #[default]
+    Active,
+    /// Deactivated (SCIM `active: false`): every credential ended, none accepted.
+    Deactivated,
+    /// Deleted by the identity provider: deactivated, and no longer provisioned.
+    Removed,
+}
+
+impl UserStatus {
+    /// Every status.
+    pub const ALL: [Self; 3] = [Self::Active, Self::Deactivated, Self::Removed];
+
+    /// The value as stored.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Active => "ACTIVE",
+            Self::Deactivated => "DEACTIVATED",
+            Self::Removed => "REMOVED",
+        }
+    }
+
+    /// Parses the stored value, exactly.
+    pub fn from_wire(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|v| v.as_str() == s)
+    }
+
+    /// Whether a user of this status may use recruitd.
+    pub fn is_active(self) -> bool {
+        self == Self::Active
+    }
 }
 
 impl User {

@@ -8,7 +8,7 @@ use recruit_domain::model::{
     JobStatus, LoadLimit, LoadLimitType, MaximumLoad, MinimumLoad, OrgDefault,
     OrganizationSettings, ProfileFieldSources, RecruitingTeamContactInfoSetting,
     RemoteAtsHiringProcess, RemoteProcessStatus, Resolved, Role, SchedulingDefaults,
-    SchedulingOverrides, UserRef, Weekday, WorkHours,
+    SchedulingOverrides, UserRef, UserStatus, Weekday, WorkHours,
 };
 use recruit_domain::{Candidate, Id, Scope, TaskQueue, User};
 
@@ -219,6 +219,9 @@ impl UserRow {
             linkedin_url: u.linkedin_url.clone(),
             created_at: u.created_at,
             updated_at: u.updated_at,
+            status: u.status.as_str().into(),
+            user_name: u.user_name.clone(),
+            external_id: u.external_id.clone(),
         }
     }
 
@@ -235,6 +238,10 @@ impl UserRow {
             linkedin_url: self.linkedin_url,
             created_at: self.created_at,
             updated_at: self.updated_at,
+            status: UserStatus::from_wire(&self.status)
+                .ok_or_else(|| corrupt("unknown user status"))?,
+            user_name: self.user_name,
+            external_id: self.external_id,
         })
     }
 }

@@ -114,6 +114,9 @@ macro_rules! stored_rows {
                 linkedin_url: Option<String>,
                 created_at: $crate::rows::column::Timestamp,
                 updated_at: $crate::rows::column::Timestamp,
+                status: String,
+                user_name: Option<String>,
+                external_id: Option<String>,
             }
             /// A task queue.
             TaskQueueRow in task_queues {

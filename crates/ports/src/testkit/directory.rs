@@ -331,3 +331,141 @@ pub async fn a_job_of_another_organization_is_not_found(store: &dyn Store) {
         "job of a missing organization",
     );
 }
+
+/// Users are provisioned: created, found by `userName` (their e-mail address standing for a
+/// missing one, case ignored) and by `externalId`, paged by id, changed whole; a taken
+/// `userName` is `Conflict`; the fields written become SCIM-managed; a deactivation ends every
+/// credential of the user, and a removed user is no longer listed.
+pub async fn users_are_provisioned_and_deactivation_ends_their_credentials(store: &dyn Store) {
+    use crate::{ConsoleSession, NewApiToken, Provisioning, SecretHash, UserLookup};
+    loaded(store).await;
+    let org = org_id(ORG_A);
+    let owner = world_user(ORG_A, Role::Owner);
+    let all = store.provisioned_users(org, &UserLookup::All, 0, 100).await.unwrap();
+    assert_eq!((all.0.len(), all.1), (3, 3), "{all:?}");
+    let by_email = UserLookup::UserName(owner.email.to_uppercase());
+    assert_eq!(
+        store.provisioned_users(org, &by_email, 0, 10).await.unwrap(),
+        (vec![owner.clone()], 1)
+    );
+
+    let new = User {
+        id: id(0x5C1),
+        name: "Provisioned".into(),
+        email: "p@org-a.example".into(),
+        role: Role::Member,
+        title: Some("Engineer".into()),
+        manager: Some(owner.id),
+        linkedin_url: None,
+        created_at: t(50),
+        updated_at: t(50),
+        status: UserStatus::Active,
+        user_name: Some("Pat.Provisioned".into()),
+        external_id: Some("00u-okta-1".into()),
+        organization_id: org,
+    };
+    let entry = profile_entry(ORG_A, 70, new.id, ActivityCategory::Create);
+    let create = Provisioning {
+        user: new.clone(),
+        create: true,
+        managed: vec![ProfileField::Name, ProfileField::Title],
+        ends_credentials: false,
+        entry: entry.clone(),
+    };
+    assert_eq!(store.provision_user(&create).await.unwrap(), new);
+    assert_eq!(store.user(org, new.id).await.unwrap(), new);
+    assert!(ledger_holds(store, &entry, 1).await);
+    let sources = store.organization(org).await.unwrap().profile_field_sources;
+    assert_eq!((sources.name, sources.title), (FieldSource::Scim, FieldSource::Scim));
+    assert_eq!(sources.manager, FieldSource::Api, "only the fields written");
+    for lookup in [
+        UserLookup::UserName("pat.provisioned".into()),
+        UserLookup::ExternalId("00u-okta-1".into()),
+    ] {
+        assert_eq!(
+            store.provisioned_users(org, &lookup, 0, 10).await.unwrap(),
+            (vec![new.clone()], 1)
+        );
+    }
+    let none = UserLookup::ExternalId("00U-OKTA-1".into());
+    assert_eq!(store.provisioned_users(org, &none, 0, 10).await.unwrap(), (vec![], 0), "exact");
+    let (page, total) = store.provisioned_users(org, &UserLookup::All, 1, 2).await.unwrap();
+    assert_eq!((page.len(), total), (2, 4));
+    let elsewhere = UserLookup::UserName("pat.provisioned".into());
+    let other = store.provisioned_users(org_id(ORG_B), &elsewhere, 0, 10).await.unwrap();
+    assert_eq!(other, (vec![], 0), "another organization's");
+
+    // A userName taken, its case aside: nothing is written.
+    let twin = Provisioning {
+        user: User { id: id(0x5C2), user_name: Some("PAT.provisioned".into()), ..new.clone() },
+        entry: profile_entry(ORG_A, 71, id(0x5C2), ActivityCategory::Create),
+        ..create.clone()
+    };
+    assert!(matches!(store.provision_user(&twin).await, Err(StoreError::Conflict(_))));
+    assert!(!ledger_holds(store, &twin.entry, 2).await);
+    assert_not_found(store.user(org, id(0x5C2)).await, "not stored");
+
+    // Deactivated: every live credential of the user ends at the change; others stay.
+    let token = |n: u128, user: UserId| NewApiToken {
+        id: id(0x5C00 | n),
+        organization_id: org,
+        user_id: user,
+        name: format!("token {n}"),
+        scopes: vec![recruit_domain::Scope::JobsRead],
+        secret_hash: SecretHash([u8::try_from(0x80 + n).unwrap_or(0); 32]),
+        created_at: t(60),
+        expires_at: None,
+    };
+    let mine = store.create_token(&token(1, new.id)).await.unwrap();
+    let link = store.create_token(&token(2, new.id)).await.unwrap();
+    let theirs = store.create_token(&token(3, owner.id)).await.unwrap();
+    let session = ConsoleSession {
+        id: recruit_domain::Uuid::from_u128(0x5C5),
+        organization_id: org,
+        user_id: new.id,
+        token_id: mine.id,
+        secret_hash: SecretHash([0x5C; 32]),
+        created_at: t(61),
+        last_seen_at: t(61),
+        expires_at: t(61 + 3600),
+        ended_at: None,
+    };
+    store.open_session(&session).await.unwrap();
+    store.revoke_token(link.id, t(62)).await.unwrap();
+    let off = User { status: UserStatus::Deactivated, updated_at: t(70), ..new.clone() };
+    let entry = profile_entry(ORG_A, 72, new.id, ActivityCategory::Update);
+    let deactivate = Provisioning {
+        user: off.clone(),
+        create: false,
+        managed: vec![],
+        ends_credentials: true,
+        entry: entry.clone(),
+    };
+    assert_eq!(store.provision_user(&deactivate).await.unwrap(), off);
+    assert!(ledger_holds(store, &entry, 3).await);
+    let held = store.credential(&mine.secret_hash).await.unwrap();
+    assert_eq!((held.token.revoked_at, held.user.status), (Some(t(70)), UserStatus::Deactivated));
+    let kept = store.credential(&link.secret_hash).await.unwrap().token.revoked_at;
+    assert_eq!(kept, Some(t(62)), "an earlier revocation stays");
+    assert_eq!(store.credential(&theirs.secret_hash).await.unwrap().token.revoked_at, None);
+    let ended = store.console_session(&session.secret_hash).await.unwrap().session.ended_at;
+    assert_eq!(ended, Some(t(70)));
+
+    // Removed: no longer listed, its userName free again.
+    let gone = Provisioning {
+        user: User { status: UserStatus::Removed, updated_at: t(80), ..off },
+        entry: profile_entry(ORG_A, 73, new.id, ActivityCategory::Delete),
+        ..deactivate
+    };
+    store.provision_user(&gone).await.unwrap();
+    let (all, total) = store.provisioned_users(org, &UserLookup::All, 0, 100).await.unwrap();
+    assert!(all.iter().all(|u| u.id != new.id) && total == 3, "{all:?}");
+    assert!(store.provision_user(&Provisioning { create: true, ..twin }).await.is_ok());
+    let missing = Provisioning {
+        user: User { id: id(0x5C3), ..new },
+        create: false,
+        entry: profile_entry(ORG_A, 74, id(0x5C3), ActivityCategory::Update),
+        ..create
+    };
+    assert_not_found(store.provision_user(&missing).await, "a change of no user");
+}

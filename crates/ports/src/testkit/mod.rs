@@ -52,6 +52,7 @@ macro_rules! store_contract_tests {
             reading_a_user_records_the_access_and_only_then,
             a_profile_is_changed_only_as_it_was_read,
             of_concurrent_changes_made_on_one_read_one_wins,
+            users_are_provisioned_and_deactivation_ends_their_credentials,
             import_rejects_managers_elsewhere_and_cycles,
             a_job_comes_with_its_hiring_team_names_in_order,
             a_job_of_another_organization_is_not_found,
@@ -376,6 +377,9 @@ pub fn world_user(org: u128, role: Role) -> User {
             .then(|| format!("https://www.linkedin.com/in/owner-{org:x}")),
         created_at: t(1),
         updated_at: Timestamp::from_unix_micros(t(2).unix_micros() + 656_105).expect("in range"),
+        status: UserStatus::Active,
+        user_name: None,
+        external_id: (role == Role::Admin).then(|| format!("idp-admin-{org:x}")),
     }
 }
 

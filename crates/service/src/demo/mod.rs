@@ -193,6 +193,9 @@ fn build(config: &DemoConfig) -> (ImportDocument, Vec<People>) {
                 }),
                 created_at: created,
                 updated_at: created,
+                status: recruit_domain::UserStatus::Active,
+                user_name: None,
+                external_id: None,
             });
         }
         let queues: Vec<TaskQueueId> = (0..2).map(|_| new_id(&mut rng)).collect();

@@ -15,7 +15,7 @@ use crate::operation::Caller;
 
 impl Service {
     /// Authenticates a secret presented from `client_ip`. Missing, malformed, unknown, expired
-    /// and revoked credentials are all `UNAUTHENTICATED`, alike, and each is charged to the
+    /// and revoked credentials, and those of a deactivated user, are all `UNAUTHENTICATED`, alike, and each is charged to the
     /// client's address; an address over its quota of failures is refused with RATE_LIMITED
     /// before its credential is looked at.
     pub async fn authenticate(
@@ -67,7 +67,8 @@ impl Service {
         let same: bool = credential.token.secret_hash.0.ct_eq(&hash.0).into();
         let now = Timestamp::now();
         let expired = credential.token.expires_at.is_some_and(|at| at <= now);
-        if !same || expired || credential.token.revoked_at.is_some() {
+        let user_gone = !credential.user.status.is_active();
+        if !same || expired || credential.token.revoked_at.is_some() || user_gone {
             return Err(ServiceError::unauthenticated());
         }
         self.touch(credential.token.id, now).await;

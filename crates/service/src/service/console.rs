@@ -114,6 +114,8 @@ impl Service {
             Some("The console session reached its longest time: sign in again.")
         } else if idle_since >= i64::try_from(idle.as_micros()).unwrap_or(i64::MAX) {
             Some("The console session ended after a time without use: sign in again.")
+        } else if !holder.user.status.is_active() {
+            Some("The console session's user was deactivated by the identity provider.")
         } else if holder.token.revoked_at.is_some()
             || holder.token.expires_at.is_some_and(|at| at <= now)
         {
