@@ -327,8 +327,17 @@ pub(crate) enum TokenCommand {
         user: UserId,
         /// Comma-separated scopes: audit_logs:read, jobs:read, organization:read, audit_logs:write,
         /// users:read, users:write, audit_logs:review.
-        #[arg(long, value_delimiter = ',', required = true)]
+        #[arg(
+            long,
+            value_delimiter = ',',
+            required_unless_present = "scim",
+            conflicts_with = "scim"
+        )]
         scopes: Vec<Scope>,
+        /// A SCIM token (`rsc_…`) for the organization's identity provider instead: it
+        /// provisions users at `/scim/v2` and nothing else; `--user` must be an owner.
+        #[arg(long)]
+        scim: bool,
         /// A name for people.
         #[arg(long, default_value = "")]
         name: String,

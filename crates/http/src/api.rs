@@ -202,6 +202,52 @@ fn bearer_token(header: &str) -> Option<&str> {
 }
 
 impl Api {
+    /// A SCIM request, answered in SCIM's own messages whatever happens, the body's limit
+    /// and the deadline included.
+    async fn scim<B>(
+        &self,
+        request: Request<B>,
+        below: &str,
+        client_ip: Option<IpAddr>,
+        until: Instant,
+    ) -> Response<Body>
+    where
+        B: HttpBody,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        let (parts, body) = request.into_parts();
+        let base = format!(
+            "{}{}",
+            self.config.public_base_url.trim_end_matches('/'),
+            crate::route::SCIM_BASE
+        );
+        let answer = async {
+            let secret = bearer_secret(&parts.headers)?;
+            let (body, _room) = self.read_body(body, BODY_LIMIT, until).await?;
+            let content_type =
+                parts.headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
+            let request = recruit_service::ScimRequest {
+                method: parts.method.as_str(),
+                path: below,
+                query: parts.uri.query().unwrap_or(""),
+                content_type,
+                body: &body,
+                secret: secret.as_deref(),
+                client_ip,
+                base_url: &base,
+            };
+            match tokio::time::timeout(left(until), self.service.scim(request)).await {
+                Ok(response) => Ok(response),
+                Err(_) => Err(ServiceError::new(
+                    ErrorCode::Unavailable,
+                    "The request did not finish in time; try again.",
+                )),
+            }
+        };
+        let response = answer.await.unwrap_or_else(recruit_service::ScimResponse::refused);
+        render::scim(response)
+    }
+
     /// The API over `service`.
     pub fn new(service: Arc<Service>, config: HttpConfig) -> Self {
         let mut metrics = Metrics::new();
@@ -306,6 +352,7 @@ impl Api {
             Routing::Public(_, t) | Routing::MethodNotAllowed(t, _) => t,
             Routing::Mcp => "/mcp",
             Routing::Console => "/console",
+            Routing::Scim(_) => "/scim/v2",
             Routing::NotFound => "unknown",
         };
         // A known path asked with a method it does not serve: 405 with `Allow`, as HTTP
@@ -580,6 +627,7 @@ impl Api {
                 };
                 return Ok(Response::from_parts(parts, Body::streamed(download.chunks)));
             }
+            Routing::Scim(below) => return Ok(self.scim(request, &below, client_ip, until).await),
             Routing::Mcp => {
                 return self.mcp(request, request_id, client_ip, until, organization).await;
             }

@@ -143,6 +143,36 @@ pub(crate) fn download(download: recruit_service::export::Download) -> Response<
     response
 }
 
+/// A SCIM response: its body as `application/scim+json`, and the headers it asks for.
+pub(crate) fn scim(answer: recruit_service::ScimResponse) -> Response<Body> {
+    let status = StatusCode::from_u16(answer.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let bytes = answer.body.map(|b| serde_json::to_vec(&b).unwrap_or_default()).unwrap_or_default();
+    let mut response = if bytes.is_empty() {
+        let mut r = Response::new(Body::from(Bytes::new()));
+        *r.status_mut() = status;
+        r
+    } else {
+        respond(status, bytes, recruit_service::scim::MEDIA_TYPE)
+    };
+    let headers = response.headers_mut();
+    if let Some(location) = answer.location.and_then(|l| HeaderValue::from_str(&l).ok()) {
+        headers.insert(header::LOCATION, location);
+    }
+    if let Some(allow) = answer.allow {
+        headers.insert(header::ALLOW, HeaderValue::from_static(allow));
+    }
+    if let Some(wait) = answer.retry_after {
+        headers.insert(header::RETRY_AFTER, HeaderValue::from(wait.as_secs().max(1)));
+    }
+    if answer.unauthenticated {
+        headers.insert(
+            header::WWW_AUTHENTICATE,
+            HeaderValue::from_static("Bearer realm=\"scim\", error=\"invalid_token\""),
+        );
+    }
+    response
+}
+
 /// A 200 response with `body` of `content_type`.
 pub(crate) fn ok(body: impl Into<Bytes>, content_type: &'static str) -> Response<Body> {
     respond(StatusCode::OK, body, content_type)

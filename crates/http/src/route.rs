@@ -41,6 +41,8 @@ pub(crate) enum Routing {
     Mcp,
     /// A page of the review console: `/console` and below.
     Console,
+    /// SCIM 2.0 provisioning: `/scim/v2` and below, the path below it percent-decoded.
+    Scim(String),
     /// A known path (its template) with a method it does not serve, and those it does.
     MethodNotAllowed(&'static str, &'static str),
     /// No such path.
@@ -138,6 +140,9 @@ const PUBLIC: [(&str, Public, &str); 8] = [
     ),
 ];
 
+/// Where SCIM 2.0 provisioning is served.
+pub(crate) const SCIM_BASE: &str = "/scim/v2";
+
 /// Routes a request.
 pub(crate) fn route(method: &Method, path: &str) -> Routing {
     if let Some((_, page, template)) = PUBLIC.iter().find(|(p, ..)| *p == path) {
@@ -149,6 +154,10 @@ pub(crate) fn route(method: &Method, path: &str) -> Routing {
     }
     if path == "/console" || path.starts_with("/console/") {
         return Routing::Console;
+    }
+    if let Some(below) = path.strip_prefix(SCIM_BASE).filter(|b| b.is_empty() || b.starts_with('/'))
+    {
+        return Routing::Scim(decoded(below));
     }
     if path == "/mcp" {
         return if method == Method::POST {
@@ -257,6 +266,12 @@ mod tests {
         );
         assert_eq!(get("/v1/users/"), Routing::NotFound);
         assert_eq!(route(&Method::POST, "/mcp"), Routing::Mcp);
+        assert_eq!(
+            route(&Method::GET, "/scim/v2/Schemas/urn%3Ax"),
+            Routing::Scim("/Schemas/urn:x".into())
+        );
+        assert_eq!(route(&Method::PUT, "/scim/v2"), Routing::Scim(String::new()));
+        assert_eq!(route(&Method::GET, "/scim/v2x"), Routing::NotFound);
         assert_eq!(route(&Method::GET, "/mcp"), Routing::MethodNotAllowed("/mcp", "POST"));
         for path in
             ["/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp"]

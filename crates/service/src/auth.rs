@@ -29,6 +29,9 @@ pub const LINK_PREFIX: &str = "rcl_";
 /// The prefix of a one-time link e-mailed to the person who made a download, to explain it.
 pub const EXPLANATION_PREFIX: &str = "rce_";
 
+/// The prefix of a SCIM token's secret: an identity provider's credential for `/scim/v2`.
+pub const SCIM_PREFIX: &str = "rsc_";
+
 /// What a stored token's secret opens, told by its prefix.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SecretKind {
@@ -39,6 +42,9 @@ pub enum SecretKind {
     /// A one-time explanation link (`rce_`): the console's explanation page of the person who
     /// downloaded, once; its token holds no scope.
     ExplanationLink,
+    /// A SCIM token (`rsc_`): SCIM provisioning at `/scim/v2` alone; it holds the scope
+    /// `scim` and acts as an owner.
+    ScimToken,
 }
 
 impl SecretKind {
@@ -48,6 +54,7 @@ impl SecretKind {
             Self::ApiToken => SECRET_PREFIX,
             Self::SignInLink => LINK_PREFIX,
             Self::ExplanationLink => EXPLANATION_PREFIX,
+            Self::ScimToken => SCIM_PREFIX,
         }
     }
 }
@@ -88,6 +95,31 @@ pub async fn create_token(
 ) -> Result<(ApiToken, String), StoreError> {
     let made = (organization, user, name, scopes, expires_at);
     create_credential(store, SecretKind::ApiToken, made).await
+}
+
+/// Creates a SCIM token for an identity provider (operators' tooling, not the API): it
+/// provisions the users of `user`'s organization at `/scim/v2` and nothing else, and holds
+/// the scope `scim` alone. Its user must be an active owner, whose entries record what the
+/// provider changes; a token of anyone else is refused, as is one whose user is later
+/// demoted or deactivated.
+pub async fn create_scim_token(
+    store: &dyn recruit_ports::Store,
+    user: UserId,
+    name: String,
+    expires_at: Option<Timestamp>,
+) -> Result<(ApiToken, String), crate::ServiceError> {
+    let found = match store.find_user(user).await {
+        Ok(found) => found,
+        Err(StoreError::NotFound) => return Err(crate::ServiceError::not_found("user")),
+        Err(e) => return Err(e.into()),
+    };
+    if found.role != recruit_domain::model::Role::Owner || !found.status.is_active() {
+        return Err(crate::ServiceError::permission_denied(
+            "A SCIM token acts as an active owner of the organization.",
+        ));
+    }
+    let made = (found.organization_id, user, name, vec![Scope::Scim], expires_at);
+    Ok(create_credential(store, SecretKind::ScimToken, made).await?)
 }
 
 /// Creates a token whose secret is of `kind`, for `(organization, user, name, scopes,

@@ -43,6 +43,7 @@ pub mod replica;
 pub mod retention;
 pub mod review;
 pub mod review_rules;
+pub mod scim;
 mod service;
 pub mod sign_off;
 pub mod verify;
@@ -59,5 +60,6 @@ pub use operation::{
     Outcome, Recorded, RequestBody, RequestContext, Spec, Via,
 };
 pub use service::{
-    BatchWrites, COUNTED_AT_MOST, IdempotencyConfig, Matching, Service, ServiceConfig,
+    BatchWrites, COUNTED_AT_MOST, IdempotencyConfig, Matching, ScimRequest, ScimResponse, Service,
+    ServiceConfig,
 };

@@ -29,7 +29,9 @@ mod ledger;
 mod people;
 mod review;
 mod rules;
+mod scim;
 pub use ledger::{COUNTED_AT_MOST, Matching};
+pub use scim::{ScimRequest, ScimResponse};
 
 /// The status of a write that created what it was asked to.
 const CREATED: u16 = 201;

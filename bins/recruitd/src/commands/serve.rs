@@ -134,6 +134,18 @@ async fn demo(service: &Service, public: &str, console: bool) -> Result<(), Fail
         "Member token (every scope, but not an owner; {}):\n  {member_token}\n",
         member.name
     ));
+    let (_, scim_token) = recruit_service::auth::create_scim_token(
+        service.store().as_ref(),
+        owner.id,
+        "demo SCIM".into(),
+        None,
+    )
+    .await
+    .map_err(|e| Failure(format!("the demo's SCIM token: {}", e.message)))?;
+    print(&format!(
+        "SCIM token (user provisioning at {public}/scim/v2, acting as {}):\n  {scim_token}\n",
+        owner.name
+    ));
     print("Try:");
     print(&format!("  curl -H 'Authorization: Bearer {owner_token}' {public}/v1/organization"));
     print(&format!(

@@ -11,7 +11,7 @@ use crate::output::print;
 
 pub(crate) async fn token(store: Arc<dyn Store>, command: TokenCommand) -> Result<(), Failure> {
     match command {
-        TokenCommand::Create { user, scopes, name, expires_in, json } => {
+        TokenCommand::Create { user, scopes, name, expires_in, scim, json } => {
             let found = store.find_user(user).await.map_err(|e| match e {
                 recruit_ports::StoreError::NotFound => Failure(format!("no user {user}")),
                 e => Failure(e.to_string()),
@@ -24,16 +24,20 @@ pub(crate) async fn token(store: Arc<dyn Store>, command: TokenCommand) -> Resul
                         .ok_or_else(|| Failure("--expires-in is too long".into()))?,
                 ),
             };
-            let tokens: &dyn recruit_ports::Tokens = &*store;
-            let (token, secret) = recruit_service::auth::create_token(
-                tokens,
-                found.organization_id,
-                user,
-                name,
-                scopes,
-                expires_at,
-            )
-            .await?;
+            let (token, secret) = if scim {
+                recruit_service::auth::create_scim_token(&*store, user, name, expires_at).await?
+            } else {
+                let tokens: &dyn recruit_ports::Tokens = &*store;
+                recruit_service::auth::create_token(
+                    tokens,
+                    found.organization_id,
+                    user,
+                    name,
+                    scopes,
+                    expires_at,
+                )
+                .await?
+            };
             if json {
                 let scopes: Vec<&str> = token.scopes.iter().map(|s| s.as_str()).collect();
                 print(
