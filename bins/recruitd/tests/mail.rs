@@ -3,8 +3,7 @@
 //! opens their explanation page in the console, once; an owner's sign-in link asked for by
 //! address arrives and signs in once.
 
-use std::io::Write;
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -15,7 +14,7 @@ use recruit_domain::AccountId;
 use recruit_domain::model::{ActivityCategory, Role};
 use recruit_ports::testkit::{ORG_A, ledger_entry, user_id, world};
 
-use crate::common::{Server, cli, header, response, token};
+use crate::common::{Server, cli, form, header, send, token};
 
 /// The messages the SMTP server took, whole (headers and body).
 #[derive(Clone, Default)]
@@ -106,42 +105,6 @@ fn decoded(message: &str) -> (String, String) {
 fn link_in(text: &str, base: &str) -> String {
     let link = text.split_whitespace().find(|w| w.starts_with(base)).expect("a link");
     link[base.len()..].to_owned()
-}
-
-/// One HTTP/1.1 request with `headers` and `body`; the status, headers and body.
-fn send(
-    server: &Server,
-    method: &str,
-    path: &str,
-    headers: &[(&str, &str)],
-    body: &str,
-) -> (u16, Vec<(String, String)>, String) {
-    let mut stream = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
-    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-    let headers: String = headers.iter().map(|(n, v)| format!("{n}: {v}\r\n")).collect();
-    write!(
-        stream,
-        "{method} {path} HTTP/1.1\r\nHost: localhost\r\n{headers}Content-Length: {}\r\n\
-         Connection: close\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    response(stream)
-}
-
-/// `pairs` as a form's body.
-fn form(pairs: &[(&str, &str)]) -> String {
-    let encode = |s: &str| {
-        s.bytes()
-            .map(|b| match b {
-                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                    (b as char).to_string()
-                }
-                _ => format!("%{b:02X}"),
-            })
-            .collect::<String>()
-    };
-    pairs.iter().map(|(k, v)| format!("{k}={}", encode(v))).collect::<Vec<_>>().join("&")
 }
 
 /// The officer asks the member about a download: the member is e-mailed through the SMTP

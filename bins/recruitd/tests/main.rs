@@ -3,6 +3,7 @@
 mod chain;
 mod client;
 mod common;
+mod deprovision;
 mod e2e;
 mod mail;
 mod replica;

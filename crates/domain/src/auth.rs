@@ -41,6 +41,12 @@ impl Scope {
         Self::Scim,
     ];
 
+    /// Whether the scope is one of the API and its tools; `scim` is held by SCIM tokens,
+    /// which open `/scim/v2` alone.
+    pub fn opens_api(self) -> bool {
+        self != Self::Scim
+    }
+
     /// The scope's name, as tokens and `WWW-Authenticate` carry it.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -465,7 +465,11 @@ impl Api {
             "resource": format!("{base}/mcp"),
             "resource_name": "recruitd tool interface (Model Context Protocol)",
             "bearer_methods_supported": ["header"],
-            "scopes_supported": Scope::ALL.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
+            "scopes_supported": Scope::ALL
+                .iter()
+                .filter(|s| s.opens_api())
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>(),
             "resource_documentation": format!("{base}/docs/errors"),
         })
     }

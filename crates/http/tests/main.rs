@@ -8,4 +8,5 @@ mod mcp;
 mod openapi;
 mod record;
 mod review;
+mod scim;
 mod server;

@@ -114,6 +114,55 @@ async fn write(
     seen(method, uri, response).await
 }
 
+/// Each SCIM operation answered once and refused once, with a SCIM token of the owner of
+/// `ORG_A`, on a fixture of its own (the address's failed authentications start at none).
+async fn scim_responses() -> Vec<Seen> {
+    let f = &Fixture::with(|_| {}).await;
+    let owner = user_id(ORG_A, Role::Owner);
+    let (_, scim) = recruit_service::auth::create_scim_token(&*f.store, owner, "idp".into(), None)
+        .await
+        .unwrap();
+    let token = Some(scim.as_str());
+    let user = r#"{"userName": "scim.user@org-a.example", "displayName": "SCIM User"}"#;
+    let created = write(f, "POST", "/scim/v2/Users", token, user).await;
+    let id: Value = serde_json::from_slice(&created.body).unwrap();
+    let one = format!("/scim/v2/Users/{}", id["id"].as_str().unwrap());
+    let patch = r#"{"schemas": ["urn:ietf:params:scim:api:messages:2.0:PatchOp"],
+        "Operations": [{"op": "replace", "path": "title", "value": "Engineer"}]}"#;
+    let search = r#"{"schemas": ["urn:ietf:params:scim:api:messages:2.0:SearchRequest"],
+        "filter": "userName eq \"scim.user@org-a.example\""}"#;
+    let schema = "/scim/v2/Schemas/urn:ietf:params:scim:schemas:core:2.0:User";
+    let mut seen = vec![created];
+    for uri in [
+        "/scim/v2/ServiceProviderConfig",
+        "/scim/v2/ResourceTypes",
+        "/scim/v2/ResourceTypes/User",
+        "/scim/v2/Schemas",
+        schema,
+        "/scim/v2/Users?filter=userName%20eq%20%22scim.user%40org-a.example%22",
+        &one,
+    ] {
+        seen.push(get(f, uri, token).await);
+        seen.push(get(f, uri, None).await);
+    }
+    seen.push(write(f, "PUT", &one, token, user).await);
+    seen.push(write(f, "PATCH", &one, token, patch).await);
+    seen.push(write(f, "POST", "/scim/v2/Users/.search", token, search).await);
+    seen.push(write(f, "POST", "/scim/v2/.search", token, search).await);
+    seen.push(write(f, "DELETE", &one, token, "").await);
+    for (method, uri) in [
+        ("POST", "/scim/v2/Users"),
+        ("PUT", one.as_str()),
+        ("PATCH", one.as_str()),
+        ("DELETE", one.as_str()),
+        ("POST", "/scim/v2/Users/.search"),
+        ("POST", "/scim/v2/.search"),
+    ] {
+        seen.push(write(f, method, uri, token, "[]").await);
+    }
+    seen
+}
+
 /// A decision's body.
 const CONFIRM: &str = r#"{"status": "CONFIRMED", "reason": "The quarterly report."}"#;
 
@@ -239,6 +288,9 @@ fn check_schema(doc: &Value, schema: &Value, value: &Value, what: &str) {
     assert!(problems.is_empty(), "{what}: {value} does not match its schema:\n{problems:#?}");
 }
 
+/// The status a response documented as `default` is counted as.
+const DEFAULT: u16 = 0;
+
 /// The path template of the document that `path` matches.
 fn template_of<'a>(doc: &'a Value, path: &str) -> &'a str {
     let segments: Vec<&str> = path.split('/').collect();
@@ -264,10 +316,16 @@ fn conforms(doc: &Value, seen: &Seen) -> (String, String, u16) {
     assert!(operation.is_object(), "{} {template} is not in the document", seen.method);
     let status = seen.status.as_u16();
     let what = format!("{} {} → {status}", seen.method, seen.uri);
-    let response = operation["responses"]
-        .get(status.to_string())
-        .map(|r| resolve(doc, r))
-        .unwrap_or_else(|| panic!("{what}: the status is not documented"));
+    // SCIM's operations document their success and `default`, SCIM's error message.
+    let documented = operation["responses"].get(status.to_string());
+    let (response, status) = match documented.or_else(|| operation["responses"].get("default")) {
+        Some(r) => (resolve(doc, r), if documented.is_some() { status } else { DEFAULT }),
+        None => panic!("{what}: the status is not documented"),
+    };
+    if response.get("content").is_none() {
+        assert!(seen.body.is_empty(), "{what}: a body where none is documented");
+        return (seen.method.to_lowercase(), template.to_owned(), status);
+    }
 
     for (name, header) in response["headers"].as_object().into_iter().flatten() {
         let header = resolve(doc, header);
@@ -691,6 +749,8 @@ async fn every_response() {
     }
     assert_eq!(seen.iter().filter(|r| r.status == StatusCode::TOO_MANY_REQUESTS).count(), 17);
 
+    seen.extend(Box::pin(scim_responses()).await);
+
     let mut covered = BTreeSet::new();
     for response in &seen {
         covered.insert(conforms(&doc, response));
@@ -703,7 +763,7 @@ async fn every_response() {
             for (status, response) in operation["responses"].as_object().into_iter().flatten() {
                 let never = response["$ref"] == "#/components/responses/Declared";
                 if !never {
-                    let status = status.parse::<u16>().unwrap();
+                    let status = status.parse::<u16>().unwrap_or(DEFAULT);
                     documented.insert((method.clone(), template.clone(), status));
                 }
             }

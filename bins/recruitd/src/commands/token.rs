@@ -24,6 +24,12 @@ pub(crate) async fn token(store: Arc<dyn Store>, command: TokenCommand) -> Resul
                         .ok_or_else(|| Failure("--expires-in is too long".into()))?,
                 ),
             };
+            if let Some(s) = scopes.iter().find(|s| !s.opens_api()) {
+                return Err(Failure(format!(
+                    "the scope {} is held by SCIM tokens alone: use --scim",
+                    s.as_str()
+                )));
+            }
             let (token, secret) = if scim {
                 recruit_service::auth::create_scim_token(&*store, user, name, expires_at).await?
             } else {

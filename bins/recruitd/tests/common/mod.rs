@@ -264,3 +264,39 @@ pub(crate) fn dechunk(mut raw: &str) -> Option<String> {
         raw = rest.get(size..)?.strip_prefix("\r\n")?;
     }
 }
+
+/// One HTTP/1.1 request with `headers` and `body`; the status, headers and body.
+pub(crate) fn send(
+    server: &Server,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, Vec<(String, String)>, String) {
+    let mut stream = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let headers: String = headers.iter().map(|(n, v)| format!("{n}: {v}\r\n")).collect();
+    write!(
+        stream,
+        "{method} {path} HTTP/1.1\r\nHost: localhost\r\n{headers}Content-Length: {}\r\n\
+         Connection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    response(stream)
+}
+
+/// `pairs` as a form's body.
+pub(crate) fn form(pairs: &[(&str, &str)]) -> String {
+    let encode = |s: &str| {
+        s.bytes()
+            .map(|b| match b {
+                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                    (b as char).to_string()
+                }
+                _ => format!("%{b:02X}"),
+            })
+            .collect::<String>()
+    };
+    pairs.iter().map(|(k, v)| format!("{k}={}", encode(v))).collect::<Vec<_>>().join("&")
+}

@@ -519,7 +519,8 @@ pub async fn load(
         return Err(recruit_ports::StoreError::other("the demo has no owner or member").into());
     };
     let token = async |user: User, name: &str| {
-        let scopes = recruit_domain::Scope::ALL.to_vec();
+        let scopes: Vec<_> =
+            recruit_domain::Scope::ALL.into_iter().filter(|s| s.opens_api()).collect();
         let store: &dyn recruit_ports::Tokens = store;
         let (_, secret) =
             crate::auth::create_token(store, org.id, user.id, name.into(), scopes, None).await?;

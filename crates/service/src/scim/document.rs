@@ -183,7 +183,7 @@ fn optional_text(
     }
 }
 
-/// The primary address of `emails`, else its first.
+/// The address recruitd keeps of `emails`.
 fn email(emails: Option<&Value>) -> Result<Option<String>, ScimError> {
     let items: Vec<&Map<String, Value>> = match emails {
         None | Some(Value::Null) => return Ok(None),
@@ -193,8 +193,15 @@ fn email(emails: Option<&Value>) -> Result<Option<String>, ScimError> {
         }
         Some(_) => return Err(wrong_type("emails", "a list of objects")),
     };
+    // The primary address, else the work address (the one recruitd keeps is both), else the
+    // first: a `PATCH` of `emails[type eq "work"].value` changes the address recruitd keeps.
     let primary = items.iter().find(|e| get(e, "primary").and_then(boolean) == Some(true));
-    let Some(chosen) = primary.or(items.first()) else { return Ok(None) };
+    let work = || {
+        items.iter().find(|e| {
+            get(e, "type").and_then(Value::as_str).is_some_and(|t| t.eq_ignore_ascii_case("work"))
+        })
+    };
+    let Some(chosen) = primary.or_else(work).or(items.first()) else { return Ok(None) };
     match get(chosen, "value") {
         Some(Value::String(s)) if s.contains('@') => {
             text(s, "emails.value", MAX_NAME_LEN).map(Some)

@@ -127,21 +127,27 @@ impl ListParams {
         };
         let mut params = Self { start_index: 1, count: MAX_RESULTS, ..Self::default() };
         for (key, value) in body {
-            let text = || value.as_str().map(str::to_owned);
+            let wrong =
+                |what: &str| ScimError::bad("invalidValue", format!("{key} must be {what}."));
             let list = || match value {
-                Value::Array(items) => {
-                    items.iter().filter_map(Value::as_str).map(str::to_owned).collect()
-                }
-                Value::String(s) => names(s),
-                _ => vec![],
+                Value::Array(items) => items
+                    .iter()
+                    .map(|v| v.as_str().map(str::to_owned))
+                    .collect::<Option<Vec<_>>>()
+                    .ok_or_else(|| wrong("a list of attribute names")),
+                Value::String(s) => Ok(names(s)),
+                _ => Err(wrong("a list of attribute names")),
             };
             let int = |name| value.as_i64().ok_or_else(|| not_a_number(name));
             match key.to_ascii_lowercase().as_str() {
-                "filter" => params.filter = text(),
+                "filter" => match value {
+                    Value::String(f) => params.filter = Some(f.clone()),
+                    _ => return Err(ScimError::bad("invalidFilter", "filter must be a string.")),
+                },
                 "startindex" => params.start_index = int("startIndex")?.max(1) as u64,
                 "count" => params.count = int("count")?.clamp(0, MAX_RESULTS as i64) as u64,
-                "attributes" => params.attributes = list(),
-                "excludedattributes" => params.excluded = list(),
+                "attributes" => params.attributes = list()?,
+                "excludedattributes" => params.excluded = list()?,
                 _ => {}
             }
         }
