@@ -1,5 +1,6 @@
-//! Users as an identity provider keeps them over SCIM: looked up, and stored with what their
-//! change ends and its ledger entry, in the caller's transaction: written once over [`Db`].
+//! What an identity provider keeps: users as SCIM provisions them (looked up, and stored with
+//! what their change ends and its ledger entry, in the caller's transaction) and the
+//! organization's single sign-on settings; written once over [`Db`].
 
 use recruit_domain::model::ProfileField;
 use recruit_domain::{Timestamp, UserStatus, Uuid};
@@ -174,4 +175,29 @@ pub fn into_users<R: Row<Neutral = neutral::UserRow>>(
     rows: Vec<R>,
 ) -> Result<Vec<recruit_domain::User>, StoreError> {
     rows.into_iter().map(|r| r.into_neutral()?.into_user()).collect()
+}
+
+/// `Directory::set_sso`: the organization's single sign-on settings as the column keeps them
+/// (JSON), or none. An organization not stored is `NotFound`.
+pub async fn set_sso<D: Db>(
+    c: &mut D,
+    org: Uuid,
+    sso: Option<&recruit_ports::SsoSettings>,
+) -> Result<(), StoreError> {
+    let d = D::DIALECT;
+    let json =
+        sso.map(serde_json::to_string).transpose().map_err(|e| StoreError::Other(Box::new(e)))?;
+    let (before, after) = d.json_param;
+    let update = Statement {
+        sql: format!(
+            "UPDATE organizations SET sso = {before}{}{after} WHERE id = {}",
+            (d.param)(1),
+            (d.param)(2)
+        ),
+        values: vec![Value::OptText(json.as_deref()), Value::Uuid(org)],
+    };
+    if c.execute(update).await? == 0 {
+        return Err(StoreError::NotFound);
+    }
+    Ok(())
 }

@@ -57,6 +57,7 @@ macro_rules! tables {
                 linkedin_url_source -> Text,
                 time_zone -> Text,
                 review_rules -> Document,
+                sso -> Nullable<Document>,
             }
         }
 

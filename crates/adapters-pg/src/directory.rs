@@ -295,6 +295,20 @@ impl Directory for PgStore {
         Ok(update.user.clone())
     }
 
+    async fn set_sso(
+        &self,
+        organization: OrganizationId,
+        sso: Option<&recruit_ports::SsoSettings>,
+    ) -> Result<(), StoreError> {
+        let mut c = self.conn().await?;
+        let org = organization.uuid();
+        c.transaction::<_, TxError, _>(async |c| {
+            Ok(recruit_adapters_diesel::provisioning::set_sso(&mut PgDb(c), org, sso).await?)
+        })
+        .await
+        .map_err(StoreError::from)
+    }
+
     async fn provisioned_users(
         &self,
         organization: OrganizationId,

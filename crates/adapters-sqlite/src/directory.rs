@@ -150,6 +150,20 @@ impl Directory for SqliteStore {
         Ok(update.user.clone())
     }
 
+    async fn set_sso(
+        &self,
+        organization: OrganizationId,
+        sso: Option<&recruit_ports::SsoSettings>,
+    ) -> Result<(), StoreError> {
+        let (org, sso) = (organization.uuid(), sso.cloned());
+        self.transaction(move |c| -> Result<(), TxError> {
+            let db = &mut SqliteDb(c);
+            Ok(at_once(recruit_adapters_diesel::provisioning::set_sso(db, org, sso.as_ref()))?)
+        })
+        .await
+        .map_err(StoreError::from)
+    }
+
     async fn provisioned_users(
         &self,
         organization: OrganizationId,

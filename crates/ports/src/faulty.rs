@@ -133,6 +133,14 @@ impl<S: Directory> Directory for Faulty<S> {
         self.check().await?;
         self.inner.find_user(id).await
     }
+    async fn set_sso(
+        &self,
+        o: OrganizationId,
+        sso: Option<&crate::SsoSettings>,
+    ) -> Result<(), StoreError> {
+        self.check().await?;
+        self.inner.set_sso(o, sso).await
+    }
     async fn provisioned_users(
         &self,
         o: OrganizationId,

@@ -38,6 +38,6 @@ pub use records::{
     AccessesWrite, ApiToken, AuditEntry, AuditListQuery, ConsoleSession, EntryFilter, Interface,
     JobRecord, LedgerEntry, LedgerPage, LedgerPosition, NewApiToken, OrganizationRecord,
     PoolStatus, PrivacyLogQuery, ProfileUpdate, Provisioning, ReadRecord, SecretHash,
-    SessionHolder, SubjectFilter, TokenHolder, ToolAuditEntry, UserLookup,
+    SessionHolder, SsoSettings, SubjectFilter, TokenHolder, ToolAuditEntry, UserLookup,
 };
 pub use traits::{Directory, Import, Ledgers, Maintenance, Replica, Store, Tokens};

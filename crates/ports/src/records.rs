@@ -43,6 +43,42 @@ pub struct OrganizationRecord {
     /// defaults ([`ReviewRules::DEFAULT`]) when left out of a document, each field alike.
     #[serde(default)]
     pub review_rules: ReviewRules,
+    /// Its console's single sign-on through its identity provider, if set. Never written out
+    /// (it holds the client secret); an import document cannot set it.
+    #[serde(default, skip)]
+    pub sso: Option<SsoSettings>,
+}
+
+/// An organization's single sign-on to the console through its OpenID Connect provider.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SsoSettings {
+    /// The provider's issuer URL, exactly as its discovery document names it.
+    pub issuer: String,
+    /// recruitd's client id at the provider.
+    pub client_id: String,
+    /// recruitd's client secret at the provider: write-only, never shown or logged.
+    pub client_secret: String,
+    /// The ID token's claim that names the user: an e-mail address of a user of the
+    /// organization (`email` by default).
+    pub user_claim: String,
+    /// The provider's groups whose members may sign in (their `groups` claim); none: every
+    /// owner the provider names.
+    pub owner_groups: Vec<String>,
+    /// Whether API tokens and one-time links still open the console (break glass).
+    pub tokens_and_links: bool,
+}
+
+impl fmt::Debug for SsoSettings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SsoSettings")
+            .field("issuer", &self.issuer)
+            .field("client_id", &self.client_id)
+            .field("client_secret", &"<write-only>")
+            .field("user_claim", &self.user_claim)
+            .field("owner_groups", &self.owner_groups)
+            .field("tokens_and_links", &self.tokens_and_links)
+            .finish()
+    }
 }
 
 /// UTC, the time zone of an organization that names none.

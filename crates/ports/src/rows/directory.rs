@@ -49,6 +49,7 @@ impl OrganizationRow {
             linkedin_url_source: o.profile_field_sources.linkedin_url.as_str().into(),
             time_zone: o.time_zone.name().into(),
             review_rules: serde_json::to_value(&o.review_rules).unwrap_or_default(),
+            sso: o.sso.as_ref().map(|s| serde_json::to_value(s).unwrap_or_default()),
         };
         let hours = s
             .work_hours
@@ -87,7 +88,13 @@ impl OrganizationRow {
             self.time_zone.parse().map_err(|_| corrupt("an unknown time zone is stored"))?;
         let review_rules = serde_json::from_value(self.review_rules)
             .map_err(|_| corrupt("review rules that do not read are stored"))?;
+        let sso = self
+            .sso
+            .map(serde_json::from_value)
+            .transpose()
+            .map_err(|_| corrupt("single sign-on settings that do not read are stored"))?;
         Ok(OrganizationRecord {
+            sso,
             id: Id::from_uuid(self.id),
             time_zone,
             review_rules,

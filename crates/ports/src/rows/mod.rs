@@ -69,6 +69,7 @@ macro_rules! stored_rows {
                 linkedin_url_source: String,
                 time_zone: String,
                 review_rules: $crate::rows::column::Json,
+                sso: Option<$crate::rows::column::Json>,
             }
             /// An organization's defaults of the scheduling settings its jobs inherit.
             SchedulingDefaultsRow in organization_scheduling_defaults {

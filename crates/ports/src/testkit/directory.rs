@@ -469,3 +469,40 @@ pub async fn users_are_provisioned_and_deactivation_ends_their_credentials(store
     };
     assert_not_found(store.provision_user(&missing).await, "a change of no user");
 }
+
+/// An organization's single sign-on settings are kept whole and removed; the organization's
+/// other fields stay; an organization not stored is `NotFound`.
+pub async fn single_sign_on_settings_are_kept_and_removed(store: &dyn Store) {
+    loaded(store).await;
+    let org = org_id(ORG_A);
+    let before = store.organization(org).await.unwrap();
+    assert_eq!(before.sso, None);
+    let sso = crate::SsoSettings {
+        issuer: "https://idp.example.com/realms/acme".into(),
+        client_id: "recruitd".into(),
+        client_secret: "s3cr3t".into(),
+        user_claim: "email".into(),
+        owner_groups: vec!["privacy-officers".into()],
+        tokens_and_links: false,
+    };
+    store.set_sso(org, Some(&sso)).await.unwrap();
+    let after = store.organization(org).await.unwrap();
+    assert_eq!(after.sso.as_ref(), Some(&sso));
+    assert_eq!(OrganizationRecordWithout(after.clone()), OrganizationRecordWithout(before.clone()));
+    assert_eq!(store.organization(org_id(ORG_B)).await.unwrap().sso, None, "one organization's");
+    store.set_sso(org, None).await.unwrap();
+    assert_eq!(store.organization(org).await.unwrap(), before);
+    assert_not_found(store.set_sso(id(0xdead), Some(&sso)).await, "no organization");
+}
+
+/// An organization record compared without its single sign-on settings.
+#[derive(Debug)]
+struct OrganizationRecordWithout(crate::OrganizationRecord);
+
+impl PartialEq for OrganizationRecordWithout {
+    fn eq(&self, other: &Self) -> bool {
+        let strip =
+            |r: &crate::OrganizationRecord| crate::OrganizationRecord { sso: None, ..r.clone() };
+        strip(&self.0) == strip(&other.0)
+    }
+}

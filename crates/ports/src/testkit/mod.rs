@@ -53,6 +53,7 @@ macro_rules! store_contract_tests {
             a_profile_is_changed_only_as_it_was_read,
             of_concurrent_changes_made_on_one_read_one_wins,
             users_are_provisioned_and_deactivation_ends_their_credentials,
+            single_sign_on_settings_are_kept_and_removed,
             import_rejects_managers_elsewhere_and_cycles,
             a_job_comes_with_its_hiring_team_names_in_order,
             a_job_of_another_organization_is_not_found,
@@ -210,6 +211,7 @@ fn organization(org: u128) -> OrganizationRecord {
         },
         // Organization B reviews its months in Seoul.
         time_zone: if org == ORG_B { chrono_tz::Tz::Asia__Seoul } else { chrono_tz::Tz::UTC },
+        sso: None,
     }
 }
 

@@ -291,6 +291,7 @@ fn organization(
         profile_field_sources: ProfileFieldSources::default(),
         time_zone: chrono_tz::Tz::Asia__Seoul,
         review_rules: ReviewRules::DEFAULT,
+        sso: None,
     }
 }
 
