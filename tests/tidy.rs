@@ -113,8 +113,10 @@ const CONFINED: &[(&str, &[&str])] = &[
     ("hyper", &["recruit-http", "recruitd", "recruit-bench-lean"]),
     ("hyper-util", &["recruit-http", "recruitd", "recruit-bench-lean"]),
     ("rmcp", &["recruit-mcp"]),
-    ("reqwest", &["recruit-client"]),
-    ("rustls", &["recruit-client"]),
+    // Outward HTTP: the client crate, and the server's client for identity providers.
+    ("reqwest", &["recruit-client", "recruitd"]),
+    ("rustls", &["recruit-client", "recruitd"]),
+    ("openidconnect", &["recruit-service"]),
 ];
 
 /// Internal crates a member may use in its tests, examples and benchmarks only

@@ -77,6 +77,7 @@ columns_as_is!(
     Option<Vec<Uuid>>,
     Option<Vec<String>>,
     Option<Vec<u8>>,
+    Option<serde_json::Value>,
 );
 
 impl Column for Timestamp {

@@ -135,6 +135,44 @@ pub(crate) enum ConsoleCommand {
         #[arg(long, env = "RECRUITD_PUBLIC_BASE_URL", default_value = "http://127.0.0.1:8080")]
         public_base_url: String,
     },
+    /// Set an organization's single sign-on through its OpenID Connect provider: the provider
+    /// must answer its discovery at `--issuer`. Register the redirect URI
+    /// `<public base URL>/console/sso/callback` with the provider.
+    SsoSet {
+        /// The organization.
+        #[arg(long)]
+        org: recruit_domain::OrganizationId,
+        /// The provider's issuer URL, exactly as its discovery document names it.
+        #[arg(long)]
+        issuer: String,
+        /// recruitd's client id at the provider.
+        #[arg(long)]
+        client_id: String,
+        /// A file holding recruitd's client secret (kept write-only: never printed).
+        #[arg(long)]
+        client_secret_file: PathBuf,
+        /// The ID token's claim that names the user: their e-mail address in recruitd.
+        #[arg(long, default_value = "email")]
+        user_claim: String,
+        /// A provider group whose members may sign in (repeat for several); none: any owner.
+        #[arg(long = "owner-group")]
+        owner_groups: Vec<String>,
+        /// Whether API tokens and one-time links still open the console (break glass).
+        #[arg(long, value_enum, default_value_t = Switch::On)]
+        tokens_and_links: Switch,
+    },
+    /// Print an organization's single sign-on, without its client secret.
+    SsoShow {
+        /// The organization.
+        #[arg(long)]
+        org: recruit_domain::OrganizationId,
+    },
+    /// Remove an organization's single sign-on: tokens and links open the console again.
+    SsoClear {
+        /// The organization.
+        #[arg(long)]
+        org: recruit_domain::OrganizationId,
+    },
 }
 
 /// On or off.

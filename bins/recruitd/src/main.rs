@@ -24,6 +24,7 @@ mod logging;
 mod mail;
 mod output;
 mod scheduler;
+mod sso;
 mod wiring;
 
 /// A failure of a command: its message for the operator.
@@ -117,6 +118,55 @@ async fn run(
             crate::output::print(&recruit_console::Console::link_url(&public_base_url, &link));
             Ok(())
         }
+        Command::Console(ConsoleCommand::SsoSet {
+            org,
+            issuer,
+            client_id,
+            client_secret_file,
+            user_claim,
+            owner_groups,
+            tokens_and_links,
+        }) => {
+            let secret = std::fs::read_to_string(&client_secret_file)
+                .map_err(|e| Failure(format!("{}: {e}", client_secret_file.display())))?;
+            let settings = recruit_ports::SsoSettings {
+                issuer,
+                client_id,
+                client_secret: secret.trim().to_owned(),
+                user_claim,
+                owner_groups,
+                tokens_and_links: tokens_and_links == cli::Switch::On,
+            };
+            let providers: Arc<dyn recruit_service::sso::Fetch> =
+                Arc::new(sso::Providers::new().map_err(Failure)?);
+            recruit_service::sso::configure(store.as_ref(), Some(providers), org, Some(settings))
+                .await
+                .map_err(|e| Failure(sso_problem(&e)))?;
+            crate::output::print(&format!("Single sign-on set for {org}."));
+            Ok(())
+        }
+        Command::Console(ConsoleCommand::SsoShow { org }) => {
+            let record = store.organization(org).await?;
+            let shown = record.sso.map(|s| {
+                serde_json::json!({
+                    "issuer": s.issuer,
+                    "client_id": s.client_id,
+                    "user_claim": s.user_claim,
+                    "owner_groups": s.owner_groups,
+                    "tokens_and_links": s.tokens_and_links,
+                    "redirect_path": recruit_console::SSO_CALLBACK,
+                })
+            });
+            crate::output::print(&serde_json::to_string_pretty(&shown)?);
+            Ok(())
+        }
+        Command::Console(ConsoleCommand::SsoClear { org }) => {
+            recruit_service::sso::configure(store.as_ref(), None, org, None)
+                .await
+                .map_err(|e| Failure(sso_problem(&e)))?;
+            crate::output::print(&format!("Single sign-on removed for {org}."));
+            Ok(())
+        }
         Command::Ledger(LedgerCommand::Retention { export_dir, dry_run, json }) => {
             let key = checkpoint_key(cli.checkpoint_key.as_deref())?;
             let period = cli.ledger_retention;
@@ -157,4 +207,14 @@ async fn run(
             audit::audit_export(&heavy, &query, &file).await
         }
     }
+}
+
+/// A refused configuration of single sign-on, its reasons field by field.
+fn sso_problem(e: &recruit_service::ServiceError) -> String {
+    let mut text = e.message.clone();
+    for detail in &e.details {
+        let pairs: Vec<String> = detail.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+        text.push_str(&format!("\n  {}", pairs.join("; ")));
+    }
+    text
 }

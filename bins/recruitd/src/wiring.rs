@@ -113,6 +113,8 @@ pub(crate) async fn service(
     let mut config = ServiceConfig::new(args.app_base_url.clone(), key);
     config.checkpoint_key = checkpoint_key;
     config.mail = mail;
+    let providers = crate::sso::Providers::new().map_err(Failure)?;
+    config.sso_fetch = Some(recruit_service::sso::Fetcher(Arc::new(providers)));
     config.ledger_retention = ledger_retention;
     config.max_exports = args.max_exports as usize;
     config.console_sessions = recruit_service::console::SessionLimits {

@@ -7,3 +7,4 @@ mod deprovision;
 mod e2e;
 mod mail;
 mod replica;
+mod sso;

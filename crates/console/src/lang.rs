@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use fluent_templates::fluent_bundle::FluentValue;
 use fluent_templates::{LanguageIdentifier, Loader, langid};
 use http::HeaderMap;
-use http::header::{ACCEPT_LANGUAGE, COOKIE};
+use http::header::ACCEPT_LANGUAGE;
 
 fluent_templates::static_loader! {
     static LOCALES = {
@@ -246,14 +246,7 @@ impl<T: Count> Count for &T {
 
 /// The language cookie's value, if the request carries one.
 fn cookie(headers: &HeaderMap) -> Option<String> {
-    headers
-        .get_all(COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(name, _)| *name == COOKIE_NAME)
-        .map(|(_, value)| value.to_owned())
+    crate::cookie_named(headers, COOKIE_NAME)
 }
 
 /// What every page needs of its language: the language, and the page's own URL for the
@@ -326,7 +319,7 @@ mod tests {
         assert_eq!(Lang::of(&none, &headers), Lang::Ko);
         headers.insert(ACCEPT_LANGUAGE, HeaderValue::from_static("fr-FR, en;q=0.5"));
         assert_eq!(Lang::of(&none, &headers), Lang::En);
-        headers.insert(COOKIE, HeaderValue::from_static("a=b; recruitd_lang=ko"));
+        headers.insert(http::header::COOKIE, HeaderValue::from_static("a=b; recruitd_lang=ko"));
         assert_eq!(Lang::of(&none, &headers), Lang::Ko, "the cookie over the browser");
         let query = HashMap::from([("lang".to_owned(), "en".to_owned())]);
         assert_eq!(Lang::of(&query, &headers), Lang::En, "the link over the cookie");

@@ -24,6 +24,8 @@ mod lang;
 mod pages;
 mod report;
 mod route;
+mod sso;
+pub use route::SSO_CALLBACK;
 
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -217,12 +219,15 @@ impl Console {
                     error: None,
                     mail: self.service.sends_mail(),
                     mailed: false,
+                    sso: self.service.offers_sso(),
                     l: locale(r),
                 };
                 Ok(html(StatusCode::OK, &page).into())
             }
             Route::SignInForm => self.sign_in(r).await,
             Route::MailLink => self.mail_link(r),
+            Route::SsoStart => self.sso_start(r).await,
+            Route::SsoCallback => self.sso_callback(r, &query).await,
             Route::Explain => {
                 let (link, month, entry) = link_target(&query);
                 let caller = self.explanation_link(r, &link).await?;
@@ -299,6 +304,7 @@ impl Console {
                     error: Some(error),
                     mail,
                     mailed: false,
+                    sso: self.service.offers_sso(),
                     l,
                 };
                 Ok(html(status_of(e.code), &page).into())
@@ -321,6 +327,7 @@ impl Console {
             error: None,
             mail: true,
             mailed: true,
+            sso: self.service.offers_sso(),
             l: locale(r),
         };
         Ok(html(StatusCode::OK, &page).into())
@@ -615,13 +622,18 @@ fn origin_of(url: &str) -> String {
 
 /// The session cookie's value, if the request carries one.
 fn cookie(headers: &HeaderMap) -> Option<String> {
+    cookie_named(headers, COOKIE)
+}
+
+/// The value of the cookie `name`, if the request carries one.
+pub(crate) fn cookie_named(headers: &HeaderMap, name: &str) -> Option<String> {
     headers
         .get_all(header::COOKIE)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(';'))
         .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(name, _)| *name == COOKIE)
+        .find(|(n, _)| *n == name)
         .map(|(_, value)| value.to_owned())
 }
 

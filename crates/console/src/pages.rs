@@ -140,6 +140,17 @@ pub(crate) struct SignIn {
     pub(crate) mail: bool,
     /// Whether a link was just asked for by address.
     pub(crate) mailed: bool,
+    /// Whether the server offers single sign-on through organizations' providers.
+    pub(crate) sso: bool,
+    pub(crate) l: Locale,
+}
+
+/// The page a single sign-on lands on: the session's cookie is set, and the browser goes on
+/// to the overview from a page of this site (a `SameSite=Strict` cookie does not travel with
+/// the provider's redirect).
+#[derive(Template)]
+#[template(path = "signed_in.html")]
+pub(crate) struct SignedIn {
     pub(crate) l: Locale,
 }
 

@@ -3,6 +3,10 @@
 
 use http::Method;
 
+/// Where an identity provider sends the browser back after a single sign-on: the redirect
+/// URI to register with the provider, below the server's public URL.
+pub const SSO_CALLBACK: &str = "/console/sso/callback";
+
 /// A page or a form of the console.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Route {
@@ -16,6 +20,10 @@ pub(crate) enum Route {
     SignInForm,
     /// A sign-in link asked for by e-mail address.
     MailLink,
+    /// A single sign-on started, by e-mail address: to the organization's provider.
+    SsoStart,
+    /// Where the provider sends the browser back.
+    SsoCallback,
     /// The page where the person who downloaded explains it, opened by an e-mailed link.
     Explain,
     /// The explanation's form's target.
@@ -44,12 +52,14 @@ pub(crate) enum Route {
 
 impl Route {
     /// Every route.
-    pub(crate) const ALL: [Self; 17] = [
+    pub(crate) const ALL: [Self; 19] = [
         Self::Stylesheet,
         Self::Home,
         Self::SignIn,
         Self::SignInForm,
         Self::MailLink,
+        Self::SsoStart,
+        Self::SsoCallback,
         Self::Explain,
         Self::ExplainForm,
         Self::SignOut,
@@ -72,6 +82,8 @@ impl Route {
             Self::SignIn => (false, recruit_service::mail::SIGN_IN_PAGE),
             Self::SignInForm => (true, recruit_service::mail::SIGN_IN_PAGE),
             Self::MailLink => (true, "/console/sign-in/email"),
+            Self::SsoStart => (true, "/console/sign-in/sso"),
+            Self::SsoCallback => (false, SSO_CALLBACK),
             Self::Explain => (false, recruit_service::mail::EXPLANATION_PAGE),
             Self::ExplainForm => (true, recruit_service::mail::EXPLANATION_PAGE),
             Self::SignOut => (true, "/console/sign-out"),

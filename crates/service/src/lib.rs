@@ -46,6 +46,7 @@ pub mod review_rules;
 pub mod scim;
 mod service;
 pub mod sign_off;
+pub mod sso;
 pub mod verify;
 pub mod work_hours;
 
@@ -61,5 +62,5 @@ pub use operation::{
 };
 pub use service::{
     BatchWrites, COUNTED_AT_MOST, IdempotencyConfig, Matching, ScimRequest, ScimResponse, Service,
-    ServiceConfig,
+    ServiceConfig, SsoCallback, SsoFailure, SsoRefusal, SsoStart,
 };

@@ -30,8 +30,10 @@ mod people;
 mod review;
 mod rules;
 mod scim;
+mod sso;
 pub use ledger::{COUNTED_AT_MOST, Matching};
 pub use scim::{ScimRequest, ScimResponse};
+pub use sso::{SsoCallback, SsoFailure, SsoRefusal, SsoStart};
 
 /// The status of a write that created what it was asked to.
 const CREATED: u16 = 201;
@@ -63,6 +65,9 @@ pub struct ServiceConfig {
     /// How the server sends e-mail; without it, requests for explanations are recorded but
     /// reach no one, and no sign-in link is e-mailed.
     pub mail: Option<crate::mail::MailConfig>,
+    /// How the server reaches identity providers for single sign-on; without it, no single
+    /// sign-on can be configured or used.
+    pub sso_fetch: Option<crate::sso::Fetcher>,
 }
 
 /// How many batches of recorded accesses are read and written at once. Each holds its entries
@@ -110,6 +115,7 @@ impl ServiceConfig {
             batch_writes: BatchWrites::DEFAULT,
             console_sessions: crate::console::SessionLimits::DEFAULT,
             mail: None,
+            sso_fetch: None,
         }
     }
 }
@@ -138,6 +144,10 @@ pub struct Service {
     exports: Arc<tokio::sync::Semaphore>,
     /// A turn for each batch of accesses that may be read and written at once.
     batch_turns: tokio::sync::Semaphore,
+    /// Identity providers' discovery documents and keys, by issuer.
+    sso_discovered: sso::Discovered,
+    /// The key that seals single sign-ins in flight, once read from the store.
+    sso_seal_key: tokio::sync::OnceCell<Vec<u8>>,
 }
 
 impl std::fmt::Debug for Service {
@@ -158,6 +168,8 @@ impl Service {
             recorded: Default::default(),
             exports: Arc::new(tokio::sync::Semaphore::new(config.max_exports.max(1))),
             batch_turns: tokio::sync::Semaphore::new(config.batch_writes.at_once.max(1)),
+            sso_discovered: Default::default(),
+            sso_seal_key: tokio::sync::OnceCell::new(),
             config,
         }
     }

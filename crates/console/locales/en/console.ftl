@@ -258,3 +258,18 @@ filter-menu = Product area
 filter-subject = Data subject
 filter-ip = IP address
 filter-work-hours = Work hours
+
+## Single sign-on
+sign-in-sso = Sign in with your company account
+sign-in-sso-email = Your work e-mail address
+sign-in-sso-go = Continue to your identity provider
+sign-in-with-token = Or sign in with an API token
+sso-signed-in = Signed in
+sso-continue = Continue to the access review
+sso-unavailable = This server does not offer single sign-on.
+sso-not-configured = No organization signs in with an identity provider for this address. Sign in with an API token or a one-time link.
+sso-unreachable = Your organization's identity provider could not be reached. Try again later, or sign in with an API token or a one-time link if your organization allows it.
+sso-expired = This sign-in was not started in this browser, took longer than 10 minutes, or came back altered. Start it again.
+sso-refused = Your identity provider's answer could not be verified, or it refused the sign-in. Start it again; if it happens again, tell your administrator.
+sso-not-a-user = Your identity provider signed you in, but you are not a user of this organization in recruitd.
+sso-not-an-owner = Your identity provider signed you in, but only active owners of the organization (in the groups your administrator chose) may open the access review.

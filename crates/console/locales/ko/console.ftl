@@ -258,3 +258,18 @@ filter-menu = 메뉴
 filter-subject = 정보주체
 filter-ip = IP 주소
 filter-work-hours = 업무시간
+
+## Single sign-on
+sign-in-sso = 회사 계정으로 로그인
+sign-in-sso-email = 회사 이메일 주소
+sign-in-sso-go = ID 공급자로 계속
+sign-in-with-token = 또는 API 토큰으로 로그인
+sso-signed-in = 로그인됨
+sso-continue = 접속기록 점검으로 계속
+sso-unavailable = 이 서버는 통합 로그인(SSO)을 제공하지 않습니다.
+sso-not-configured = 이 주소로 ID 공급자를 통해 로그인하는 기관이 없습니다. API 토큰이나 일회용 링크로 로그인하십시오.
+sso-unreachable = 기관의 ID 공급자에 연결할 수 없습니다. 나중에 다시 시도하거나, 기관이 허용한다면 API 토큰이나 일회용 링크로 로그인하십시오.
+sso-expired = 이 로그인은 이 브라우저에서 시작되지 않았거나, 10분을 넘겼거나, 변조되어 돌아왔습니다. 다시 시작하십시오.
+sso-refused = ID 공급자의 응답을 검증할 수 없거나 공급자가 로그인을 거부했습니다. 다시 시작하고, 계속되면 관리자에게 알리십시오.
+sso-not-a-user = ID 공급자가 로그인을 확인했지만, recruitd에서 이 기관의 사용자가 아닙니다.
+sso-not-an-owner = ID 공급자가 로그인을 확인했지만, 접속기록 점검은 관리자가 정한 그룹에 속한 기관의 활성 소유자만 열 수 있습니다.

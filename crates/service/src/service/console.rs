@@ -35,6 +35,12 @@ impl Service {
         };
         let caller = self.charged(client_ip, self.verify(Some(secret), kind)).await?;
         console_rights(&caller)?;
+        let organization = self.store.organization(caller.token.organization_id).await?;
+        if organization.sso.is_some_and(|sso| !sso.tokens_and_links) {
+            return Err(ServiceError::permission_denied(
+                "The organization signs in to the console with its identity provider only.",
+            ));
+        }
         let now = Timestamp::now();
         let limits = self.config.console_sessions;
         let longest = now.checked_add_duration(limits.longest).unwrap_or(Timestamp::MAX);
@@ -65,11 +71,22 @@ impl Service {
                 (token.id, longest)
             }
         };
+        self.session_of(&caller.user, token, expires_at).await
+    }
+
+    /// Opens a session of `user` through `token`, ending at `expires_at` at the latest.
+    pub(super) async fn session_of(
+        &self,
+        user: &recruit_domain::User,
+        token: recruit_domain::ApiTokenId,
+        expires_at: Timestamp,
+    ) -> Result<OpenedSession, ServiceError> {
+        let now = Timestamp::now();
         let (secret, secret_hash) = crate::console::generate_session_secret();
         let session = ConsoleSession {
             id: Uuid::now_v7(),
-            organization_id: caller.token.organization_id,
-            user_id: caller.user.id,
+            organization_id: user.organization_id,
+            user_id: user.id,
             token_id: token,
             secret_hash,
             created_at: now,
