@@ -318,22 +318,36 @@ fn profile_entry(
         Via::Rest => kind.operation_id(),
         Via::Tool { name, .. } => kind.tool_name().unwrap_or(name),
     };
+    let category = match kind.spec().effect {
+        Effect::Read => ActivityCategory::Read,
+        Effect::Append => ActivityCategory::Create,
+        Effect::Change => ActivityCategory::Update,
+    };
+    employee_entry(caller, context.client_ip, subject, ("API", path.into()), category)
+}
+
+/// The privacy ledger entry that records `caller`, at `client_ip`, reading or changing (as
+/// `category` says) the profile of the employee `subject` in the product area and at the path
+/// `(menu, path)`: their name and email address, at the caller's account (their user id).
+pub(super) fn employee_entry(
+    caller: &Caller,
+    client_ip: Option<std::net::IpAddr>,
+    subject: UserId,
+    (menu, path): (&str, String),
+    category: ActivityCategory,
+) -> LedgerEntry {
     LedgerEntry {
         organization_id: caller.token.organization_id,
         entry: PrivacyAuditLog {
             id: PrivacyAuditLogId::new_v7(),
             access_time: Timestamp::now(),
             account_id: AccountId::from_uuid(caller.user.id.uuid()),
-            ip_addresses: context.client_ip.map(|ip| vec![ip.to_string()]).unwrap_or_default(),
+            ip_addresses: client_ip.map(|ip| vec![ip.to_string()]).unwrap_or_default(),
             data_subject: DataSubject::Employee { user: subject },
             access_data: vec![AccessData::Name, AccessData::EmailAddress],
-            access_menu: "API".into(),
-            access_menu_path: path.into(),
-            activity_category: match kind.spec().effect {
-                Effect::Read => ActivityCategory::Read,
-                Effect::Append => ActivityCategory::Create,
-                Effect::Change => ActivityCategory::Update,
-            },
+            access_menu: menu.into(),
+            access_menu_path: path,
+            activity_category: category,
             purpose: None,
         },
     }

@@ -9,11 +9,8 @@
 use std::net::IpAddr;
 use std::time::Duration;
 
-use recruit_domain::model::{AccessData, ActivityCategory, DataSubject, ProfileField, Role};
-use recruit_domain::{
-    AccountId, ErrorCode, OrganizationId, PrivacyAuditLog, PrivacyAuditLogId, Scope, Timestamp,
-    User, UserId, UserStatus,
-};
+use recruit_domain::model::{ActivityCategory, ProfileField, Role};
+use recruit_domain::{ErrorCode, OrganizationId, Scope, Timestamp, User, UserId, UserStatus};
 use recruit_ports::{LedgerEntry, Provisioning, StoreError, UserLookup};
 use serde_json::Value;
 
@@ -459,23 +456,13 @@ fn entry(
     category: ActivityCategory,
     ends: bool,
 ) -> LedgerEntry {
-    LedgerEntry {
-        organization_id: caller.token.organization_id,
-        entry: PrivacyAuditLog {
-            id: PrivacyAuditLogId::new_v7(),
-            access_time: Timestamp::now(),
-            account_id: AccountId::from_uuid(caller.user.id.uuid()),
-            ip_addresses: r.client_ip.map(|ip| vec![ip.to_string()]).unwrap_or_default(),
-            data_subject: DataSubject::Employee { user: subject },
-            access_data: vec![AccessData::Name, AccessData::EmailAddress],
-            access_menu: "SCIM".into(),
-            access_menu_path: format!("{} /scim/v2/Users", r.method),
-            activity_category: category,
-            purpose: ends.then(|| {
-                "Deactivated by the identity provider: every API token, link and console session \
-                 of the user ended."
-                    .to_owned()
-            }),
-        },
-    }
+    let path = format!("{} /scim/v2/Users", r.method);
+    let mut entry =
+        super::people::employee_entry(caller, r.client_ip, subject, ("SCIM", path), category);
+    entry.entry.purpose = ends.then(|| {
+        "Deactivated by the identity provider: every API token, link and console session of the \
+         user ended."
+            .to_owned()
+    });
+    entry
 }
