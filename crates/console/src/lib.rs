@@ -24,7 +24,7 @@ mod lang;
 mod pages;
 mod report;
 mod route;
-mod sso;
+mod sign_in;
 pub use route::SSO_CALLBACK;
 
 use std::net::IpAddr;
@@ -35,8 +35,8 @@ use askama::Template;
 use bytes::Bytes;
 use http::header::{self, HeaderMap, HeaderValue};
 use http::{Method, Response, StatusCode, Uri};
-use recruit_domain::{ErrorCode, Timestamp};
-use recruit_service::console::{ConsoleCaller, SignIn};
+use recruit_domain::ErrorCode;
+use recruit_service::console::ConsoleCaller;
 use recruit_service::review::Review;
 use recruit_service::{
     Arguments, Identity, Operation, OperationKind, Outcome, RequestContext, Service, ServiceError,
@@ -268,69 +268,6 @@ impl Console {
                 Ok(html(StatusCode::OK, &pages::Report::new(page, review)).into())
             }
         }
-    }
-
-    /// `POST /console/sign-in`: a token pasted, or a one-time link's secret.
-    async fn sign_in(&self, r: &ConsoleRequest<'_>) -> Answer {
-        if !self.same_origin(r.headers) {
-            return Err(Failure::FORGED);
-        }
-        let form = query_pairs(std::str::from_utf8(&r.body).ok());
-        let (sign_in, link) = match (form.get("token"), form.get("link")) {
-            (_, Some(link)) => (SignIn::Link(link.trim()), Some(link.clone())),
-            (Some(token), None) => (SignIn::Token(token.trim()), None),
-            (None, None) => (SignIn::Token(""), None),
-        };
-        match self.service.open_console_session(sign_in, r.client_ip).await {
-            Ok(opened) => {
-                let mut response = redirect(Route::Overview.path());
-                let left = opened.expires_at.unix_micros() - Timestamp::now().unix_micros();
-                let max_age = Duration::from_micros(u64::try_from(left).unwrap_or(0));
-                let cookie = self.cookie(Some((&opened.secret, max_age)));
-                response.headers_mut().append(header::SET_COOKIE, cookie);
-                Ok(response.into())
-            }
-            Err(e) if server_side(&e) => Err(e.into()),
-            Err(e) => {
-                let l = locale(r);
-                let error = match e.code {
-                    ErrorCode::Unauthenticated => l.t("error-sign-in"),
-                    _ => e.message,
-                };
-                let mail = self.service.sends_mail();
-                let page = pages::SignIn {
-                    link,
-                    ended: false,
-                    error: Some(error),
-                    mail,
-                    mailed: false,
-                    sso: self.service.offers_sso(),
-                    l,
-                };
-                Ok(html(status_of(e.code), &page).into())
-            }
-        }
-    }
-
-    /// `POST /console/sign-in/email`: a sign-in link e-mailed to an owner's address. The
-    /// answer is the same whether the address is known or not.
-    fn mail_link(&self, r: &ConsoleRequest<'_>) -> Answer {
-        if !self.same_origin(r.headers) {
-            return Err(Failure::FORGED);
-        }
-        let form = query_pairs(std::str::from_utf8(&r.body).ok());
-        let email = form.get("email").map(String::as_str).unwrap_or("");
-        self.service.email_sign_in_link(email, r.client_ip)?;
-        let page = pages::SignIn {
-            link: None,
-            ended: false,
-            error: None,
-            mail: true,
-            mailed: true,
-            sso: self.service.offers_sso(),
-            l: locale(r),
-        };
-        Ok(html(StatusCode::OK, &page).into())
     }
 
     /// `POST /console/explain`: the explanation of a download, by the holder of the e-mailed

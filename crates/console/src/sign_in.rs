@@ -1,8 +1,9 @@
-//! Single sign-on through the organization's identity provider: the form that starts it
-//! (`POST /console/sign-in/sso`, by e-mail address) and the callback the provider sends the
-//! browser back to (`GET /console/sso/callback`). The rules are the service's
-//! (`Service::start_sso`, `Service::finish_sso`); this module carries cookies and words
-//! refusals.
+//! The doors into the console: a pasted token or a one-time link (`POST /console/sign-in`), a
+//! link asked for by e-mail (`POST /console/sign-in/email`), and single sign-on through the
+//! organization's identity provider: the form that starts it (`POST /console/sign-in/sso`, by
+//! e-mail address) and the callback the provider sends the browser back to
+//! (`GET /console/sso/callback`). The rules are the service's; this module carries cookies and
+//! words refusals.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -12,10 +13,79 @@ use recruit_domain::Timestamp;
 use recruit_service::sso::{COOKIE, SIGN_IN_TTL};
 use recruit_service::{SsoCallback, SsoFailure, SsoRefusal};
 
-use crate::route::SSO_CALLBACK;
-use crate::{Answer, Console, ConsoleRequest, Failure, html, locale, query_pairs, redirect};
+use recruit_domain::ErrorCode;
+use recruit_service::console::SignIn;
+
+use crate::route::{Route, SSO_CALLBACK};
+use crate::{
+    Answer, Console, ConsoleRequest, Failure, html, locale, pages, query_pairs, redirect,
+    server_side, status_of,
+};
 
 impl Console {
+    /// `POST /console/sign-in`: a token pasted, or a one-time link's secret.
+    pub(crate) async fn sign_in(&self, r: &ConsoleRequest<'_>) -> Answer {
+        if !self.same_origin(r.headers) {
+            return Err(Failure::FORGED);
+        }
+        let form = query_pairs(std::str::from_utf8(&r.body).ok());
+        let (sign_in, link) = match (form.get("token"), form.get("link")) {
+            (_, Some(link)) => (SignIn::Link(link.trim()), Some(link.clone())),
+            (Some(token), None) => (SignIn::Token(token.trim()), None),
+            (None, None) => (SignIn::Token(""), None),
+        };
+        match self.service.open_console_session(sign_in, r.client_ip).await {
+            Ok(opened) => {
+                let mut response = redirect(Route::Overview.path());
+                let left = opened.expires_at.unix_micros() - Timestamp::now().unix_micros();
+                let max_age = Duration::from_micros(u64::try_from(left).unwrap_or(0));
+                let cookie = self.cookie(Some((&opened.secret, max_age)));
+                response.headers_mut().append(header::SET_COOKIE, cookie);
+                Ok(response.into())
+            }
+            Err(e) if server_side(&e) => Err(e.into()),
+            Err(e) => {
+                let l = locale(r);
+                let error = match e.code {
+                    ErrorCode::Unauthenticated => l.t("error-sign-in"),
+                    _ => e.message,
+                };
+                let mail = self.service.sends_mail();
+                let page = pages::SignIn {
+                    link,
+                    ended: false,
+                    error: Some(error),
+                    mail,
+                    mailed: false,
+                    sso: self.service.offers_sso(),
+                    l,
+                };
+                Ok(html(status_of(e.code), &page).into())
+            }
+        }
+    }
+
+    /// `POST /console/sign-in/email`: a sign-in link e-mailed to an owner's address. The
+    /// answer is the same whether the address is known or not.
+    pub(crate) fn mail_link(&self, r: &ConsoleRequest<'_>) -> Answer {
+        if !self.same_origin(r.headers) {
+            return Err(Failure::FORGED);
+        }
+        let form = query_pairs(std::str::from_utf8(&r.body).ok());
+        let email = form.get("email").map(String::as_str).unwrap_or("");
+        self.service.email_sign_in_link(email, r.client_ip)?;
+        let page = pages::SignIn {
+            link: None,
+            ended: false,
+            error: None,
+            mail: true,
+            mailed: true,
+            sso: self.service.offers_sso(),
+            l: locale(r),
+        };
+        Ok(html(StatusCode::OK, &page).into())
+    }
+
     /// The provider's redirect URI: the callback on the public URL.
     fn sso_redirect_uri(&self) -> String {
         format!("{}{SSO_CALLBACK}", self.config.public_base_url.trim_end_matches('/'))
