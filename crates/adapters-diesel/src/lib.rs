@@ -8,8 +8,8 @@
 //! ([`LEDGER_TABLES`]), the statements both run, as SQL in a store's [`review::Dialect`] with
 //! the values to bind ([`statement`], [`filter`], [`sessions`], [`retention_plan_sql`]), code
 //! of several steps written once over a store's connection ([`db::Db`]: [`review`],
-//! [`profile`], [`settings`]), the inserts of a batch's and an import document's rows table by
-//! table ([`insert_access_rows!`], [`insert_document_rows!`]), the pool's setup of a new
+//! [`profile`], [`settings`]), the insert of an import document's rows table by table
+//! ([`insert_document_rows`]), the pool's setup of a new
 //! connection ([`session_setup`]), the pool's numbers ([`pool_status`]), how an export's
 //! entries reach their reader ([`ChannelStream`]), and the group commit of the records of
 //! ledger reads ([`Recorder`]).
@@ -40,7 +40,9 @@ pub mod sessions;
 pub mod statement;
 mod statements;
 pub use recorder::{GroupWrite, Recorder};
-pub use statements::{LEDGER_TABLES, Planned, planned_cuts, retention_plan_sql};
+pub use statements::{
+    Insert, LEDGER_TABLES, Planned, insert_document_rows, planned_cuts, retention_plan_sql,
+};
 
 /// The translation of a diesel error every backend shares: no row is `NotFound`, a unique
 /// violation `Conflict`, a foreign-key violation `NotFound` (a reference to nothing is "no

@@ -13,7 +13,8 @@
 /// | `IdList` | `Array<Uuid>` | `Text` (a JSON array) |
 /// | `Document` | `Jsonb` | `Text` (JSON) |
 ///
-/// It declares a module `types` with the five names beside the tables.
+/// It declares a module `types` with the five names beside the tables, and the joins both
+/// stores query (`console_sessions_with_holders`).
 #[macro_export]
 macro_rules! tables {
     (Id = $id:ty, Stamp = $stamp:ty, TextList = $text_list:ty, IdList = $id_list:ty, Document = $document:ty $(,)?) => {
@@ -506,5 +507,23 @@ macro_rules! tables {
             privacy_review_sign_offs,
             console_sessions,
         );
+
+        /// The console sessions joined to their tokens and the tokens' users: what
+        /// `Tokens::console_session` selects from.
+        #[diesel::dsl::auto_type]
+        pub fn console_sessions_with_holders() -> _ {
+            use diesel::{BoolExpressionMethods, ExpressionMethods, JoinOnDsl, QueryDsl};
+            console_sessions::table
+                .inner_join(
+                    api_tokens::table.on(api_tokens::organization_id
+                        .eq(console_sessions::organization_id)
+                        .and(api_tokens::id.eq(console_sessions::token_id))),
+                )
+                .inner_join(
+                    users::table.on(users::organization_id
+                        .eq(api_tokens::organization_id)
+                        .and(users::id.eq(api_tokens::user_id))),
+                )
+        }
     };
 }

@@ -1,31 +1,10 @@
 //! The console sessions' statements (`Tokens::open_session` and the rest), for both stores: the
-//! look-up of a session, a macro that expands where the adapter's schema and rows are in
-//! scope (a join of three rows), and the statements that touch and end one.
+//! statements that touch and end a session, and the session holder of a row of the join
+//! `console_sessions_with_holders` (each store's schema).
 
 use crate::filter::Value;
 use crate::review::Dialect;
 use crate::statement::Statement;
-
-/// The query of `Tokens::console_session`: the session whose stored secret hash is `$hash`,
-/// with its token and the token's user, as `(ConsoleSessionRow, TokenRow, UserRow)`.
-#[macro_export]
-macro_rules! console_session_query {
-    ($hash:expr) => {
-        console_sessions::table
-            .inner_join(
-                api_tokens::table.on(api_tokens::organization_id
-                    .eq(console_sessions::organization_id)
-                    .and(api_tokens::id.eq(console_sessions::token_id))),
-            )
-            .inner_join(
-                users::table.on(users::organization_id
-                    .eq(api_tokens::organization_id)
-                    .and(users::id.eq(api_tokens::user_id))),
-            )
-            .filter(console_sessions::secret_hash.eq($hash))
-            .select((ConsoleSessionRow::as_select(), TokenRow::as_select(), UserRow::as_select()))
-    };
-}
 
 /// What a statement does to a console session.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,7 +34,8 @@ pub fn session_statement(
     Statement { sql, values: vec![Value::Time(at), Value::Uuid(id)] }
 }
 
-/// The session holder of a row of [`console_session_query!`].
+/// The session holder of a row of the schema's `console_sessions_with_holders`, selected as
+/// `(ConsoleSessionRow, TokenRow, UserRow)`.
 pub fn session_holder<S, T, U>(
     (session, token, user): (S, T, U),
 ) -> Result<recruit_ports::SessionHolder, recruit_ports::StoreError>

@@ -1,12 +1,12 @@
 //! The SQL text and table paths both stores use: which tables hold the chained ledgers, the
-//! retention plan's query, and the macros that insert an import document's or a batch's rows
-//! table by table (each adapter resolves the table paths and row types to its own schema).
+//! retention plan's query, and the insert of an import document's rows table by table over an
+//! adapter's [`Insert`].
 
 use recruit_domain::chain::Ledger;
 
 use crate::review::Dialect;
 use recruit_ports::chain::Chained;
-use recruit_ports::rows::{AuditRow, LedgerRow, ToolAuditRow};
+use recruit_ports::rows::{self, AuditRow, DocumentRows, LedgerRow, ToolAuditRow};
 
 /// The three ledgers with chains, and their tables.
 pub const LEDGER_TABLES: [(Ledger, &str); 3] = [
@@ -66,46 +66,39 @@ pub fn planned_cuts(
     Ok(plan)
 }
 
-/// Inserts `recruit_ports::rows::AccessRows`: `insert_access_rows!($insert!($args…), rows)` calls
-/// `$insert!($args…, table, RowType, rows)` for the privacy ledger's rows and the audit
-/// ledgers'.
-#[macro_export]
-macro_rules! insert_access_rows {
-    ($insert:ident!($($args:tt)*), $rows:expr) => {{
-        let rows: ::recruit_ports::rows::AccessRows = $rows;
-        $insert!($($args)*, privacy_audit_logs::table, LedgerRow, rows.privacy_audit_logs);
-        $insert!($($args)*, api_audit_log::table, AuditRow, [rows.api]);
-        $insert!($($args)*, tool_audit_log::table, ToolAuditRow, rows.tool);
-    }};
+/// An adapter's insert of neutral rows of kind `N` into their table, as its row struct: how
+/// code written once ([`insert_document_rows`]) inserts rows on either store. A SQLite store's
+/// future is ready when made (its statements are synchronous).
+pub trait Insert<N> {
+    /// Inserts `rows`, as many to a statement as the store takes.
+    fn insert(&mut self, rows: Vec<N>) -> impl Future<Output = diesel::QueryResult<()>> + Send;
 }
 
-/// Calls the macro `$insert!($args…, table, RowType, rows)` for each table of a
-/// `recruit_ports::rows::DocumentRows`, in the order of insertion (a row's references before it): `table` is the
-/// table's diesel path (`organizations::table`) and `RowType` the adapter's row struct, both
-/// resolved where the macro is called.
-///
-/// ```text
-/// recruit_adapters_diesel::insert_document_rows!(insert_rows!(c), rows);
-/// ```
-#[macro_export]
-macro_rules! insert_document_rows {
-    ($insert:ident!($($args:tt)*), $rows:expr) => {{
-        let rows: ::recruit_ports::rows::DocumentRows = $rows;
-        $insert!($($args)*, organizations::table, OrganizationRow, rows.organizations);
-        $insert!(
-            $($args)*,
-            organization_scheduling_defaults::table,
-            SchedulingDefaultsRow,
-            rows.scheduling_defaults
-        );
-        $insert!($($args)*, organization_work_hours::table, WorkHoursRow, rows.work_hours);
-        $insert!($($args)*, users::table, UserRow, rows.users);
-        $insert!($($args)*, task_queues::table, TaskQueueRow, rows.task_queues);
-        $insert!($($args)*, candidates::table, CandidateRow, rows.candidates);
-        $insert!($($args)*, jobs::table, JobRow, rows.jobs);
-        $insert!($($args)*, job_settings::table, JobSettingsRow, rows.job_settings);
-        $insert!($($args)*, job_hiring_team::table, HiringTeamRow, rows.hiring_team);
-        $insert!($($args)*, job_stages::table, JobStageRow, rows.job_stages);
-        $insert!($($args)*, privacy_audit_logs::table, LedgerRow, rows.privacy_audit_logs);
-    }};
+/// Inserts the rows of an import document table by table, in the order of insertion (a row's
+/// references before it).
+pub async fn insert_document_rows<S>(s: &mut S, rows: DocumentRows) -> diesel::QueryResult<()>
+where
+    S: Insert<rows::OrganizationRow>
+        + Insert<rows::SchedulingDefaultsRow>
+        + Insert<rows::WorkHoursRow>
+        + Insert<rows::UserRow>
+        + Insert<rows::TaskQueueRow>
+        + Insert<rows::CandidateRow>
+        + Insert<rows::JobRow>
+        + Insert<rows::JobSettingsRow>
+        + Insert<rows::HiringTeamRow>
+        + Insert<rows::JobStageRow>
+        + Insert<LedgerRow>,
+{
+    s.insert(rows.organizations).await?;
+    s.insert(rows.scheduling_defaults).await?;
+    s.insert(rows.work_hours).await?;
+    s.insert(rows.users).await?;
+    s.insert(rows.task_queues).await?;
+    s.insert(rows.candidates).await?;
+    s.insert(rows.jobs).await?;
+    s.insert(rows.job_settings).await?;
+    s.insert(rows.hiring_team).await?;
+    s.insert(rows.job_stages).await?;
+    s.insert(rows.privacy_audit_logs).await
 }

@@ -389,8 +389,8 @@ impl recruit_adapters_diesel::db::Db for PgDb<'_> {
         let c = &mut *self.0;
         let appended = async {
             chain(c, &mut page).await?;
-            insert_rows!(c, api_audit_log::table, AuditRow, [page.api]);
-            insert_rows!(c, tool_audit_log::table, ToolAuditRow, page.tool);
+            crate::insert::insert_rows(c, [page.api]).await?;
+            crate::insert::insert_rows(c, page.tool).await?;
             Ok::<_, TxError>(())
         };
         appended.await.map_err(StoreError::from)
@@ -403,7 +403,7 @@ impl recruit_adapters_diesel::db::Db for PgDb<'_> {
         let c = &mut *self.0;
         let appended = async {
             chain(c, &mut rows).await?;
-            insert_rows!(c, privacy_audit_logs::table, LedgerRow, rows);
+            crate::insert::insert_rows(c, rows).await?;
             Ok::<_, TxError>(())
         };
         appended.await.map_err(StoreError::from)
@@ -415,7 +415,7 @@ impl recruit_adapters_diesel::db::Db for PgDb<'_> {
     ) -> Result<(), StoreError> {
         let c = &mut *self.0;
         let inserted = async {
-            insert_rows!(c, job_resolved_settings::table, ResolvedSettingsRow, rows);
+            crate::insert::insert_rows(c, rows).await?;
             Ok::<_, diesel::result::Error>(())
         };
         inserted.await.map_err(store_error)

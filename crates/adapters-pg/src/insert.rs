@@ -1,5 +1,8 @@
 //! Multi-row inserts, as many rows to a statement as PostgreSQL takes.
 
+use diesel_async::AsyncPgConnection;
+use recruit_adapters_diesel::Insert;
+
 /// From how many rows an insert goes as one JSON record set rather than bound values: one
 /// short statement and one parameter, which PostgreSQL parses far faster than thousands of
 /// bound values.
@@ -8,7 +11,7 @@ pub(crate) const RECORDSET_FROM: usize = 64;
 /// Inserts `rows` with one statement whatever their number: `INSERT … SELECT … FROM
 /// jsonb_to_recordset($1)`.
 pub(crate) async fn insert_recordset<R: crate::rows::Copied>(
-    c: &mut diesel_async::AsyncPgConnection,
+    c: &mut AsyncPgConnection,
     rows: &[R],
 ) -> diesel::QueryResult<usize> {
     insert_json(c, rows, "").await
@@ -17,14 +20,14 @@ pub(crate) async fn insert_recordset<R: crate::rows::Copied>(
 /// Inserts those of `rows` whose key is not stored yet, with one statement: saving what is
 /// saved is a no-op.
 pub(crate) async fn insert_new<R: crate::rows::Copied>(
-    c: &mut diesel_async::AsyncPgConnection,
+    c: &mut AsyncPgConnection,
     rows: &[R],
 ) -> diesel::QueryResult<usize> {
     insert_json(c, rows, " ON CONFLICT DO NOTHING").await
 }
 
 async fn insert_json<R: crate::rows::Copied>(
-    c: &mut diesel_async::AsyncPgConnection,
+    c: &mut AsyncPgConnection,
     rows: &[R],
     conflict: &str,
 ) -> diesel::QueryResult<usize> {
@@ -42,19 +45,41 @@ async fn insert_json<R: crate::rows::Copied>(
     diesel::sql_query(sql).bind::<diesel::sql_types::Jsonb, _>(json).execute(c).await
 }
 
-/// Inserts neutral rows into `$table` as `$row`s: many at once as a JSON record set, a few
-/// as bound values.
-macro_rules! insert_rows {
-    ($c:expr, $table:expr, $row:ty, $rows:expr) => {{
-        let rows: Vec<$row> = $rows.into_iter().map(<$row>::from).collect();
-        if rows.len() >= $crate::insert::RECORDSET_FROM {
-            for part in rows.chunks($crate::insert::RECORDSET_ROWS) {
-                $crate::insert::insert_recordset($c, part).await?;
-            }
-        } else if !rows.is_empty() {
-            diesel::insert_into($table).values(&rows[..]).execute($c).await?;
+/// A neutral row this store keeps as its row struct [`Stored::Row`] (declared with the row, in
+/// `rows.rs`).
+pub(crate) trait Stored: Sized + Send {
+    /// The adapter's row.
+    type Row: crate::rows::Copied + From<Self> + Send + Sync;
+    /// Inserts `rows` with bound values, one statement.
+    fn insert_values<'a>(
+        c: &'a mut AsyncPgConnection,
+        rows: &'a [Self::Row],
+    ) -> impl Future<Output = diesel::QueryResult<usize>> + Send + 'a;
+}
+
+/// Inserts neutral rows: many at once as a JSON record set, a few as bound values.
+pub(crate) async fn insert_rows<N: Stored>(
+    c: &mut AsyncPgConnection,
+    rows: impl IntoIterator<Item = N>,
+) -> diesel::QueryResult<()> {
+    let rows: Vec<N::Row> = rows.into_iter().map(N::Row::from).collect();
+    if rows.len() >= RECORDSET_FROM {
+        for part in rows.chunks(RECORDSET_ROWS) {
+            insert_recordset(c, part).await?;
         }
-    }};
+    } else if !rows.is_empty() {
+        N::insert_values(c, &rows).await?;
+    }
+    Ok(())
+}
+
+/// A connection as the [`Insert`] of every stored row, for code written once for both stores.
+pub(crate) struct Rows<'c>(pub(crate) &'c mut AsyncPgConnection);
+
+impl<N: Stored> Insert<N> for Rows<'_> {
+    fn insert(&mut self, rows: Vec<N>) -> impl Future<Output = diesel::QueryResult<()>> + Send {
+        insert_rows(self.0, rows)
+    }
 }
 
 /// The most rows of one JSON record set: a statement's parameter stays a few megabytes.

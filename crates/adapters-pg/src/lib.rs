@@ -11,7 +11,6 @@
 //! HTTP, or on the SQLite adapter. With the `testkit` feature, the `testkit` module starts
 //! throwaway PostgreSQL clusters for tests.
 
-#[macro_use]
 mod insert;
 
 mod chain;

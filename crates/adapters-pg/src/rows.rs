@@ -139,6 +139,17 @@ macro_rules! pg_rows {
     ($($(#[$doc:meta])* $row:ident in $table:ident { $($field:ident: $ty:ty),* $(,)? })*) => {$(
         recruit_adapters_diesel::stored_row!(Pg, Postgres; $(#[$doc])* $row in $table { $($field: $ty),* });
 
+        impl crate::insert::Stored for ::recruit_ports::rows::$row {
+            type Row = $row;
+            fn insert_values<'a>(
+                c: &'a mut diesel_async::AsyncPgConnection,
+                rows: &'a [$row],
+            ) -> impl Future<Output = diesel::QueryResult<usize>> + Send + 'a {
+                use diesel_async::RunQueryDsl;
+                diesel::insert_into($table::table).values(rows).execute(c)
+            }
+        }
+
         impl Copied for $row {
             const TABLE: &'static str = stringify!($table);
             const COLUMNS: &'static str = stringify!($($field),*);

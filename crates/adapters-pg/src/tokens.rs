@@ -113,7 +113,9 @@ impl Tokens for PgStore {
 
     async fn console_session(&self, hash: &SecretHash) -> Result<SessionHolder, StoreError> {
         let mut c = self.conn().await?;
-        let row = recruit_adapters_diesel::console_session_query!(hash.0.as_slice())
+        let row = console_sessions_with_holders()
+            .filter(console_sessions::secret_hash.eq(hash.0.as_slice()))
+            .select((ConsoleSessionRow::as_select(), TokenRow::as_select(), UserRow::as_select()))
             .first(&mut c)
             .await
             .map_err(store_error)?;

@@ -31,8 +31,8 @@ pub(crate) fn group_writer(
                 Ok(c.immediate_transaction(|c| -> Result<(), TxError> {
                     chain(c, &mut group)?;
                     let neutral::ReadRecords { api, tool } = group;
-                    insert_rows!(c, api_audit_log::table, AuditRow, api);
-                    insert_rows!(c, tool_audit_log::table, ToolAuditRow, tool);
+                    crate::insert::insert_rows(c, api)?;
+                    crate::insert::insert_rows(c, tool)?;
                     Ok(())
                 }))
             })

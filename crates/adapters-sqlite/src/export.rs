@@ -171,8 +171,8 @@ impl recruit_adapters_diesel::db::Db for SqliteDb<'_> {
         let c = &mut *self.0;
         let appended = (|| -> Result<(), TxError> {
             crate::chain::chain(c, &mut page)?;
-            insert_rows!(c, api_audit_log::table, AuditRow, [page.api]);
-            insert_rows!(c, tool_audit_log::table, ToolAuditRow, page.tool);
+            crate::insert::insert_rows(c, [page.api])?;
+            crate::insert::insert_rows(c, page.tool)?;
             Ok(())
         })();
         std::future::ready(appended.map_err(StoreError::from))
@@ -185,7 +185,7 @@ impl recruit_adapters_diesel::db::Db for SqliteDb<'_> {
         let c = &mut *self.0;
         let appended = (|| -> Result<(), TxError> {
             crate::chain::chain(c, &mut rows)?;
-            insert_rows!(c, privacy_audit_logs::table, LedgerRow, rows);
+            crate::insert::insert_rows(c, rows)?;
             Ok(())
         })();
         std::future::ready(appended.map_err(StoreError::from))
@@ -197,7 +197,7 @@ impl recruit_adapters_diesel::db::Db for SqliteDb<'_> {
     ) -> impl Future<Output = Result<(), StoreError>> + Send {
         let c = &mut *self.0;
         let inserted = (|| -> Result<(), diesel::result::Error> {
-            insert_rows!(c, job_resolved_settings::table, ResolvedSettingsRow, rows);
+            crate::insert::insert_rows(c, rows)?;
             Ok(())
         })();
         std::future::ready(inserted.map_err(crate::error::store_error))

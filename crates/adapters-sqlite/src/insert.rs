@@ -1,18 +1,40 @@
-//! Multi-row inserts, as many rows to a statement as SQLite takes. The macro names its helpers
-//! by full path; the caller needs diesel's `RunQueryDsl` (the prelude) in scope.
+//! Multi-row inserts, as many rows to a statement as SQLite takes.
+
+use diesel::SqliteConnection;
+use recruit_adapters_diesel::{Insert, Row};
 
 /// The most values bound to one statement: SQLite takes at most 32 766.
 pub(crate) const MAX_BOUND_VALUES: usize = 30_000;
 
-/// Inserts neutral rows into `$table` as `$row`s, as many to a statement as SQLite takes.
-macro_rules! insert_rows {
-    ($c:expr, $table:expr, $row:ty, $rows:expr) => {{
-        let rows: Vec<$row> = $rows.into_iter().map(<$row>::from).collect();
-        for part in rows.chunks(recruit_adapters_diesel::rows_per_statement(
-            $crate::insert::MAX_BOUND_VALUES,
-            <$row as $crate::rows::Row>::WIDTH,
-        )) {
-            diesel::insert_into($table).values(part).execute($c)?;
-        }
-    }};
+/// A neutral row this store keeps as its row struct [`Stored::Row`] (declared with the row, in
+/// `rows.rs`).
+pub(crate) trait Stored: Sized {
+    /// The adapter's row.
+    type Row: Row + From<Self>;
+    /// Inserts `rows` with bound values, one statement.
+    fn insert_values(c: &mut SqliteConnection, rows: &[Self::Row]) -> diesel::QueryResult<usize>;
+}
+
+/// Inserts neutral rows, as many to a statement as SQLite takes.
+pub(crate) fn insert_rows<N: Stored>(
+    c: &mut SqliteConnection,
+    rows: impl IntoIterator<Item = N>,
+) -> diesel::QueryResult<()> {
+    let rows: Vec<N::Row> = rows.into_iter().map(N::Row::from).collect();
+    let per_statement =
+        recruit_adapters_diesel::rows_per_statement(MAX_BOUND_VALUES, <N::Row as Row>::WIDTH);
+    for part in rows.chunks(per_statement) {
+        N::insert_values(c, part)?;
+    }
+    Ok(())
+}
+
+/// A connection as the [`Insert`] of every stored row, for code written once for both stores:
+/// each insert runs when asked, and its future is ready.
+pub(crate) struct Rows<'c>(pub(crate) &'c mut SqliteConnection);
+
+impl<N: Stored + Send> Insert<N> for Rows<'_> {
+    fn insert(&mut self, rows: Vec<N>) -> impl Future<Output = diesel::QueryResult<()>> + Send {
+        std::future::ready(insert_rows(self.0, rows))
+    }
 }

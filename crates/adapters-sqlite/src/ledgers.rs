@@ -22,6 +22,7 @@ use crate::SqliteStore;
 use crate::chain::{chain, chain_entries};
 use crate::error::TxError;
 use crate::export::{SqliteDb, at_once, bound, export_ledger};
+use crate::insert::insert_rows;
 use crate::rows::*;
 use crate::schema::*;
 
@@ -57,7 +58,9 @@ impl Ledgers for SqliteStore {
             }
             diesel::replace_into(keys::table).values(&done).execute(c)?;
             chain(c, &mut rows)?;
-            recruit_adapters_diesel::insert_access_rows!(insert_rows!(c), rows);
+            insert_rows(c, rows.privacy_audit_logs)?;
+            insert_rows(c, [rows.api])?;
+            insert_rows(c, rows.tool)?;
             Ok(Claim::Granted)
         })
         .await

@@ -14,7 +14,6 @@
 //! (with `export`), `import` and `maintenance`, beside the ledgers' chains (`chain`), the
 //! errors at the seam (`error`), multi-row inserts (`insert`), the rows and the schema.
 
-#[macro_use]
 mod insert;
 #[cfg(feature = "testkit")]
 pub mod testkit;

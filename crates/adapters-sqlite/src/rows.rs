@@ -98,6 +98,17 @@ impl Column<Sqlite3> for Json {
 macro_rules! sqlite_rows {
     ($($(#[$doc:meta])* $row:ident in $table:ident { $($field:ident: $ty:ty),* $(,)? })*) => {$(
         recruit_adapters_diesel::stored_row!(Sqlite, Sqlite3; $(#[$doc])* $row in $table { $($field: $ty),* });
+
+        impl crate::insert::Stored for ::recruit_ports::rows::$row {
+            type Row = $row;
+            fn insert_values(
+                c: &mut diesel::SqliteConnection,
+                rows: &[$row],
+            ) -> diesel::QueryResult<usize> {
+                use diesel::RunQueryDsl;
+                diesel::insert_into($table::table).values(rows).execute(c)
+            }
+        }
     )*};
 }
 

@@ -88,7 +88,16 @@ impl Tokens for SqliteStore {
     async fn console_session(&self, hash: &SecretHash) -> Result<SessionHolder, StoreError> {
         let hash = hash.0.to_vec();
         let row = self
-            .run(move |c| recruit_adapters_diesel::console_session_query!(hash).first(c))
+            .run(move |c| {
+                console_sessions_with_holders()
+                    .filter(console_sessions::secret_hash.eq(hash))
+                    .select((
+                        ConsoleSessionRow::as_select(),
+                        TokenRow::as_select(),
+                        UserRow::as_select(),
+                    ))
+                    .first(c)
+            })
             .await?;
         recruit_adapters_diesel::sessions::session_holder(row)
     }
