@@ -37,6 +37,13 @@ pub(crate) struct Cli {
     #[arg(long, global = true, env = "RECRUITD_READ_REPLICA_WAIT", default_value = "2s", value_parser = humantime::parse_duration)]
     pub(crate) read_replica_wait: Duration,
 
+    /// Address blocks the server's own requests (to identity providers) may reach although they
+    /// are loopback, private, link-local or reserved, e.g. an internal provider's
+    /// `10.20.0.0/16`; comma-separated addresses or CIDR blocks. Everything else outside the
+    /// Internet is refused, and cloud metadata addresses always are.
+    #[arg(long, global = true, env = "RECRUITD_OUTBOUND_ALLOW", value_delimiter = ',', value_parser = address_block)]
+    pub(crate) outbound_allow: Vec<ipnet::IpNet>,
+
     /// Connections to the database at most.
     #[arg(long, global = true, env = "RECRUITD_DB_POOL_SIZE", default_value_t = 16)]
     pub(crate) db_pool_size: usize,
@@ -266,7 +273,7 @@ pub(crate) struct ServeArgs {
     /// them is taken to come from the client address it forwarded in `X-Forwarded-For`: that
     /// is the address the audit ledgers record and failed authentications are counted against.
     /// Without it the TCP peer is the client, and `X-Forwarded-For` is ignored.
-    #[arg(long, env = "RECRUITD_TRUSTED_PROXIES", value_delimiter = ',', value_parser = proxy_block)]
+    #[arg(long, env = "RECRUITD_TRUSTED_PROXIES", value_delimiter = ',', value_parser = address_block)]
     pub(crate) trusted_proxies: Vec<ipnet::IpNet>,
     /// On an empty database, load deterministic demo data (two organizations, users of every
     /// role, jobs, candidates, 40 000 privacy ledger entries over the last year), create an
@@ -529,8 +536,8 @@ pub(crate) enum Ledger {
 /// (parsed, queued, written) at a few tens of MiB.
 const DEFAULT_IMPORT_BATCH: u32 = 20_000;
 
-/// A trusted proxy: a CIDR block, or one address.
-fn proxy_block(value: &str) -> Result<ipnet::IpNet, String> {
+/// A CIDR block, or one address.
+fn address_block(value: &str) -> Result<ipnet::IpNet, String> {
     let value = value.trim();
     value
         .parse::<ipnet::IpNet>()

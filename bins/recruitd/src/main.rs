@@ -22,9 +22,9 @@ mod cli;
 mod commands;
 mod logging;
 mod mail;
+mod outbound;
 mod output;
 mod scheduler;
-mod sso;
 mod wiring;
 
 /// A failure of a command: its message for the operator.
@@ -93,6 +93,7 @@ async fn run(
                 &args.service,
                 (key.clone(), mail),
                 cli.ledger_retention,
+                outbound(&cli.outbound_allow)?,
             )
             .await?;
             let retention = cli.ledger_retention;
@@ -103,8 +104,15 @@ async fn run(
         Command::Mcp(args) => {
             let key = checkpoint_key(cli.checkpoint_key.as_deref())?;
             let keys = (key, None);
-            let service =
-                service(store, replica, &args.service, keys, cli.ledger_retention).await?;
+            let service = service(
+                store,
+                replica,
+                &args.service,
+                keys,
+                cli.ledger_retention,
+                outbound(&cli.outbound_allow)?,
+            )
+            .await?;
             mcp::mcp(service, args).await
         }
         Command::Import { files, batch_size } => {
@@ -137,8 +145,7 @@ async fn run(
                 owner_groups,
                 tokens_and_links: tokens_and_links == cli::Switch::On,
             };
-            let providers: Arc<dyn recruit_service::sso::Fetch> =
-                Arc::new(sso::Providers::new().map_err(Failure)?);
+            let providers: Arc<dyn recruit_service::sso::Fetch> = outbound(&cli.outbound_allow)?;
             recruit_service::sso::configure(store.as_ref(), Some(providers), org, Some(settings))
                 .await
                 .map_err(|e| Failure(sso_problem(&e)))?;
@@ -207,6 +214,12 @@ async fn run(
             audit::audit_export(&heavy, &query, &file).await
         }
     }
+}
+
+/// The server's own HTTP client, reaching what `--outbound-allow` allows besides the Internet.
+fn outbound(allow: &[ipnet::IpNet]) -> Result<Arc<outbound::Outbound>, Failure> {
+    let destinations = recruit_service::outbound::Destinations::new(allow.to_vec());
+    outbound::Outbound::new(destinations).map(Arc::new).map_err(Failure)
 }
 
 /// A refused configuration of single sign-on, its reasons field by field.

@@ -101,20 +101,20 @@ async fn cursor_key(store: &dyn Store, configured: Option<&str>) -> Result<Curso
 }
 
 /// The service over `store`, its heavy reads on `replica`'s standbys when given, configured,
-/// with its checkpoint key and e-mail if any.
+/// with its checkpoint key and e-mail if any, reaching identity providers through `outbound`.
 pub(crate) async fn service(
     store: Arc<dyn Store>,
     replica: Option<(Arc<dyn Replica>, std::time::Duration)>,
     args: &ServiceArgs,
     (checkpoint_key, mail): (Option<CheckpointKey>, Option<recruit_service::mail::MailConfig>),
     ledger_retention: recruit_domain::Retention,
+    outbound: Arc<crate::outbound::Outbound>,
 ) -> Result<Arc<Service>, Failure> {
     let key = cursor_key(store.as_ref(), args.cursor_secret.as_deref()).await?;
     let mut config = ServiceConfig::new(args.app_base_url.clone(), key);
     config.checkpoint_key = checkpoint_key;
     config.mail = mail;
-    let providers = crate::sso::Providers::new().map_err(Failure)?;
-    config.sso_fetch = Some(recruit_service::sso::Fetcher(Arc::new(providers)));
+    config.sso_fetch = Some(recruit_service::sso::Fetcher(outbound));
     config.ledger_retention = ledger_retention;
     config.max_exports = args.max_exports as usize;
     config.console_sessions = recruit_service::console::SessionLimits {

@@ -195,20 +195,31 @@ async fn the_console_opens_through_the_identity_provider_and_refuses_every_forge
     std::fs::write(&secret, "recruitd-secret\n").unwrap();
     let org = org_id(ORG_A).to_string();
 
-    // A provider that does not answer its discovery is refused when configured.
+    // A provider on a loopback address is refused unless the operator allows its block, and
+    // one that does not answer its discovery is refused when configured.
+    let set_at = |issuer: &str, allow: &[&str]| {
+        let output = Command::new(BIN)
+            .args(["--database-url", &url, "console", "sso-set", "--org", &org])
+            .args(["--issuer", issuer, "--client-id", "recruitd"])
+            .args(["--client-secret-file", secret.to_str().unwrap()])
+            .args(allow)
+            .output()
+            .unwrap();
+        (output.status.success(), String::from_utf8_lossy(&output.stderr).into_owned())
+    };
+    let (done, said) = set_at(&provider.issuer, &[]);
+    assert!(!done && said.contains("--outbound-allow"), "{said}");
+    let (done, said) = set_at(&provider.issuer, &["--outbound-allow", "10.0.0.0/8"]);
+    assert!(!done && said.contains("127.0.0.1 is a loopback"), "{said}");
     let nowhere = format!("http://127.0.0.1:{}", free_port());
-    let refused = Command::new(BIN)
-        .args(["--database-url", &url, "console", "sso-set", "--org", &org, "--issuer", &nowhere])
-        .args(["--client-id", "recruitd", "--client-secret-file", secret.to_str().unwrap()])
-        .output()
-        .unwrap();
-    let said = String::from_utf8_lossy(&refused.stderr);
-    assert!(!refused.status.success() && said.contains("could not be discovered"), "{said}");
+    let (done, said) = set_at(&nowhere, &["--outbound-allow", "127.0.0.1"]);
+    assert!(!done && said.contains("could not be discovered"), "{said}");
     let issuer = provider.issuer.clone();
     // The provider's settings, with `more` flags.
     let set = |more: &[&str]| {
         let secret = secret.to_str().unwrap();
-        let mut args = vec!["console", "sso-set", "--org", &org, "--issuer", &issuer];
+        let mut args = vec!["--outbound-allow", "127.0.0.1", "console", "sso-set", "--org", &org];
+        args.extend(["--issuer", &issuer]);
         args.extend(["--client-id", "recruitd", "--client-secret-file", secret]);
         args.extend(more);
         cli(&url, &args);
@@ -219,7 +230,7 @@ async fn the_console_opens_through_the_identity_provider_and_refuses_every_forge
     assert_eq!(shown["issuer"], issuer.as_str());
     assert!(!shown.to_string().contains("recruitd-secret"), "the secret is never shown");
 
-    let public = ["--public-base-url", base.as_str()];
+    let public = ["--public-base-url", base.as_str(), "--outbound-allow", "127.0.0.1"];
     let server = Server::spawn_at(port, &url, &public, "warn", Stdio::inherit());
 
     // The owner signs in and lands on the overview.

@@ -37,6 +37,7 @@ pub mod input;
 pub mod limits;
 pub mod mail;
 mod operation;
+pub mod outbound;
 pub mod problems;
 pub mod profiles;
 pub mod replica;
