@@ -159,7 +159,7 @@ pub(crate) enum ConsoleCommand {
         #[arg(long)]
         client_secret_file: PathBuf,
         /// The ID token's claim that names the user: their e-mail address in recruitd.
-        #[arg(long, default_value = "email")]
+        #[arg(long, default_value = recruit_domain::model::DEFAULT_USER_CLAIM)]
         user_claim: String,
         /// A provider group whose members may sign in (repeat for several); none: any owner.
         #[arg(long = "owner-group")]
@@ -370,8 +370,8 @@ pub(crate) enum TokenCommand {
         /// The user the token acts as (its organization is the user's).
         #[arg(long)]
         user: UserId,
-        /// Comma-separated scopes: audit_logs:read, jobs:read, organization:read, audit_logs:write,
-        /// users:read, users:write, audit_logs:review.
+        /// Comma-separated scopes: audit_logs:read, jobs:read, organization:read,
+        /// organization:admin, audit_logs:write, users:read, users:write, audit_logs:review.
         #[arg(
             long,
             value_delimiter = ',',

@@ -146,7 +146,8 @@ async fn run(
                 tokens_and_links: tokens_and_links == cli::Switch::On,
             };
             let providers: Arc<dyn recruit_service::sso::Fetch> = outbound(&cli.outbound_allow)?;
-            recruit_service::sso::configure(store.as_ref(), Some(providers), org, Some(settings))
+            let sso = Some(settings);
+            recruit_service::sso::configure(store.as_ref(), Some(providers), org, sso, None)
                 .await
                 .map_err(|e| Failure(sso_problem(&e)))?;
             crate::output::print(&format!("Single sign-on set for {org}."));
@@ -154,21 +155,12 @@ async fn run(
         }
         Command::Console(ConsoleCommand::SsoShow { org }) => {
             let record = store.organization(org).await?;
-            let shown = record.sso.map(|s| {
-                serde_json::json!({
-                    "issuer": s.issuer,
-                    "client_id": s.client_id,
-                    "user_claim": s.user_claim,
-                    "owner_groups": s.owner_groups,
-                    "tokens_and_links": s.tokens_and_links,
-                    "redirect_path": recruit_console::SSO_CALLBACK,
-                })
-            });
+            let shown = record.sso.as_ref().map(recruit_ports::SsoSettings::shown);
             crate::output::print(&serde_json::to_string_pretty(&shown)?);
             Ok(())
         }
         Command::Console(ConsoleCommand::SsoClear { org }) => {
-            recruit_service::sso::configure(store.as_ref(), None, org, None)
+            recruit_service::sso::configure(store.as_ref(), None, org, None, None)
                 .await
                 .map_err(|e| Failure(sso_problem(&e)))?;
             crate::output::print(&format!("Single sign-on removed for {org}."));

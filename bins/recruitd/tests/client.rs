@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 use crate::common::*;
 
 const SCOPES: &str = "audit_logs:read,audit_logs:write,audit_logs:review,jobs:read,\
-                      organization:read,users:read,users:write";
+                      organization:read,organization:admin,users:read,users:write";
 
 /// The client calls every operation of the server, each at its method and path: an
 /// operation added without a client method, or a path changed on one side, fails here.
@@ -203,6 +203,21 @@ async fn every_method(world: World) {
     let stricter = ReviewRules { downloads: rules.downloads + 1, ..rules.clone() };
     assert_eq!(client.set_review_rules(&stricter).await.unwrap(), stricter);
     assert_eq!(client.review_rules().await.unwrap(), stricter, "kept");
+    // Single sign-on: none yet; a provider this server may not reach refused, saying why.
+    let none = client.single_sign_on().await.unwrap_err();
+    assert_eq!(none.code(), Some(&ErrorCode::NotFound), "{none}");
+    let settings = recruit_domain::model::SingleSignOnSettings {
+        issuer: "http://127.0.0.1:9/".into(),
+        client_id: "recruitd".into(),
+        client_secret: Some("s3cr3t".into()),
+        user_claim: "email".into(),
+        owner_groups: vec![],
+        tokens_and_links: true,
+    };
+    let refused = client.set_single_sign_on(&settings).await.unwrap_err();
+    assert_eq!(refused.code(), Some(&ErrorCode::ValidationFailed), "{refused}");
+    assert!(refused.to_string().contains("--outbound-allow"), "the reason: {refused}");
+    client.remove_single_sign_on().await.unwrap();
     let unasked = client.explain_download(month, download, "for payroll").await.unwrap_err();
     assert_eq!(unasked.code(), Some(&ErrorCode::Conflict), "no explanation asked: {unasked}");
     let note = Some("exports by the client test");

@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use recruit_domain::model::Role;
+use recruit_client::ErrorCode;
+use recruit_domain::model::{Role, SingleSignOnSettings};
 use recruit_ports::testkit::{ORG_A, world, world_user};
 use serde_json::{Value, json};
 
@@ -292,9 +293,9 @@ async fn the_console_opens_through_the_identity_provider_and_refuses_every_forge
 
     // Break glass off: a pasted owner's token no longer opens the console.
     set(&["--tokens-and-links", "off"]);
-    let token = token(&url, ORG_A, Role::Owner, "audit_logs:read");
+    let pasted_token = token(&url, ORG_A, Role::Owner, "audit_logs:read");
     let mut pasted = Browser::new();
-    let form = format!("token={token}");
+    let form = format!("token={pasted_token}");
     let (status, _, body) =
         pasted.send("POST", &format!("{base}/console/sign-in"), Some(&form), Some(&base)).await;
     assert_eq!(status, 403, "{body}");
@@ -303,5 +304,42 @@ async fn the_console_opens_through_the_identity_provider_and_refuses_every_forge
     let (_, status, _) = Browser::new().sign_in(&base, &owner.email).await;
     assert_eq!(status, 200, "single sign-on still opens it");
     assert!(started.elapsed() < Duration::from_secs(10));
+
+    // Through the API: shown without the secret; set again without it (the same provider and
+    // client: the secret kept, so the sign-in still exchanges its code); then removed.
+    let admin = token(&url, ORG_A, Role::Owner, "organization:admin");
+    let api = recruit_client::Client::builder(base.as_str(), admin).build().unwrap();
+    let shown = api.single_sign_on().await.unwrap();
+    assert_eq!((shown.issuer.as_str(), shown.tokens_and_links), (issuer.as_str(), false));
+    assert_eq!(shown.redirect_path, "/console/sso/callback");
+    let settings = SingleSignOnSettings {
+        issuer: issuer.clone(),
+        client_id: "recruitd".into(),
+        client_secret: None,
+        user_claim: "email".into(),
+        owner_groups: vec![],
+        tokens_and_links: true,
+    };
+    let set = api.set_single_sign_on(&settings).await.unwrap();
+    assert!(set.tokens_and_links && set.owner_groups.is_empty(), "{set:?}");
+    let (_, status, body) = Browser::new().sign_in(&base, &owner.email).await;
+    assert_eq!(status, 200, "the secret kept still exchanges the code: {body}");
+    let (status, _, body) =
+        pasted.send("POST", &format!("{base}/console/sign-in"), Some(&form), Some(&base)).await;
+    assert_ne!(status, 403, "break glass open again: {body}");
+    let another = SingleSignOnSettings { client_id: "another".into(), ..settings.clone() };
+    let refused = api.set_single_sign_on(&another).await.unwrap_err();
+    assert_eq!(refused.code(), Some(&ErrorCode::ValidationFailed));
+    assert!(refused.to_string().contains("client_secret"), "{refused}");
+    let metadata = SingleSignOnSettings {
+        issuer: "https://169.254.169.254".into(),
+        client_secret: Some("s3cr3t".into()),
+        ..settings
+    };
+    let refused = api.set_single_sign_on(&metadata).await.unwrap_err();
+    assert!(refused.to_string().contains("never reaches"), "{refused}");
+    api.remove_single_sign_on().await.unwrap();
+    let gone = api.single_sign_on().await.unwrap_err();
+    assert_eq!(gone.code(), Some(&ErrorCode::NotFound), "{gone}");
     server.stop();
 }

@@ -178,11 +178,12 @@ pub fn into_users<R: Row<Neutral = neutral::UserRow>>(
 }
 
 /// `Directory::set_sso`: the organization's single sign-on settings as the column keeps them
-/// (JSON), or none. An organization not stored is `NotFound`.
+/// (JSON), or none, and the change's record if any. An organization not stored is `NotFound`.
 pub async fn set_sso<D: Db>(
     c: &mut D,
     org: Uuid,
     sso: Option<&recruit_ports::SsoSettings>,
+    record: Option<&recruit_ports::ReadRecord>,
 ) -> Result<(), StoreError> {
     let d = D::DIALECT;
     let json =
@@ -199,5 +200,8 @@ pub async fn set_sso<D: Db>(
     if c.execute(update).await? == 0 {
         return Err(StoreError::NotFound);
     }
-    Ok(())
+    match record {
+        Some(record) => c.append_record(record.page(Vec::<()>::new(), 0)).await,
+        None => Ok(()),
+    }
 }

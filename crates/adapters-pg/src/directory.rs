@@ -299,11 +299,13 @@ impl Directory for PgStore {
         &self,
         organization: OrganizationId,
         sso: Option<&recruit_ports::SsoSettings>,
+        record: Option<&recruit_ports::ReadRecord>,
     ) -> Result<(), StoreError> {
         let mut c = self.conn().await?;
         let org = organization.uuid();
         c.transaction::<_, TxError, _>(async |c| {
-            Ok(recruit_adapters_diesel::provisioning::set_sso(&mut PgDb(c), org, sso).await?)
+            let db = &mut PgDb(c);
+            Ok(recruit_adapters_diesel::provisioning::set_sso(db, org, sso, record).await?)
         })
         .await
         .map_err(StoreError::from)

@@ -154,11 +154,13 @@ impl Directory for SqliteStore {
         &self,
         organization: OrganizationId,
         sso: Option<&recruit_ports::SsoSettings>,
+        record: Option<&recruit_ports::ReadRecord>,
     ) -> Result<(), StoreError> {
-        let (org, sso) = (organization.uuid(), sso.cloned());
+        let (org, sso, record) = (organization.uuid(), sso.cloned(), record.cloned());
         self.transaction(move |c| -> Result<(), TxError> {
             let db = &mut SqliteDb(c);
-            Ok(at_once(recruit_adapters_diesel::provisioning::set_sso(db, org, sso.as_ref()))?)
+            let set = recruit_adapters_diesel::provisioning::set_sso;
+            Ok(at_once(set(db, org, sso.as_ref(), record.as_ref()))?)
         })
         .await
         .map_err(StoreError::from)

@@ -64,11 +64,17 @@ pub(crate) const GET_ORGANIZATION: Endpoint =
 pub(crate) const GET_USER: Endpoint = endpoint("getUser", "GET", "/v1/users/{userId}");
 pub(crate) const UPDATE_USER: Endpoint = endpoint("updateUser", "PATCH", "/v1/users/{userId}");
 pub(crate) const GET_ME: Endpoint = endpoint("getMe", "GET", "/v1/me");
+pub(crate) const GET_SINGLE_SIGN_ON: Endpoint =
+    endpoint("getSingleSignOn", "GET", "/v1/organization/sso");
+pub(crate) const SET_SINGLE_SIGN_ON: Endpoint =
+    endpoint("setSingleSignOn", "PUT", "/v1/organization/sso");
+pub(crate) const REMOVE_SINGLE_SIGN_ON: Endpoint =
+    endpoint("removeSingleSignOn", "DELETE", "/v1/organization/sso");
 /// The checkpoint keys: served beside the API, not one of its operations.
 pub(crate) const CHECKPOINT_KEYS: &str = "/.well-known/recruitd-checkpoint-keys";
 
 /// Every operation of the API, each called by a method of [`crate::Client`].
-pub const ENDPOINTS: [Endpoint; 15] = [
+pub const ENDPOINTS: [Endpoint; 18] = [
     LIST_PRIVACY_AUDIT_LOGS,
     EXPORT_PRIVACY_AUDIT_LOGS,
     GET_PRIVACY_ACCESS_REVIEW,
@@ -84,6 +90,9 @@ pub const ENDPOINTS: [Endpoint; 15] = [
     GET_USER,
     UPDATE_USER,
     GET_ME,
+    GET_SINGLE_SIGN_ON,
+    SET_SINGLE_SIGN_ON,
+    REMOVE_SINGLE_SIGN_ON,
 ];
 
 impl Endpoint {

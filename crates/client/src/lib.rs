@@ -45,7 +45,8 @@ use std::time::{Duration, Instant};
 
 use futures_core::Stream;
 use recruit_domain::model::{
-    Job, Me, Organization, Page, PrivacyAuditLog, ReviewRules, UserProfile,
+    Job, Me, Organization, Page, PrivacyAuditLog, ReviewRules, SingleSignOn, SingleSignOnSettings,
+    UserProfile,
 };
 use recruit_domain::{ErrorResponse, JobId, Month, PrivacyAuditLogId, Timestamp, UserId};
 use reqwest::header::{HeaderMap, HeaderValue};
@@ -565,6 +566,32 @@ impl Client {
         let body = serde_json::to_vec(rules)
             .map_err(|e| Error::Request(format!("the rules cannot be sent as JSON: {e}")))?;
         Ok(self.send_body(Method::PUT, url, JSON, body, None).await?.0)
+    }
+
+    /// `GET /v1/organization/sso`: the organization's single sign-on to the console, without
+    /// its secret ([`ErrorCode::NotFound`] when it has none).
+    pub async fn single_sign_on(&self) -> Result<SingleSignOn, Error> {
+        self.get(self.url(endpoint::GET_SINGLE_SIGN_ON, &[], &[])?).await
+    }
+
+    /// `PUT /v1/organization/sso`: sets it, once the server has discovered the provider at
+    /// the issuer ([`ErrorCode::ValidationFailed`] naming `issuer` otherwise); recorded in the
+    /// API audit ledger. Safe to retry: the same settings again leave them as they are.
+    pub async fn set_single_sign_on(
+        &self,
+        settings: &SingleSignOnSettings,
+    ) -> Result<SingleSignOn, Error> {
+        let url = self.url(endpoint::SET_SINGLE_SIGN_ON, &[], &[])?;
+        let body = serde_json::to_vec(settings)
+            .map_err(|e| Error::Request(format!("the settings cannot be sent as JSON: {e}")))?;
+        Ok(self.send_body(Method::PUT, url, JSON, body, None).await?.0)
+    }
+
+    /// `DELETE /v1/organization/sso`: removes it (none to remove is no error); recorded in
+    /// the API audit ledger. Safe to retry.
+    pub async fn remove_single_sign_on(&self) -> Result<(), Error> {
+        let url = self.url(endpoint::REMOVE_SINGLE_SIGN_ON, &[], &[])?;
+        self.send(|| self.http.delete(url.clone()).timeout(self.timeout)).await.map(drop)
     }
 
     /// `PUT /v1/audit-logs/privacy/reviews/{month}/downloads/{entryId}/explanation`: the

@@ -5,7 +5,7 @@ use http::Method;
 
 /// Where an identity provider sends the browser back after a single sign-on: the redirect
 /// URI to register with the provider, below the server's public URL.
-pub const SSO_CALLBACK: &str = "/console/sso/callback";
+pub const SSO_CALLBACK: &str = recruit_domain::model::SSO_REDIRECT_PATH;
 
 /// A page or a form of the console.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -26,11 +26,13 @@ pub enum Scope {
     AuditLogsReview,
     /// `scim`: provision users over SCIM 2.0 (`/scim/v2`); held by SCIM tokens alone.
     Scim,
+    /// `organization:admin`: configure the organization's single sign-on.
+    OrganizationAdmin,
 }
 
 impl Scope {
     /// Every scope.
-    pub const ALL: [Self; 8] = [
+    pub const ALL: [Self; 9] = [
         Self::AuditLogsRead,
         Self::JobsRead,
         Self::OrganizationRead,
@@ -39,6 +41,7 @@ impl Scope {
         Self::UsersWrite,
         Self::AuditLogsReview,
         Self::Scim,
+        Self::OrganizationAdmin,
     ];
 
     /// Whether the scope is one of the API and its tools; `scim` is held by SCIM tokens,
@@ -58,6 +61,7 @@ impl Scope {
             Self::UsersWrite => "users:write",
             Self::AuditLogsReview => "audit_logs:review",
             Self::Scim => "scim",
+            Self::OrganizationAdmin => "organization:admin",
         }
     }
 }
@@ -118,6 +122,8 @@ pub enum Permission {
     /// Change the profile of any user of the organization; without it, a user changes only
     /// their own. Owners and admins.
     UpdateAnyProfile,
+    /// Configure how the organization's people sign in (single sign-on). Owners only.
+    ManageSignOn,
 }
 
 impl Permission {
@@ -128,6 +134,7 @@ impl Permission {
             Self::ReadConfidentialJobs => "READ_CONFIDENTIAL_JOBS",
             Self::RecordAccesses => "RECORD_ACCESSES",
             Self::UpdateAnyProfile => "UPDATE_ANY_PROFILE",
+            Self::ManageSignOn => "MANAGE_SIGN_ON",
         }
     }
 }
@@ -136,7 +143,7 @@ impl Role {
     /// Whether a user with this role holds `permission`.
     pub fn holds(self, permission: Permission) -> bool {
         match permission {
-            Permission::ReadAuditLogs => self == Role::Owner,
+            Permission::ReadAuditLogs | Permission::ManageSignOn => self == Role::Owner,
             Permission::ReadConfidentialJobs
             | Permission::RecordAccesses
             | Permission::UpdateAnyProfile => {
@@ -154,6 +161,7 @@ mod tests {
     fn only_owners_read_audit_logs_and_owners_and_admins_read_confidential_jobs() {
         let holders = |p| Role::ALL.into_iter().filter(|r| r.holds(p)).collect::<Vec<_>>();
         assert_eq!(holders(Permission::ReadAuditLogs), [Role::Owner]);
+        assert_eq!(holders(Permission::ManageSignOn), [Role::Owner]);
         assert_eq!(holders(Permission::ReadConfidentialJobs), [Role::Owner, Role::Admin]);
         assert_eq!(holders(Permission::RecordAccesses), [Role::Owner, Role::Admin]);
         assert_eq!(holders(Permission::UpdateAnyProfile), [Role::Owner, Role::Admin]);

@@ -662,6 +662,7 @@ impl Api {
             Outcome::Recorded(recorded) => render::recorded(&recorded),
             Outcome::User(profile) => render::with_etag(render::json(&profile), &profile.etag),
             Outcome::Download(download) => render::download(download),
+            Outcome::Removed => render::empty(kind.spec().success),
             outcome => render::json_bytes(
                 kind.spec().success,
                 outcome.to_json_bytes().inspect_err(|e| log_failure(request_id, e))?,

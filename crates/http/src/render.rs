@@ -82,6 +82,13 @@ pub(crate) fn json<T: serde::Serialize>(value: &T) -> Response<Body> {
     }
 }
 
+/// A response of `status` without a body (`204 No Content`).
+pub(crate) fn empty(status: u16) -> Response<Body> {
+    let mut response = Response::new(Body::from(Bytes::new()));
+    *response.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::NO_CONTENT);
+    response
+}
+
 /// A response of `status` carrying `bytes`, JSON already written.
 pub(crate) fn json_bytes(status: u16, bytes: Vec<u8>) -> Response<Body> {
     with_json(StatusCode::from_u16(status).unwrap_or(StatusCode::OK), bytes)
@@ -148,9 +155,7 @@ pub(crate) fn scim(answer: recruit_service::ScimResponse) -> Response<Body> {
     let status = StatusCode::from_u16(answer.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let bytes = answer.body.map(|b| serde_json::to_vec(&b).unwrap_or_default()).unwrap_or_default();
     let mut response = if bytes.is_empty() {
-        let mut r = Response::new(Body::from(Bytes::new()));
-        *r.status_mut() = status;
-        r
+        empty(status.as_u16())
     } else {
         respond(status, bytes, recruit_service::scim::MEDIA_TYPE)
     };

@@ -471,7 +471,8 @@ async fn http_refuses_missing_tokens_foreign_origins_large_bodies_and_other_meth
             "audit_logs:write",
             "users:read",
             "users:write",
-            "audit_logs:review"
+            "audit_logs:review",
+            "organization:admin"
         ])
     );
     assert_eq!(metadata["bearer_methods_supported"], json!(["header"]));

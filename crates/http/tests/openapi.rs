@@ -114,6 +114,60 @@ async fn write(
     seen(method, uri, response).await
 }
 
+/// The organization's single sign-on: read, set, removed, and each refusal, on fixtures of its
+/// own (their quotas and faults touch no other request).
+async fn sso_responses() -> Vec<Seen> {
+    const SSO: &str = "/v1/organization/sso";
+    let f = &Fixture::with(|_| {}).await;
+    let owner = f.token(ORG_A, Role::Owner, &Scope::ALL).await;
+    let member = f.token(ORG_A, Role::Member, &Scope::ALL).await;
+    let unscoped = f.token(ORG_A, Role::Owner, &[Scope::OrganizationRead]).await;
+    let (owner, member, unscoped) = (Some(owner.as_str()), Some(member.as_str()), Some(&*unscoped));
+    let settings = format!(
+        r#"{{"issuer": "{}", "client_id": "recruitd", "client_secret": "s3cr3t"}}"#,
+        crate::common::ISSUER
+    );
+    let too_large = " ".repeat(TOO_LARGE);
+    let mut seen = vec![get(f, SSO, owner).await];
+    seen.push(write(f, "PUT", SSO, owner, &settings).await);
+    seen.push(get(f, SSO, owner).await);
+    assert!(!String::from_utf8_lossy(&seen[2].body).contains("s3cr3t"), "never shown");
+    for (method, body) in [("GET", ""), ("PUT", settings.as_str()), ("DELETE", "")] {
+        seen.push(write(f, method, &format!("{SSO}?x=1"), owner, body).await);
+        seen.push(write(f, method, SSO, None, body).await);
+        seen.push(write(f, method, SSO, member, body).await);
+        seen.push(write(f, method, SSO, unscoped, body).await);
+        seen.push(write(f, method, SSO, owner, &too_large).await);
+    }
+    let elsewhere = r#"{"issuer": "https://elsewhere.example.com", "client_id": "recruitd"}"#;
+    seen.push(write(f, "PUT", SSO, owner, elsewhere).await);
+    for fault in [Fault::Unavailable, Fault::Panic, Fault::Slow(Duration::from_secs(2))] {
+        f.store.set(fault);
+        for (method, body) in [("GET", ""), ("PUT", settings.as_str()), ("DELETE", "")] {
+            seen.push(write(f, method, SSO, owner, body).await);
+        }
+        f.store.set(Fault::None);
+    }
+    seen.push(write(f, "DELETE", SSO, owner, "").await);
+    let bare = Fixture::keyed(recruit_service::limits::RateLimitConfig::DEFAULT, None, |_| {});
+    let bare = bare.await;
+    let bare_owner = bare.token(ORG_A, Role::Owner, &Scope::ALL).await;
+    seen.push(write(&bare, "PUT", SSO, Some(&bare_owner), &settings).await);
+    let one = "1/min".parse().unwrap();
+    let limits = recruit_service::limits::RateLimitConfig {
+        reads: one,
+        ledger_reads: one,
+        writes: one,
+        auth_failures: one,
+    };
+    let limited = Fixture::limited(limits, |_| {}).await;
+    let token = limited.token(ORG_A, Role::Owner, &Scope::ALL).await;
+    for (method, body) in [("GET", ""), ("GET", ""), ("PUT", ""), ("PUT", ""), ("DELETE", "")] {
+        seen.push(write(&limited, method, SSO, Some(&token), body).await);
+    }
+    seen
+}
+
 /// Each SCIM operation answered once and refused once, with a SCIM token of the owner of
 /// `ORG_A`, on a fixture of its own (the address's failed authentications start at none).
 async fn scim_responses() -> Vec<Seen> {
@@ -750,6 +804,7 @@ async fn every_response() {
     assert_eq!(seen.iter().filter(|r| r.status == StatusCode::TOO_MANY_REQUESTS).count(), 17);
 
     seen.extend(Box::pin(scim_responses()).await);
+    seen.extend(Box::pin(sso_responses()).await);
 
     let mut covered = BTreeSet::new();
     for response in &seen {

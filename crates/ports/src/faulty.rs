@@ -137,9 +137,10 @@ impl<S: Directory> Directory for Faulty<S> {
         &self,
         o: OrganizationId,
         sso: Option<&crate::SsoSettings>,
+        record: Option<&crate::ReadRecord>,
     ) -> Result<(), StoreError> {
         self.check().await?;
-        self.inner.set_sso(o, sso).await
+        self.inner.set_sso(o, sso, record).await
     }
     async fn provisioned_users(
         &self,

@@ -81,6 +81,20 @@ impl fmt::Debug for SsoSettings {
     }
 }
 
+impl SsoSettings {
+    /// The settings as the API shows them: everything but the client secret.
+    pub fn shown(&self) -> recruit_domain::model::SingleSignOn {
+        recruit_domain::model::SingleSignOn {
+            issuer: self.issuer.clone(),
+            client_id: self.client_id.clone(),
+            user_claim: self.user_claim.clone(),
+            owner_groups: self.owner_groups.clone(),
+            tokens_and_links: self.tokens_and_links,
+            redirect_path: recruit_domain::model::SSO_REDIRECT_PATH.to_owned(),
+        }
+    }
+}
+
 /// UTC, the time zone of an organization that names none.
 fn utc() -> chrono_tz::Tz {
     chrono_tz::Tz::UTC

@@ -67,12 +67,14 @@ pub trait Directory: Send + Sync + 'static {
     /// only the user. `NotFound` when there is none.
     async fn find_user(&self, id: UserId) -> Result<User, StoreError>;
 
-    /// Sets (or, with none, removes) the organization's single sign-on settings. `NotFound`
-    /// when the organization is not stored.
+    /// Sets (or, with none, removes) the organization's single sign-on settings, with the
+    /// audit record of the request that changed them, if any, in the same transaction.
+    /// `NotFound` (nothing written) when the organization is not stored.
     async fn set_sso(
         &self,
         organization: OrganizationId,
         sso: Option<&crate::SsoSettings>,
+        record: Option<&crate::ReadRecord>,
     ) -> Result<(), StoreError>;
 
     /// The users of the organization that `lookup` asks for, removed users left out, by id:

@@ -407,8 +407,9 @@ input! {
 }
 
 input! {
-    /// The input of replacing the review rules, raw.
-    RulesParams, body: "The body's JSON text, the rules (members left out take their defaults); `None` when the transport found it unusable (and said why in `problems`)." {}
+    /// The input of an operation that takes a JSON body and nothing else (replacing the review
+    /// rules, setting single sign-on), raw.
+    BodyParams, body: "The body's JSON text; `None` when the transport found it unusable (and said why in `problems`)." {}
 }
 
 input! {

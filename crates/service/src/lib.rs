@@ -53,8 +53,8 @@ pub mod work_hours;
 
 pub use error::{ServiceError, guarded, log_failure};
 pub use input::{
-    Arguments, DecideParams, ExplainParams, ExportParams, GetJobParams, GetUserParams, ListParams,
-    NoParams, Param, Place, RecordParams, ReviewParams, RulesParams, Shape, SignOffParams,
+    Arguments, BodyParams, DecideParams, ExplainParams, ExportParams, GetJobParams, GetUserParams,
+    ListParams, NoParams, Param, Place, RecordParams, ReviewParams, Shape, SignOffParams,
     UpdateUserParams,
 };
 pub use operation::{

@@ -20,8 +20,8 @@ use recruit_ports::ApiToken;
 
 use crate::error::ServiceError;
 use crate::input::{
-    Arguments, DecideParams, ExplainParams, ExportParams, GetJobParams, GetUserParams, ListParams,
-    NoParams, Param, Place, RecordParams, ReviewParams, RulesParams, Shape, SignOffParams,
+    Arguments, BodyParams, DecideParams, ExplainParams, ExportParams, GetJobParams, GetUserParams,
+    ListParams, NoParams, Param, Place, RecordParams, ReviewParams, Shape, SignOffParams,
     UpdateUserParams,
 };
 use crate::limits::{OperationClass, RateLimitStatus};
@@ -169,7 +169,13 @@ operations! {
     /// `getPrivacyReviewRules`: the rules the organization's monthly review flags by.
     GetPrivacyReviewRules(NoParams),
     /// `setPrivacyReviewRules`: those rules replaced.
-    SetPrivacyReviewRules(RulesParams),
+    SetPrivacyReviewRules(BodyParams),
+    /// `getSingleSignOn`: the organization's single sign-on to the console.
+    GetSingleSignOn(NoParams),
+    /// `setSingleSignOn`: the organization's single sign-on set, its provider discovered.
+    SetSingleSignOn(BodyParams),
+    /// `removeSingleSignOn`: the organization's single sign-on removed.
+    RemoveSingleSignOn(NoParams),
 }
 
 /// What an operation does to stored data.
@@ -194,11 +200,13 @@ pub enum Method {
     Put,
     /// `PATCH`.
     Patch,
+    /// `DELETE`.
+    Delete,
 }
 
 impl Method {
     /// Every method, in the order an `Allow` field lists them.
-    pub const ALL: [Self; 4] = [Self::Get, Self::Post, Self::Put, Self::Patch];
+    pub const ALL: [Self; 5] = [Self::Get, Self::Post, Self::Put, Self::Patch, Self::Delete];
 
     /// The method's name.
     pub fn as_str(self) -> &'static str {
@@ -207,6 +215,7 @@ impl Method {
             Self::Post => "POST",
             Self::Put => "PUT",
             Self::Patch => "PATCH",
+            Self::Delete => "DELETE",
         }
     }
 }
@@ -276,6 +285,13 @@ const READ_AUDIT_LOGS: Option<(Permission, &str)> = Some((
     Permission::ReadAuditLogs,
     "Reading the privacy audit ledger needs the READ_AUDIT_LOGS permission, which only owners \
      of the organization hold.",
+));
+
+/// What configuring the organization's sign-in needs of the acting user.
+const MANAGE_SIGN_ON: Option<(Permission, &str)> = Some((
+    Permission::ManageSignOn,
+    "Configuring how the organization signs in needs the MANAGE_SIGN_ON permission, which only \
+     owners of the organization hold.",
 ));
 
 /// The filters of the ledger's entries beside its window and ids ([`crate::filter`]).
@@ -370,6 +386,16 @@ const REVIEW_RECORD: Spec = Spec {
     ..READ
 };
 
+/// The organization's single sign-on: an owner's, with the `organization:admin` scope, at one
+/// path, never a tool.
+const SIGN_ON: Spec = Spec {
+    path: "/v1/organization/sso",
+    scope: Some(Scope::OrganizationAdmin),
+    permission: MANAGE_SIGN_ON,
+    tool: false,
+    ..READ
+};
+
 impl OperationKind {
     /// The operation's declaration: everything the interfaces derive it from.
     pub fn spec(self) -> &'static Spec {
@@ -451,6 +477,41 @@ impl OperationKind {
                     effect: Effect::Change,
                     tool: false,
                     ..REVIEW_RECORD
+                };
+                &SPEC
+            }
+            Self::GetSingleSignOn => {
+                const SPEC: Spec = Spec {
+                    operation_id: "getSingleSignOn",
+                    path: "/v1/organization/sso",
+                    statuses: &[200, 400, 401, 403, 404, 413, 429, 500, 503, 504],
+                    ..SIGN_ON
+                };
+                &SPEC
+            }
+            Self::SetSingleSignOn => {
+                const SPEC: Spec = Spec {
+                    operation_id: "setSingleSignOn",
+                    method: Method::Put,
+                    body: RequestBody::Json(&crate::sso::MEMBERS),
+                    statuses: &[200, 400, 401, 403, 413, 429, 500, 501, 503, 504],
+                    class: OperationClass::Write,
+                    recorded: true,
+                    effect: Effect::Change,
+                    ..SIGN_ON
+                };
+                &SPEC
+            }
+            Self::RemoveSingleSignOn => {
+                const SPEC: Spec = Spec {
+                    operation_id: "removeSingleSignOn",
+                    method: Method::Delete,
+                    success: 204,
+                    statuses: &[204, 400, 401, 403, 413, 429, 500, 503, 504],
+                    class: OperationClass::Write,
+                    recorded: true,
+                    effect: Effect::Change,
+                    ..SIGN_ON
                 };
                 &SPEC
             }
@@ -627,6 +688,11 @@ pub enum Outcome {
     DownloadReview(crate::sign_off::DownloadReview),
     /// An organization's review rules.
     ReviewRules(recruit_domain::model::ReviewRules),
+    /// An organization's single sign-on.
+    SingleSignOn(recruit_domain::model::SingleSignOn),
+    /// Something removed: nothing to show (`204 No Content`).
+    #[serde(skip)]
+    Removed,
     /// Accesses recorded: the response of a write, as first sent (and as replayed for a
     /// request with the same idempotency key).
     #[serde(skip)]
@@ -654,6 +720,7 @@ impl Outcome {
         let json = match self {
             Self::Recorded(r) => serde_json::from_slice(&r.body),
             Self::Download(_) => return Err(no_json_form()),
+            Self::Removed => return Ok(serde_json::Value::Null),
             other => serde_json::to_value(other),
         };
         json.map_err(not_serialized)
@@ -666,6 +733,7 @@ impl Outcome {
         match self {
             Self::Recorded(r) => Ok(r.body.clone()),
             Self::Download(_) => Err(no_json_form()),
+            Self::Removed => Ok(Vec::new()),
             other => serde_json::to_vec(other).map_err(not_serialized),
         }
     }

@@ -294,6 +294,17 @@ impl Service {
                 Operation::SetPrivacyReviewRules(params) => {
                     self.set_review_rules(&caller, context, params).await.map(Outcome::ReviewRules)
                 }
+                Operation::GetSingleSignOn(params) => {
+                    self.single_sign_on(&caller, params.problems).await.map(Outcome::SingleSignOn)
+                }
+                Operation::SetSingleSignOn(params) => self
+                    .set_single_sign_on(&caller, context, params)
+                    .await
+                    .map(Outcome::SingleSignOn),
+                Operation::RemoveSingleSignOn(params) => self
+                    .remove_single_sign_on(&caller, context, params.problems)
+                    .await
+                    .map(|()| Outcome::Removed),
                 Operation::ExplainPrivacyAccessDownload(params) => self
                     .explain_download(&caller, context, params)
                     .await

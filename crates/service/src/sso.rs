@@ -21,6 +21,7 @@ use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use hmac::{KeyInit, Mac};
 use openidconnect::core::CoreJwsSigningAlgorithm;
+use recruit_domain::model::SingleSignOnSettings;
 use recruit_domain::{OrganizationId, Timestamp, Uuid};
 use recruit_ports::SsoSettings;
 use serde::{Deserialize, Serialize};
@@ -87,14 +88,16 @@ impl std::fmt::Debug for Fetcher {
     }
 }
 
-/// Sets (or, with none, removes) `organization`'s single sign-on in `store`. The settings are
-/// checked field by field ([`problems`]), and the provider must answer its discovery at the
-/// issuer through `fetch`: VALIDATION_FAILED with the reason otherwise, nothing stored.
+/// Sets (or, with none, removes) `organization`'s single sign-on in `store`, with the audit
+/// `record` of the request that asks, if any. The settings are checked field by field
+/// ([`problems`]), and the provider must answer its discovery at the issuer through `fetch`:
+/// VALIDATION_FAILED with the reason otherwise, nothing stored.
 pub async fn configure(
     store: &dyn recruit_ports::Directory,
     fetch: Option<Arc<dyn Fetch>>,
     organization: OrganizationId,
     settings: Option<SsoSettings>,
+    record: Option<&recruit_ports::ReadRecord>,
 ) -> Result<(), crate::ServiceError> {
     use recruit_domain::ErrorDetail;
     if let Some(settings) = &settings {
@@ -116,7 +119,7 @@ pub async fn configure(
             )])
         })?;
     }
-    match store.set_sso(organization, settings.as_ref()).await {
+    match store.set_sso(organization, settings.as_ref(), record).await {
         Ok(()) => Ok(()),
         Err(recruit_ports::StoreError::NotFound) => {
             Err(crate::ServiceError::not_found("organization"))
@@ -141,6 +144,61 @@ pub async fn discover(
         D::Parse(e) => format!("its discovery document does not read ({e})"),
         D::Validation(e) => format!("its discovery document does not hold ({e})"),
         other => other.to_string(),
+    })
+}
+
+/// The members of a body of settings ([`SingleSignOnSettings`]), as the operation declares
+/// them.
+pub const MEMBERS: [&str; 6] =
+    ["issuer", "client_id", "client_secret", "user_claim", "owner_groups", "tokens_and_links"];
+
+/// The settings of `body`, a JSON object of [`MEMBERS`] only, each of its type: every problem
+/// is noted (the values themselves are checked by [`problems`], once the secret is known).
+pub fn settings_body(
+    body: &[u8],
+    problems: &mut Vec<recruit_domain::ErrorDetail>,
+) -> Option<SingleSignOnSettings> {
+    use recruit_domain::ErrorDetail;
+    let before = problems.len();
+    let members = crate::sign_off::object(body, &MEMBERS, problems)?;
+    for name in ["issuer", "client_id"].into_iter().filter(|n| !members.contains_key(*n)) {
+        problems.push(ErrorDetail::field(name, "is required"));
+    }
+    if problems.len() > before {
+        return None;
+    }
+    serde_path_to_error::deserialize(serde_json::Value::Object(members))
+        .map_err(|e| {
+            let field = e.path().to_string();
+            problems.push(ErrorDetail::field(field, e.into_inner().to_string()));
+        })
+        .ok()
+}
+
+/// The settings to store for `given`, with `stored` the organization's current ones: a secret
+/// left out keeps the stored one, which only a change of neither the issuer nor the client id
+/// may do (another provider or client has a secret of its own).
+pub fn with_secret(
+    given: SingleSignOnSettings,
+    stored: Option<&SsoSettings>,
+) -> Result<SsoSettings, (&'static str, String)> {
+    let kept = stored.filter(|s| s.issuer == given.issuer && s.client_id == given.client_id);
+    let client_secret = match (given.client_secret, kept) {
+        (Some(secret), _) => secret,
+        (None, Some(stored)) => stored.client_secret.clone(),
+        (None, None) => {
+            let why =
+                "client_secret is required unless the issuer and the client id stay as stored";
+            return Err(("client_secret", why.into()));
+        }
+    };
+    Ok(SsoSettings {
+        issuer: given.issuer,
+        client_id: given.client_id,
+        client_secret,
+        user_claim: given.user_claim,
+        owner_groups: given.owner_groups,
+        tokens_and_links: given.tokens_and_links,
     })
 }
 
@@ -316,6 +374,50 @@ mod tests {
             owner_groups: vec![],
             tokens_and_links: true,
         }
+    }
+
+    #[test]
+    fn a_body_of_settings_takes_its_defaults_and_names_each_problem() {
+        let mut problems = vec![];
+        let body = br#"{"issuer": "https://idp.example.com", "client_id": "recruitd"}"#;
+        let given = settings_body(body, &mut problems).unwrap();
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!((given.user_claim.as_str(), given.tokens_and_links), ("email", true));
+        assert_eq!(given.client_secret, None);
+        for (body, field) in [
+            (&br#"{"client_id": "recruitd"}"#[..], "issuer"),
+            (br#"{"issuer": "x", "client_id": "r", "colour": 1}"#, "colour"),
+            (br#"{"issuer": "x", "client_id": "r", "tokens_and_links": "no"}"#, "tokens_and_links"),
+            (br#"[]"#, "body"),
+        ] {
+            let mut problems = vec![];
+            assert_eq!(settings_body(body, &mut problems), None);
+            assert!(problems.iter().any(|p| p.get("field") == Some(field)), "{problems:?}");
+        }
+    }
+
+    #[test]
+    fn a_secret_left_out_is_kept_only_for_the_same_provider_and_client() {
+        let stored = settings();
+        let given = |issuer: &str, client_id: &str| SingleSignOnSettings {
+            issuer: issuer.into(),
+            client_id: client_id.into(),
+            client_secret: None,
+            user_claim: "email".into(),
+            owner_groups: vec!["g".into()],
+            tokens_and_links: false,
+        };
+        let same = with_secret(given(&stored.issuer, "recruitd"), Some(&stored)).unwrap();
+        assert_eq!(same.client_secret, "s3cr3t");
+        assert_eq!((same.owner_groups.len(), same.tokens_and_links), (1, false));
+        for (issuer, client) in [("https://other.example.com", "recruitd"), (&*stored.issuer, "x")]
+        {
+            let refused = with_secret(given(issuer, client), Some(&stored)).unwrap_err();
+            assert_eq!(refused.0, "client_secret");
+        }
+        assert!(with_secret(given(&stored.issuer, "recruitd"), None).is_err(), "none stored");
+        let new = SingleSignOnSettings { client_secret: Some("new".into()), ..given("x", "y") };
+        assert_eq!(with_secret(new, Some(&stored)).unwrap().client_secret, "new");
     }
 
     #[test]

@@ -14,6 +14,7 @@ mod privacy;
 mod profile;
 mod review_rules;
 mod scheduling;
+mod single_sign_on;
 
 pub use job::{
     Ats, AtsType, HiringTeamMember, HiringTeamRole, InterviewNameSetting, InterviewerInfoSetting,
@@ -35,4 +36,7 @@ pub use review_rules::ReviewRules;
 pub use scheduling::{
     ContactInfoValues, InterviewNameValues, InterviewerInfoValues, OrgDefault, Resolved,
     SchedulingDefaults, SchedulingOverrides, resolve,
+};
+pub use single_sign_on::{
+    DEFAULT_USER_CLAIM, SSO_REDIRECT_PATH, SingleSignOn, SingleSignOnSettings,
 };

@@ -16,7 +16,48 @@ pub(crate) struct World {
     pub(crate) dir: tempfile::TempDir,
 }
 
-/// The test world behind a service with the rate limits `limits` and the checkpoint key `key`.
+/// The issuer of the OpenID provider [`Provider`] stands in for.
+pub(crate) const ISSUER: &str = "https://idp.example.com";
+
+/// An OpenID provider at [`ISSUER`] as the service reaches it when single sign-on is set: its
+/// discovery document (the members OpenID Connect Discovery 1.0 §3 requires) and its key set;
+/// any other URL is not found. The sign-in itself is tested against a real provider
+/// (`bins/recruitd/tests/sso.rs`).
+struct Provider;
+
+impl recruit_service::sso::Fetch for Provider {
+    fn fetch(
+        &self,
+        request: recruit_service::sso::http::Request<Vec<u8>>,
+    ) -> recruit_service::sso::Fetched {
+        let url = request.uri().to_string();
+        let document = if url == format!("{ISSUER}/.well-known/openid-configuration") {
+            Some(serde_json::json!({
+                "issuer": ISSUER,
+                "authorization_endpoint": format!("{ISSUER}/auth"),
+                "token_endpoint": format!("{ISSUER}/token"),
+                "jwks_uri": format!("{ISSUER}/jwks"),
+                "response_types_supported": ["code"],
+                "subject_types_supported": ["public"],
+                "id_token_signing_alg_values_supported": ["RS256"],
+            }))
+        } else if url == format!("{ISSUER}/jwks") {
+            Some(serde_json::json!({"keys": []}))
+        } else {
+            None
+        };
+        let answer = recruit_service::sso::http::Response::builder()
+            .status(if document.is_some() { 200 } else { 404 })
+            .header("content-type", "application/json")
+            .body(document.map(|d| d.to_string().into_bytes()).unwrap_or_default())
+            .map_err(|e| recruit_service::sso::FetchError(e.to_string()));
+        Box::pin(async move { answer })
+    }
+}
+
+/// The test world behind a service with the rate limits `limits` and the checkpoint key `key`;
+/// with `key`, the service reaches identity providers too ([`Provider`]): without, it is a
+/// server with nothing optional configured.
 pub(crate) async fn world_service(
     limits: recruit_service::limits::RateLimitConfig,
     key: Option<recruit_service::checkpoint::CheckpointKey>,
@@ -26,6 +67,9 @@ pub(crate) async fn world_service(
     let mut config =
         ServiceConfig::new("https://app.example.com", CursorKey::new(&[1; 32]).unwrap());
     config.rate_limits = limits;
+    if key.is_some() {
+        config.sso_fetch = Some(recruit_service::sso::Fetcher(Arc::new(Provider)));
+    }
     config.checkpoint_key = key;
     let service = Arc::new(Service::new(store.clone(), config));
     World { service, store, dir }

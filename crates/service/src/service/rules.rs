@@ -8,7 +8,7 @@ use recruit_ports::review::RulesWrite;
 use super::Service;
 use super::ledger::audit_record;
 use crate::error::ServiceError;
-use crate::input::RulesParams;
+use crate::input::BodyParams;
 use crate::operation::{Caller, OperationKind, RequestContext};
 
 impl Service {
@@ -31,7 +31,7 @@ impl Service {
         &self,
         caller: &Caller,
         context: &RequestContext,
-        params: RulesParams,
+        params: BodyParams,
     ) -> Result<ReviewRules, ServiceError> {
         let kind = OperationKind::SetPrivacyReviewRules;
         let mut problems = params.problems;

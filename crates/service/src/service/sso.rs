@@ -13,13 +13,16 @@ use openidconnect::{
     PkceCodeChallenge, PkceCodeVerifier, RedirectUrl, Scope as OidcScope,
     SignatureVerificationError, TokenResponse,
 };
-use recruit_domain::model::Role;
-use recruit_domain::{OrganizationId, Timestamp, User};
+use recruit_domain::model::{Role, SingleSignOn};
+use recruit_domain::{ErrorCode, ErrorDetail, OrganizationId, Timestamp, User};
 use recruit_ports::{SsoSettings, StoreError};
 
 use super::Service;
+use super::ledger::audit_record;
 use crate::console::{CONSOLE_SCOPES, OpenedSession};
 use crate::error::ServiceError;
+use crate::input::BodyParams;
+use crate::operation::{Caller, OperationKind, RequestContext};
 use crate::sso::{
     ALGORITHMS, FetchError, Groups, IdToken, InFlight, SCOPES, Seal, claim, in_owner_groups,
 };
@@ -96,15 +99,17 @@ impl Service {
         self.config.sso_fetch.is_some()
     }
 
-    /// Sets (or, with none, removes) `organization`'s single sign-on:
-    /// [`crate::sso::configure`] with this server's HTTP client.
-    pub async fn configure_sso(
+    /// Sets (or, with none, removes) `organization`'s single sign-on, with the request's
+    /// `record`: [`crate::sso::configure`] with this server's HTTP client.
+    async fn configure_sso(
         &self,
         organization: OrganizationId,
         settings: Option<SsoSettings>,
+        record: &recruit_ports::ReadRecord,
     ) -> Result<(), ServiceError> {
         let fetch = self.config.sso_fetch.as_ref().map(|f| std::sync::Arc::clone(&f.0));
-        crate::sso::configure(self.store.as_ref(), fetch, organization, settings).await
+        let store = self.store.as_ref();
+        crate::sso::configure(store, fetch, organization, settings, Some(record)).await
     }
 
     /// Starts a sign-in for the person with `email`: the provider of their organization, asked
@@ -377,5 +382,69 @@ fn sso_owner(user: &User) -> bool {
 impl From<FetchError> for SsoRefusal {
     fn from(e: FetchError) -> Self {
         refused(SsoFailure::Unreachable, e.0)
+    }
+}
+
+/// The organization's single sign-on through the API: shown without its secret, set (the
+/// provider discovered first), removed; each change on the record with what it set.
+impl Service {
+    /// The caller's organization's single sign-on; NOT_FOUND when it has none.
+    pub(super) async fn single_sign_on(
+        &self,
+        caller: &Caller,
+        problems: Vec<ErrorDetail>,
+    ) -> Result<SingleSignOn, ServiceError> {
+        if !problems.is_empty() {
+            return Err(ServiceError::validation(problems));
+        }
+        let organization = self.store.organization(caller.token.organization_id).await?;
+        let shown = organization.sso.as_ref().map(SsoSettings::shown);
+        shown.ok_or_else(|| {
+            ServiceError::new(ErrorCode::NotFound, "Your organization has no single sign-on.")
+        })
+    }
+
+    /// Sets the caller's organization's single sign-on from the body's settings: checked field
+    /// by field, the secret kept when left out of a change of the same provider and client,
+    /// and the provider discovered at the issuer before anything is written.
+    pub(super) async fn set_single_sign_on(
+        &self,
+        caller: &Caller,
+        context: &RequestContext,
+        params: BodyParams,
+    ) -> Result<SingleSignOn, ServiceError> {
+        let mut problems = params.problems;
+        let given = params.body.and_then(|body| crate::sso::settings_body(&body, &mut problems));
+        let (Some(given), true) = (given, problems.is_empty()) else {
+            return Err(ServiceError::validation(problems));
+        };
+        let organization = caller.token.organization_id;
+        let stored = self.store.organization(organization).await?.sso;
+        let secret = if given.client_secret.is_some() { "replaced" } else { "kept" };
+        let settings = crate::sso::with_secret(given, stored.as_ref())
+            .map_err(|(f, why)| ServiceError::validation(vec![ErrorDetail::field(f, why)]))?;
+        let shown = settings.shown();
+        let mut filters = serde_json::to_value(&shown).map_err(crate::operation::not_serialized)?;
+        filters["client_secret"] = secret.into();
+        let kind = OperationKind::SetSingleSignOn;
+        let record = audit_record(caller, context, kind, filters, None);
+        self.configure_sso(organization, Some(settings), &record).await?;
+        Ok(shown)
+    }
+
+    /// Removes the caller's organization's single sign-on (none to remove is no error): the
+    /// console opens with tokens and links again.
+    pub(super) async fn remove_single_sign_on(
+        &self,
+        caller: &Caller,
+        context: &RequestContext,
+        problems: Vec<ErrorDetail>,
+    ) -> Result<(), ServiceError> {
+        if !problems.is_empty() {
+            return Err(ServiceError::validation(problems));
+        }
+        let kind = OperationKind::RemoveSingleSignOn;
+        let record = audit_record(caller, context, kind, serde_json::json!({}), None);
+        self.configure_sso(caller.token.organization_id, None, &record).await
     }
 }
