@@ -4,8 +4,8 @@
 //! names, method and path, parameters, body and its limit, the scope and permission it needs,
 //! its rate-limit class, whether it is recorded); an [`Outcome`] is what it returns.
 //!
-//! To add an operation: its line in `operations!` (with its input struct), its [`Spec`] in
-//! [`OperationKind::spec`], its arm in the service's dispatch, and its path in
+//! To add an operation: its line in `operations!` (with its input struct and the service's
+//! method that runs it), its [`Spec`] in [`OperationKind::spec`], and its path in
 //! `docs/openapi.yaml`. The REST router, the tool list and the checks against the OpenAPI
 //! document follow.
 
@@ -82,11 +82,13 @@ impl Via {
     }
 }
 
-/// Declares [`OperationKind`] (with [`OperationKind::ALL`]) and [`Operation`] from one list
-/// of operations with their input structs, so that a new operation is one line here and one
-/// [`Spec`] in [`OperationKind::spec`].
+/// Declares [`OperationKind`] (with [`OperationKind::ALL`]), [`Operation`] and the service's
+/// dispatch from one list of operations with their input structs and the service's method
+/// that runs each (`async fn(&self, &Caller, &RequestContext, input) -> Result<T, _>`, with
+/// `T` an [`Outcome`]'s), so that a new operation is one line here, one [`Spec`] in
+/// [`OperationKind::spec`] and its method.
 macro_rules! operations {
-    ($($(#[$doc:meta])* $kind:ident($input:ty),)*) => {
+    ($($(#[$doc:meta])* $kind:ident($input:ty) => $method:ident,)*) => {
         /// The operations of the API, without their input: everything that is known of an
         /// operation before its input is looked at, in its [`Spec`]. Every interface names
         /// its operations through this.
@@ -133,49 +135,66 @@ macro_rules! operations {
                 value.expect("input structs hold strings and lists of them")
             }
         }
+
+        impl crate::Service {
+            /// Runs `operation` for `caller`, authorized already, by the method declared for
+            /// it.
+            pub(crate) async fn dispatch(
+                &self,
+                caller: &Caller,
+                context: &RequestContext,
+                operation: Operation,
+            ) -> Result<Outcome, ServiceError> {
+                match operation {
+                    $(Operation::$kind(input) => {
+                        self.$method(caller, context, input).await.map(Outcome::from)
+                    })*
+                }
+            }
+        }
     };
 }
 
 operations! {
     /// `listPrivacyAuditLogs`: one page of the privacy audit ledger.
-    ListPrivacyAuditLogs(ListParams),
+    ListPrivacyAuditLogs(ListParams) => list_privacy_audit_logs,
     /// `getJob`: one job.
-    GetJob(GetJobParams),
+    GetJob(GetJobParams) => get_job,
     /// `getOrganization`: the caller's organization.
-    GetOrganization(NoParams),
+    GetOrganization(NoParams) => get_organization,
     /// `recordPrivacyAccesses`: record accesses to personal data in the privacy ledger.
-    RecordPrivacyAccesses(RecordParams),
+    RecordPrivacyAccesses(RecordParams) => record_privacy_accesses,
     /// `getUser`: a user's profile.
-    GetUser(GetUserParams),
+    GetUser(GetUserParams) => get_user,
     /// `updateUser`: change a user's profile.
-    UpdateUser(UpdateUserParams),
+    UpdateUser(UpdateUserParams) => update_user,
     /// `getLatestPrivacyAuditLogCheckpoint`: the latest signed checkpoint of the caller's
     /// organization's privacy ledger chain.
-    GetLatestPrivacyAuditLogCheckpoint(NoParams),
+    GetLatestPrivacyAuditLogCheckpoint(NoParams) => latest_checkpoint,
     /// `exportPrivacyAuditLogs`: every entry of a window of the privacy audit ledger,
     /// streamed.
-    ExportPrivacyAuditLogs(ExportParams),
+    ExportPrivacyAuditLogs(ExportParams) => export_privacy_audit_logs,
     /// `getMe`: the caller, the user the token acts as, the organization and the token.
-    GetMe(NoParams),
+    GetMe(NoParams) => get_me,
     /// `getPrivacyAccessReview`: a month's review of the privacy ledger.
-    GetPrivacyAccessReview(ReviewParams),
+    GetPrivacyAccessReview(ReviewParams) => privacy_access_review,
     /// `reviewPrivacyAccessDownload`: a reviewer's decision on a download of a month.
-    ReviewPrivacyAccessDownload(DecideParams),
+    ReviewPrivacyAccessDownload(DecideParams) => review_download,
     /// `signOffPrivacyAccessReview`: the sign-off of a month's review.
-    SignOffPrivacyAccessReview(SignOffParams),
+    SignOffPrivacyAccessReview(SignOffParams) => sign_off_review,
     /// `explainPrivacyAccessDownload`: the explanation of a download by the person who made
     /// it, asked for by a reviewer.
-    ExplainPrivacyAccessDownload(ExplainParams),
+    ExplainPrivacyAccessDownload(ExplainParams) => explain_download,
     /// `getPrivacyReviewRules`: the rules the organization's monthly review flags by.
-    GetPrivacyReviewRules(NoParams),
+    GetPrivacyReviewRules(NoParams) => review_rules,
     /// `setPrivacyReviewRules`: those rules replaced.
-    SetPrivacyReviewRules(BodyParams),
+    SetPrivacyReviewRules(BodyParams) => set_review_rules,
     /// `getSingleSignOn`: the organization's single sign-on to the console.
-    GetSingleSignOn(NoParams),
+    GetSingleSignOn(NoParams) => single_sign_on,
     /// `setSingleSignOn`: the organization's single sign-on set, its provider discovered.
-    SetSingleSignOn(BodyParams),
+    SetSingleSignOn(BodyParams) => set_single_sign_on,
     /// `removeSingleSignOn`: the organization's single sign-on removed.
-    RemoveSingleSignOn(NoParams),
+    RemoveSingleSignOn(NoParams) => remove_single_sign_on,
 }
 
 /// What an operation does to stored data.
@@ -700,6 +719,38 @@ pub enum Outcome {
     /// A download: a body streamed as it is read, which only the REST API serves.
     #[serde(skip)]
     Download(crate::export::Download),
+}
+
+/// Declares each result type's [`Outcome`]: `From<T>` for the variant that carries it.
+macro_rules! outcomes {
+    ($($ty:ty => $variant:ident $(($wrap:path))?,)*) => {$(
+        impl From<$ty> for Outcome {
+            fn from(value: $ty) -> Self {
+                Self::$variant($($wrap)?(value))
+            }
+        }
+    )*};
+}
+
+outcomes! {
+    Page<PrivacyAuditLog> => PrivacyAuditLogs,
+    Job => Job,
+    Organization => Organization,
+    UserProfile => User,
+    recruit_domain::chain::Checkpoint => Checkpoint,
+    Me => Me,
+    crate::review::Review => Review(Box::new),
+    crate::sign_off::DownloadReview => DownloadReview,
+    recruit_domain::model::ReviewRules => ReviewRules,
+    recruit_domain::model::SingleSignOn => SingleSignOn,
+    Recorded => Recorded,
+    crate::export::Download => Download,
+}
+
+impl From<()> for Outcome {
+    fn from((): ()) -> Self {
+        Self::Removed
+    }
 }
 
 /// The response of a write with an idempotency key, replayed byte for byte.

@@ -18,9 +18,7 @@ use crate::checkpoint::CheckpointKey;
 use crate::cursor::CursorKey;
 use crate::error::{ServiceError, guarded};
 use crate::limits::{RateLimitConfig, RateLimits};
-use crate::operation::{
-    Caller, Done, Identity, Operation, OperationKind, Outcome, RequestContext, Via,
-};
+use crate::operation::{Caller, Done, Identity, Operation, OperationKind, RequestContext, Via};
 
 mod authentication;
 mod console;
@@ -245,71 +243,7 @@ impl Service {
         let rate_limit = self.limits.admit(caller.token.id, kind.spec().class)?;
         let outcome = match self.authorize(&caller, kind) {
             Err(e) => Err(e),
-            Ok(()) => match operation {
-                Operation::ListPrivacyAuditLogs(params) => self
-                    .list_privacy_audit_logs(&caller, context, params)
-                    .await
-                    .map(Outcome::PrivacyAuditLogs),
-                Operation::ExportPrivacyAuditLogs(params) => self
-                    .export_privacy_audit_logs(&caller, context, params)
-                    .await
-                    .map(Outcome::Download),
-                Operation::GetJob(params) => {
-                    self.get_job(&caller, context, params).await.map(Outcome::Job)
-                }
-                Operation::RecordPrivacyAccesses(params) => self
-                    .record_privacy_accesses(&caller, context, params)
-                    .await
-                    .map(Outcome::Recorded),
-                Operation::GetOrganization(params) => {
-                    self.get_organization(&caller, params.problems).await.map(Outcome::Organization)
-                }
-                Operation::GetUser(params) => {
-                    self.get_user(&caller, context, params).await.map(Outcome::User)
-                }
-                Operation::UpdateUser(params) => {
-                    self.update_user(&caller, context, params).await.map(Outcome::User)
-                }
-                Operation::GetLatestPrivacyAuditLogCheckpoint(params) => self
-                    .latest_checkpoint(&caller, context, params.problems)
-                    .await
-                    .map(Outcome::Checkpoint),
-                Operation::GetMe(params) => {
-                    people::get_me(&caller, params.problems).map(Outcome::Me)
-                }
-                Operation::GetPrivacyAccessReview(params) => self
-                    .privacy_access_review(&caller, context, params)
-                    .await
-                    .map(|review| Outcome::Review(Box::new(review))),
-                Operation::ReviewPrivacyAccessDownload(params) => self
-                    .review_download(&caller, context, params)
-                    .await
-                    .map(Outcome::DownloadReview),
-                Operation::SignOffPrivacyAccessReview(params) => {
-                    self.sign_off_review(&caller, context, params).await.map(Outcome::Recorded)
-                }
-                Operation::GetPrivacyReviewRules(params) => {
-                    self.review_rules(&caller, params.problems).await.map(Outcome::ReviewRules)
-                }
-                Operation::SetPrivacyReviewRules(params) => {
-                    self.set_review_rules(&caller, context, params).await.map(Outcome::ReviewRules)
-                }
-                Operation::GetSingleSignOn(params) => {
-                    self.single_sign_on(&caller, params.problems).await.map(Outcome::SingleSignOn)
-                }
-                Operation::SetSingleSignOn(params) => self
-                    .set_single_sign_on(&caller, context, params)
-                    .await
-                    .map(Outcome::SingleSignOn),
-                Operation::RemoveSingleSignOn(params) => self
-                    .remove_single_sign_on(&caller, context, params.problems)
-                    .await
-                    .map(|()| Outcome::Removed),
-                Operation::ExplainPrivacyAccessDownload(params) => self
-                    .explain_download(&caller, context, params)
-                    .await
-                    .map(Outcome::DownloadReview),
-            },
+            Ok(()) => self.dispatch(&caller, context, operation).await,
         };
         match outcome {
             Ok(outcome) => {

@@ -24,7 +24,7 @@ impl Service {
     /// The explanation of a download by the person who made it, while a reviewer's request
     /// for one is the latest decision on it (else CONFLICT). Any role; recorded like a
     /// decision, as the caller's.
-    pub(super) async fn explain_download(
+    pub(crate) async fn explain_download(
         &self,
         caller: &Caller,
         context: &RequestContext,

@@ -20,7 +20,7 @@ use super::{BatchWrites, CREATED, Service};
 use crate::cursor::Filters;
 use crate::error::ServiceError;
 use crate::filter::Filter;
-use crate::input::{ListParams, RecordParams};
+use crate::input::{ListParams, NoParams, RecordParams};
 use crate::operation::{Caller, OperationKind, Recorded, RequestContext, Via};
 use crate::{accesses, cursor};
 
@@ -55,7 +55,7 @@ impl Service {
     /// `audit_logs:read` scope and an acting user holding READ_AUDIT_LOGS (owners). The read is
     /// recorded in the API audit ledger (and the tool-interface ledger for tool calls) in the
     /// same transaction; if it cannot be recorded, no entry is returned.
-    pub(super) async fn list_privacy_audit_logs(
+    pub(crate) async fn list_privacy_audit_logs(
         &self,
         caller: &Caller,
         context: &RequestContext,
@@ -131,7 +131,7 @@ impl Service {
     /// download, with its filters and count), committed before the first line is handed over;
     /// it reads one snapshot, so exactly that count follows. At most
     /// [`ServiceConfig::max_exports`] exports and reviews run at once: past that, RATE_LIMITED.
-    pub(super) async fn export_privacy_audit_logs(
+    pub(crate) async fn export_privacy_audit_logs(
         &self,
         caller: &Caller,
         context: &RequestContext,
@@ -287,7 +287,7 @@ impl Service {
     /// replayed, one running is CONFLICT, another request's key is IDEMPOTENCY_KEY_REUSED.
     /// The entries, the audit record and the key with its response are written together, so a
     /// request that fails anywhere leaves its key free for its retry.
-    pub(super) async fn record_privacy_accesses(
+    pub(crate) async fn record_privacy_accesses(
         &self,
         caller: &Caller,
         context: &RequestContext,
@@ -414,11 +414,11 @@ impl Service {
     /// reading the ledger needs; recorded in the audit ledgers like a read of the ledger,
     /// committed before it returns. NOT_IMPLEMENTED without a signing key, NOT_FOUND while the
     /// ledger holds nothing.
-    pub(super) async fn latest_checkpoint(
+    pub(crate) async fn latest_checkpoint(
         &self,
         caller: &Caller,
         context: &RequestContext,
-        problems: Vec<ErrorDetail>,
+        NoParams { problems }: NoParams,
     ) -> Result<recruit_domain::chain::Checkpoint, ServiceError> {
         if !problems.is_empty() {
             return Err(ServiceError::validation(problems));

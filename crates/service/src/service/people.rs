@@ -12,7 +12,7 @@ use recruit_ports::{LedgerEntry, ProfileUpdate, StoreError};
 
 use super::{Service, parse_id};
 use crate::error::ServiceError;
-use crate::input::{GetJobParams, GetUserParams, UpdateUserParams};
+use crate::input::{GetJobParams, GetUserParams, NoParams, UpdateUserParams};
 use crate::operation::{Caller, Effect, OperationKind, RequestContext, Via};
 use crate::profiles;
 
@@ -20,7 +20,7 @@ impl Service {
     /// A job of the caller's organization. Needs `jobs:read`; a confidential job is readable
     /// only by owners, admins and members of its hiring team. A job of another organization is
     /// not found, exactly like a missing one.
-    pub(super) async fn get_job(
+    pub(crate) async fn get_job(
         &self,
         caller: &Caller,
         context: &RequestContext,
@@ -52,7 +52,7 @@ impl Service {
     /// privacy ledger (READ of an employee's name and email address) in the same transaction;
     /// if it cannot be, nothing is returned. A user of another organization is not found,
     /// exactly like a missing one.
-    pub(super) async fn get_user(
+    pub(crate) async fn get_user(
         &self,
         caller: &Caller,
         context: &RequestContext,
@@ -81,7 +81,7 @@ impl Service {
     /// CONFLICT). The change and its privacy ledger entry (UPDATE) are written together, and
     /// only while everything the decision read is unchanged; a change that meets a concurrent
     /// one is decided again on what is stored then.
-    pub(super) async fn update_user(
+    pub(crate) async fn update_user(
         &self,
         caller: &Caller,
         context: &RequestContext,
@@ -251,10 +251,11 @@ impl Service {
 
     /// The caller's organization. Needs `organization:read`. `problems` are those the
     /// transport found (such as a query parameter this operation does not take).
-    pub(super) async fn get_organization(
+    pub(crate) async fn get_organization(
         &self,
         caller: &Caller,
-        problems: Vec<ErrorDetail>,
+        _: &RequestContext,
+        NoParams { problems }: NoParams,
     ) -> Result<Organization, ServiceError> {
         if !problems.is_empty() {
             return Err(ServiceError::validation(problems));
@@ -270,24 +271,35 @@ impl Service {
     }
 }
 
-/// The caller: the user the token acts as, their organization, and the token. Any valid
-/// token may ask; it needs no scope, reads nothing more than authentication did, and is not
-/// recorded (it shows callers only what they presented and who they are).
-pub(super) fn get_me(caller: &Caller, problems: Vec<ErrorDetail>) -> Result<Me, ServiceError> {
-    if !problems.is_empty() {
-        return Err(ServiceError::validation(problems));
+impl Service {
+    /// The caller: the user the token acts as, their organization, and the token. Any valid
+    /// token may ask; it needs no scope, reads nothing more than authentication did, and is not
+    /// recorded (it shows callers only what they presented and who they are).
+    pub(crate) async fn get_me(
+        &self,
+        caller: &Caller,
+        _: &RequestContext,
+        NoParams { problems }: NoParams,
+    ) -> Result<Me, ServiceError> {
+        if !problems.is_empty() {
+            return Err(ServiceError::validation(problems));
+        }
+        let (user, token) = (&caller.user, &caller.token);
+        Ok(Me {
+            user: MeUser {
+                id: user.id,
+                name: user.name.clone(),
+                email: user.email.clone(),
+                role: user.role,
+            },
+            organization_id: token.organization_id,
+            token: MeToken {
+                id: token.id,
+                scopes: token.scopes.clone(),
+                expires_at: token.expires_at,
+            },
+        })
     }
-    let (user, token) = (&caller.user, &caller.token);
-    Ok(Me {
-        user: MeUser {
-            id: user.id,
-            name: user.name.clone(),
-            email: user.email.clone(),
-            role: user.role,
-        },
-        organization_id: token.organization_id,
-        token: MeToken { id: token.id, scopes: token.scopes.clone(), expires_at: token.expires_at },
-    })
 }
 
 /// How many times a change of a profile is decided again after meeting a concurrent one.

@@ -28,7 +28,7 @@ impl Service {
     /// ([`crate::review`]). Needs what reading the ledger needs; recorded in the audit ledgers
     /// like a read of the ledger, with the downloads it lists as the entries returned, and
     /// committed before it returns. It takes a slot of the heavy reads, as an export does.
-    pub(super) async fn privacy_access_review(
+    pub(crate) async fn privacy_access_review(
         &self,
         caller: &Caller,
         context: &RequestContext,
@@ -58,7 +58,7 @@ impl Service {
     /// (in its time zone), else NOT_FOUND. The decision is kept beside earlier ones with its
     /// record in the audit ledgers; one that says what the latest already says writes
     /// nothing. Returns the download's latest decision.
-    pub(super) async fn review_download(
+    pub(crate) async fn review_download(
         &self,
         caller: &Caller,
         context: &RequestContext,
@@ -175,7 +175,7 @@ impl Service {
     ///
     /// A month is signed off once: the same reviewer's same sign-off again is answered with
     /// the one recorded (`Idempotent-Replayed`); any other is CONFLICT.
-    pub(super) async fn sign_off_review(
+    pub(crate) async fn sign_off_review(
         &self,
         caller: &Caller,
         context: &RequestContext,

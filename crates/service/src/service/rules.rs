@@ -1,22 +1,22 @@
 //! The review rules of the caller's organization: read, and replaced with the change on the
 //! record ([`crate::review_rules`]).
 
-use recruit_domain::ErrorDetail;
 use recruit_domain::model::ReviewRules;
 use recruit_ports::review::RulesWrite;
 
 use super::Service;
 use super::ledger::audit_record;
 use crate::error::ServiceError;
-use crate::input::BodyParams;
+use crate::input::{BodyParams, NoParams};
 use crate::operation::{Caller, OperationKind, RequestContext};
 
 impl Service {
     /// The rules the caller's organization's monthly review flags accounts by.
-    pub(super) async fn review_rules(
+    pub(crate) async fn review_rules(
         &self,
         caller: &Caller,
-        problems: Vec<ErrorDetail>,
+        _: &RequestContext,
+        NoParams { problems }: NoParams,
     ) -> Result<ReviewRules, ServiceError> {
         if !problems.is_empty() {
             return Err(ServiceError::validation(problems));
@@ -27,7 +27,7 @@ impl Service {
     /// Replaces the caller's organization's review rules: the members given, the others their
     /// defaults. The new rules are recorded in the API audit ledger with the change, so that
     /// what the review flags by is itself on the record.
-    pub(super) async fn set_review_rules(
+    pub(crate) async fn set_review_rules(
         &self,
         caller: &Caller,
         context: &RequestContext,

@@ -21,7 +21,7 @@ use super::Service;
 use super::ledger::audit_record;
 use crate::console::{CONSOLE_SCOPES, OpenedSession};
 use crate::error::ServiceError;
-use crate::input::BodyParams;
+use crate::input::{BodyParams, NoParams};
 use crate::operation::{Caller, OperationKind, RequestContext};
 use crate::sso::{
     ALGORITHMS, FetchError, Groups, IdToken, InFlight, SCOPES, Seal, claim, in_owner_groups,
@@ -389,10 +389,11 @@ impl From<FetchError> for SsoRefusal {
 /// provider discovered first), removed; each change on the record with what it set.
 impl Service {
     /// The caller's organization's single sign-on; NOT_FOUND when it has none.
-    pub(super) async fn single_sign_on(
+    pub(crate) async fn single_sign_on(
         &self,
         caller: &Caller,
-        problems: Vec<ErrorDetail>,
+        _: &RequestContext,
+        NoParams { problems }: NoParams,
     ) -> Result<SingleSignOn, ServiceError> {
         if !problems.is_empty() {
             return Err(ServiceError::validation(problems));
@@ -407,7 +408,7 @@ impl Service {
     /// Sets the caller's organization's single sign-on from the body's settings: checked field
     /// by field, the secret kept when left out of a change of the same provider and client,
     /// and the provider discovered at the issuer before anything is written.
-    pub(super) async fn set_single_sign_on(
+    pub(crate) async fn set_single_sign_on(
         &self,
         caller: &Caller,
         context: &RequestContext,
@@ -434,11 +435,11 @@ impl Service {
 
     /// Removes the caller's organization's single sign-on (none to remove is no error): the
     /// console opens with tokens and links again.
-    pub(super) async fn remove_single_sign_on(
+    pub(crate) async fn remove_single_sign_on(
         &self,
         caller: &Caller,
         context: &RequestContext,
-        problems: Vec<ErrorDetail>,
+        NoParams { problems }: NoParams,
     ) -> Result<(), ServiceError> {
         if !problems.is_empty() {
             return Err(ServiceError::validation(problems));
