@@ -114,6 +114,18 @@ async fn write(
     seen(method, uri, response).await
 }
 
+/// A fixture whose every quota is one request a minute.
+async fn one_a_minute() -> Fixture {
+    let one = "1/min".parse().unwrap();
+    let limits = recruit_service::limits::RateLimitConfig {
+        reads: one,
+        ledger_reads: one,
+        writes: one,
+        auth_failures: one,
+    };
+    Fixture::limited(limits, |_| {}).await
+}
+
 /// The organization's single sign-on: read, set, removed, and each refusal, on fixtures of its
 /// own (their quotas and faults touch no other request).
 async fn sso_responses() -> Vec<Seen> {
@@ -153,14 +165,7 @@ async fn sso_responses() -> Vec<Seen> {
     let bare = bare.await;
     let bare_owner = bare.token(ORG_A, Role::Owner, &Scope::ALL).await;
     seen.push(write(&bare, "PUT", SSO, Some(&bare_owner), &settings).await);
-    let one = "1/min".parse().unwrap();
-    let limits = recruit_service::limits::RateLimitConfig {
-        reads: one,
-        ledger_reads: one,
-        writes: one,
-        auth_failures: one,
-    };
-    let limited = Fixture::limited(limits, |_| {}).await;
+    let limited = one_a_minute().await;
     let token = limited.token(ORG_A, Role::Owner, &Scope::ALL).await;
     for (method, body) in [("GET", ""), ("GET", ""), ("PUT", ""), ("PUT", ""), ("DELETE", "")] {
         seen.push(write(&limited, method, SSO, Some(&token), body).await);
@@ -774,14 +779,7 @@ async fn every_response() {
     }
 
     // Past the quotas: a token's, and an address's quota of failed authentications.
-    let one = "1/min".parse().unwrap();
-    let limits = recruit_service::limits::RateLimitConfig {
-        reads: one,
-        ledger_reads: one,
-        writes: one,
-        auth_failures: one,
-    };
-    let limited = Fixture::limited(limits, |_| {}).await;
+    let limited = one_a_minute().await;
     let token = limited.token(ORG_A, Role::Owner, &Scope::ALL).await;
     for uri in [list, job.as_str(), org, list, job.as_str(), org, checkpoint, export, REVIEW] {
         seen.push(get(&limited, uri, Some(&token)).await);
