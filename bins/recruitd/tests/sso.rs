@@ -241,6 +241,9 @@ async fn the_console_opens_through_the_identity_provider_and_refuses_every_forge
     let (status, _, page) =
         browser.send("GET", &format!("{base}/console/overview"), None, None).await;
     assert_eq!(status, 200, "the session opens the overview: {page}");
+    let api = cli(&url, &["audit", "list", "--ledger", "api", "--org", &org, "--json"]);
+    let sign_in = api.lines().find(|l| l.contains("consoleSignIn")).expect("the sign-in recorded");
+    assert!(sign_in.contains("SINGLE_SIGN_ON"), "{sign_in}");
     // The same callback again: its code is spent and the sign-in in flight gone.
     let (status, _, _) = browser.send("GET", &callback, None, None).await;
     assert_eq!(status, 400, "a replayed callback");

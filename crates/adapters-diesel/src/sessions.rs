@@ -1,5 +1,6 @@
-//! The console sessions' statements (`Tokens::open_session` and the rest), for both stores: the
-//! statements that touch and end a session, and the session holder of a row of the join
+//! The console sessions' statements (`Tokens::open_session` and the rest), for both stores: a
+//! session opened and ended with the records of its sign-in and sign-out, the statements that
+//! touch and end one, and the session holder of a row of the join
 //! `console_sessions_with_holders` (each store's schema).
 
 use crate::filter::Value;
@@ -32,6 +33,35 @@ pub fn session_statement(
         (d.param)(2)
     );
     Statement { sql, values: vec![Value::Time(at), Value::Uuid(id)] }
+}
+
+/// `Tokens::open_session` in the caller's transaction on `c`: the session, and its sign-in's
+/// record.
+pub async fn open_session<D>(
+    c: &mut D,
+    session: &recruit_ports::ConsoleSession,
+    record: &recruit_ports::ReadRecord,
+) -> Result<(), recruit_ports::StoreError>
+where
+    D: crate::db::Db + crate::Insert<recruit_ports::rows::ConsoleSessionRow>,
+{
+    c.insert(vec![recruit_ports::rows::ConsoleSessionRow::new(session)]).await?;
+    c.append_record(record.page(Vec::<()>::new(), 0)).await
+}
+
+/// `Tokens::end_session` in the caller's transaction on `c`: the session ended at `at`, and
+/// the sign-out's record if any.
+pub async fn end_session<D: crate::db::Db>(
+    c: &mut D,
+    id: recruit_domain::Uuid,
+    at: recruit_domain::Timestamp,
+    record: Option<&recruit_ports::ReadRecord>,
+) -> Result<(), recruit_ports::StoreError> {
+    c.execute(session_statement(D::DIALECT, SessionChange::End, id, at)).await?;
+    match record {
+        Some(record) => c.append_record(record.page(Vec::<()>::new(), 0)).await,
+        None => Ok(()),
+    }
 }
 
 /// The session holder of a row of the schema's `console_sessions_with_holders`, selected as

@@ -5,6 +5,7 @@
 use recruit_domain::chain::Ledger;
 
 use crate::review::Dialect;
+use recruit_ports::StoreError;
 use recruit_ports::chain::Chained;
 use recruit_ports::rows::{self, AuditRow, DocumentRows, LedgerRow, ToolAuditRow};
 
@@ -71,12 +72,12 @@ pub fn planned_cuts(
 /// future is ready when made (its statements are synchronous).
 pub trait Insert<N> {
     /// Inserts `rows`, as many to a statement as the store takes.
-    fn insert(&mut self, rows: Vec<N>) -> impl Future<Output = diesel::QueryResult<()>> + Send;
+    fn insert(&mut self, rows: Vec<N>) -> impl Future<Output = Result<(), StoreError>> + Send;
 }
 
 /// Inserts the rows of an import document table by table, in the order of insertion (a row's
 /// references before it).
-pub async fn insert_document_rows<S>(s: &mut S, rows: DocumentRows) -> diesel::QueryResult<()>
+pub async fn insert_document_rows<S>(s: &mut S, rows: DocumentRows) -> Result<(), StoreError>
 where
     S: Insert<rows::OrganizationRow>
         + Insert<rows::SchedulingDefaultsRow>

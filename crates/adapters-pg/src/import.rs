@@ -141,7 +141,7 @@ pub(crate) async fn insert_document(
     let mut rows = neutral::DocumentRows::new(doc)?;
     crate::chain::chain(c, &mut rows).await?;
     let summary = rows.summary();
-    recruit_adapters_diesel::insert_document_rows(&mut crate::insert::Rows(c), rows).await?;
+    recruit_adapters_diesel::insert_document_rows(&mut crate::chain::PgDb(c), rows).await?;
     if !doc.jobs.is_empty() {
         let jobs: Vec<_> = doc.jobs.iter().map(|j| j.id.uuid()).collect();
         keep_resolved_settings(c, Some(&jobs)).await?;

@@ -1,7 +1,7 @@
 //! Multi-row inserts, as many rows to a statement as PostgreSQL takes.
 
 use diesel_async::AsyncPgConnection;
-use recruit_adapters_diesel::Insert;
+use recruit_adapters_diesel::{Insert, StoreError};
 
 /// From how many rows an insert goes as one JSON record set rather than bound values: one
 /// short statement and one parameter, which PostgreSQL parses far faster than thousands of
@@ -73,12 +73,12 @@ pub(crate) async fn insert_rows<N: Stored>(
     Ok(())
 }
 
-/// A connection as the [`Insert`] of every stored row, for code written once for both stores.
-pub(crate) struct Rows<'c>(pub(crate) &'c mut AsyncPgConnection);
-
-impl<N: Stored> Insert<N> for Rows<'_> {
-    fn insert(&mut self, rows: Vec<N>) -> impl Future<Output = diesel::QueryResult<()>> + Send {
-        insert_rows(self.0, rows)
+/// A connection in a transaction as the [`Insert`] of every stored row, for code written once
+/// for both stores.
+impl<N: Stored> Insert<N> for crate::chain::PgDb<'_> {
+    fn insert(&mut self, rows: Vec<N>) -> impl Future<Output = Result<(), StoreError>> + Send {
+        let inserted = insert_rows(self.0, rows);
+        async { inserted.await.map_err(crate::error::store_error) }
     }
 }
 

@@ -6,15 +6,16 @@ use diesel::prelude::*;
 use diesel::sql_types;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use recruit_adapters_diesel::review::Dialect;
-use recruit_adapters_diesel::sessions::{SessionChange, session_statement};
+use recruit_adapters_diesel::sessions::{self, SessionChange, session_statement};
 use recruit_domain::{ApiTokenId, OrganizationId, Timestamp, Uuid};
 use recruit_ports::rows as neutral;
 use recruit_ports::{
-    ApiToken, ConsoleSession, NewApiToken, SecretHash, SessionHolder, StoreError, TokenHolder,
-    Tokens,
+    ApiToken, ConsoleSession, NewApiToken, ReadRecord, SecretHash, SessionHolder, StoreError,
+    TokenHolder, Tokens,
 };
 
 use crate::PgStore;
+use crate::chain::PgDb;
 use crate::error::*;
 use crate::rows::*;
 use crate::schema::*;
@@ -103,12 +104,17 @@ impl Tokens for PgStore {
         revoked
     }
 
-    async fn open_session(&self, session: &ConsoleSession) -> Result<(), StoreError> {
-        let row = ConsoleSessionRow::from(neutral::ConsoleSessionRow::new(session));
+    async fn open_session(
+        &self,
+        session: &ConsoleSession,
+        record: &ReadRecord,
+    ) -> Result<(), StoreError> {
         let mut c = self.conn().await?;
-        let inserted =
-            diesel::insert_into(console_sessions::table).values(&row).execute(&mut c).await;
-        inserted.map(drop).map_err(store_error)
+        c.transaction::<_, TxError, _>(async |c| {
+            Ok(sessions::open_session(&mut PgDb(c), session, record).await?)
+        })
+        .await
+        .map_err(StoreError::from)
     }
 
     async fn console_session(&self, hash: &SecretHash) -> Result<SessionHolder, StoreError> {
@@ -126,8 +132,18 @@ impl Tokens for PgStore {
         self.change_session(SessionChange::Touch, id, at).await
     }
 
-    async fn end_session(&self, id: Uuid, at: Timestamp) -> Result<(), StoreError> {
-        self.change_session(SessionChange::End, id, at).await
+    async fn end_session(
+        &self,
+        id: Uuid,
+        at: Timestamp,
+        record: Option<&ReadRecord>,
+    ) -> Result<(), StoreError> {
+        let mut c = self.conn().await?;
+        c.transaction::<_, TxError, _>(async |c| {
+            Ok(sessions::end_session(&mut PgDb(c), id, at, record).await?)
+        })
+        .await
+        .map_err(StoreError::from)
     }
 
     async fn touch_token(&self, id: ApiTokenId, at: Timestamp) -> Result<(), StoreError> {

@@ -179,10 +179,8 @@ fn insert_document(
     let mut rows = neutral::DocumentRows::new(doc)?;
     chain(c, &mut rows)?;
     let summary = rows.summary();
-    crate::export::at_once(recruit_adapters_diesel::insert_document_rows(
-        &mut crate::insert::Rows(c),
-        rows,
-    ))?;
+    let db = &mut crate::export::SqliteDb(c);
+    crate::export::at_once(recruit_adapters_diesel::insert_document_rows(db, rows))?;
     if !doc.jobs.is_empty() {
         let jobs: Vec<_> = doc.jobs.iter().map(|j| j.id.uuid()).collect();
         keep_resolved_settings(c, Some(&jobs))?;

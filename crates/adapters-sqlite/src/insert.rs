@@ -1,7 +1,7 @@
 //! Multi-row inserts, as many rows to a statement as SQLite takes.
 
 use diesel::SqliteConnection;
-use recruit_adapters_diesel::{Insert, Row};
+use recruit_adapters_diesel::{Insert, Row, StoreError};
 
 /// The most values bound to one statement: SQLite takes at most 32 766.
 pub(crate) const MAX_BOUND_VALUES: usize = 30_000;
@@ -29,12 +29,10 @@ pub(crate) fn insert_rows<N: Stored>(
     Ok(())
 }
 
-/// A connection as the [`Insert`] of every stored row, for code written once for both stores:
-/// each insert runs when asked, and its future is ready.
-pub(crate) struct Rows<'c>(pub(crate) &'c mut SqliteConnection);
-
-impl<N: Stored + Send> Insert<N> for Rows<'_> {
-    fn insert(&mut self, rows: Vec<N>) -> impl Future<Output = diesel::QueryResult<()>> + Send {
-        std::future::ready(insert_rows(self.0, rows))
+/// A connection in a transaction as the [`Insert`] of every stored row, for code written once
+/// for both stores: each insert runs when asked, and its future is ready.
+impl<N: Stored + Send> Insert<N> for crate::export::SqliteDb<'_> {
+    fn insert(&mut self, rows: Vec<N>) -> impl Future<Output = Result<(), StoreError>> + Send {
+        std::future::ready(insert_rows(self.0, rows).map_err(crate::error::store_error))
     }
 }

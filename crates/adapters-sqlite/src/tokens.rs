@@ -5,16 +5,17 @@ use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel::sqlite::SqliteConnection;
 use recruit_adapters_diesel::review::Dialect;
-use recruit_adapters_diesel::sessions::{SessionChange, session_statement};
+use recruit_adapters_diesel::sessions::{self, SessionChange, session_statement};
 use recruit_domain::{ApiTokenId, OrganizationId, Timestamp, Uuid};
 use recruit_ports::rows as neutral;
 use recruit_ports::{
-    ApiToken, ConsoleSession, NewApiToken, SecretHash, SessionHolder, StoreError, TokenHolder,
-    Tokens,
+    ApiToken, ConsoleSession, NewApiToken, ReadRecord, SecretHash, SessionHolder, StoreError,
+    TokenHolder, Tokens,
 };
 
 use crate::SqliteStore;
 use crate::error::TxError;
+use crate::export::{SqliteDb, at_once};
 use crate::rows::*;
 use crate::schema::*;
 
@@ -78,11 +79,18 @@ impl Tokens for SqliteStore {
         .map_err(StoreError::from)
     }
 
-    async fn open_session(&self, session: &ConsoleSession) -> Result<(), StoreError> {
-        let row = ConsoleSessionRow::from(neutral::ConsoleSessionRow::new(session));
-        self.run(move |c| diesel::insert_into(console_sessions::table).values(&row).execute(c))
-            .await
-            .map(drop)
+    async fn open_session(
+        &self,
+        session: &ConsoleSession,
+        record: &ReadRecord,
+    ) -> Result<(), StoreError> {
+        let (session, record) = (session.clone(), record.clone());
+        self.transaction(move |c| -> Result<(), TxError> {
+            let db = &mut SqliteDb(c);
+            Ok(at_once(sessions::open_session(db, &session, &record))?)
+        })
+        .await
+        .map_err(StoreError::from)
     }
 
     async fn console_session(&self, hash: &SecretHash) -> Result<SessionHolder, StoreError> {
@@ -106,8 +114,19 @@ impl Tokens for SqliteStore {
         self.change_session(SessionChange::Touch, id, at).await
     }
 
-    async fn end_session(&self, id: Uuid, at: Timestamp) -> Result<(), StoreError> {
-        self.change_session(SessionChange::End, id, at).await
+    async fn end_session(
+        &self,
+        id: Uuid,
+        at: Timestamp,
+        record: Option<&ReadRecord>,
+    ) -> Result<(), StoreError> {
+        let record = record.cloned();
+        self.transaction(move |c| -> Result<(), TxError> {
+            let db = &mut SqliteDb(c);
+            Ok(at_once(sessions::end_session(db, id, at, record.as_ref()))?)
+        })
+        .await
+        .map_err(StoreError::from)
     }
 
     async fn touch_token(&self, id: ApiTokenId, at: Timestamp) -> Result<(), StoreError> {

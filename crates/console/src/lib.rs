@@ -40,7 +40,6 @@ use recruit_service::console::ConsoleCaller;
 use recruit_service::review::Review;
 use recruit_service::{
     Arguments, Identity, Operation, OperationKind, Outcome, RequestContext, Service, ServiceError,
-    Via,
 };
 
 use crate::lang::{Lang, Locale};
@@ -97,6 +96,13 @@ pub struct ConsoleRequest<'a> {
     pub client_ip: Option<IpAddr>,
     /// The request's id, recorded with what the page reads.
     pub request_id: &'a str,
+}
+
+impl ConsoleRequest<'_> {
+    /// Where the request came from, as the audit ledgers record it.
+    pub(crate) fn context(&self) -> RequestContext {
+        RequestContext::rest(self.request_id, self.client_ip)
+    }
 }
 
 /// What the console answers: a page, or a download whose chunks are the body.
@@ -239,7 +245,7 @@ impl Console {
                 let session = self.session(r).await?;
                 self.check_form(r, &session)?;
                 if let Some(secret) = cookie(r.headers) {
-                    self.service.end_console_session(&secret).await?;
+                    self.service.end_console_session(&secret, &r.context()).await?;
                 }
                 let mut response = redirect(Route::SignIn.path());
                 response.headers_mut().append(header::SET_COOKIE, self.cookie(None));
@@ -289,13 +295,8 @@ impl Console {
         arguments.body(body.to_string().into_bytes());
         let outcome = match Operation::parse(kind, arguments) {
             Ok(operation) => {
-                let context = RequestContext {
-                    request_id: r.request_id.to_owned(),
-                    client_ip: r.client_ip,
-                    via: Via::Rest,
-                };
                 let identity = Identity::Authenticated(Box::new(caller.clone()));
-                self.service.run(self.config.deadline, identity, context, operation).await
+                self.service.run(self.config.deadline, identity, r.context(), operation).await
             }
             Err(e) => Err(e),
         };
@@ -470,13 +471,8 @@ impl Console {
         arguments: Arguments,
     ) -> Result<Outcome, ServiceError> {
         let operation = Operation::parse(kind, arguments)?;
-        let context = RequestContext {
-            request_id: r.request_id.to_owned(),
-            client_ip: r.client_ip,
-            via: Via::Rest,
-        };
         let identity = Identity::Authenticated(Box::new(session.caller.clone()));
-        let done = self.service.run(self.config.deadline, identity, context, operation).await?;
+        let done = self.service.run(self.config.deadline, identity, r.context(), operation).await?;
         Ok(done.outcome)
     }
 

@@ -34,7 +34,7 @@ impl Console {
             (Some(token), None) => (SignIn::Token(token.trim()), None),
             (None, None) => (SignIn::Token(""), None),
         };
-        match self.service.open_console_session(sign_in, r.client_ip).await {
+        match self.service.open_console_session(sign_in, &r.context()).await {
             Ok(opened) => {
                 let mut response = redirect(Route::Overview.path());
                 let left = opened.expires_at.unix_micros() - Timestamp::now().unix_micros();
@@ -131,7 +131,7 @@ impl Console {
         let redirect_uri = self.sso_redirect_uri();
         let opened = self
             .service
-            .finish_sso(cookie.as_deref(), callback, &redirect_uri, r.client_ip)
+            .finish_sso(cookie.as_deref(), callback, &redirect_uri, &r.context())
             .await
             .map_err(|e| self.sso_failure(&e))?;
         let mut response = html(StatusCode::OK, &crate::pages::SignedIn { l: locale(r) });

@@ -206,7 +206,10 @@ async fn deactivation_ends_console_sessions_and_is_recorded() {
     let api = f.token(ORG_A, Role::Owner, &[Scope::AuditLogsRead]).await;
     let session = f
         .service
-        .open_console_session(recruit_service::console::SignIn::Token(&api), None)
+        .open_console_session(
+            recruit_service::console::SignIn::Token(&api),
+            &recruit_service::RequestContext::rest("scim-test", None),
+        )
         .await
         .unwrap();
     assert!(f.service.console_caller(&session.secret, None).await.is_ok());

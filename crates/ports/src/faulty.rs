@@ -184,9 +184,13 @@ impl<S: Tokens> Tokens for Faulty<S> {
         self.check_tokens().await?;
         self.inner.tokens(o).await
     }
-    async fn open_session(&self, session: &crate::ConsoleSession) -> Result<(), StoreError> {
+    async fn open_session(
+        &self,
+        session: &crate::ConsoleSession,
+        record: &crate::ReadRecord,
+    ) -> Result<(), StoreError> {
         self.check_tokens().await?;
-        self.inner.open_session(session).await
+        self.inner.open_session(session, record).await
     }
     async fn console_session(&self, hash: &SecretHash) -> Result<crate::SessionHolder, StoreError> {
         self.check_tokens().await?;
@@ -200,9 +204,14 @@ impl<S: Tokens> Tokens for Faulty<S> {
         self.check_tokens().await?;
         self.inner.touch_session(id, at).await
     }
-    async fn end_session(&self, id: recruit_domain::Uuid, at: Timestamp) -> Result<(), StoreError> {
+    async fn end_session(
+        &self,
+        id: recruit_domain::Uuid,
+        at: Timestamp,
+        record: Option<&crate::ReadRecord>,
+    ) -> Result<(), StoreError> {
         self.check_tokens().await?;
-        self.inner.end_session(id, at).await
+        self.inner.end_session(id, at, record).await
     }
 }
 

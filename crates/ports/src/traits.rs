@@ -124,9 +124,14 @@ pub trait Tokens: Send + Sync + 'static {
     /// within a minute. A missing token is not an error.
     async fn touch_token(&self, id: ApiTokenId, at: Timestamp) -> Result<(), StoreError>;
 
-    /// Stores a new console session. `Conflict` when its id or secret hash is taken;
-    /// `NotFound` when its token does not exist in its organization.
-    async fn open_session(&self, session: &ConsoleSession) -> Result<(), StoreError>;
+    /// Stores a new console session with the API audit ledger's record of its sign-in, in one
+    /// transaction. `Conflict` when its id or secret hash is taken; `NotFound` when its token
+    /// does not exist in its organization; nothing written either way.
+    async fn open_session(
+        &self,
+        session: &ConsoleSession,
+        record: &crate::ReadRecord,
+    ) -> Result<(), StoreError>;
 
     /// The console session with this secret hash, its token and the token's user, as stored
     /// now (never from memory: a revoked token or a demoted user shows at once), whatever
@@ -136,8 +141,14 @@ pub trait Tokens: Send + Sync + 'static {
     /// Records that the session was used at `at`; a session ended already is left as it is.
     async fn touch_session(&self, id: Uuid, at: Timestamp) -> Result<(), StoreError>;
 
-    /// Ends the session at `at`; ending an ended session keeps the first time.
-    async fn end_session(&self, id: Uuid, at: Timestamp) -> Result<(), StoreError>;
+    /// Ends the session at `at`, with the record of the sign-out that asks, if any, in one
+    /// transaction; ending an ended session keeps the first time.
+    async fn end_session(
+        &self,
+        id: Uuid,
+        at: Timestamp,
+        record: Option<&crate::ReadRecord>,
+    ) -> Result<(), StoreError>;
 
     /// Every token of the organization (or of all of them), newest first.
     async fn tokens(

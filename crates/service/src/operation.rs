@@ -59,6 +59,13 @@ pub struct RequestContext {
     pub via: Via,
 }
 
+impl RequestContext {
+    /// A request through the REST API (or the console, which speaks it).
+    pub fn rest(request_id: impl Into<String>, client_ip: Option<IpAddr>) -> Self {
+        Self { request_id: request_id.into(), client_ip, via: Via::Rest }
+    }
+}
+
 /// The interface a request came through.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Via {

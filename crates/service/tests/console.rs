@@ -38,32 +38,50 @@ fn code<T: std::fmt::Debug>(result: Result<T, ServiceError>) -> ErrorCode {
     result.expect_err("an error").code
 }
 
+/// The API ledger's entries of `operation`, newest first: what they say (their filters) and
+/// whose request it was.
+async fn recorded(w: &World, operation: &str) -> Vec<(serde_json::Value, String)> {
+    let query = recruit_ports::AuditListQuery { organization_id: None, limit: 100 };
+    let entries = recruit_ports::Ledgers::api_audit_entries(&w.store, &query).await.unwrap();
+    let ours = entries.into_iter().filter(|e| e.operation == operation);
+    ours.map(|e| (e.filters, e.request_id)).collect()
+}
+
 /// An owner's token with `audit_logs:read` opens a session that acts as it, with a CSRF token
 /// of its own; a member's token, or one without the scope, opens none; signing out ends it.
+/// Each sign-in and the sign-out are on the API ledger's record; refusals are not.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_owners_token_opens_a_session_that_acts_through_it_until_signed_out() {
     let w = world(SessionLimits::DEFAULT).await;
     let owner = token(&w, Role::Owner, &[Scope::AuditLogsRead, Scope::AuditLogsReview]).await;
-    let opened = w.service.open_console_session(SignIn::Token(&owner), None).await.unwrap();
+    let opened = w.service.open_console_session(SignIn::Token(&owner), &context()).await.unwrap();
     assert!(opened.secret.starts_with("rcs_"));
     let session = w.service.console_caller(&opened.secret, None).await.unwrap();
     let pasted = w.service.authenticate(Some(&owner), None).await.unwrap();
     assert_eq!(session.caller.token.id, pasted.token.id, "the session acts through the token");
     let again = w.service.console_caller(&opened.secret, None).await.unwrap();
     assert_eq!(session.csrf, again.csrf);
-    let other = w.service.open_console_session(SignIn::Token(&owner), None).await.unwrap();
+    let other = w.service.open_console_session(SignIn::Token(&owner), &context()).await.unwrap();
     assert_ne!(w.service.console_caller(&other.secret, None).await.unwrap().csrf, session.csrf);
 
     let member = token(&w, Role::Member, &[Scope::AuditLogsRead]).await;
-    let refused = w.service.open_console_session(SignIn::Token(&member), None).await;
+    let refused = w.service.open_console_session(SignIn::Token(&member), &context()).await;
     assert_eq!(code(refused), ErrorCode::PermissionDenied);
     let jobs = token(&w, Role::Owner, &[Scope::JobsRead]).await;
-    let refused = w.service.open_console_session(SignIn::Token(&jobs), None).await;
+    let refused = w.service.open_console_session(SignIn::Token(&jobs), &context()).await;
     assert_eq!(code(refused), ErrorCode::InsufficientScope);
-    let refused = w.service.open_console_session(SignIn::Token("rtk_nope"), None).await;
+    let refused = w.service.open_console_session(SignIn::Token("rtk_nope"), &context()).await;
     assert_eq!(code(refused), ErrorCode::Unauthenticated);
 
-    w.service.end_console_session(&opened.secret).await.unwrap();
+    let sign_ins = recorded(&w, "consoleSignIn").await;
+    assert_eq!(sign_ins.len(), 2, "two sessions opened: {sign_ins:?}");
+    assert_eq!(sign_ins[0].0["method"], "TOKEN");
+    assert_eq!(sign_ins[0].1, "console-test");
+    w.service.end_console_session(&opened.secret, &context()).await.unwrap();
+    w.service.end_console_session(&opened.secret, &context()).await.unwrap();
+    let sign_outs = recorded(&w, "consoleSignOut").await;
+    assert_eq!(sign_outs.len(), 1, "signed out once: {sign_outs:?}");
+    assert_eq!(sign_outs[0].0["session_id"], sign_ins[1].0["session_id"], "the first session");
     let ended = w.service.console_caller(&opened.secret, None).await;
     assert_eq!(code(ended), ErrorCode::Unauthenticated);
     assert!(w.service.console_caller(&other.secret, None).await.is_ok(), "others go on");
@@ -76,7 +94,7 @@ async fn an_owners_token_opens_a_session_that_acts_through_it_until_signed_out()
 async fn a_session_ends_at_once_when_its_token_is_revoked() {
     let w = world(SessionLimits::DEFAULT).await;
     let owner = token(&w, Role::Owner, &[Scope::AuditLogsRead]).await;
-    let opened = w.service.open_console_session(SignIn::Token(&owner), None).await.unwrap();
+    let opened = w.service.open_console_session(SignIn::Token(&owner), &context()).await.unwrap();
     let caller = w.service.console_caller(&opened.secret, None).await.unwrap().caller;
     w.store.revoke_token(caller.token.id, recruit_domain::Timestamp::now()).await.unwrap();
     let over = w.service.console_caller(&opened.secret, None).await;
@@ -93,7 +111,7 @@ async fn a_session_ends_when_idle_and_when_it_reaches_its_longest() {
         SessionLimits { idle: Duration::from_millis(300), longest: Duration::from_secs(3600) };
     let w = world(idle).await;
     let owner = token(&w, Role::Owner, &[Scope::AuditLogsRead]).await;
-    let opened = w.service.open_console_session(SignIn::Token(&owner), None).await.unwrap();
+    let opened = w.service.open_console_session(SignIn::Token(&owner), &context()).await.unwrap();
     assert!(w.service.console_caller(&opened.secret, None).await.is_ok());
     tokio::time::sleep(Duration::from_millis(400)).await;
     let over = w.service.console_caller(&opened.secret, None).await.unwrap_err();
@@ -104,7 +122,7 @@ async fn a_session_ends_when_idle_and_when_it_reaches_its_longest() {
         SessionLimits { idle: Duration::from_secs(3600), longest: Duration::from_millis(300) };
     let w = world(short).await;
     let owner = token(&w, Role::Owner, &[Scope::AuditLogsRead]).await;
-    let opened = w.service.open_console_session(SignIn::Token(&owner), None).await.unwrap();
+    let opened = w.service.open_console_session(SignIn::Token(&owner), &context()).await.unwrap();
     for _ in 0..3 {
         assert!(w.service.console_caller(&opened.secret, None).await.is_ok());
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -121,13 +139,16 @@ async fn a_sign_in_link_opens_one_session_only() {
     let w = world(SessionLimits::DEFAULT).await;
     let owner = user_id(ORG_A, Role::Owner);
     let link = sign_in_link(&w.store, owner, Duration::from_secs(900)).await.unwrap();
-    let opened = w.service.open_console_session(SignIn::Link(&link), None).await.unwrap();
+    let opened = w.service.open_console_session(SignIn::Link(&link), &context()).await.unwrap();
     let session = w.service.console_caller(&opened.secret, None).await.unwrap();
     assert_eq!(session.caller.user.id, owner);
     assert_eq!(session.caller.token.scopes, [Scope::AuditLogsRead, Scope::AuditLogsReview]);
     assert_eq!(session.caller.token.name, "console session");
-    let spent = w.service.open_console_session(SignIn::Link(&link), None).await;
+    let spent = w.service.open_console_session(SignIn::Link(&link), &context()).await;
     assert_eq!(code(spent), ErrorCode::Unauthenticated);
+    let sign_ins = recorded(&w, "consoleSignIn").await;
+    assert_eq!(sign_ins.len(), 1, "one sign-in: {sign_ins:?}");
+    assert_eq!(sign_ins[0].0["method"], "LINK");
     let member =
         sign_in_link(&w.store, user_id(ORG_A, Role::Member), Duration::from_secs(900)).await;
     assert_eq!(code(member), ErrorCode::PermissionDenied);
@@ -143,10 +164,18 @@ async fn a_sign_in_links_secret_is_no_api_token() {
     let link = sign_in_link(&w.store, owner, Duration::from_secs(900)).await.unwrap();
     assert!(link.starts_with("rcl_"), "{link}");
     assert_eq!(code(w.service.authenticate(Some(&link), None).await), ErrorCode::Unauthenticated);
-    let pasted = w.service.open_console_session(SignIn::Token(&link), None).await;
+    let pasted = w.service.open_console_session(SignIn::Token(&link), &context()).await;
     assert_eq!(code(pasted), ErrorCode::Unauthenticated);
     let api = token(&w, Role::Owner, &[Scope::AuditLogsRead]).await;
-    let as_link = w.service.open_console_session(SignIn::Link(&api), None).await;
+    let as_link = w.service.open_console_session(SignIn::Link(&api), &context()).await;
     assert_eq!(code(as_link), ErrorCode::Unauthenticated);
-    w.service.open_console_session(SignIn::Link(&link), None).await.expect("the link still works");
+    w.service
+        .open_console_session(SignIn::Link(&link), &context())
+        .await
+        .expect("the link still works");
+}
+
+/// Where the test's requests come from.
+fn context() -> recruit_service::RequestContext {
+    recruit_service::RequestContext::rest("console-test", None)
 }

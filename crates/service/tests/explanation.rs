@@ -134,7 +134,11 @@ async fn a_download_is_explained_through_the_mailed_link_and_accepted() {
     let context = RequestContext { request_id: "r".into(), client_ip: None, via: Via::Rest };
     let refused = w.service.run(Duration::from_secs(5), bearer(&link), context, operation).await;
     assert_eq!(refused.unwrap_err().code, ErrorCode::Unauthenticated);
-    let refused = w.service.open_console_session(SignIn::Link(&link), None).await.unwrap_err();
+    let refused = w
+        .service
+        .open_console_session(SignIn::Link(&link), &RequestContext::rest("t", None))
+        .await
+        .unwrap_err();
     assert_eq!(refused.code, ErrorCode::Unauthenticated);
 
     // It opens the member's explanation page, with the question.
@@ -196,9 +200,14 @@ async fn a_sign_in_link_is_mailed_to_owners_alone_and_answered_alike() {
     assert_eq!(mails[0].to, "owner@org-a.example");
     assert!(mails[0].text.contains("https://review.example/console/sign-in?link=rcl_"));
     let link = link_value(&mails[0].text, "link");
-    let opened = w.service.open_console_session(SignIn::Link(&link), None).await;
+    let opened =
+        w.service.open_console_session(SignIn::Link(&link), &RequestContext::rest("t", None)).await;
     assert!(opened.is_ok(), "{opened:?}");
-    let again = w.service.open_console_session(SignIn::Link(&link), None).await.unwrap_err();
+    let again = w
+        .service
+        .open_console_session(SignIn::Link(&link), &RequestContext::rest("t", None))
+        .await
+        .unwrap_err();
     assert_eq!(again.code, ErrorCode::Unauthenticated, "once");
 
     for _ in 0..5 {

@@ -430,7 +430,7 @@ pub async fn users_are_provisioned_and_deactivation_ends_their_credentials(store
         expires_at: t(61 + 3600),
         ended_at: None,
     };
-    store.open_session(&session).await.unwrap();
+    store.open_session(&session, &super::record(ORG_A, 55)).await.unwrap();
     store.revoke_token(link.id, t(62)).await.unwrap();
     let off = User { status: UserStatus::Deactivated, updated_at: t(70), ..new.clone() };
     let entry = profile_entry(ORG_A, 72, new.id, ActivityCategory::Update);

@@ -6,7 +6,7 @@ use recruit_domain::{ApiTokenId, Scope};
 
 use crate::{NewApiToken, SecretHash, Store, StoreError};
 
-use super::{ORG_A, ORG_B, assert_not_found, id, loaded, org_id, t, user_id};
+use super::{ORG_A, ORG_B, assert_not_found, id, loaded, org_id, record, t, user_id};
 
 fn new_token(org: u128, n: u128, role: Role) -> NewApiToken {
     NewApiToken {
@@ -103,7 +103,8 @@ pub async fn touching_a_token_records_use_at_most_once_a_minute(store: &dyn Stor
 
 /// A console session is found by its secret hash with its token and user as stored now (a
 /// revoked token shows at once); its use is recorded until it ends; ending it keeps the first
-/// time. A session of a token that does not exist is not stored.
+/// time. Its sign-in, and a sign-out, are API ledger records written with it. A session of a
+/// token that does not exist is not stored, nor its record.
 pub async fn console_sessions_are_found_with_their_token_and_end_once(store: &dyn Store) {
     use crate::ConsoleSession;
     loaded(store).await;
@@ -119,7 +120,14 @@ pub async fn console_sessions_are_found_with_their_token_and_end_once(store: &dy
         expires_at: t(10 + 8 * 3600),
         ended_at: None,
     };
-    store.open_session(&session).await.unwrap();
+    let api_head = async || {
+        let heads = store.chain_heads(Some(org_id(ORG_A))).await.unwrap();
+        let api = recruit_domain::chain::Ledger::Api.as_str();
+        heads.into_iter().find(|h| h.ledger == api).map_or(0, |h| h.position)
+    };
+    let start = api_head().await;
+    store.open_session(&session, &record(ORG_A, 50)).await.unwrap();
+    assert_eq!(api_head().await, start + 1, "the sign-in is on the record");
     let found = store.console_session(&session.secret_hash).await.unwrap();
     assert_eq!((&found.session, &found.holder.token), (&session, &token));
     assert_eq!(found.holder.user.role, Role::Owner);
@@ -132,8 +140,10 @@ pub async fn console_sessions_are_found_with_their_token_and_end_once(store: &dy
     let revoked = store.console_session(&session.secret_hash).await.unwrap();
     assert_eq!(revoked.holder.token.revoked_at, Some(t(80)), "never an older copy");
 
-    store.end_session(session.id, t(90)).await.unwrap();
-    store.end_session(session.id, t(95)).await.unwrap();
+    store.end_session(session.id, t(90), Some(&record(ORG_A, 51))).await.unwrap();
+    assert_eq!(api_head().await, start + 2, "the sign-out is on the record");
+    store.end_session(session.id, t(95), None).await.unwrap();
+    assert_eq!(api_head().await, start + 2, "an end without a request is not");
     store.touch_session(session.id, t(99)).await.unwrap();
     let ended = store.console_session(&session.secret_hash).await.unwrap().session;
     assert_eq!((ended.ended_at, ended.last_seen_at), (Some(t(90)), t(70)));
@@ -144,9 +154,14 @@ pub async fn console_sessions_are_found_with_their_token_and_end_once(store: &dy
         secret_hash: SecretHash([0x57; 32]),
         ..session.clone()
     };
-    assert!(store.open_session(&orphan).await.is_err(), "a session needs its token");
+    let orphaned = store.open_session(&orphan, &record(ORG_A, 52)).await;
+    assert!(orphaned.is_err(), "a session needs its token");
     assert!(
-        matches!(store.open_session(&session).await, Err(StoreError::Conflict(_))),
+        matches!(
+            store.open_session(&session, &record(ORG_A, 53)).await,
+            Err(StoreError::Conflict(_))
+        ),
         "a session is stored once"
     );
+    assert_eq!(api_head().await, start + 2, "nothing recorded for sessions not stored");
 }

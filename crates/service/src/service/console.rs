@@ -7,10 +7,11 @@ use recruit_domain::{ErrorCode, Permission, Scope, Timestamp, Uuid};
 use recruit_ports::{ConsoleSession, StoreError};
 
 use super::Service;
+use super::ledger::record_of;
 use crate::auth::SecretKind;
 use crate::console::{ConsoleCaller, OpenedSession, SignIn};
 use crate::error::ServiceError;
-use crate::operation::Caller;
+use crate::operation::{Caller, RequestContext};
 
 /// How often a session's last use is written.
 const TOUCH_INTERVAL: Duration = Duration::from_secs(60);
@@ -24,16 +25,18 @@ impl Service {
     /// are charged to the client's address as failed authentications are. A pasted token is
     /// the session's token, and the session ends no later than it; a link's token is spent
     /// (revoked) and the session gets a token of its own, holding the link's console scopes.
+    /// The sign-in is recorded in the API audit ledger with the session.
     pub async fn open_console_session(
         &self,
         sign_in: SignIn<'_>,
-        client_ip: Option<IpAddr>,
+        context: &RequestContext,
     ) -> Result<OpenedSession, ServiceError> {
-        let (secret, kind) = match sign_in {
-            SignIn::Token(s) => (s, SecretKind::ApiToken),
-            SignIn::Link(s) => (s, SecretKind::SignInLink),
+        let (secret, kind, method) = match sign_in {
+            SignIn::Token(s) => (s, SecretKind::ApiToken, "TOKEN"),
+            SignIn::Link(s) => (s, SecretKind::SignInLink, "LINK"),
         };
-        let caller = self.charged(client_ip, self.verify(Some(secret), kind)).await?;
+        let charged = self.verify(Some(secret), kind);
+        let caller = self.charged(context.client_ip, charged).await?;
         console_rights(&caller)?;
         let organization = self.store.organization(caller.token.organization_id).await?;
         if organization.sso.is_some_and(|sso| !sso.tokens_and_links) {
@@ -71,15 +74,17 @@ impl Service {
                 (token.id, longest)
             }
         };
-        self.session_of(&caller.user, token, expires_at).await
+        self.session_of(&caller.user, token, expires_at, (method, context)).await
     }
 
-    /// Opens a session of `user` through `token`, ending at `expires_at` at the latest.
+    /// Opens a session of `user` through `token`, ending at `expires_at` at the latest, with
+    /// the record of its sign-in by `method` (`TOKEN`, `LINK`, `SINGLE_SIGN_ON`) in `context`.
     pub(super) async fn session_of(
         &self,
         user: &recruit_domain::User,
         token: recruit_domain::ApiTokenId,
         expires_at: Timestamp,
+        (method, context): (&str, &RequestContext),
     ) -> Result<OpenedSession, ServiceError> {
         let now = Timestamp::now();
         let (secret, secret_hash) = crate::console::generate_session_secret();
@@ -94,7 +99,10 @@ impl Service {
             expires_at,
             ended_at: None,
         };
-        self.store.open_session(&session).await?;
+        let filters = serde_json::json!({"method": method, "session_id": session.id.to_string()});
+        let actor = (user.organization_id, token, user.id);
+        let record = record_of(actor, context, "consoleSignIn", filters, None);
+        self.store.open_session(&session, &record).await?;
         Ok(OpenedSession { secret, expires_at })
     }
 
@@ -149,7 +157,7 @@ impl Service {
         });
         if let Some(why) = why {
             if session.ended_at.is_none() {
-                self.store.end_session(session.id, now).await?;
+                self.store.end_session(session.id, now, None).await?;
             }
             return Err(session_over(why));
         }
@@ -162,17 +170,26 @@ impl Service {
         Ok(ConsoleCaller { caller, csrf: crate::console::csrf_token(secret) })
     }
 
-    /// Ends the session whose cookie holds `secret` (signing out); an unknown or ended one is
-    /// left as it is.
-    pub async fn end_console_session(&self, secret: &str) -> Result<(), ServiceError> {
+    /// Ends the session whose cookie holds `secret` (signing out), recorded in the API audit
+    /// ledger; an unknown or ended one is left as it is.
+    pub async fn end_console_session(
+        &self,
+        secret: &str,
+        context: &RequestContext,
+    ) -> Result<(), ServiceError> {
         if !crate::console::looks_like_session_secret(secret) {
             return Ok(());
         }
-        match self.store.console_session(&crate::auth::hash_secret(secret)).await {
-            Ok(found) => Ok(self.store.end_session(found.session.id, Timestamp::now()).await?),
-            Err(StoreError::NotFound) => Ok(()),
-            Err(e) => Err(e.into()),
-        }
+        let found = match self.store.console_session(&crate::auth::hash_secret(secret)).await {
+            Ok(found) if found.session.ended_at.is_none() => found,
+            Ok(_) | Err(StoreError::NotFound) => return Ok(()),
+            Err(e) => return Err(e.into()),
+        };
+        let session = &found.session;
+        let filters = serde_json::json!({"session_id": session.id.to_string()});
+        let actor = (session.organization_id, session.token_id, session.user_id);
+        let record = record_of(actor, context, "consoleSignOut", filters, None);
+        Ok(self.store.end_session(session.id, Timestamp::now(), Some(&record)).await?)
     }
 }
 

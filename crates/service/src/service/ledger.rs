@@ -8,8 +8,8 @@ use std::time::Duration;
 use recruit_domain::model::ActivityCategory;
 use recruit_domain::resource::PrivacyAuditLog as PrivacyAuditLogResource;
 use recruit_domain::{
-    ErrorCode, ErrorDetail, IdFilter, Page, PageLimit, Pagination, PrivacyAuditLog,
-    PrivacyAuditLogId, TimeWindow, Timestamp, Uuid,
+    ApiTokenId, ErrorCode, ErrorDetail, IdFilter, OrganizationId, Page, PageLimit, Pagination,
+    PrivacyAuditLog, PrivacyAuditLogId, TimeWindow, Timestamp, UserId, Uuid,
 };
 use recruit_ports::{
     AccessesWrite, AuditEntry, Claim, Interface, KeyClaim, LedgerEntry, PrivacyLogQuery,
@@ -458,6 +458,20 @@ pub(super) fn audit_record(
     filters: serde_json::Value,
     arguments: Option<serde_json::Value>,
 ) -> ReadRecord {
+    let actor = (caller.token.organization_id, caller.token.id, caller.user.id);
+    record_of(actor, context, kind.operation_id(), filters, arguments)
+}
+
+/// What the audit ledgers record of `operation` (an operation's id, or one of the console's
+/// own: `consoleSignIn`, `consoleSignOut`) by `actor`: the organization, the token and the
+/// user it acts as.
+pub(super) fn record_of(
+    (organization_id, token_id, user_id): (OrganizationId, ApiTokenId, UserId),
+    context: &RequestContext,
+    operation: &str,
+    filters: serde_json::Value,
+    arguments: Option<serde_json::Value>,
+) -> ReadRecord {
     let at = Timestamp::now();
     let (interface, tool) = match &context.via {
         Via::Rest => (Interface::Rest, None),
@@ -466,9 +480,9 @@ pub(super) fn audit_record(
             Some(ToolAuditEntry {
                 id: Uuid::now_v7(),
                 at,
-                organization_id: caller.token.organization_id,
-                token_id: caller.token.id,
-                user_id: caller.user.id,
+                organization_id,
+                token_id,
+                user_id,
                 tool_name: name.clone(),
                 arguments: arguments.unwrap_or_else(|| given.clone()),
                 entries_returned: 0,
@@ -480,10 +494,10 @@ pub(super) fn audit_record(
         api: AuditEntry {
             id: Uuid::now_v7(),
             at,
-            organization_id: caller.token.organization_id,
-            token_id: caller.token.id,
-            user_id: caller.user.id,
-            operation: kind.operation_id().into(),
+            organization_id,
+            token_id,
+            user_id,
+            operation: operation.into(),
             request_id: context.request_id.clone(),
             client_ip: context.client_ip.map(|ip| ip.to_string()),
             filters,

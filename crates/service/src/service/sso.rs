@@ -4,7 +4,6 @@
 //! as a token or a link does.
 
 use std::collections::HashMap;
-use std::net::IpAddr;
 use std::time::{Duration, Instant};
 
 use openidconnect::core::{CoreAuthenticationFlow, CoreClient, CoreProviderMetadata};
@@ -155,14 +154,15 @@ impl Service {
         cookie: Option<&str>,
         callback: SsoCallback<'_>,
         redirect_uri: &str,
-        client_ip: Option<IpAddr>,
+        context: &RequestContext,
     ) -> Result<OpenedSession, SsoRefusal> {
         // An address over its quota of failed sign-ins is refused before anything is checked;
         // a callback that does not verify is charged to it, as a wrong token is.
+        let client_ip = context.client_ip;
         if self.limits.before_authentication(client_ip).is_err() {
             return Err(refused(SsoFailure::Refused, "the address is over its quota of failures"));
         }
-        let finished = self.sso_finished(cookie, callback, redirect_uri).await;
+        let finished = self.sso_finished(cookie, callback, redirect_uri, context).await;
         if let Err(e) = &finished
             && matches!(e.failure, SsoFailure::Expired | SsoFailure::Refused)
         {
@@ -176,6 +176,7 @@ impl Service {
         cookie: Option<&str>,
         callback: SsoCallback<'_>,
         redirect_uri: &str,
+        context: &RequestContext,
     ) -> Result<OpenedSession, SsoRefusal> {
         let seal = self.sso_seal().await?;
         let flight = cookie
@@ -235,7 +236,7 @@ impl Service {
         if !sso_owner(&user) || !in_owner_groups(&settings.owner_groups, groups) {
             return Err(refused(SsoFailure::NotAnOwner, format!("{named} may not sign in")));
         }
-        self.open_sso_session(&user)
+        self.open_sso_session(&user, context)
             .await
             .map_err(|e| refused(SsoFailure::Unreachable, format!("the session: {}", e.message)))
     }
@@ -267,7 +268,11 @@ impl Service {
 
     /// Opens a console session for `user`, with a token of its own holding the console's
     /// scopes for the session's longest time.
-    async fn open_sso_session(&self, user: &User) -> Result<OpenedSession, ServiceError> {
+    async fn open_sso_session(
+        &self,
+        user: &User,
+        context: &RequestContext,
+    ) -> Result<OpenedSession, ServiceError> {
         let now = Timestamp::now();
         let longest = now
             .checked_add_duration(self.config.console_sessions.longest)
@@ -281,7 +286,7 @@ impl Service {
                 Some(longest),
             )
             .await?;
-        self.session_of(user, token.id, longest).await
+        self.session_of(user, token.id, longest, ("SINGLE_SIGN_ON", context)).await
     }
 
     /// The organization and single sign-on of the person with `email`.
