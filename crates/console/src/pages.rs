@@ -154,6 +154,17 @@ pub(crate) struct SignedIn {
     pub(crate) l: Locale,
 }
 
+/// The page a single sign-on leaves from for the provider. A form's submission may not be
+/// redirected off the site (`form-action 'self'`), so the browser goes on from a page of this
+/// site instead.
+#[derive(Template)]
+#[template(path = "sso_leaving.html")]
+pub(crate) struct SsoLeaving {
+    pub(crate) l: Locale,
+    /// The provider's authorization URL.
+    pub(crate) location: String,
+}
+
 /// The page where the person who made a download explains it.
 #[derive(Template)]
 #[template(path = "explain.html")]

@@ -101,7 +101,9 @@ impl Console {
         let email = form.get("email").map(String::as_str).unwrap_or("");
         let start = self.service.start_sso(email, &self.sso_redirect_uri()).await;
         let start = start.map_err(|e| self.sso_failure(&e))?;
-        let mut response = redirect(&start.location);
+        // A page, not a redirect: the sign-in page's form may not be sent off the site.
+        let leaving = crate::pages::SsoLeaving { l: locale(r), location: start.location };
+        let mut response = html(StatusCode::OK, &leaving);
         // Lax: the cookie must come back with the provider's top-level redirect.
         let cookie = format!(
             "{COOKIE}={}; Path={SSO_CALLBACK}; HttpOnly; SameSite=Lax{}; Max-Age={}",

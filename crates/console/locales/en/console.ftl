@@ -264,6 +264,7 @@ sign-in-sso = Sign in with your company account
 sign-in-sso-email = Your work e-mail address
 sign-in-sso-go = Continue to your identity provider
 sign-in-with-token = Or sign in with an API token
+sso-leaving = Going to your identity provider
 sso-signed-in = Signed in
 sso-continue = Continue to the access review
 sso-unavailable = This server does not offer single sign-on.

@@ -264,6 +264,7 @@ sign-in-sso = 회사 계정으로 로그인
 sign-in-sso-email = 회사 이메일 주소
 sign-in-sso-go = ID 공급자로 계속
 sign-in-with-token = 또는 API 토큰으로 로그인
+sso-leaving = ID 공급자로 이동하는 중
 sso-signed-in = 로그인됨
 sso-continue = 접속기록 점검으로 계속
 sso-unavailable = 이 서버는 통합 로그인(SSO)을 제공하지 않습니다.
