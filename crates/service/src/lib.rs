@@ -35,6 +35,7 @@ pub mod filter;
 pub mod import;
 pub mod input;
 pub mod limits;
+pub mod log_stream;
 pub mod mail;
 mod operation;
 pub mod outbound;
