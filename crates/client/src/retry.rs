@@ -5,6 +5,7 @@
 use std::time::{Duration, SystemTime};
 
 use rand::RngExt;
+use recruit_domain::retry::backoff_ceiling;
 use reqwest::StatusCode;
 use reqwest::header::HeaderMap;
 
@@ -58,10 +59,7 @@ impl RetryPolicy {
 
     /// The full-jitter backoff before retry number `retry` (1 for the first retry).
     pub(crate) fn backoff(&self, retry: u32) -> Duration {
-        let ceiling = self
-            .initial_backoff
-            .saturating_mul(2u32.saturating_pow(retry.saturating_sub(1)))
-            .min(self.max_backoff);
+        let ceiling = backoff_ceiling(self.initial_backoff, self.max_backoff, retry);
         ceiling.mul_f64(rand::rng().random_range(0.0..=1.0))
     }
 
@@ -82,14 +80,10 @@ pub(crate) fn retryable(status: StatusCode) -> bool {
 
 /// The wait `Retry-After` asks for: a number of seconds, or an HTTP date (in the past: none).
 pub(crate) fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
-    let value = headers.get(reqwest::header::RETRY_AFTER)?.to_str().ok()?.trim();
-    if let Ok(seconds) = value.parse::<u64>() {
-        return Some(Duration::from_secs(seconds));
-    }
-    let at = chrono::DateTime::parse_from_rfc2822(value).ok()?;
-    let at = SystemTime::UNIX_EPOCH
-        .checked_add(Duration::from_secs(u64::try_from(at.timestamp()).ok()?))?;
-    Some(at.duration_since(now).unwrap_or_default())
+    recruit_domain::retry::retry_after(
+        headers.get(reqwest::header::RETRY_AFTER)?.to_str().ok()?,
+        now,
+    )
 }
 
 /// The `t` parameter of the `RateLimit` field (draft-ietf-httpapi-ratelimit-headers): the

@@ -14,6 +14,7 @@ pub mod model;
 mod month;
 mod open_enum;
 mod retention;
+pub mod retry;
 #[cfg(feature = "chain")]
 pub mod review;
 mod time;
