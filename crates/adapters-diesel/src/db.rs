@@ -38,6 +38,11 @@ pub trait Db: Send {
         + 'static;
     /// The store's row of a user.
     type User: QueryableByName<Self::Backend> + Row<Neutral = neutral::UserRow> + Send + 'static;
+    /// The store's row of a log stream.
+    type Stream: QueryableByName<Self::Backend>
+        + Row<Neutral = neutral::LogStreamRow>
+        + Send
+        + 'static;
     /// The store's row of a month's sign-off.
     type SignOff: QueryableByName<Self::Backend>
         + Row<Neutral = neutral::SignOffRow>

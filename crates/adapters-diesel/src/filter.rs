@@ -24,6 +24,10 @@ pub enum Value<'a> {
     OptText(Option<&'a str>),
     /// A UUID or NULL.
     OptUuid(Option<Uuid>),
+    /// A truth value.
+    Bool(bool),
+    /// Bytes (a hash).
+    Bytes(&'a [u8]),
 }
 
 /// A piece of a statement: SQL text, or a parameter holding a value.

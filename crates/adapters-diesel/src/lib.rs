@@ -39,6 +39,7 @@ mod schema;
 pub mod sessions;
 pub mod statement;
 mod statements;
+pub mod streams;
 pub use recorder::{GroupWrite, Recorder};
 pub use statements::{
     Insert, LEDGER_TABLES, Planned, insert_document_rows, planned_cuts, retention_plan_sql,

@@ -481,6 +481,36 @@ macro_rules! tables {
             }
         }
 
+        diesel::table! {
+            use diesel::sql_types::*;
+            use super::types::*;
+
+            log_streams (organization_id, id) {
+                organization_id -> Id,
+                id -> Id,
+                name -> Text,
+                ledger -> Text,
+                destination -> Document,
+                secrets -> Document,
+                paused -> Bool,
+                created_by -> Id,
+                created_at -> Stamp,
+                updated_at -> Stamp,
+                delivered_position -> BigInt,
+                delivered_hash -> Binary,
+                delivered_at -> Nullable<Stamp>,
+                health -> Text,
+                failing_since -> Nullable<Stamp>,
+                attempts -> Integer,
+                next_attempt_at -> Nullable<Stamp>,
+                last_error -> Nullable<Document>,
+                pending -> Nullable<Document>,
+                lease_holder -> Nullable<Id>,
+                lease_epoch -> BigInt,
+                lease_expires_at -> Nullable<Stamp>,
+            }
+        }
+
         diesel::allow_tables_to_appear_in_same_query!(
             ledger_heads,
             ledger_checkpoints,
@@ -506,6 +536,7 @@ macro_rules! tables {
             privacy_download_decisions,
             privacy_review_sign_offs,
             console_sessions,
+            log_streams,
         );
 
         /// The console sessions joined to their tokens and the tokens' users: what

@@ -348,6 +348,8 @@ pub(crate) fn bound(
             Value::Uuids(ids) => query.bind::<diesel::sql_types::Array<Uuid>, _>(ids),
             Value::OptText(text) => query.bind::<diesel::sql_types::Nullable<Text>, _>(text),
             Value::OptUuid(id) => query.bind::<diesel::sql_types::Nullable<Uuid>, _>(id),
+            Value::Bool(b) => query.bind::<diesel::sql_types::Bool, _>(b),
+            Value::Bytes(bytes) => query.bind::<diesel::sql_types::Binary, _>(bytes),
         };
     }
     query
@@ -365,6 +367,7 @@ impl recruit_adapters_diesel::db::Db for PgDb<'_> {
     type JobSettings = JobSettingsRow;
     type Defaults = SchedulingDefaultsRow;
     type SignOff = SignOffRow;
+    type Stream = LogStreamRow;
     const DIALECT: recruit_adapters_diesel::review::Dialect =
         recruit_adapters_diesel::review::Dialect::POSTGRES;
 

@@ -96,6 +96,8 @@ fn filter_piece<ST>(
         Piece::Value(Value::OptUuid(id)) => {
             query.bind::<sql_types::Nullable<sql_types::Uuid>, _>(id)
         }
+        Piece::Value(Value::Bool(b)) => query.bind::<sql_types::Bool, _>(b),
+        Piece::Value(Value::Bytes(bytes)) => query.bind::<sql_types::Binary, _>(bytes.to_vec()),
     }
 }
 

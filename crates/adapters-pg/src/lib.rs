@@ -27,6 +27,7 @@ mod prepared;
 mod replica;
 mod rows;
 mod schema;
+mod streams;
 #[cfg(feature = "testkit")]
 pub mod testkit;
 mod tokens;

@@ -46,6 +46,8 @@ pub(crate) fn bound(
             }
             Value::OptText(text) => query.bind::<Nullable<Text>, _>(text),
             Value::OptUuid(id) => query.bind::<Nullable<Binary>, _>(id.map(blob)),
+            Value::Bool(b) => query.bind::<diesel::sql_types::Bool, _>(b),
+            Value::Bytes(bytes) => query.bind::<Binary, _>(bytes),
         };
     }
     query
@@ -147,6 +149,7 @@ impl recruit_adapters_diesel::db::Db for SqliteDb<'_> {
     type JobSettings = JobSettingsRow;
     type Defaults = SchedulingDefaultsRow;
     type SignOff = SignOffRow;
+    type Stream = LogStreamRow;
     const DIALECT: Dialect = Dialect::SQLITE;
 
     fn load<R: diesel::QueryableByName<Sqlite> + Send + 'static>(

@@ -27,6 +27,7 @@ mod ledgers;
 mod maintenance;
 mod rows;
 mod schema;
+mod streams;
 mod tokens;
 
 use std::path::PathBuf;

@@ -401,3 +401,101 @@ impl<S: Maintenance> Maintenance for Faulty<S> {
         self.inner.prepare().await
     }
 }
+
+#[async_trait]
+impl<S: crate::streams::LogStreams> crate::streams::LogStreams for Faulty<S> {
+    async fn create_stream(
+        &self,
+        stream: &crate::streams::StreamRecord,
+        record: &crate::ReadRecord,
+    ) -> Result<(), StoreError> {
+        self.check().await?;
+        self.inner.create_stream(stream, record).await
+    }
+    async fn streams(
+        &self,
+        organization: OrganizationId,
+    ) -> Result<Vec<crate::streams::StreamRecord>, StoreError> {
+        self.check().await?;
+        self.inner.streams(organization).await
+    }
+    async fn stream(
+        &self,
+        organization: OrganizationId,
+        id: recruit_domain::Uuid,
+    ) -> Result<crate::streams::StreamRecord, StoreError> {
+        self.check().await?;
+        self.inner.stream(organization, id).await
+    }
+    async fn update_stream(
+        &self,
+        stream: &crate::streams::StreamRecord,
+        resume: bool,
+        record: &crate::ReadRecord,
+    ) -> Result<(), StoreError> {
+        self.check().await?;
+        self.inner.update_stream(stream, resume, record).await
+    }
+    async fn delete_stream(
+        &self,
+        organization: OrganizationId,
+        id: recruit_domain::Uuid,
+        record: &crate::ReadRecord,
+    ) -> Result<(), StoreError> {
+        self.check().await?;
+        self.inner.delete_stream(organization, id, record).await
+    }
+    async fn claim_streams(
+        &self,
+        holder: recruit_domain::Uuid,
+        now: Timestamp,
+        until: Timestamp,
+        limit: u32,
+    ) -> Result<Vec<crate::streams::Lease>, StoreError> {
+        self.check().await?;
+        self.inner.claim_streams(holder, now, until, limit).await
+    }
+    async fn renew_lease(
+        &self,
+        lease: &crate::streams::Lease,
+        until: Timestamp,
+    ) -> Result<bool, StoreError> {
+        self.check().await?;
+        self.inner.renew_lease(lease, until).await
+    }
+    async fn advance_stream(
+        &self,
+        lease: &crate::streams::Lease,
+        from: u64,
+        to: u64,
+        hash: [u8; 32],
+        at: Timestamp,
+    ) -> Result<bool, StoreError> {
+        self.check().await?;
+        self.inner.advance_stream(lease, from, to, hash, at).await
+    }
+    async fn stream_failed(
+        &self,
+        lease: &crate::streams::Lease,
+        failure: &crate::streams::Failure,
+    ) -> Result<bool, StoreError> {
+        self.check().await?;
+        self.inner.stream_failed(lease, failure).await
+    }
+    async fn set_pending(
+        &self,
+        lease: &crate::streams::Lease,
+        pending: Option<&serde_json::Value>,
+    ) -> Result<bool, StoreError> {
+        self.check().await?;
+        self.inner.set_pending(lease, pending).await
+    }
+    async fn release_lease(
+        &self,
+        lease: &crate::streams::Lease,
+        now: Timestamp,
+    ) -> Result<(), StoreError> {
+        self.check().await?;
+        self.inner.release_lease(lease, now).await
+    }
+}

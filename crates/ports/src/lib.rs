@@ -21,6 +21,7 @@ mod import;
 mod records;
 pub mod review;
 pub mod rows;
+pub mod streams;
 mod traits;
 
 #[cfg(feature = "testkit")]

@@ -382,6 +382,12 @@ pub trait Replica: Send + Sync + 'static {
 }
 
 /// Everything a server needs of its storage, as one trait object: `Arc<dyn Store>`.
-pub trait Store: Directory + Tokens + Ledgers + Import + Maintenance {}
+pub trait Store:
+    Directory + Tokens + Ledgers + Import + Maintenance + crate::streams::LogStreams
+{
+}
 
-impl<T: Directory + Tokens + Ledgers + Import + Maintenance> Store for T {}
+impl<T> Store for T where
+    T: Directory + Tokens + Ledgers + Import + Maintenance + crate::streams::LogStreams
+{
+}

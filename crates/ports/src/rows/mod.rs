@@ -360,6 +360,32 @@ macro_rules! stored_rows {
                 expires_at: $crate::rows::column::Timestamp,
                 ended_at: Option<$crate::rows::column::Timestamp>,
             }
+            /// A log stream: its settings, and how far its delivery has got (the lease of the
+            /// replica delivering it, whose epoch fences every advance).
+            LogStreamRow in log_streams {
+                organization_id: $crate::rows::column::Uuid,
+                id: $crate::rows::column::Uuid,
+                name: String,
+                ledger: String,
+                destination: $crate::rows::column::Json,
+                secrets: $crate::rows::column::Json,
+                paused: bool,
+                created_by: $crate::rows::column::Uuid,
+                created_at: $crate::rows::column::Timestamp,
+                updated_at: $crate::rows::column::Timestamp,
+                delivered_position: i64,
+                delivered_hash: Vec<u8>,
+                delivered_at: Option<$crate::rows::column::Timestamp>,
+                health: String,
+                failing_since: Option<$crate::rows::column::Timestamp>,
+                attempts: i32,
+                next_attempt_at: Option<$crate::rows::column::Timestamp>,
+                last_error: Option<$crate::rows::column::Json>,
+                pending: Option<$crate::rows::column::Json>,
+                lease_holder: Option<$crate::rows::column::Uuid>,
+                lease_epoch: i64,
+                lease_expires_at: Option<$crate::rows::column::Timestamp>,
+            }
             /// The sign-off of an organization's month of review, one per month, as signed.
             SignOffRow in privacy_review_sign_offs {
                 organization_id: $crate::rows::column::Uuid,

@@ -25,6 +25,7 @@ mod import;
 mod ledgers;
 mod maintenance;
 mod review;
+mod streams;
 mod tokens;
 
 pub use chain::*;
@@ -34,6 +35,7 @@ pub use import::*;
 pub use ledgers::*;
 pub use maintenance::*;
 pub use review::*;
+pub use streams::*;
 pub use tokens::*;
 
 /// Generates one `#[tokio::test]` per contract case. `$make` is an expression whose value is
@@ -98,6 +100,7 @@ macro_rules! store_contract_tests {
             token_conflicts_and_missing_users_are_reported,
             touching_a_token_records_use_at_most_once_a_minute,
             server_secrets_keep_the_first_value,
+            log_streams_are_kept_and_delivered_by_one_holder_at_a_time,
             a_fresh_store_is_empty_and_answers,
         );
     };
