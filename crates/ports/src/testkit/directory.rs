@@ -485,24 +485,27 @@ pub async fn single_sign_on_settings_are_kept_and_removed(store: &dyn Store) {
         owner_groups: vec!["privacy-officers".into()],
         tokens_and_links: false,
     };
-    let api_head = async || {
-        let heads = store.chain_heads(Some(org)).await.unwrap();
-        let api = recruit_domain::chain::Ledger::Api.as_str();
-        heads.into_iter().find(|h| h.ledger == api).map_or(0, |h| h.position)
-    };
-    let start = api_head().await;
+    let start = super::api_head(store, ORG_A).await;
     store.set_sso(org, Some(&sso), None).await.unwrap();
-    assert_eq!(api_head().await, start, "an operator's change has no API record");
+    assert_eq!(
+        super::api_head(store, ORG_A).await,
+        start,
+        "an operator's change has no API record"
+    );
     let after = store.organization(org).await.unwrap();
     assert_eq!(after.sso.as_ref(), Some(&sso));
     assert_eq!(OrganizationRecordWithout(after.clone()), OrganizationRecordWithout(before.clone()));
     assert_eq!(store.organization(org_id(ORG_B)).await.unwrap().sso, None, "one organization's");
     store.set_sso(org, None, Some(&super::record(ORG_A, 90))).await.unwrap();
     assert_eq!(store.organization(org).await.unwrap(), before);
-    assert_eq!(api_head().await, start + 1, "the API's change is on the record");
+    assert_eq!(super::api_head(store, ORG_A).await, start + 1, "the API's change is on the record");
     let refused = store.set_sso(id(0xdead), Some(&sso), Some(&super::record(ORG_A, 91))).await;
     assert_not_found(refused, "no organization");
-    assert_eq!(api_head().await, start + 1, "nothing recorded for what was not written");
+    assert_eq!(
+        super::api_head(store, ORG_A).await,
+        start + 1,
+        "nothing recorded for what was not written"
+    );
 }
 
 /// An organization record compared without its single sign-on settings.

@@ -439,6 +439,13 @@ pub fn world() -> ImportDocument {
 }
 
 /// A store loaded with [`world`].
+/// The position of the head of `org`'s chain of the API audit ledger (0 before any entry).
+async fn api_head(store: &dyn Store, org: u128) -> i64 {
+    let heads = store.chain_heads(Some(org_id(org))).await.unwrap();
+    let api = recruit_domain::chain::Ledger::Api.as_str();
+    heads.into_iter().find(|h| h.ledger == api).map_or(0, |h| h.position)
+}
+
 async fn loaded(store: &dyn Store) {
     store.import(&world()).await.expect("the world imports");
 }

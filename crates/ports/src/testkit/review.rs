@@ -125,7 +125,6 @@ pub async fn a_reviews_decisions_and_sign_off_are_kept_with_their_records(store:
         SignOffWrite, SignedOff,
     };
     use recruit_domain::Id;
-    use recruit_domain::chain::Ledger;
     use recruit_domain::model::ActivityCategory;
     loaded(store).await;
     let at = |s: &str| s.parse::<Timestamp>().unwrap();
@@ -148,10 +147,6 @@ pub async fn a_reviews_decisions_and_sign_off_are_kept_with_their_records(store:
     };
     store.import(&doc).await.unwrap();
     let org = Id::from_uuid(Uuid::from_u128(ORG_B));
-    let api_head = async || {
-        let heads = store.chain_heads(Some(org)).await.unwrap();
-        heads.into_iter().find(|h| h.ledger == Ledger::Api.as_str()).map_or(0, |h| h.position)
-    };
     let decision = |n: u128, entry: &crate::LedgerEntry, status: &str, reason: &str| {
         let record = record(ORG_B, 70 + n);
         DecisionWrite {
@@ -177,7 +172,7 @@ pub async fn a_reviews_decisions_and_sign_off_are_kept_with_their_records(store:
         }
     };
     // The organization's rules, replaced with their record; an unknown organization's are not.
-    let before = api_head().await;
+    let before = super::api_head(store, ORG_B).await;
     let rules = recruit_domain::model::ReviewRules {
         downloads: 2,
         holidays: vec!["2026-02-16".parse().unwrap()],
@@ -186,11 +181,11 @@ pub async fn a_reviews_decisions_and_sign_off_are_kept_with_their_records(store:
     let write = RulesWrite { organization: org, rules: rules.clone(), record: record(ORG_B, 60) };
     store.set_review_rules(&write).await.unwrap();
     assert_eq!(store.organization(org).await.unwrap().review_rules, rules);
-    assert_eq!(api_head().await, before + 1, "the change is on the record");
+    assert_eq!(super::api_head(store, ORG_B).await, before + 1, "the change is on the record");
     let nowhere = RulesWrite { organization: Id::from_uuid(Uuid::from_u128(0xdead)), ..write };
     let refused = store.set_review_rules(&nowhere).await;
     assert!(matches!(refused, Err(StoreError::NotFound)), "{refused:?}");
-    assert_eq!(api_head().await, before + 1);
+    assert_eq!(super::api_head(store, ORG_B).await, before + 1);
     // Each account's accesses over a window: February holds the download and the read.
     let february = (at("2026-02-01T00:00:00Z"), at("2026-03-01T00:00:00Z"));
     let mut volumes = store.account_volumes(org, february.0, february.1).await.unwrap();
@@ -199,7 +194,7 @@ pub async fn a_reviews_decisions_and_sign_off_are_kept_with_their_records(store:
         vec![(download.entry.account_id.uuid(), 1), (read.entry.account_id.uuid(), 1)];
     expected.sort();
     assert_eq!(volumes, expected, "the window's accounts alone, of the organization alone");
-    let head = api_head().await;
+    let head = super::api_head(store, ORG_B).await;
     // An explanation before anyone asked for one is refused.
     let downloader: recruit_domain::UserId = Id::from_uuid(download.entry.account_id.uuid());
     let explained = |n: u128, text: &str| {
@@ -211,7 +206,11 @@ pub async fn a_reviews_decisions_and_sign_off_are_kept_with_their_records(store:
     assert_eq!(store.decide_download(&explained(10, "Early.")).await.unwrap(), Decided::NotAsked);
     let asked = decision(1, &download, "EXPLANATION_REQUESTED", "Why a whole file?");
     assert_eq!(store.decide_download(&asked).await.unwrap(), Decided::Written);
-    assert_eq!(api_head().await, head + 1, "the decision's record is linked in the API ledger");
+    assert_eq!(
+        super::api_head(store, ORG_B).await,
+        head + 1,
+        "the decision's record is linked in the API ledger"
+    );
     // Only the person who downloaded explains.
     let mut stranger = explained(11, "Not mine.");
     stranger.decision.user_id = record(ORG_B, 99).api.user_id;
@@ -231,13 +230,17 @@ pub async fn a_reviews_decisions_and_sign_off_are_kept_with_their_records(store:
     );
     let asked_again = decision(14, &download, "EXPLANATION_REQUESTED", "Which committee?");
     assert_eq!(store.decide_download(&asked_again).await.unwrap(), Decided::Written);
-    assert_eq!(api_head().await, head + 3);
+    assert_eq!(super::api_head(store, ORG_B).await, head + 3);
     let again = decision(2, &download, "EXPLANATION_REQUESTED", "Which committee?");
     assert_eq!(
         store.decide_download(&again).await.unwrap(),
         Decided::Unchanged(asked_again.decision.clone())
     );
-    assert_eq!(api_head().await, head + 3, "an unchanged decision writes nothing");
+    assert_eq!(
+        super::api_head(store, ORG_B).await,
+        head + 3,
+        "an unchanged decision writes nothing"
+    );
     let confirmed = decision(3, &download, "CONFIRMED", "The hiring committee's packet.");
     assert_eq!(store.decide_download(&confirmed).await.unwrap(), Decided::Written);
     for (n, other, why) in [
@@ -253,7 +256,7 @@ pub async fn a_reviews_decisions_and_sign_off_are_kept_with_their_records(store:
     let mut own = decision(7, &download, "CONFIRMED", "My own export.");
     own.decision.user_id = Id::from_uuid(download.entry.account_id.uuid());
     assert_eq!(store.decide_download(&own).await.unwrap(), Decided::OwnDownload);
-    assert_eq!(api_head().await, head + 4);
+    assert_eq!(super::api_head(store, ORG_B).await, head + 4);
     let entries = store
         .api_audit_entries(&AuditListQuery { organization_id: Some(org), limit: 100 })
         .await
@@ -280,7 +283,11 @@ pub async fn a_reviews_decisions_and_sign_off_are_kept_with_their_records(store:
     assert_eq!(store.sign_off(&first).await.unwrap(), SignedOff::Written);
     let second = signed(2, "Once more.");
     assert_eq!(store.sign_off(&second).await.unwrap(), SignedOff::Existing(first.sign_off.clone()));
-    assert_eq!(api_head().await, head + 5, "only the first sign-off is recorded");
+    assert_eq!(
+        super::api_head(store, ORG_B).await,
+        head + 5,
+        "only the first sign-off is recorded"
+    );
 
     let query = month_query(
         org,

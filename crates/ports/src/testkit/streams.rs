@@ -2,7 +2,7 @@
 //! holder at a time (claims take free or run-out leases, and a lost lease changes nothing).
 
 use recruit_domain::Uuid;
-use recruit_domain::chain::{GENESIS, Ledger};
+use recruit_domain::chain::GENESIS;
 use recruit_domain::model::Role;
 
 use crate::streams::{Delivery, Failure, Health, StreamRecord};
@@ -33,16 +33,11 @@ fn stream(n: u128) -> StreamRecord {
 pub async fn log_streams_are_kept_and_delivered_by_one_holder_at_a_time(store: &dyn Store) {
     loaded(store).await;
     let org = org_id(ORG_A);
-    let api_head = async || {
-        let heads = store.chain_heads(Some(org)).await.unwrap();
-        let api = Ledger::Api.as_str();
-        heads.into_iter().find(|h| h.ledger == api).map_or(0, |h| h.position)
-    };
-    let start = api_head().await;
+    let start = super::api_head(store, ORG_A).await;
     let (first, second) = (stream(1), stream(2));
     store.create_stream(&first, &record(ORG_A, 80)).await.unwrap();
     store.create_stream(&second, &record(ORG_A, 81)).await.unwrap();
-    assert_eq!(api_head().await, start + 2, "each creation on the record");
+    assert_eq!(super::api_head(store, ORG_A).await, start + 2, "each creation on the record");
     let again = store.create_stream(&first, &record(ORG_A, 82)).await;
     assert!(matches!(again, Err(StoreError::Conflict(_))), "{again:?}");
     assert_eq!(store.streams(org).await.unwrap(), [first.clone(), second.clone()]);
@@ -112,7 +107,11 @@ pub async fn log_streams_are_kept_and_delivered_by_one_holder_at_a_time(store: &
     store.delete_stream(org, first.id, &record(ORG_A, 85)).await.unwrap();
     assert_not_found(store.stream(org, first.id).await, "removed");
     assert_not_found(store.delete_stream(org, first.id, &record(ORG_A, 86)).await, "gone");
-    assert_eq!(api_head().await, start + 5, "creations, changes and the removal");
+    assert_eq!(
+        super::api_head(store, ORG_A).await,
+        start + 5,
+        "creations, changes and the removal"
+    );
     let orphan = StreamRecord { organization_id: id(0xdead), ..stream(3) };
     assert_not_found(store.create_stream(&orphan, &record(ORG_A, 87)).await, "no organization");
 }

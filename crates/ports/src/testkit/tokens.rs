@@ -120,14 +120,9 @@ pub async fn console_sessions_are_found_with_their_token_and_end_once(store: &dy
         expires_at: t(10 + 8 * 3600),
         ended_at: None,
     };
-    let api_head = async || {
-        let heads = store.chain_heads(Some(org_id(ORG_A))).await.unwrap();
-        let api = recruit_domain::chain::Ledger::Api.as_str();
-        heads.into_iter().find(|h| h.ledger == api).map_or(0, |h| h.position)
-    };
-    let start = api_head().await;
+    let start = super::api_head(store, ORG_A).await;
     store.open_session(&session, &record(ORG_A, 50)).await.unwrap();
-    assert_eq!(api_head().await, start + 1, "the sign-in is on the record");
+    assert_eq!(super::api_head(store, ORG_A).await, start + 1, "the sign-in is on the record");
     let found = store.console_session(&session.secret_hash).await.unwrap();
     assert_eq!((&found.session, &found.holder.token), (&session, &token));
     assert_eq!(found.holder.user.role, Role::Owner);
@@ -141,9 +136,9 @@ pub async fn console_sessions_are_found_with_their_token_and_end_once(store: &dy
     assert_eq!(revoked.holder.token.revoked_at, Some(t(80)), "never an older copy");
 
     store.end_session(session.id, t(90), Some(&record(ORG_A, 51))).await.unwrap();
-    assert_eq!(api_head().await, start + 2, "the sign-out is on the record");
+    assert_eq!(super::api_head(store, ORG_A).await, start + 2, "the sign-out is on the record");
     store.end_session(session.id, t(95), None).await.unwrap();
-    assert_eq!(api_head().await, start + 2, "an end without a request is not");
+    assert_eq!(super::api_head(store, ORG_A).await, start + 2, "an end without a request is not");
     store.touch_session(session.id, t(99)).await.unwrap();
     let ended = store.console_session(&session.secret_hash).await.unwrap().session;
     assert_eq!((ended.ended_at, ended.last_seen_at), (Some(t(90)), t(70)));
@@ -163,5 +158,9 @@ pub async fn console_sessions_are_found_with_their_token_and_end_once(store: &dy
         ),
         "a session is stored once"
     );
-    assert_eq!(api_head().await, start + 2, "nothing recorded for sessions not stored");
+    assert_eq!(
+        super::api_head(store, ORG_A).await,
+        start + 2,
+        "nothing recorded for sessions not stored"
+    );
 }
