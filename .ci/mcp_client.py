@@ -288,7 +288,8 @@ def without_a_token():
     check(metadata["resource"] == BASE + "/mcp", f"metadata names the resource: {metadata}")
     check(set(metadata["scopes_supported"])
           == {"audit_logs:read", "jobs:read", "organization:read", "audit_logs:write",
-              "users:read", "users:write", "audit_logs:review", "organization:admin"},
+              "users:read", "users:write", "audit_logs:review", "organization:admin",
+              "log_streams:admin"},
           f"metadata names the scopes: {metadata}")
 
 

@@ -37,7 +37,7 @@ pub(crate) struct Cli {
     #[arg(long, global = true, env = "RECRUITD_READ_REPLICA_WAIT", default_value = "2s", value_parser = humantime::parse_duration)]
     pub(crate) read_replica_wait: Duration,
 
-    /// Address blocks the server's own requests (to identity providers) may reach although they
+    /// Address blocks the server's own requests (to identity providers, log destinations) may reach although they
     /// are loopback, private, link-local or reserved, e.g. an internal provider's
     /// `10.20.0.0/16`; comma-separated addresses or CIDR blocks. Everything else outside the
     /// Internet is refused, and cloud metadata addresses always are.
@@ -245,6 +245,23 @@ pub(crate) struct ServeArgs {
     /// Whether the review console is served at `/console`.
     #[arg(long, env = "RECRUITD_CONSOLE", value_enum, default_value = "on")]
     pub(crate) console: Switch,
+    /// Whether this server delivers the organizations' log streams. Any number of replicas may:
+    /// each stream is delivered by one at a time, under a lease.
+    #[arg(long, env = "RECRUITD_LOG_STREAMS", value_enum, default_value = "on")]
+    pub(crate) log_streams: Switch,
+    /// How long a replica holds a log stream without renewing its lease: the longest a stream
+    /// waits for another replica when its holder dies without stopping. Claims run every sixth
+    /// of it.
+    #[arg(long, env = "RECRUITD_LOG_STREAM_LEASE", default_value = "30s", value_parser = lease)]
+    pub(crate) log_stream_lease: Duration,
+    /// How long between attempts of a failing log stream's batch at most (the backoff's
+    /// ceiling; a destination's `Retry-After` is honoured up to it).
+    #[arg(long, env = "RECRUITD_LOG_STREAM_BACKOFF_MAX", default_value = "10m", value_parser = humantime::parse_duration)]
+    pub(crate) log_stream_backoff_max: Duration,
+    /// How long a log stream fails without a success before it is suspended (until an owner
+    /// resumes it; it keeps its position).
+    #[arg(long, env = "RECRUITD_LOG_STREAM_SUSPEND_AFTER", default_value = "72h", value_parser = humantime::parse_duration)]
+    pub(crate) log_stream_suspend_after: Duration,
     /// How long in-flight requests may finish after SIGTERM or SIGINT.
     #[arg(long, env = "RECRUITD_SHUTDOWN_GRACE", default_value = "10s", value_parser = humantime::parse_duration)]
     pub(crate) shutdown_grace: Duration,
@@ -371,7 +388,8 @@ pub(crate) enum TokenCommand {
         #[arg(long)]
         user: UserId,
         /// Comma-separated scopes: audit_logs:read, jobs:read, organization:read,
-        /// organization:admin, audit_logs:write, users:read, users:write, audit_logs:review.
+        /// organization:admin, log_streams:admin, audit_logs:write, users:read, users:write,
+        /// audit_logs:review.
         #[arg(
             long,
             value_delimiter = ',',
@@ -545,6 +563,15 @@ fn address_block(value: &str) -> Result<ipnet::IpNet, String> {
         .map_err(|_| {
             format!("`{value}` is neither an IP address nor a CIDR block such as 10.0.0.0/8")
         })
+}
+
+/// A log stream's lease: 3 seconds to an hour.
+fn lease(value: &str) -> Result<Duration, String> {
+    let d = humantime::parse_duration(value).map_err(|e| e.to_string())?;
+    if d < Duration::from_secs(3) || d > Duration::from_secs(3600) {
+        return Err("a lease lasts 3s to 1h".into());
+    }
+    Ok(d)
 }
 
 /// An RFC 3339 instant.

@@ -25,6 +25,7 @@ mod mail;
 mod outbound;
 mod output;
 mod scheduler;
+mod streams;
 mod wiring;
 
 /// A failure of a command: its message for the operator.
@@ -145,7 +146,8 @@ async fn run(
                 owner_groups,
                 tokens_and_links: tokens_and_links == cli::Switch::On,
             };
-            let providers: Arc<dyn recruit_service::sso::Fetch> = outbound(&cli.outbound_allow)?;
+            let providers: Arc<dyn recruit_service::outbound::Fetch> =
+                outbound(&cli.outbound_allow)?;
             let sso = Some(settings);
             recruit_service::sso::configure(store.as_ref(), Some(providers), org, sso, None)
                 .await

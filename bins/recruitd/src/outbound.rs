@@ -1,4 +1,4 @@
-//! The server's own HTTP client (identity providers today): reqwest over rustls, following no
+//! The server's own HTTP client (identity providers, log destinations): reqwest over rustls, following no
 //! redirect (an answer is read where it was asked for) and no proxy, with short timeouts and a
 //! bounded body, reaching only the addresses `recruit_service::outbound` allows. The policy is
 //! applied where the connection is made: every address a name resolves to is checked by the
@@ -9,8 +9,8 @@ use std::error::Error as _;
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use recruit_service::outbound::{Admitted, Fetch, FetchError, Fetched, http};
 use recruit_service::outbound::{Destinations, Refused};
-use recruit_service::sso::{Fetch, FetchError, Fetched, http};
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 
 /// The largest answer read: discovery documents, key sets and token responses are a few KiB.
@@ -99,6 +99,22 @@ impl Fetch for Outbound {
                 bytes.extend_from_slice(&chunk);
             }
             answer.body(bytes).map_err(|e| FetchError(e.to_string()))
+        })
+    }
+
+    fn admits(&self, host: &str) -> Admitted {
+        let (host, destinations) = (host.to_owned(), self.destinations.clone());
+        Box::pin(async move {
+            let bare = host.trim_start_matches('[').trim_end_matches(']');
+            if bare.parse::<std::net::IpAddr>().is_ok() {
+                return destinations.check_host(bare).map_err(|e| FetchError(e.to_string()));
+            }
+            let found: Vec<SocketAddr> = tokio::net::lookup_host((bare, 0))
+                .await
+                .map_err(|e| FetchError(format!("{bare} does not resolve: {e}")))?
+                .collect();
+            let ips: Vec<_> = found.iter().map(SocketAddr::ip).collect();
+            destinations.check_all(&ips).map_err(|e| FetchError(e.to_string()))
         })
     }
 }

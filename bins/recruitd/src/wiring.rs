@@ -114,7 +114,7 @@ pub(crate) async fn service(
     let mut config = ServiceConfig::new(args.app_base_url.clone(), key);
     config.checkpoint_key = checkpoint_key;
     config.mail = mail;
-    config.sso_fetch = Some(recruit_service::sso::Fetcher(outbound));
+    config.outbound = Some(recruit_service::outbound::Fetcher(outbound));
     config.ledger_retention = ledger_retention;
     config.max_exports = args.max_exports as usize;
     config.console_sessions = recruit_service::console::SessionLimits {

@@ -4,7 +4,7 @@
 //! altered position; a follower stopped and started again over a growing ledger, its file
 //! equal to the ledger.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -15,13 +15,10 @@ use recruit_client::{
 use recruit_domain::Timestamp;
 use recruit_domain::model::{ReviewRules, Role};
 use recruit_domain::review::SignOffFigures;
-use recruit_ports::testkit::{ORG_A, ORG_B, job_id, user_id, world};
+use recruit_ports::testkit::{ORG_A, ORG_B, job_id, user_id};
 use serde_json::{Value, json};
 
 use crate::common::*;
-
-const SCOPES: &str = "audit_logs:read,audit_logs:write,audit_logs:review,jobs:read,\
-                      organization:read,organization:admin,users:read,users:write";
 
 /// The client calls every operation of the server, each at its method and path: an
 /// operation added without a client method, or a path changed on one side, fails here.
@@ -37,85 +34,6 @@ fn the_client_calls_every_operation_at_its_method_and_path() {
     server.sort_unstable();
     client.sort_unstable();
     assert_eq!(client, server);
-}
-
-/// A database holding the test world, a checkpoint key, and a way to run raw SQL on it with
-/// the ledgers' append-only triggers off.
-struct World {
-    url: String,
-    key: PathBuf,
-    secret: String,
-    tamper: Box<dyn Fn(&str)>,
-    _dir: tempfile::TempDir,
-}
-
-impl World {
-    fn new(url: String, dir: tempfile::TempDir, tamper: Box<dyn Fn(&str)>) -> Self {
-        let document = dir.path().join("world.json");
-        std::fs::write(&document, serde_json::to_string(&world()).unwrap()).unwrap();
-        cli(&url, &["import", document.to_str().unwrap()]);
-        let key = dir.path().join("checkpoint.pem");
-        cli(&url, &["audit", "keygen", key.to_str().unwrap()]);
-        let secret = token(&url, ORG_A, Role::Owner, SCOPES);
-        Self { url, key, secret, tamper, _dir: dir }
-    }
-
-    fn sqlite() -> Self {
-        use diesel::Connection;
-        use diesel::connection::SimpleConnection;
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("recruitd.db");
-        let url = format!("sqlite://{}", path.display());
-        let tamper = Box::new(move |sql: &str| {
-            let mut c = diesel::SqliteConnection::establish(&path.to_string_lossy()).unwrap();
-            c.batch_execute(
-                "DROP TRIGGER IF EXISTS privacy_audit_logs_no_update; \
-                 DROP TRIGGER IF EXISTS privacy_audit_logs_no_delete;",
-            )
-            .unwrap();
-            c.batch_execute(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
-        });
-        Self::new(url, dir, tamper)
-    }
-
-    async fn postgres() -> Self {
-        let db = recruit_adapters_pg::testkit::TestDatabase::fresh().await;
-        let url = db.url().to_owned();
-        let handle = tokio::runtime::Handle::current();
-        let tamper = Box::new(move |sql: &str| {
-            let sql = format!("ALTER TABLE privacy_audit_logs DISABLE TRIGGER USER; {sql}");
-            tokio::task::block_in_place(|| handle.block_on(db.batch_execute(&sql)));
-        });
-        tokio::task::block_in_place(|| Self::new(url, tempfile::tempdir().unwrap(), tamper))
-    }
-
-    /// `recruitd serve` on this world, signing checkpoints, with `args` besides.
-    fn serve(&self, args: &[&str]) -> Server {
-        let args = [&["--checkpoint-key", self.key.to_str().unwrap()], args].concat();
-        Server::spawn(&self.url, &args, "error", Stdio::inherit())
-    }
-
-    fn client(&self, server: &Server) -> Client {
-        Client::builder(server.url(), &self.secret).build().unwrap()
-    }
-}
-
-/// Accesses of organization A's member, recorded now, of `category`.
-fn accesses(n: usize, category: &str, menu: &str) -> Vec<Value> {
-    (0..n)
-        .map(|i| {
-            json!({
-                "access_time": Timestamp::now().to_string(),
-                "account_id": format!("{:032x}", 0xC11E_0000 + i),
-                "ip_addresses": ["198.51.100.7"],
-                "data_subject": {"type": "EMPLOYEE", "user": user_id(ORG_A, Role::Member).to_string()},
-                "access_data": ["NAME"],
-                "access_menu": menu,
-                "access_menu_path": "/people",
-                "activity_category": category
-            })
-        })
-        .collect()
 }
 
 /// The whole chain of organization A's privacy ledger, verified.

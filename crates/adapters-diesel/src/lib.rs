@@ -266,6 +266,25 @@ impl<T> futures_core::Stream for ChannelStream<T> {
     }
 }
 
+/// The query of the entries of `organization`'s chain in `ledger` after position `after`, in
+/// the chain's order: what `Ledgers::chain_after` reads a chunk of.
+pub fn chain_after_query(
+    ledger: recruit_domain::chain::Ledger,
+    organization: recruit_domain::OrganizationId,
+    after: u64,
+) -> recruit_ports::chain::ExportQuery {
+    recruit_ports::chain::ExportQuery {
+        ledger,
+        organization: Some(organization),
+        from: None,
+        to: None,
+        ids: None,
+        recorded_before: None,
+        after_position: Some(i64::try_from(after).unwrap_or(i64::MAX)),
+        filter: recruit_ports::EntryFilter::default(),
+    }
+}
+
 /// How many entries an export reads in one statement, and how many it holds ready for its
 /// reader at most.
 pub const EXPORT_CHUNK: usize = 1_000;

@@ -467,8 +467,8 @@ pub(crate) async fn export_count<R: LedgerTable<Pg>>(
     Ok(u64::try_from(count).unwrap_or_default())
 }
 
-/// The next chunk of an export of `q`, which names one organization: up to
-/// [`EXPORT_CHUNK`] entries after `after` (time, id), in that order; or, when `q` is after a
+/// The next chunk of an export of `q`, which names one organization: up to `limit`
+/// ([`EXPORT_CHUNK`] for an export) entries after `after` (time, id), in that order; or, when `q` is after a
 /// position, the entries after it in the chain's order.
 ///
 /// [`EXPORT_CHUNK`]: recruit_adapters_diesel::EXPORT_CHUNK
@@ -476,9 +476,9 @@ pub(crate) async fn export_chunk<R: LedgerTable<Pg>>(
     c: &mut AsyncPgConnection,
     q: &recruit_ports::chain::ExportQuery,
     after: Option<(recruit_domain::Timestamp, recruit_domain::Uuid)>,
+    limit: usize,
 ) -> Result<Vec<recruit_ports::chain::ExportedEntry>, TxError> {
     use recruit_ports::chain::ExportedEntry;
-    let limit = recruit_adapters_diesel::EXPORT_CHUNK;
     let read = recruit_adapters_diesel::statement::ExportRead::Chunk { after, limit };
     let rows: Vec<R> = export_query::<R>(q, read).load(c).await?;
     rows.into_iter()

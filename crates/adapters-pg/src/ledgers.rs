@@ -5,6 +5,7 @@ use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel::sql_types;
 use diesel_async::{AsyncConnection, RunQueryDsl};
+use recruit_adapters_diesel::EXPORT_CHUNK;
 use recruit_adapters_diesel::review::Dialect;
 use recruit_adapters_diesel::statement;
 use recruit_domain::chain::{Checkpoint, Ledger, RetentionCut};
@@ -162,8 +163,26 @@ impl Ledgers for PgStore {
         Ok(counted?)
     }
 
+    async fn chain_after(
+        &self,
+        ledger: Ledger,
+        organization: OrganizationId,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<recruit_ports::chain::ExportedEntry>, StoreError> {
+        use crate::chain::export_chunk;
+        let q = recruit_adapters_diesel::chain_after_query(ledger, organization, after);
+        let mut c = self.conn().await?;
+        let read = match ledger {
+            Ledger::Privacy => export_chunk::<LedgerRow>(&mut c, &q, None, limit).await,
+            Ledger::Api => export_chunk::<AuditRow>(&mut c, &q, None, limit).await,
+            Ledger::Tool => export_chunk::<ToolAuditRow>(&mut c, &q, None, limit).await,
+        };
+        Ok(read?)
+    }
+
     async fn export(&self, query: &ExportQuery) -> Result<Export, StoreError> {
-        use recruit_adapters_diesel::{ChannelStream, EXPORT_CHUNK};
+        use recruit_adapters_diesel::ChannelStream;
         let mut conn = self.conn().await?;
         let (counted, count) = tokio::sync::oneshot::channel();
         let (sender, entries) = tokio::sync::mpsc::channel(EXPORT_CHUNK);
@@ -219,13 +238,31 @@ impl Ledgers for PgStore {
                         loop {
                             let chunk = match q.ledger {
                                 Ledger::Privacy => {
-                                    crate::chain::export_chunk::<LedgerRow>(c, &q, after).await?
+                                    crate::chain::export_chunk::<LedgerRow>(
+                                        c,
+                                        &q,
+                                        after,
+                                        EXPORT_CHUNK,
+                                    )
+                                    .await?
                                 }
                                 Ledger::Api => {
-                                    crate::chain::export_chunk::<AuditRow>(c, &q, after).await?
+                                    crate::chain::export_chunk::<AuditRow>(
+                                        c,
+                                        &q,
+                                        after,
+                                        EXPORT_CHUNK,
+                                    )
+                                    .await?
                                 }
                                 Ledger::Tool => {
-                                    crate::chain::export_chunk::<ToolAuditRow>(c, &q, after).await?
+                                    crate::chain::export_chunk::<ToolAuditRow>(
+                                        c,
+                                        &q,
+                                        after,
+                                        EXPORT_CHUNK,
+                                    )
+                                    .await?
                                 }
                             };
                             let full = chunk.len() == EXPORT_CHUNK;

@@ -64,15 +64,17 @@ pub(crate) fn export_count<R: LedgerTable<Sqlite>>(
     Ok(u64::try_from(count).unwrap_or_default())
 }
 
-/// The next chunk of an export of `q`, which names one organization: up to `EXPORT_CHUNK`
-/// entries after `after` (time, id), in that order.
-fn export_chunk<R: LedgerTable<Sqlite>>(
+/// The next chunk of an export of `q`, which names one organization: up to `limit`
+/// (`EXPORT_CHUNK` for an export) entries after `after` (time, id), in that order; or, when
+/// `q` is after a position, the entries after it in the chain's order.
+pub(crate) fn export_chunk<R: LedgerTable<Sqlite>>(
     c: &mut SqliteConnection,
     q: &recruit_ports::chain::ExportQuery,
     after: Option<(Timestamp, Uuid)>,
+    limit: usize,
 ) -> Result<Vec<recruit_ports::chain::ExportedEntry>, TxError> {
     use recruit_ports::chain::ExportedEntry;
-    let read = ExportRead::Chunk { after, limit: recruit_adapters_diesel::EXPORT_CHUNK };
+    let read = ExportRead::Chunk { after, limit };
     let rows: Vec<R> = export_query::<R>(q, read).load(c)?;
     Ok(rows
         .into_iter()
@@ -114,9 +116,24 @@ pub(crate) fn export_ledger(
         let mut after = None;
         loop {
             let chunk = match q.ledger {
-                Ledger::Privacy => export_chunk::<LedgerRow>(c, &q, after.take())?,
-                Ledger::Api => export_chunk::<AuditRow>(c, &q, after.take())?,
-                Ledger::Tool => export_chunk::<ToolAuditRow>(c, &q, after.take())?,
+                Ledger::Privacy => export_chunk::<LedgerRow>(
+                    c,
+                    &q,
+                    after.take(),
+                    recruit_adapters_diesel::EXPORT_CHUNK,
+                )?,
+                Ledger::Api => export_chunk::<AuditRow>(
+                    c,
+                    &q,
+                    after.take(),
+                    recruit_adapters_diesel::EXPORT_CHUNK,
+                )?,
+                Ledger::Tool => export_chunk::<ToolAuditRow>(
+                    c,
+                    &q,
+                    after.take(),
+                    recruit_adapters_diesel::EXPORT_CHUNK,
+                )?,
             };
             let full = chunk.len() == EXPORT_CHUNK;
             // In the chain's order the next chunk begins after the last position read.

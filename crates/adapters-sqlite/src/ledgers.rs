@@ -320,6 +320,27 @@ impl Ledgers for SqliteStore {
         Ok(counted?)
     }
 
+    async fn chain_after(
+        &self,
+        ledger: Ledger,
+        organization: recruit_domain::OrganizationId,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<recruit_ports::chain::ExportedEntry>, StoreError> {
+        use crate::export::export_chunk;
+        let q = recruit_adapters_diesel::chain_after_query(ledger, organization, after);
+        let read = self
+            .run(move |c| {
+                Ok(match ledger {
+                    Ledger::Privacy => export_chunk::<LedgerRow>(c, &q, None, limit),
+                    Ledger::Api => export_chunk::<AuditRow>(c, &q, None, limit),
+                    Ledger::Tool => export_chunk::<ToolAuditRow>(c, &q, None, limit),
+                })
+            })
+            .await?;
+        Ok(read?)
+    }
+
     async fn export(
         &self,
         query: &recruit_ports::chain::ExportQuery,

@@ -70,11 +70,24 @@ pub(crate) const SET_SINGLE_SIGN_ON: Endpoint =
     endpoint("setSingleSignOn", "PUT", "/v1/organization/sso");
 pub(crate) const REMOVE_SINGLE_SIGN_ON: Endpoint =
     endpoint("removeSingleSignOn", "DELETE", "/v1/organization/sso");
+pub(crate) const LIST_LOG_STREAMS: Endpoint = endpoint("listLogStreams", "GET", "/v1/log-streams");
+pub(crate) const CREATE_LOG_STREAM: Endpoint =
+    endpoint("createLogStream", "POST", "/v1/log-streams");
+pub(crate) const GET_LOG_STREAM: Endpoint =
+    endpoint("getLogStream", "GET", "/v1/log-streams/{streamId}");
+pub(crate) const UPDATE_LOG_STREAM: Endpoint =
+    endpoint("updateLogStream", "PATCH", "/v1/log-streams/{streamId}");
+pub(crate) const PAUSE_LOG_STREAM: Endpoint =
+    endpoint("pauseLogStream", "POST", "/v1/log-streams/{streamId}/pause");
+pub(crate) const RESUME_LOG_STREAM: Endpoint =
+    endpoint("resumeLogStream", "POST", "/v1/log-streams/{streamId}/resume");
+pub(crate) const DELETE_LOG_STREAM: Endpoint =
+    endpoint("deleteLogStream", "DELETE", "/v1/log-streams/{streamId}");
 /// The checkpoint keys: served beside the API, not one of its operations.
 pub(crate) const CHECKPOINT_KEYS: &str = "/.well-known/recruitd-checkpoint-keys";
 
 /// Every operation of the API, each called by a method of [`crate::Client`].
-pub const ENDPOINTS: [Endpoint; 18] = [
+pub const ENDPOINTS: [Endpoint; 25] = [
     LIST_PRIVACY_AUDIT_LOGS,
     EXPORT_PRIVACY_AUDIT_LOGS,
     GET_PRIVACY_ACCESS_REVIEW,
@@ -93,6 +106,13 @@ pub const ENDPOINTS: [Endpoint; 18] = [
     GET_SINGLE_SIGN_ON,
     SET_SINGLE_SIGN_ON,
     REMOVE_SINGLE_SIGN_ON,
+    LIST_LOG_STREAMS,
+    CREATE_LOG_STREAM,
+    GET_LOG_STREAM,
+    UPDATE_LOG_STREAM,
+    PAUSE_LOG_STREAM,
+    RESUME_LOG_STREAM,
+    DELETE_LOG_STREAM,
 ];
 
 impl Endpoint {

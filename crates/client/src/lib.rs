@@ -45,10 +45,12 @@ use std::time::{Duration, Instant};
 
 use futures_core::Stream;
 use recruit_domain::model::{
-    Job, Me, Organization, Page, PrivacyAuditLog, ReviewRules, SingleSignOn, SingleSignOnSettings,
-    UserProfile,
+    Job, LogStream, LogStreamSettings, Me, Organization, Page, PrivacyAuditLog, ReviewRules,
+    SingleSignOn, SingleSignOnSettings, UserProfile,
 };
-use recruit_domain::{ErrorResponse, JobId, Month, PrivacyAuditLogId, Timestamp, UserId};
+use recruit_domain::{
+    ErrorResponse, JobId, LogStreamId, Month, PrivacyAuditLogId, Timestamp, UserId,
+};
 use reqwest::header::{HeaderMap, HeaderValue};
 use reqwest::{Method, RequestBuilder, Response, Url};
 use serde::Serialize;
@@ -283,12 +285,27 @@ impl Client {
 
     /// Sends what `request` builds, retried by the policy; the first success, or the error.
     async fn send(&self, request: impl Fn() -> RequestBuilder) -> Result<Response, Error> {
+        self.send_retried(request, false).await
+    }
+
+    /// Sends what `request` builds, retried by the policy; with `unsent_only`, retried only
+    /// when the request was certainly not carried out (no connection, or a rate limit): what a
+    /// request that is not idempotent may be retried after.
+    async fn send_retried(
+        &self,
+        request: impl Fn() -> RequestBuilder,
+        unsent_only: bool,
+    ) -> Result<Response, Error> {
         let started = Instant::now();
         let mut attempt = 0;
         loop {
             attempt += 1;
             let (failure, headers) = match request().bearer_auth(&self.token).send().await {
                 Ok(r) if r.status().is_success() => return Ok(r),
+                Ok(r) if unsent_only && r.status() != reqwest::StatusCode::TOO_MANY_REQUESTS => {
+                    return Err(refusal(r).await);
+                }
+                Err(e) if unsent_only && !e.is_connect() => return Err(Error::Transport(e)),
                 Ok(r) if retry::retryable(r.status()) => {
                     let headers = r.headers().clone();
                     (refusal(r).await, Some(headers))
@@ -591,6 +608,69 @@ impl Client {
     /// the API audit ledger. Safe to retry.
     pub async fn remove_single_sign_on(&self) -> Result<(), Error> {
         let url = self.url(endpoint::REMOVE_SINGLE_SIGN_ON, &[], &[])?;
+        self.send(|| self.http.delete(url.clone()).timeout(self.timeout)).await.map(drop)
+    }
+
+    /// `GET /v1/log-streams`: the organization's log streams, oldest first.
+    pub async fn log_streams(&self) -> Result<Vec<LogStream>, Error> {
+        let page: Page<LogStream> =
+            self.get(self.url(endpoint::LIST_LOG_STREAMS, &[], &[])?).await?;
+        Ok(page.data)
+    }
+
+    /// `POST /v1/log-streams`: makes a log stream; the answer holds its signing secret, which
+    /// no other answer shows. Retried only when the server certainly did not take the request
+    /// (a retry after an answer lost on the way could make a second stream).
+    pub async fn create_log_stream(
+        &self,
+        settings: &LogStreamSettings,
+    ) -> Result<LogStream, Error> {
+        let url = self.url(endpoint::CREATE_LOG_STREAM, &[], &[])?;
+        let body = serde_json::to_vec(settings)
+            .map_err(|e| Error::Request(format!("the settings cannot be sent as JSON: {e}")))?;
+        let request = || {
+            let request = self.http.post(url.clone()).timeout(self.timeout);
+            request.header("content-type", JSON).body(body.clone())
+        };
+        json(self.send_retried(request, true).await?).await
+    }
+
+    /// `GET /v1/log-streams/{streamId}`: one log stream, with how its delivery goes.
+    pub async fn log_stream(&self, id: LogStreamId) -> Result<LogStream, Error> {
+        self.get(self.url(endpoint::GET_LOG_STREAM, &[id.to_string()], &[])?).await
+    }
+
+    /// `PATCH /v1/log-streams/{streamId}`: changes its name or destination by the JSON Merge
+    /// Patch `patch`. Safe to retry: the same patch again changes nothing more.
+    pub async fn update_log_stream(
+        &self,
+        id: LogStreamId,
+        patch: &serde_json::Value,
+    ) -> Result<LogStream, Error> {
+        let url = self.url(endpoint::UPDATE_LOG_STREAM, &[id.to_string()], &[])?;
+        let body = serde_json::to_vec(patch)
+            .map_err(|e| Error::Request(format!("the patch cannot be sent as JSON: {e}")))?;
+        let merge_patch = "application/merge-patch+json";
+        Ok(self.send_body(Method::PATCH, url, merge_patch, body, None).await?.0)
+    }
+
+    /// `POST /v1/log-streams/{streamId}/pause`: pauses it, keeping its position. Safe to
+    /// retry.
+    pub async fn pause_log_stream(&self, id: LogStreamId) -> Result<LogStream, Error> {
+        let url = self.url(endpoint::PAUSE_LOG_STREAM, &[id.to_string()], &[])?;
+        Ok(self.send_body(Method::POST, url, JSON, Vec::new(), None).await?.0)
+    }
+
+    /// `POST /v1/log-streams/{streamId}/resume`: resumes it from its position. Safe to retry.
+    pub async fn resume_log_stream(&self, id: LogStreamId) -> Result<LogStream, Error> {
+        let url = self.url(endpoint::RESUME_LOG_STREAM, &[id.to_string()], &[])?;
+        Ok(self.send_body(Method::POST, url, JSON, Vec::new(), None).await?.0)
+    }
+
+    /// `DELETE /v1/log-streams/{streamId}`: removes it. A retry after a removal that
+    /// succeeded unseen is [`ErrorCode::NotFound`].
+    pub async fn delete_log_stream(&self, id: LogStreamId) -> Result<(), Error> {
+        let url = self.url(endpoint::DELETE_LOG_STREAM, &[id.to_string()], &[])?;
         self.send(|| self.http.delete(url.clone()).timeout(self.timeout)).await.map(drop)
     }
 

@@ -28,11 +28,14 @@ pub enum Scope {
     Scim,
     /// `organization:admin`: configure the organization's single sign-on.
     OrganizationAdmin,
+    /// `log_streams:admin`: configure the streams that deliver the organization's privacy
+    /// ledger to its own systems.
+    LogStreamsAdmin,
 }
 
 impl Scope {
     /// Every scope.
-    pub const ALL: [Self; 9] = [
+    pub const ALL: [Self; 10] = [
         Self::AuditLogsRead,
         Self::JobsRead,
         Self::OrganizationRead,
@@ -42,6 +45,7 @@ impl Scope {
         Self::AuditLogsReview,
         Self::Scim,
         Self::OrganizationAdmin,
+        Self::LogStreamsAdmin,
     ];
 
     /// Whether the scope is one of the API and its tools; `scim` is held by SCIM tokens,
@@ -62,6 +66,7 @@ impl Scope {
             Self::AuditLogsReview => "audit_logs:review",
             Self::Scim => "scim",
             Self::OrganizationAdmin => "organization:admin",
+            Self::LogStreamsAdmin => "log_streams:admin",
         }
     }
 }

@@ -23,8 +23,8 @@ pub use auth::{ParseScopeError, Permission, Scope};
 pub use error::{ErrorBody, ErrorCode, ErrorDetail, ErrorResponse};
 pub use id::{
     AccountId, ApiTokenId, CANONICAL_LEN, CandidateId, Expected, Id, JobId, JobStageId,
-    OrganizationId, ParseIdError, ParseIdErrorKind, Prefix, PrivacyAuditLogId, Resource,
-    TaskQueueId, UserId, resource,
+    LogStreamId, OrganizationId, ParseIdError, ParseIdErrorKind, Prefix, PrivacyAuditLogId,
+    Resource, TaskQueueId, UserId, resource,
 };
 pub use input::{IdFilter, IdFilterError, PageLimit, PageLimitError, TimeWindow, TimeWindowError};
 pub use model::{

@@ -472,7 +472,8 @@ async fn http_refuses_missing_tokens_foreign_origins_large_bodies_and_other_meth
             "users:read",
             "users:write",
             "audit_logs:review",
-            "organization:admin"
+            "organization:admin",
+            "log_streams:admin"
         ])
     );
     assert_eq!(metadata["bearer_methods_supported"], json!(["header"]));

@@ -254,6 +254,16 @@ impl<S: Ledgers> Ledgers for Faulty<S> {
         self.check().await?;
         self.inner.export(query).await
     }
+    async fn chain_after(
+        &self,
+        ledger: recruit_domain::chain::Ledger,
+        organization: OrganizationId,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<crate::chain::ExportedEntry>, StoreError> {
+        self.check().await?;
+        self.inner.chain_after(ledger, organization, after, limit).await
+    }
     async fn count_entries(
         &self,
         query: &crate::chain::ExportQuery,

@@ -226,6 +226,17 @@ pub trait Ledgers: Send + Sync + 'static {
     /// records that first (`record_read` with the count).
     async fn export(&self, query: &ExportQuery) -> Result<Export, StoreError>;
 
+    /// Up to `limit` entries of `organization`'s chain in `ledger` after position `after`, in
+    /// the chain's order: what a reader that follows the chain reads next. Not a read for
+    /// its record: whoever hands them on records that.
+    async fn chain_after(
+        &self,
+        ledger: Ledger,
+        organization: OrganizationId,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<crate::chain::ExportedEntry>, StoreError>;
+
     /// How many entries `query` names, counted up to `at_most`: a figure for a page, whose
     /// cost stays bounded however many match. Not a read of the entries: nothing is recorded.
     async fn count_entries(&self, query: &ExportQuery, at_most: u64) -> Result<u64, StoreError>;

@@ -421,6 +421,22 @@ input! {
 }
 
 input! {
+    /// The parameters of an operation on one log stream, raw.
+    LogStreamParams {
+        /// The stream's identifier, in any accepted spelling.
+        stream_id: String,
+    }
+}
+
+input! {
+    /// The input of changing a log stream, raw.
+    UpdateLogStreamParams, body: "The JSON Merge Patch (RFC 7396), as its JSON text; `None` when the transport found the body unusable (and said why in `problems`)." {
+        /// The stream's identifier, in any accepted spelling.
+        stream_id: String,
+    }
+}
+
+input! {
     /// The parameters of reading a user, raw.
     GetUserParams {
         /// The user's identifier, in any accepted spelling.

@@ -21,8 +21,8 @@ use recruit_ports::ApiToken;
 use crate::error::ServiceError;
 use crate::input::{
     Arguments, BodyParams, DecideParams, ExplainParams, ExportParams, GetJobParams, GetUserParams,
-    ListParams, NoParams, Param, Place, RecordParams, ReviewParams, SignOffParams,
-    UpdateUserParams,
+    ListParams, LogStreamParams, NoParams, Param, Place, RecordParams, ReviewParams, SignOffParams,
+    UpdateLogStreamParams, UpdateUserParams,
 };
 use crate::limits::{OperationClass, RateLimitStatus};
 
@@ -204,6 +204,20 @@ operations! {
     SetSingleSignOn(BodyParams) => set_single_sign_on,
     /// `removeSingleSignOn`: the organization's single sign-on removed.
     RemoveSingleSignOn(NoParams) => remove_single_sign_on,
+    /// `listLogStreams`: the organization's log streams.
+    ListLogStreams(NoParams) => log_streams,
+    /// `createLogStream`: a log stream made, its signing secret shown once.
+    CreateLogStream(BodyParams) => create_log_stream,
+    /// `getLogStream`: one log stream, with how its delivery goes.
+    GetLogStream(LogStreamParams) => log_stream,
+    /// `updateLogStream`: a log stream's name or destination changed.
+    UpdateLogStream(UpdateLogStreamParams) => update_log_stream,
+    /// `pauseLogStream`: a log stream paused, keeping its position.
+    PauseLogStream(LogStreamParams) => pause_log_stream,
+    /// `resumeLogStream`: a paused or suspended log stream resumed from its position.
+    ResumeLogStream(LogStreamParams) => resume_log_stream,
+    /// `deleteLogStream`: a log stream removed.
+    DeleteLogStream(LogStreamParams) => delete_log_stream,
 }
 
 /// What an operation does to stored data.
@@ -373,6 +387,10 @@ pub enum Outcome {
     ReviewRules(recruit_domain::model::ReviewRules),
     /// An organization's single sign-on.
     SingleSignOn(recruit_domain::model::SingleSignOn),
+    /// An organization's log stream.
+    LogStream(Box<recruit_domain::model::LogStream>),
+    /// An organization's log streams.
+    LogStreams(Page<recruit_domain::model::LogStream>),
     /// Something removed: nothing to show (`204 No Content`).
     #[serde(skip)]
     Removed,
@@ -407,6 +425,8 @@ outcomes! {
     crate::sign_off::DownloadReview => DownloadReview,
     recruit_domain::model::ReviewRules => ReviewRules,
     recruit_domain::model::SingleSignOn => SingleSignOn,
+    recruit_domain::model::LogStream => LogStream(Box::new),
+    Page<recruit_domain::model::LogStream> => LogStreams,
     Recorded => Recorded,
     crate::export::Download => Download,
 }

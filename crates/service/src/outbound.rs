@@ -1,4 +1,5 @@
-//! Where the server's own requests may go (identity providers today, log destinations next):
+//! Where the server's own requests may go (identity providers, log destinations), and what
+//! sends them ([`Fetch`]):
 //! never to a loopback, private, link-local, shared, reserved or cloud-metadata address unless
 //! the operator allows its block, and never to a metadata address at all. Whoever sends the
 //! requests checks every address a name resolves to, and every address written in a URL,
@@ -14,6 +15,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::sync::Arc;
 
 use ipnet::{IpNet, Ipv4Net, Ipv6Net};
+pub use openidconnect::http;
 
 const fn v4(a: u8, b: u8, c: u8, d: u8, len: u8) -> Ipv4Net {
     Ipv4Net::new_assert(Ipv4Addr::new(a, b, c, d), len)
@@ -21,6 +23,42 @@ const fn v4(a: u8, b: u8, c: u8, d: u8, len: u8) -> Ipv4Net {
 
 const fn v6(s: [u16; 8], len: u8) -> Ipv6Net {
     Ipv6Net::new_assert(Ipv6Addr::new(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]), len)
+}
+
+/// A request of the server's own failed before it had an answer.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct FetchError(pub String);
+
+/// The answer of a request of the server's own.
+pub type Fetched = std::pin::Pin<
+    Box<dyn std::future::Future<Output = Result<http::Response<Vec<u8>>, FetchError>> + Send>,
+>;
+
+/// Whether a host may be reached: the policy's reason when not.
+pub type Admitted =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), FetchError>> + Send>>;
+
+/// What sends the server's own requests (to identity providers, to log destinations): the
+/// server's HTTP client, which follows no redirect and reaches only what [`Destinations`]
+/// allows, checked on every connection.
+pub trait Fetch: Send + Sync {
+    /// Sends `request`.
+    fn fetch(&self, request: http::Request<Vec<u8>>) -> Fetched;
+
+    /// Whether `host` (a name, resolved now, or an address) may be reached: what a setting
+    /// that names a destination is checked with before it is stored.
+    fn admits(&self, host: &str) -> Admitted;
+}
+
+/// A [`Fetch`], as the service's configuration holds it.
+#[derive(Clone)]
+pub struct Fetcher(pub Arc<dyn Fetch>);
+
+impl fmt::Debug for Fetcher {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Fetcher")
+    }
 }
 
 /// Cloud instance metadata services: refused whatever the operator allows.

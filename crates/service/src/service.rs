@@ -24,6 +24,7 @@ mod authentication;
 mod console;
 mod explanation;
 mod ledger;
+mod log_streams;
 mod people;
 mod review;
 mod rules;
@@ -63,9 +64,9 @@ pub struct ServiceConfig {
     /// How the server sends e-mail; without it, requests for explanations are recorded but
     /// reach no one, and no sign-in link is e-mailed.
     pub mail: Option<crate::mail::MailConfig>,
-    /// How the server reaches identity providers for single sign-on; without it, no single
-    /// sign-on can be configured or used.
-    pub sso_fetch: Option<crate::sso::Fetcher>,
+    /// How the server sends its own requests (to identity providers, to log destinations);
+    /// without it, neither single sign-on nor log streams can be configured or used.
+    pub outbound: Option<crate::outbound::Fetcher>,
 }
 
 /// How many batches of recorded accesses are read and written at once. Each holds its entries
@@ -113,7 +114,7 @@ impl ServiceConfig {
             batch_writes: BatchWrites::DEFAULT,
             console_sessions: crate::console::SessionLimits::DEFAULT,
             mail: None,
-            sso_fetch: None,
+            outbound: None,
         }
     }
 }
@@ -308,6 +309,11 @@ impl Service {
     /// The store, for operations outside the API (import, token administration).
     pub fn store(&self) -> &Arc<dyn Store> {
         &self.store
+    }
+
+    /// What sends the server's own requests, when it sends any: what delivers log streams.
+    pub fn outbound(&self) -> Option<Arc<dyn crate::outbound::Fetch>> {
+        self.config.outbound.as_ref().map(|f| Arc::clone(&f.0))
     }
 
     /// The public key checkpoints are signed with, as a JSON Web Key Set (RFC 7517, one

@@ -12,8 +12,6 @@
 //! Requests to the provider go through [`Fetch`], which the server implements with its HTTP
 //! client (no redirects followed); this crate does no I/O of its own.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -23,6 +21,8 @@ use hmac::{KeyInit, Mac};
 use openidconnect::core::CoreJwsSigningAlgorithm;
 use recruit_domain::model::SingleSignOnSettings;
 use recruit_domain::{OrganizationId, Timestamp, Uuid};
+
+use crate::outbound::{Fetch, FetchError, Fetched};
 use recruit_ports::SsoSettings;
 use serde::{Deserialize, Serialize};
 use subtle::ConstantTimeEq;
@@ -49,22 +49,6 @@ pub const ALGORITHMS: [CoreJwsSigningAlgorithm; 6] = [
 /// The scopes a sign-in asks for: the user's e-mail address and their groups.
 pub const SCOPES: [&str; 3] = ["email", "profile", "groups"];
 
-/// A request to an identity provider failed before it had an answer.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct FetchError(pub String);
-
-/// The answer of a request to an identity provider.
-pub type Fetched =
-    Pin<Box<dyn Future<Output = Result<openidconnect::HttpResponse, FetchError>> + Send>>;
-
-/// What sends the single sign-on's requests to identity providers (discovery, keys, the code's
-/// exchange): the server's HTTP client, following no redirect.
-pub trait Fetch: Send + Sync {
-    /// Sends `request`.
-    fn fetch(&self, request: openidconnect::HttpRequest) -> Fetched;
-}
-
 /// A [`Fetch`] as `openidconnect` calls it: a type of its own (not a closure), whose future
 /// borrows nothing, so that every step of a sign-in is `Send` for any caller.
 pub(crate) struct Client(pub(crate) Arc<dyn Fetch>);
@@ -75,16 +59,6 @@ impl<'c> openidconnect::AsyncHttpClient<'c> for Client {
 
     fn call(&'c self, request: openidconnect::HttpRequest) -> Fetched {
         self.0.fetch(request)
-    }
-}
-
-/// A [`Fetch`], as the service's configuration holds it.
-#[derive(Clone)]
-pub struct Fetcher(pub Arc<dyn Fetch>);
-
-impl std::fmt::Debug for Fetcher {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Fetcher")
     }
 }
 
@@ -238,7 +212,7 @@ pub fn problems(settings: &SsoSettings) -> Vec<(&'static str, String)> {
     problems
 }
 
-fn is_loopback(url: &url::Url) -> bool {
+pub(crate) fn is_loopback(url: &url::Url) -> bool {
     match url.host() {
         Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
         Some(url::Host::Ipv6(ip)) => ip.is_loopback(),

@@ -27,7 +27,12 @@ pub(crate) async fn serve(
     retention_period: recruit_domain::Retention,
     (listener, args): (tokio::net::TcpListener, ServeArgs),
 ) -> Result<(), Failure> {
-    let shutdown = shutdown_signal()?;
+    let signal = shutdown_signal()?;
+    let (stop, stopping) = tokio::sync::watch::channel(false);
+    let shutdown = async move {
+        signal.await;
+        let _ = stop.send(true);
+    };
     let checkpoint_key_for_retention = checkpoint_key.clone();
     let address = listener.local_addr()?;
     let public = args.public_base_url.unwrap_or_else(|| format!("http://{address}"));
@@ -56,6 +61,19 @@ pub(crate) async fn serve(
         ),
         _ => {}
     }
+    let streams = match (args.log_streams, service.outbound()) {
+        (crate::cli::Switch::On, Some(fetch)) => {
+            let settings = recruit_service::log_stream::deliver::Settings {
+                lease: args.log_stream_lease,
+                backoff_max: args.log_stream_backoff_max,
+                suspend_after: args.log_stream_suspend_after,
+                ..Default::default()
+            };
+            let store = Arc::clone(&store);
+            Some(crate::streams::spawn(store, fetch, settings, stopping, args.shutdown_grace))
+        }
+        _ => None,
+    };
     let mut http = HttpConfig::new(public);
     http.request_deadline = args.service.request_deadline;
     http.mcp_allowed_origins = args.mcp_allowed_origins;
@@ -73,6 +91,10 @@ pub(crate) async fn serve(
     );
     tracing::info!(listen = %address, "recruitd is serving");
     recruit_http::serve(listener, api, shutdown).await?;
+    if let Some(streams) = streams {
+        // The deliveries release their leases, so another replica takes the streams at once.
+        let _ = streams.await;
+    }
     tracing::info!("recruitd stopped");
     Ok(())
 }

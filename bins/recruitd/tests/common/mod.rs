@@ -5,9 +5,13 @@ use std::net::{TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use std::path::PathBuf;
+
+use recruit_client::Client;
+use recruit_domain::Timestamp;
 use recruit_domain::model::Role;
-use recruit_ports::testkit::user_id;
-use serde_json::Value;
+use recruit_ports::testkit::{ORG_A, user_id, world};
+use serde_json::{Value, json};
 
 pub(crate) const BIN: &str = env!("CARGO_BIN_EXE_recruitd");
 
@@ -299,4 +303,87 @@ pub(crate) fn form(pairs: &[(&str, &str)]) -> String {
             .collect::<String>()
     };
     pairs.iter().map(|(k, v)| format!("{k}={}", encode(v))).collect::<Vec<_>>().join("&")
+}
+
+/// The scopes of the world's owner token.
+pub(crate) const SCOPES: &str = "audit_logs:read,audit_logs:write,audit_logs:review,jobs:read,\
+                      organization:read,organization:admin,log_streams:admin,users:read,users:write";
+
+/// A database holding the test world, a checkpoint key, and a way to run raw SQL on it with
+/// the ledgers' append-only triggers off.
+pub(crate) struct World {
+    pub(crate) url: String,
+    pub(crate) key: PathBuf,
+    pub(crate) secret: String,
+    pub(crate) tamper: Box<dyn Fn(&str)>,
+    _dir: tempfile::TempDir,
+}
+
+impl World {
+    pub(crate) fn new(url: String, dir: tempfile::TempDir, tamper: Box<dyn Fn(&str)>) -> Self {
+        let document = dir.path().join("world.json");
+        std::fs::write(&document, serde_json::to_string(&world()).unwrap()).unwrap();
+        cli(&url, &["import", document.to_str().unwrap()]);
+        let key = dir.path().join("checkpoint.pem");
+        cli(&url, &["audit", "keygen", key.to_str().unwrap()]);
+        let secret = token(&url, ORG_A, Role::Owner, SCOPES);
+        Self { url, key, secret, tamper, _dir: dir }
+    }
+
+    pub(crate) fn sqlite() -> Self {
+        use diesel::Connection;
+        use diesel::connection::SimpleConnection;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("recruitd.db");
+        let url = format!("sqlite://{}", path.display());
+        let tamper = Box::new(move |sql: &str| {
+            let mut c = diesel::SqliteConnection::establish(&path.to_string_lossy()).unwrap();
+            c.batch_execute(
+                "DROP TRIGGER IF EXISTS privacy_audit_logs_no_update; \
+                 DROP TRIGGER IF EXISTS privacy_audit_logs_no_delete;",
+            )
+            .unwrap();
+            c.batch_execute(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+        });
+        Self::new(url, dir, tamper)
+    }
+
+    pub(crate) async fn postgres() -> Self {
+        let db = recruit_adapters_pg::testkit::TestDatabase::fresh().await;
+        let url = db.url().to_owned();
+        let handle = tokio::runtime::Handle::current();
+        let tamper = Box::new(move |sql: &str| {
+            let sql = format!("ALTER TABLE privacy_audit_logs DISABLE TRIGGER USER; {sql}");
+            tokio::task::block_in_place(|| handle.block_on(db.batch_execute(&sql)));
+        });
+        tokio::task::block_in_place(|| Self::new(url, tempfile::tempdir().unwrap(), tamper))
+    }
+
+    /// `recruitd serve` on this world, signing checkpoints, with `args` besides.
+    pub(crate) fn serve(&self, args: &[&str]) -> Server {
+        let args = [&["--checkpoint-key", self.key.to_str().unwrap()], args].concat();
+        Server::spawn(&self.url, &args, "error", Stdio::inherit())
+    }
+
+    pub(crate) fn client(&self, server: &Server) -> Client {
+        Client::builder(server.url(), &self.secret).build().unwrap()
+    }
+}
+
+/// Accesses of organization A's member, recorded now, of `category`.
+pub(crate) fn accesses(n: usize, category: &str, menu: &str) -> Vec<Value> {
+    (0..n)
+        .map(|i| {
+            json!({
+                "access_time": Timestamp::now().to_string(),
+                "account_id": format!("{:032x}", 0xC11E_0000 + i),
+                "ip_addresses": ["198.51.100.7"],
+                "data_subject": {"type": "EMPLOYEE", "user": user_id(ORG_A, Role::Member).to_string()},
+                "access_data": ["NAME"],
+                "access_menu": menu,
+                "access_menu_path": "/people",
+                "activity_category": category
+            })
+        })
+        .collect()
 }

@@ -267,6 +267,9 @@ pub mod resource {
         JobStage = "jst", "a job stage ID";
         /// An API token (not a resource of the API specification): `tok_`.
         ApiToken = "tok", "an API token ID";
+        /// A log stream of an organization's ledger (not a resource of the API
+        /// specification): `lst_`.
+        LogStream = "lst", "a log stream ID";
     }
 }
 
@@ -286,6 +289,8 @@ pub type TaskQueueId = Id<resource::TaskQueue>;
 pub type JobStageId = Id<resource::JobStage>;
 /// The identifier of an API token, `tok_…`.
 pub type ApiTokenId = Id<resource::ApiToken>;
+/// The identifier of a log stream, `lst_…`.
+pub type LogStreamId = Id<resource::LogStream>;
 
 /// The login account behind a privacy audit log entry: a bare UUID, written as 32 lowercase hex
 /// digits with no prefix (`account_id` in the API).

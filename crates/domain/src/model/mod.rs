@@ -6,6 +6,7 @@
 //! added.
 
 mod job;
+mod log_stream;
 mod me;
 mod organization;
 mod page;
@@ -20,6 +21,10 @@ pub use job::{
     Ats, AtsType, HiringTeamMember, HiringTeamRole, InterviewNameSetting, InterviewerInfoSetting,
     Job, JobSettings, JobStage, JobStatus, RecruitingTeamContactInfoSetting,
     RemoteAtsHiringProcess, RemoteProcessStatus, SettingLevel, UserRef,
+};
+pub use log_stream::{
+    BatchFormat, DeliveryError, LogStream, LogStreamDestination, LogStreamSettings, LogStreamState,
+    STREAMED_LEDGER,
 };
 pub use me::{Me, MeToken, MeUser};
 pub use organization::{

@@ -25,11 +25,11 @@ pub(crate) const ISSUER: &str = "https://idp.example.com";
 /// (`bins/recruitd/tests/sso.rs`).
 struct Provider;
 
-impl recruit_service::sso::Fetch for Provider {
+impl recruit_service::outbound::Fetch for Provider {
     fn fetch(
         &self,
-        request: recruit_service::sso::http::Request<Vec<u8>>,
-    ) -> recruit_service::sso::Fetched {
+        request: recruit_service::outbound::http::Request<Vec<u8>>,
+    ) -> recruit_service::outbound::Fetched {
         let url = request.uri().to_string();
         let document = if url == format!("{ISSUER}/.well-known/openid-configuration") {
             Some(serde_json::json!({
@@ -46,12 +46,16 @@ impl recruit_service::sso::Fetch for Provider {
         } else {
             None
         };
-        let answer = recruit_service::sso::http::Response::builder()
+        let answer = recruit_service::outbound::http::Response::builder()
             .status(if document.is_some() { 200 } else { 404 })
             .header("content-type", "application/json")
             .body(document.map(|d| d.to_string().into_bytes()).unwrap_or_default())
-            .map_err(|e| recruit_service::sso::FetchError(e.to_string()));
+            .map_err(|e| recruit_service::outbound::FetchError(e.to_string()));
         Box::pin(async move { answer })
+    }
+
+    fn admits(&self, _: &str) -> recruit_service::outbound::Admitted {
+        Box::pin(async { Ok(()) })
     }
 }
 
@@ -68,7 +72,7 @@ pub(crate) async fn world_service(
         ServiceConfig::new("https://app.example.com", CursorKey::new(&[1; 32]).unwrap());
     config.rate_limits = limits;
     if key.is_some() {
-        config.sso_fetch = Some(recruit_service::sso::Fetcher(Arc::new(Provider)));
+        config.outbound = Some(recruit_service::outbound::Fetcher(Arc::new(Provider)));
     }
     config.checkpoint_key = key;
     let service = Arc::new(Service::new(store.clone(), config));

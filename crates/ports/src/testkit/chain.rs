@@ -231,6 +231,16 @@ pub async fn an_export_holds_its_count_in_order_with_the_chain_and_is_recorded_f
     let count = i64::try_from(count).unwrap();
     let rest: Vec<i64> = rest.iter().map(|e| e.entry.position.unwrap()).collect();
     assert_eq!(rest, (4..=count).collect::<Vec<_>>());
+    // Read a chunk at a time by a follower of the chain: the same entries, in the same order.
+    let org = org_id(ORG_A);
+    let chunk = store.chain_after(Ledger::Privacy, org, 3, 2).await.unwrap();
+    assert_eq!(chunk.iter().map(|e| e.entry.position.unwrap()).collect::<Vec<_>>(), [4, 5]);
+    let followed = store.chain_after(Ledger::Privacy, org, 0, 1000).await.unwrap();
+    let mut by_position = entries.clone();
+    by_position.sort_by_key(|e| e.entry.position);
+    assert_eq!(followed, by_position, "the whole chain, in its order");
+    let past = u64::try_from(count).unwrap();
+    assert_eq!(store.chain_after(Ledger::Privacy, org, past, 10).await.unwrap(), []);
 
     let window =
         ExportQuery { from: Some(entries[2].time), to: Some(entries[5].time), ..a.clone() };

@@ -1,11 +1,188 @@
 //! Log streams: the ledger's entries pushed to an organization's SIEM. Each event is the
 //! entry's export line ([`crate::export::line`]: id, organization, chain position, hash and
 //! previous hash), so that a receiver dedups by id, finds a gap by position and checks the
-//! chain with the same code as an export. This module holds the destinations' wire formats:
-//! the HTTPS destination's batches signed per Standard Webhooks ([`webhook`]), Splunk HTTP
-//! Event Collector's envelope and answers ([`splunk`]), and the RFC 5424 messages in RFC 5425
-//! frames of syslog over TLS ([`syslog`]).
+//! chain with the same code as an export.
+//!
+//! This module holds a stream's rules: its settings as an owner gives them (checked field by
+//! field), its state as shown, and its secrets. [`deliver`] delivers a leased stream; the
+//! destinations' wire formats are the HTTPS destination's batches signed per Standard Webhooks
+//! ([`webhook`]), Splunk HTTP Event Collector's envelope and answers ([`splunk`]), and the
+//! RFC 5424 messages in RFC 5425 frames of syslog over TLS ([`syslog`]).
 
+pub mod deliver;
 pub mod splunk;
 pub mod syslog;
 pub mod webhook;
+
+use recruit_domain::model::{
+    DeliveryError, LogStream, LogStreamDestination, LogStreamSettings, LogStreamState,
+};
+use recruit_domain::{ErrorDetail, LogStreamId};
+use recruit_ports::streams::{Health, StreamRecord};
+use serde_json::Value;
+
+/// The members of a stream's settings.
+pub const MEMBERS: [&str; 3] = ["name", "destination", "after_position"];
+
+/// The longest name.
+const NAME_MAX: usize = 100;
+
+/// The longest destination URL.
+const URL_MAX: usize = 2048;
+
+/// The settings of `body`, a JSON object of [`MEMBERS`] only, each of its type: every problem
+/// is noted (the values themselves are checked by [`problems`]).
+pub fn settings_body(body: &[u8], problems: &mut Vec<ErrorDetail>) -> Option<LogStreamSettings> {
+    let before = problems.len();
+    let members = crate::sign_off::object(body, &MEMBERS, problems)?;
+    settings_of(members, problems, before)
+}
+
+fn settings_of(
+    members: serde_json::Map<String, Value>,
+    problems: &mut Vec<ErrorDetail>,
+    before: usize,
+) -> Option<LogStreamSettings> {
+    for name in ["name", "destination"].into_iter().filter(|n| !members.contains_key(*n)) {
+        problems.push(ErrorDetail::field(name, "is required"));
+    }
+    if problems.len() > before {
+        return None;
+    }
+    serde_path_to_error::deserialize(Value::Object(members))
+        .map_err(|e| {
+            let field = e.path().to_string();
+            problems.push(ErrorDetail::field(field, e.into_inner().to_string()));
+        })
+        .ok()
+}
+
+/// The settings of `stream` changed by the JSON Merge Patch (RFC 7396) `body`, whose members
+/// are `name` and `destination`: every problem noted.
+pub fn patched(
+    stream: &StreamRecord,
+    body: &[u8],
+    problems: &mut Vec<ErrorDetail>,
+) -> Option<LogStreamSettings> {
+    let before = problems.len();
+    let patch = crate::sign_off::object(body, &MEMBERS[..2], problems)?;
+    let mut target = serde_json::Map::new();
+    target.insert("name".into(), Value::String(stream.name.clone()));
+    target.insert("destination".into(), stream.destination.clone());
+    let mut merged = Value::Object(target);
+    merge(&mut merged, &Value::Object(patch));
+    let Value::Object(members) = merged else { unreachable!("a merge into an object") };
+    settings_of(members, problems, before)
+}
+
+/// RFC 7396 §2: `patch` merged into `target`, a `null` removing what it names.
+fn merge(target: &mut Value, patch: &Value) {
+    let Value::Object(members) = patch else {
+        *target = patch.clone();
+        return;
+    };
+    if !target.is_object() {
+        *target = Value::Object(serde_json::Map::new());
+    }
+    let Value::Object(into) = target else { return };
+    for (name, value) in members {
+        if value.is_null() {
+            into.remove(name);
+        } else {
+            merge(into.entry(name.clone()).or_insert(Value::Null), value);
+        }
+    }
+}
+
+/// Why `settings` are refused: each field and what is wrong with it. The destination's host is
+/// checked against the server's outbound policy apart, by whoever can resolve it.
+pub fn problems(settings: &LogStreamSettings) -> Vec<(&'static str, String)> {
+    let mut problems = vec![];
+    let name = settings.name.trim();
+    if name.is_empty() || name.chars().count() > NAME_MAX || name.chars().any(char::is_control) {
+        problems.push(("name", format!("A name is 1 to {NAME_MAX} characters, none a control.")));
+    }
+    match &settings.destination {
+        LogStreamDestination::Https { url, format } => {
+            if let Err(why) = endpoint(url) {
+                problems.push(("destination.url", why));
+            }
+            if let recruit_domain::model::BatchFormat::Other(v) = format {
+                let known = recruit_domain::model::BatchFormat::KNOWN.join(", ");
+                let why = format!("The format {} is not one of {known}.", v.as_str());
+                problems.push(("destination.format", why));
+            }
+        }
+        _ => problems.push(("destination.type", "This destination is not supported.".into())),
+    }
+    problems
+}
+
+/// The host of an HTTPS destination's `url`, or why it is not one: `https` (`http` only to
+/// this machine's loopback), a host, no credentials and no fragment.
+pub fn endpoint(url: &str) -> Result<String, String> {
+    if url.len() > URL_MAX {
+        return Err(format!("A URL is at most {URL_MAX} characters."));
+    }
+    let parsed = url::Url::parse(url).map_err(|e| format!("The URL is not valid: {e}."))?;
+    let host = parsed.host_str().unwrap_or_default().to_owned();
+    let loopback = crate::sso::is_loopback(&parsed);
+    if parsed.scheme() != "https" && !(parsed.scheme() == "http" && loopback) {
+        return Err("The URL must be https (http only on this machine's loopback).".into());
+    }
+    if host.is_empty() {
+        return Err("The URL has no host.".into());
+    }
+    if !parsed.username().is_empty() || parsed.password().is_some() {
+        return Err("The URL holds no credentials.".into());
+    }
+    if parsed.fragment().is_some() {
+        return Err("The URL has no fragment.".into());
+    }
+    Ok(host)
+}
+
+/// What a stream's `destination` column holds for `destination`.
+pub fn stored(destination: &LogStreamDestination) -> Value {
+    serde_json::to_value(destination).unwrap_or(Value::Null)
+}
+
+/// The destination a stored stream names; `None` when this version does not know it.
+pub fn destination(stream: &StreamRecord) -> Option<LogStreamDestination> {
+    serde_json::from_value(stream.destination.clone()).ok()
+}
+
+/// A stream's state: paused by an owner, else its delivery's health.
+pub fn state(stream: &StreamRecord) -> LogStreamState {
+    match (stream.paused, stream.delivery.health) {
+        (true, _) => LogStreamState::Paused,
+        (false, Health::Ok) => LogStreamState::Active,
+        (false, Health::Failing) => LogStreamState::Failing,
+        (false, Health::Suspended) => LogStreamState::Suspended,
+    }
+}
+
+/// `stream` as the API shows it, with `head` the last position of its ledger's chain.
+pub fn shown(stream: &StreamRecord, head: u64) -> LogStream {
+    let d = &stream.delivery;
+    let last_error = d.last_error.clone().and_then(|e| serde_json::from_value(e).ok());
+    let failing = d.health != Health::Ok;
+    LogStream {
+        id: LogStreamId::from_uuid(stream.id),
+        name: stream.name.clone(),
+        ledger: stream.ledger.clone(),
+        destination: destination(stream).unwrap_or(LogStreamDestination::Https {
+            url: String::new(),
+            format: recruit_domain::model::BatchFormat::Ndjson,
+        }),
+        state: state(stream),
+        delivered_position: d.position,
+        delivered_at: d.at,
+        lag_entries: head.saturating_sub(d.position),
+        failing_since: d.failing_since.filter(|_| failing),
+        last_error: last_error.filter(|_: &DeliveryError| failing),
+        created_at: stream.created_at,
+        updated_at: stream.updated_at,
+        signing_secret: None,
+    }
+}

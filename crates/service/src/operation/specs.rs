@@ -21,6 +21,13 @@ const MANAGE_SIGN_ON: Option<(Permission, &str)> = Some((
      owners of the organization hold.",
 ));
 
+/// What streaming the ledger to the organization's own systems needs of the acting user.
+const STREAM_AUDIT_LOGS: Option<(Permission, &str)> = Some((
+    Permission::ReadAuditLogs,
+    "Streaming the privacy audit ledger needs the READ_AUDIT_LOGS permission, which only owners \
+     of the organization hold.",
+));
+
 /// The filters of the ledger's entries beside its window and ids ([`crate::filter`]).
 const FILTERS: [Param; 6] = [
     Param::query("account_id", Shape::Text),
@@ -121,6 +128,27 @@ const SIGN_ON: Spec = Spec {
     permission: MANAGE_SIGN_ON,
     tool: false,
     ..READ
+};
+
+/// The organization's log streams: an owner's, with the `log_streams:admin` scope, never a
+/// tool.
+const LOG_STREAMS: Spec = Spec {
+    path: "/v1/log-streams",
+    scope: Some(Scope::LogStreamsAdmin),
+    permission: STREAM_AUDIT_LOGS,
+    tool: false,
+    ..READ
+};
+
+/// A change of one log stream: recorded on the API ledger with what it set.
+const LOG_STREAM_CHANGE: Spec = Spec {
+    path: "/v1/log-streams/{streamId}",
+    params: &[Param::path("stream_id", "streamId")],
+    statuses: &[200, 400, 401, 403, 404, 413, 429, 500, 503, 504],
+    class: OperationClass::Write,
+    recorded: true,
+    effect: Effect::Change,
+    ..LOG_STREAMS
 };
 
 impl OperationKind {
@@ -239,6 +267,72 @@ impl OperationKind {
                     recorded: true,
                     effect: Effect::Change,
                     ..SIGN_ON
+                };
+                &SPEC
+            }
+            Self::ListLogStreams => {
+                const SPEC: Spec = Spec { operation_id: "listLogStreams", ..LOG_STREAMS };
+                &SPEC
+            }
+            Self::CreateLogStream => {
+                const SPEC: Spec = Spec {
+                    operation_id: "createLogStream",
+                    method: Method::Post,
+                    body: RequestBody::Json(&crate::log_stream::MEMBERS),
+                    success: 201,
+                    statuses: &[201, 400, 401, 403, 413, 429, 500, 501, 503, 504],
+                    class: OperationClass::Write,
+                    recorded: true,
+                    effect: Effect::Change,
+                    ..LOG_STREAMS
+                };
+                &SPEC
+            }
+            Self::GetLogStream => {
+                const SPEC: Spec = Spec {
+                    operation_id: "getLogStream",
+                    class: OperationClass::Read,
+                    recorded: false,
+                    effect: Effect::Read,
+                    ..LOG_STREAM_CHANGE
+                };
+                &SPEC
+            }
+            Self::UpdateLogStream => {
+                const SPEC: Spec = Spec {
+                    operation_id: "updateLogStream",
+                    method: Method::Patch,
+                    body: RequestBody::MergePatch,
+                    statuses: &[200, 400, 401, 403, 404, 413, 429, 500, 501, 503, 504],
+                    ..LOG_STREAM_CHANGE
+                };
+                &SPEC
+            }
+            Self::PauseLogStream => {
+                const SPEC: Spec = Spec {
+                    operation_id: "pauseLogStream",
+                    method: Method::Post,
+                    path: "/v1/log-streams/{streamId}/pause",
+                    ..LOG_STREAM_CHANGE
+                };
+                &SPEC
+            }
+            Self::ResumeLogStream => {
+                const SPEC: Spec = Spec {
+                    operation_id: "resumeLogStream",
+                    method: Method::Post,
+                    path: "/v1/log-streams/{streamId}/resume",
+                    ..LOG_STREAM_CHANGE
+                };
+                &SPEC
+            }
+            Self::DeleteLogStream => {
+                const SPEC: Spec = Spec {
+                    operation_id: "deleteLogStream",
+                    method: Method::Delete,
+                    success: 204,
+                    statuses: &[204, 400, 401, 403, 404, 413, 429, 500, 503, 504],
+                    ..LOG_STREAM_CHANGE
                 };
                 &SPEC
             }

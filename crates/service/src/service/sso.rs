@@ -22,9 +22,8 @@ use crate::console::{CONSOLE_SCOPES, OpenedSession};
 use crate::error::ServiceError;
 use crate::input::{BodyParams, NoParams};
 use crate::operation::{Caller, OperationKind, RequestContext};
-use crate::sso::{
-    ALGORITHMS, FetchError, Groups, IdToken, InFlight, SCOPES, Seal, claim, in_owner_groups,
-};
+use crate::outbound::FetchError;
+use crate::sso::{ALGORITHMS, Groups, IdToken, InFlight, SCOPES, Seal, claim, in_owner_groups};
 
 /// How long a provider's discovery document and keys are kept before they are fetched again
 /// (sooner when an ID token names a key they do not hold).
@@ -95,7 +94,7 @@ impl From<StoreError> for SsoRefusal {
 impl Service {
     /// Whether this server can reach identity providers, so that single sign-on is offered.
     pub fn offers_sso(&self) -> bool {
-        self.config.sso_fetch.is_some()
+        self.config.outbound.is_some()
     }
 
     /// Sets (or, with none, removes) `organization`'s single sign-on, with the request's
@@ -106,7 +105,7 @@ impl Service {
         settings: Option<SsoSettings>,
         record: &recruit_ports::ReadRecord,
     ) -> Result<(), ServiceError> {
-        let fetch = self.config.sso_fetch.as_ref().map(|f| std::sync::Arc::clone(&f.0));
+        let fetch = self.config.outbound.as_ref().map(|f| std::sync::Arc::clone(&f.0));
         let store = self.store.as_ref();
         crate::sso::configure(store, fetch, organization, settings, Some(record)).await
     }
@@ -300,9 +299,9 @@ impl Service {
         Err(refused(SsoFailure::NotConfigured, "no organization with single sign-on"))
     }
 
-    fn fetcher(&self) -> Result<std::sync::Arc<dyn crate::sso::Fetch>, SsoRefusal> {
+    fn fetcher(&self) -> Result<std::sync::Arc<dyn crate::outbound::Fetch>, SsoRefusal> {
         self.config
-            .sso_fetch
+            .outbound
             .as_ref()
             .map(|f| std::sync::Arc::clone(&f.0))
             .ok_or_else(|| refused(SsoFailure::Unavailable, "no HTTP client for providers"))

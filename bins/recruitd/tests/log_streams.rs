@@ -1,0 +1,285 @@
+//! Log streams delivered by the server to an HTTPS destination that verifies every batch with
+//! the Standard Webhooks reference library (`webhook_receiver.py`, PyPI `standardwebhooks`,
+//! installed here in a virtual environment when missing), on SQLite and on PostgreSQL: the
+//! whole chain delivered in order and checked link by link; destinations the outbound policy
+//! refuses; a receiver that refuses, throttles, answers 410 or is slow, a pause, and a server
+//! killed mid-delivery, each ending with every entry at the receiver, in order, and nothing
+//! skipped.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use recruit_client::{Client, ErrorCode};
+use recruit_domain::chain::{ChainPoint, ExportLine, Ledger};
+use recruit_domain::model::{
+    BatchFormat, LogStream, LogStreamDestination, LogStreamSettings, LogStreamState, Role,
+};
+use recruit_ports::testkit::ORG_A;
+use serde_json::{Value, json};
+
+use crate::common::*;
+
+/// The pinned reference library.
+const STANDARDWEBHOOKS: &str = "standardwebhooks==1.1.0";
+
+/// The Python of a virtual environment holding [`STANDARDWEBHOOKS`], made when missing.
+fn python() -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/test-venv-webhooks");
+    let python = root.join("bin/python");
+    let installed = Command::new(&python)
+        .args(["-c", "import standardwebhooks"])
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !installed {
+        let made = Command::new("python3").args(["-m", "venv"]).arg(&root).status();
+        assert!(made.is_ok_and(|s| s.success()), "python3 -m venv (python3-venv is needed)");
+        let pip = root.join("bin/pip");
+        let status = Command::new(pip)
+            .args(["install", "--quiet", "--disable-pip-version-check", STANDARDWEBHOOKS])
+            .status()
+            .unwrap();
+        assert!(status.success(), "pip install {STANDARDWEBHOOKS}");
+    }
+    python
+}
+
+/// The receiver, stopped when dropped.
+struct Receiver {
+    child: Child,
+    url: String,
+    http: reqwest::Client,
+}
+
+impl Drop for Receiver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Receiver {
+    fn start() -> Self {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/webhook_receiver.py");
+        let mut child = Command::new(python())
+            .arg(script)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        let port = line.trim().strip_prefix("listening on ").expect("the ready line").to_owned();
+        let url = format!("http://127.0.0.1:{port}");
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        Self { child, url, http: reqwest::Client::new() }
+    }
+
+    async fn control(&self, path: &str, body: Value) {
+        let answer = self.http.post(format!("{}/{path}", self.url)).json(&body).send().await;
+        assert!(answer.unwrap().status().is_success(), "{path}");
+    }
+
+    /// What the receiver acknowledged: every batch, each with its lines.
+    async fn received(&self) -> Value {
+        let answer = self.http.get(format!("{}/__received", self.url)).send().await.unwrap();
+        answer.json().await.unwrap()
+    }
+
+    /// The lines acknowledged, by position (a batch delivered twice counts once), once the
+    /// receiver holds every position up to `last`; panics after 60 s.
+    async fn until(&self, last: u64) -> BTreeMap<u64, ExportLine> {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let received = self.received().await;
+            let mut lines = BTreeMap::new();
+            for batch in received["received"].as_array().unwrap() {
+                for line in batch["lines"].as_array().unwrap() {
+                    let line: ExportLine = serde_json::from_value(line.clone()).unwrap();
+                    let position = line.position.unwrap();
+                    // A line delivered again is the same line.
+                    if let Some(seen) = lines.insert(position, line.clone()) {
+                        assert_eq!(seen, line, "position {position} delivered twice, differently");
+                    }
+                }
+            }
+            if lines.keys().next_back() >= Some(&last) {
+                return lines;
+            }
+            let held: Vec<_> = lines.keys().collect();
+            let tries = &received["attempts"];
+            assert!(Instant::now() < deadline, "not delivered up to {last}: {held:?}, {tries}");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+}
+
+/// `lines` are the whole chain from its start, each linked to the one before.
+fn chained(lines: &BTreeMap<u64, ExportLine>) {
+    let mut point = ChainPoint::START;
+    for line in lines.values() {
+        point = point.next(Ledger::Privacy, line.organization_id, line).unwrap();
+    }
+    assert_eq!(point.position, *lines.keys().next_back().unwrap(), "no gap");
+}
+
+/// The stream `id` once it is in `state`; panics after 30 s.
+async fn in_state(client: &Client, stream: &LogStream, state: LogStreamState) -> LogStream {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let now = client.log_stream(stream.id).await.unwrap();
+        if now.state == state {
+            return now;
+        }
+        assert!(Instant::now() < deadline, "never {state:?}: {now:?}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// Organization A's privacy ledger as its export shows it, in chain order.
+async fn exported(client: &Client) -> Vec<ExportLine> {
+    let export = client.export(recruit_client::ChainPoint::START).await.unwrap();
+    let lines: Vec<_> = futures_util::TryStreamExt::try_collect(export.lines).await.unwrap();
+    lines.into_iter().map(|v: recruit_client::VerifiedLine| v.line).collect()
+}
+
+/// The last position of organization A's privacy ledger after recording `n` more accesses.
+async fn record(client: &Client, n: usize) -> u64 {
+    let batch = accesses(n, "READ", "Streams");
+    client.record_privacy_accesses(&batch, None).await.unwrap();
+    exported(client).await.last().and_then(|l| l.position).unwrap()
+}
+
+async fn delivered_to_a_receiver_that_verifies_every_batch(world: World) {
+    let receiver = Receiver::start();
+    let serve = ["--outbound-allow", "127.0.0.1", "--log-stream-lease", "3s"];
+    let server = world.serve(&serve);
+    let client = world.client(&server);
+    let first = record(&client, 5).await;
+
+    // Destinations the outbound policy refuses, whatever the flag allows, and settings that
+    // are not a destination, each named.
+    for (url, field) in [
+        ("https://10.1.2.3/in", "destination.url"),
+        ("https://169.254.169.254/latest", "destination.url"),
+        ("https://[::1]:9/in", "destination.url"),
+        ("http://siem.example.com/in", "destination.url"),
+        ("https://user:pw@siem.example.com/in", "destination.url"),
+    ] {
+        let settings = LogStreamSettings {
+            name: "SIEM".into(),
+            destination: LogStreamDestination::Https {
+                url: url.into(),
+                format: BatchFormat::Ndjson,
+            },
+            after_position: None,
+        };
+        let refused = client.create_log_stream(&settings).await.unwrap_err();
+        assert_eq!(refused.code(), Some(&ErrorCode::ValidationFailed), "{url}: {refused}");
+        assert!(refused.to_string().contains(field), "{url}: {refused}");
+    }
+    let member = token(&world.url, ORG_A, Role::Member, "log_streams:admin");
+    let (status, body) = server.get("/v1/log-streams", &member);
+    assert_eq!((status, code(&body)), (403, "PERMISSION_DENIED"), "{body}");
+    let unscoped = token(&world.url, ORG_A, Role::Owner, "audit_logs:read");
+    let (status, body) = server.get("/v1/log-streams", &unscoped);
+    assert_eq!((status, code(&body)), (403, "INSUFFICIENT_SCOPE"), "{body}");
+
+    // Every entry from the chain's start; the secret shown once, and the receiver holds it
+    // only now: until then it answers 503 with Retry-After, which is waited out.
+    let settings = LogStreamSettings {
+        name: "SIEM".into(),
+        destination: LogStreamDestination::Https {
+            url: format!("{}/in", receiver.url),
+            format: BatchFormat::Ndjson,
+        },
+        after_position: Some(0),
+    };
+    let stream = client.create_log_stream(&settings).await.unwrap();
+    let secret = stream.signing_secret.clone().expect("shown once");
+    assert!(secret.starts_with("whsec_"));
+    let read = client.log_stream(stream.id).await.unwrap();
+    assert_eq!(read.signing_secret, None, "never shown again");
+    assert_eq!(client.log_streams().await.unwrap().len(), 1);
+    receiver.control("__secrets", json!({"secrets": [secret]})).await;
+    let lines = receiver.until(first).await;
+    chained(&lines);
+    let export = exported(&client).await;
+    assert_eq!(lines.values().cloned().collect::<Vec<_>>(), export, "the export's lines");
+    let caught_up = client.log_stream(stream.id).await.unwrap();
+    assert_eq!((caught_up.delivered_position, caught_up.lag_entries), (first, 0));
+    assert_eq!(caught_up.state, LogStreamState::Active);
+
+    // Refused, throttled and failed batches are sent again, whole, with the same id.
+    receiver
+        .control(
+            "__faults",
+            json!({"faults": [{"status": 500}, {"status": 429, "retry_after": "1"}, {"status": 503}]}),
+        )
+        .await;
+    let second = record(&client, 3).await;
+    chained(&receiver.until(second).await);
+    let report = receiver.received().await;
+    let attempts: Vec<&str> =
+        report["attempts"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    let last_id = report["received"].as_array().unwrap().last().unwrap()["id"].as_str().unwrap();
+    assert!(attempts.iter().filter(|a| **a == last_id).count() >= 4, "{attempts:?}");
+    assert_eq!(report["unverified"], 0);
+
+    // 410 Gone suspends the stream; it keeps its position, and resuming delivers the rest.
+    receiver.control("__faults", json!({"faults": [{"status": 410}]})).await;
+    let third = record(&client, 2).await;
+    let suspended = in_state(&client, &stream, LogStreamState::Suspended).await;
+    assert_eq!(suspended.delivered_position, second);
+    assert_eq!(suspended.lag_entries, third - second);
+    assert_eq!(suspended.last_error.as_ref().and_then(|e| e.status), Some(410));
+    client.resume_log_stream(stream.id).await.unwrap();
+    chained(&receiver.until(third).await);
+
+    // Paused, nothing is delivered; resumed, everything is.
+    let paused = client.pause_log_stream(stream.id).await.unwrap();
+    assert_eq!(paused.state, LogStreamState::Paused);
+    let fourth = record(&client, 2).await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let report = receiver.received().await;
+    let last = report["received"].as_array().unwrap().last().unwrap()["last"].clone();
+    assert_eq!(last, json!(third.to_string()), "nothing delivered while paused");
+    client.resume_log_stream(stream.id).await.unwrap();
+    chained(&receiver.until(fourth).await);
+
+    // The server killed while the receiver holds a batch: another process delivers it again
+    // once the lease runs out; nothing is lost or out of order.
+    receiver.control("__faults", json!({"faults": [{"status": 200, "delay": 3}]})).await;
+    let fifth = record(&client, 4).await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    server.kill();
+    let server = world.serve(&serve);
+    let client = world.client(&server);
+    chained(&receiver.until(fifth).await);
+
+    // Renamed, in JSON arrays; then removed.
+    let patch = json!({"name": "SIEM (arrays)", "destination": {"format": "JSON_ARRAY"}});
+    let changed = client.update_log_stream(stream.id, &patch).await.unwrap();
+    assert_eq!(changed.name, "SIEM (arrays)");
+    let sixth = record(&client, 2).await;
+    chained(&receiver.until(sixth).await);
+    let report = receiver.received().await;
+    let newest = report["received"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(newest["content_type"], "application/json", "{newest}");
+    client.delete_log_stream(stream.id).await.unwrap();
+    let gone = client.log_stream(stream.id).await.unwrap_err();
+    assert_eq!(gone.code(), Some(&ErrorCode::NotFound));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn delivered_to_a_receiver_that_verifies_every_batch_on_sqlite() {
+    delivered_to_a_receiver_that_verifies_every_batch(World::sqlite()).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn delivered_to_a_receiver_that_verifies_every_batch_on_postgresql() {
+    delivered_to_a_receiver_that_verifies_every_batch(World::postgres().await).await;
+}

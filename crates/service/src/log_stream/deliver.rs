@@ -1,0 +1,365 @@
+//! The delivery of a leased stream: one batch in flight at a time, in chain order, each read
+//! after the position the stream holds, checked link by link against the chain, sent, and
+//! recorded as delivered only when the destination acknowledges it (a 2xx answer). A failed
+//! batch is sent again, whole and with the same `webhook-id`, after a backoff with jitter that
+//! honours `Retry-After`; the stream keeps its position meanwhile and is suspended only after a
+//! long outage or an answer that says to stop (410). Every change names the lease's epoch: a
+//! process that lost its lease stops at its next change, having moved nothing.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use rand::RngExt;
+use recruit_domain::Timestamp;
+use recruit_domain::chain::{Digest, Ledger, entry_hash};
+use recruit_domain::model::{BatchFormat, LogStreamDestination};
+use recruit_domain::retry::{backoff_ceiling, retry_after};
+use recruit_ports::chain::ExportedEntry;
+use recruit_ports::streams::{Failure, Health, Lease, StreamRecord};
+use recruit_ports::{Store, StoreError};
+
+use super::webhook::{SigningSecret, headers, message_id};
+use crate::outbound::{Fetch, http};
+
+/// How a process delivers the streams it holds.
+#[derive(Clone, Copy, Debug)]
+pub struct Settings {
+    /// How long a claim or a renewal holds a stream.
+    pub lease: Duration,
+    /// The most entries in a batch.
+    pub batch_entries: usize,
+    /// The most bytes in a batch's body (one entry larger than this is sent alone).
+    pub batch_bytes: usize,
+    /// How often a caught-up stream looks for new entries.
+    pub poll: Duration,
+    /// The first retry's ceiling; each retry doubles it, up to [`Settings::backoff_max`].
+    pub backoff_initial: Duration,
+    /// The longest wait between attempts.
+    pub backoff_max: Duration,
+    /// How long a stream fails without a success before it is suspended.
+    pub suspend_after: Duration,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            lease: Duration::from_secs(30),
+            batch_entries: 1_000,
+            batch_bytes: 1024 * 1024,
+            poll: Duration::from_secs(1),
+            backoff_initial: Duration::from_secs(1),
+            backoff_max: Duration::from_secs(600),
+            suspend_after: Duration::from_secs(72 * 3600),
+        }
+    }
+}
+
+/// Why a delivery ended.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Ended {
+    /// The lease was lost (run out and claimed by another, or the stream removed).
+    LeaseLost,
+    /// The stream was paused or suspended; its lease is released.
+    Stopped,
+    /// The process is stopping; the lease is released.
+    Shutdown,
+}
+
+/// What an attempt to send a batch came to.
+#[derive(Debug, PartialEq, Eq)]
+enum Attempt {
+    /// The destination acknowledged it.
+    Delivered,
+    /// Try again after at least this long (`Retry-After`), or the backoff's when none.
+    Retry { status: Option<u16>, message: String, after: Option<Duration> },
+    /// The batch is too large: send fewer entries.
+    Shrink,
+    /// The destination says to stop (410 Gone).
+    Stop { status: Option<u16>, message: String },
+}
+
+/// Delivers the stream `lease` holds until the lease is lost, the stream is paused or
+/// suspended, or `stop` says the process is stopping (the lease is then released, so that
+/// another process takes the stream over at once).
+pub async fn run(
+    store: Arc<dyn Store>,
+    fetch: Arc<dyn Fetch>,
+    lease: Lease,
+    settings: Settings,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) -> Result<Ended, StoreError> {
+    let mut held_until = Instant::now() + settings.lease;
+    let mut renewed = Instant::now();
+    let mut batch_entries = settings.batch_entries;
+    loop {
+        // Stopping, or the process dropped what tells it so.
+        if *stop.borrow() || stop.has_changed().is_err() {
+            store.release_lease(&lease, Timestamp::now()).await?;
+            return Ok(Ended::Shutdown);
+        }
+        // Renewed a third of the way through; a renewal counts from when it was asked, so
+        // the process stops sending before another may claim the stream.
+        if renewed.elapsed() >= settings.lease / 3 {
+            let asked = Instant::now();
+            if !store.renew_lease(&lease, after(settings.lease)).await? {
+                return Ok(Ended::LeaseLost);
+            }
+            (renewed, held_until) = (asked, asked + settings.lease);
+        }
+        let stream = store.stream(lease.organization_id, lease.stream_id).await?;
+        if stream.paused || stream.delivery.health == Health::Suspended {
+            store.release_lease(&lease, Timestamp::now()).await?;
+            return Ok(Ended::Stopped);
+        }
+        let wait = match stream.delivery.next_attempt_at {
+            Some(next) if next > Timestamp::now() => until(next),
+            _ => Duration::ZERO,
+        };
+        if !wait.is_zero() {
+            sleep(wait.min(settings.lease / 3), &mut stop).await;
+            continue;
+        }
+        let ledger = Ledger::Privacy;
+        let (org, position) = (lease.organization_id, stream.delivery.position);
+        let read = store.chain_after(ledger, org, position, batch_entries).await?;
+        if read.is_empty() {
+            sleep(settings.poll, &mut stop).await;
+            continue;
+        }
+        let (batch, last) = match linked(&stream, &read) {
+            Ok(last) => (&read[..last.0], last.1),
+            Err(why) => {
+                // A gap (entries removed before they were delivered) or an entry that does
+                // not prove itself: never skipped, never sent; an owner must look.
+                let failure = failure(&stream, Health::Suspended, None, why, Duration::ZERO);
+                store.stream_failed(&lease, &failure).await?;
+                continue;
+            }
+        };
+        let (body, count) = body(&stream, batch, settings.batch_bytes);
+        let last_sent = if count == batch.len() { last } else { batch[count - 1].clone() };
+        if Instant::now() >= held_until {
+            continue; // Renew before sending.
+        }
+        let to = u64::try_from(last_sent.entry.position.unwrap_or_default()).unwrap_or_default();
+        let outcome = send(fetch.as_ref(), &stream, position + 1, to, body).await;
+        let moved = match outcome {
+            Attempt::Delivered => {
+                batch_entries = settings.batch_entries;
+                let hash = digest(&last_sent.entry.hash);
+                store.advance_stream(&lease, position, to, hash, Timestamp::now()).await?
+            }
+            Attempt::Shrink if count > 1 => {
+                batch_entries = (count / 2).max(1);
+                continue;
+            }
+            Attempt::Shrink => {
+                let why = "the destination refuses a batch of one entry as too large (413)";
+                let f = failure(&stream, Health::Suspended, Some(413), why.into(), Duration::ZERO);
+                store.stream_failed(&lease, &f).await?
+            }
+            Attempt::Stop { status, message } => {
+                let f = failure(&stream, Health::Suspended, status, message, Duration::ZERO);
+                store.stream_failed(&lease, &f).await?
+            }
+            Attempt::Retry { status, message, after } => {
+                let attempt = stream.delivery.attempts + 1;
+                let ceiling =
+                    backoff_ceiling(settings.backoff_initial, settings.backoff_max, attempt);
+                let jittered = ceiling.mul_f64(rand::rng().random_range(0.0..=1.0));
+                let wait = after.map_or(jittered, |a| a.min(settings.backoff_max));
+                let since = stream.delivery.failing_since.unwrap_or_else(Timestamp::now);
+                let health = if until_now(since) >= settings.suspend_after {
+                    Health::Suspended
+                } else {
+                    Health::Failing
+                };
+                store
+                    .stream_failed(&lease, &failure(&stream, health, status, message, wait))
+                    .await?
+            }
+        };
+        if !moved {
+            return Ok(Ended::LeaseLost);
+        }
+    }
+}
+
+/// The failure of an attempt of `stream`: its health from now, what the destination said,
+/// and the next attempt after `wait`.
+fn failure(
+    stream: &StreamRecord,
+    health: Health,
+    status: Option<u16>,
+    message: String,
+    wait: Duration,
+) -> Failure {
+    let at = Timestamp::now();
+    tracing::warn!(stream = %stream.id, ?health, ?status, %message, "a log stream's delivery failed");
+    Failure {
+        health,
+        error: serde_json::json!({"at": at, "status": status, "message": message}),
+        next_attempt_at: at.checked_add_duration(wait).unwrap_or(at),
+        at,
+    }
+}
+
+/// How many of `read` continue `stream`'s chain from the position it holds, each proving
+/// itself (its hash that of its contents and of the hash before it), and the last of them; or
+/// why the first does not.
+fn linked(stream: &StreamRecord, read: &[ExportedEntry]) -> Result<(usize, ExportedEntry), String> {
+    let (mut position, mut hash) = (stream.delivery.position, stream.delivery.hash);
+    for (i, e) in read.iter().enumerate() {
+        let at = u64::try_from(e.entry.position.unwrap_or_default()).unwrap_or_default();
+        let prev = digest(&e.entry.prev_hash);
+        let expected =
+            entry_hash(Ledger::Privacy, e.organization_id, at, &prev, &e.entry.canonical);
+        let why = if at != position + 1 {
+            format!(
+                "the entries after position {position} up to {} are no longer stored \
+                 (removed by retention before they were delivered)",
+                at.saturating_sub(1)
+            )
+        } else if prev != hash {
+            format!("the entry at position {at} does not link to the one before it")
+        } else if digest(&e.entry.hash) != expected {
+            format!("the entry at position {at} was altered: its hash does not match it")
+        } else {
+            (position, hash) = (at, expected);
+            continue;
+        };
+        return match i {
+            0 => Err(why),
+            _ => Ok((i, read[i - 1].clone())),
+        };
+    }
+    Ok((read.len(), read[read.len() - 1].clone()))
+}
+
+fn digest(bytes: &Option<Vec<u8>>) -> Digest {
+    bytes.as_deref().and_then(|b| <Digest>::try_from(b).ok()).unwrap_or_default()
+}
+
+/// The body of a batch of `entries` in the stream's format, at most `max` bytes unless its
+/// first entry alone is larger, and how many entries it holds.
+fn body(stream: &StreamRecord, entries: &[ExportedEntry], max: usize) -> (Vec<u8>, usize) {
+    let array = matches!(
+        super::destination(stream),
+        Some(LogStreamDestination::Https { format: BatchFormat::JsonArray, .. })
+    );
+    let mut out = Vec::new();
+    let mut count = 0;
+    for e in entries {
+        let mut line = crate::export::line(Ledger::Privacy, e);
+        if array {
+            line.pop(); // The line feed.
+            line.insert(0, if count == 0 { b'[' } else { b',' });
+        }
+        if count > 0 && out.len() + line.len() + 1 > max {
+            break;
+        }
+        out.extend_from_slice(&line);
+        count += 1;
+    }
+    if array {
+        out.push(b']');
+    }
+    (out, count)
+}
+
+/// Sends a batch of the entries at positions `from` to `to` with `body` to `stream`'s
+/// destination, signed by its secrets.
+async fn send(
+    fetch: &dyn Fetch,
+    stream: &StreamRecord,
+    from: u64,
+    to: u64,
+    body: Vec<u8>,
+) -> Attempt {
+    let Some(LogStreamDestination::Https { url, format }) = super::destination(stream) else {
+        let message = "this version cannot deliver to the stream's destination".to_owned();
+        return Attempt::Stop { status: None, message };
+    };
+    let secrets: Vec<SigningSecret> = ["signing", "previous"]
+        .iter()
+        .filter_map(|k| stream.secrets[k].as_str())
+        .filter_map(|s| SigningSecret::parse(s).ok())
+        .collect();
+    if secrets.is_empty() {
+        let message = "the stream has no signing secret".to_owned();
+        return Attempt::Stop { status: None, message };
+    }
+    let id = message_id(stream.id, from, to);
+    let now = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default();
+    let now = i64::try_from(now.as_secs()).unwrap_or(i64::MAX);
+    let signed = headers(&secrets.iter().collect::<Vec<_>>(), &id, now, &body);
+    let kind = match format {
+        BatchFormat::JsonArray => "application/json",
+        _ => "application/x-ndjson",
+    };
+    let mut request = http::Request::builder()
+        .method(http::Method::POST)
+        .uri(url.as_str())
+        .header(http::header::CONTENT_TYPE, kind)
+        .header("recruitd-stream", recruit_domain::LogStreamId::from_uuid(stream.id).to_string())
+        .header("recruitd-first-position", from.to_string())
+        .header("recruitd-last-position", to.to_string());
+    for (name, value) in signed {
+        request = request.header(name, value);
+    }
+    let request = match request.body(body) {
+        Ok(r) => r,
+        Err(e) => return Attempt::Stop { status: None, message: format!("the request: {e}") },
+    };
+    match fetch.fetch(request).await {
+        Err(e) => Attempt::Retry { status: None, message: e.0, after: None },
+        Ok(answer) => classify(&answer),
+    }
+}
+
+/// What an answer of the destination means for the batch (Standard Webhooks' advice: 2xx is
+/// success, a redirect is a failure, 410 says to stop, `Retry-After` is honoured).
+fn classify(answer: &http::Response<Vec<u8>>) -> Attempt {
+    let status = answer.status();
+    let code = Some(status.as_u16());
+    let waited = answer
+        .headers()
+        .get(http::header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| retry_after(v, SystemTime::now()));
+    let said = String::from_utf8_lossy(&answer.body()[..answer.body().len().min(200)]).into_owned();
+    match status.as_u16() {
+        200..=299 => Attempt::Delivered,
+        410 => Attempt::Stop { status: code, message: format!("the destination is gone: {said}") },
+        413 => Attempt::Shrink,
+        300..=399 => Attempt::Retry {
+            status: code,
+            message: "the destination redirects, and redirects are not followed".into(),
+            after: None,
+        },
+        _ => Attempt::Retry { status: code, message: format!("{status}: {said}"), after: waited },
+    }
+}
+
+/// The time `d` from now.
+fn after(d: Duration) -> Timestamp {
+    let now = Timestamp::now();
+    now.checked_add_duration(d).unwrap_or(now)
+}
+
+/// How long until `t`.
+fn until(t: Timestamp) -> Duration {
+    let micros = t.unix_micros() - Timestamp::now().unix_micros();
+    Duration::from_micros(u64::try_from(micros).unwrap_or_default())
+}
+
+/// How long since `t`.
+fn until_now(t: Timestamp) -> Duration {
+    let micros = Timestamp::now().unix_micros() - t.unix_micros();
+    Duration::from_micros(u64::try_from(micros).unwrap_or_default())
+}
+
+/// Sleeps `d`, or less when the process is stopping.
+async fn sleep(d: Duration, stop: &mut tokio::sync::watch::Receiver<bool>) {
+    let _ = tokio::time::timeout(d, stop.changed()).await;
+}
