@@ -173,6 +173,86 @@ async fn sso_responses() -> Vec<Seen> {
     seen
 }
 
+/// The organization's log streams: each operation answered, and refused each way the document
+/// says, on fixtures of their own.
+async fn log_stream_responses() -> Vec<Seen> {
+    const STREAMS: &str = "/v1/log-streams";
+    let f = &Fixture::with(|_| {}).await;
+    let owner = f.token(ORG_A, Role::Owner, &Scope::ALL).await;
+    let member = f.token(ORG_A, Role::Member, &Scope::ALL).await;
+    let unscoped = f.token(ORG_A, Role::Owner, &[Scope::AuditLogsRead]).await;
+    let (owner, member, unscoped) = (Some(owner.as_str()), Some(member.as_str()), Some(&*unscoped));
+    let settings = r#"{"name": "SIEM", "destination": {"type": "https", "url": "https://siem.example.com/in"}, "after_position": 0}"#;
+    let made = write(f, "POST", STREAMS, owner, settings).await;
+    let stream: Value = serde_json::from_slice(&made.body).unwrap();
+    assert!(stream["signing_secret"].as_str().unwrap().starts_with("whsec_"), "{stream}");
+    let one = format!("{STREAMS}/{}", stream["id"].as_str().unwrap());
+    let (pause, resume) = (format!("{one}/pause"), format!("{one}/resume"));
+    let missing = format!("{STREAMS}/lst_{:032x}", 7);
+    let rename = r#"{"name": "SIEM 2"}"#;
+    let too_large = " ".repeat(TOO_LARGE);
+    let mut seen = vec![made, get(f, STREAMS, owner).await, get(f, &one, owner).await];
+    assert!(!String::from_utf8_lossy(&seen[2].body).contains("whsec_"), "shown once");
+    let each: [(&'static str, &str, &str); 6] = [
+        ("GET", STREAMS, ""),
+        ("POST", STREAMS, settings),
+        ("GET", &one, ""),
+        ("PATCH", &one, rename),
+        ("POST", &pause, ""),
+        ("POST", &resume, ""),
+    ];
+    for (method, uri, body) in each {
+        seen.push(write(f, method, uri, owner, body).await);
+        seen.push(write(f, method, &format!("{uri}?x=1"), owner, body).await);
+        seen.push(write(f, method, uri, None, body).await);
+        seen.push(write(f, method, uri, member, body).await);
+        seen.push(write(f, method, uri, unscoped, body).await);
+        seen.push(write(f, method, uri, owner, &too_large).await);
+    }
+    for (method, uri) in [("GET", &missing), ("PATCH", &missing), ("POST", &missing)] {
+        let uri = if method == "POST" { format!("{uri}/pause") } else { uri.clone() };
+        seen.push(write(f, method, &uri, owner, rename).await);
+    }
+    seen.push(write(f, "POST", &format!("{missing}/resume"), owner, "").await);
+    seen.push(write(f, "PATCH", &one, owner, r#"{"name": ""}"#).await);
+    for fault in [Fault::Unavailable, Fault::Panic, Fault::Slow(Duration::from_secs(2))] {
+        f.store.set(fault);
+        for (method, uri, body) in each {
+            seen.push(write(f, method, uri, owner, body).await);
+        }
+        seen.push(write(f, "DELETE", &one, owner, "").await);
+        f.store.set(Fault::None);
+    }
+    for uri in [&one, &missing, &format!("{STREAMS}/nope")] {
+        seen.push(write(f, "DELETE", uri, owner, "").await);
+    }
+    for token in [None, member, unscoped] {
+        seen.push(write(f, "DELETE", &one, token, "").await);
+    }
+    seen.push(write(f, "DELETE", &format!("{one}?x=1"), owner, "").await);
+    seen.push(write(f, "DELETE", &one, owner, &too_large).await);
+    let bare = Fixture::keyed(recruit_service::limits::RateLimitConfig::DEFAULT, None, |_| {});
+    let bare = bare.await;
+    let bare_owner = bare.token(ORG_A, Role::Owner, &Scope::ALL).await;
+    seen.push(write(&bare, "POST", STREAMS, Some(&bare_owner), settings).await);
+    seen.push(write(&bare, "PATCH", &missing, Some(&bare_owner), rename).await);
+    let limited = one_a_minute().await;
+    let token = limited.token(ORG_A, Role::Owner, &Scope::ALL).await;
+    let pairs: [(&'static str, &str, &str); 4] = [
+        ("GET", STREAMS, ""),
+        ("POST", STREAMS, settings),
+        ("GET", &missing, ""),
+        ("DELETE", &missing, ""),
+    ];
+    for (method, uri, body) in pairs {
+        seen.push(write(&limited, method, uri, Some(&token), body).await);
+    }
+    for (method, uri, body) in each.into_iter().chain([("DELETE", one.as_str(), "")]) {
+        seen.push(write(&limited, method, uri, Some(&token), body).await);
+    }
+    seen
+}
+
 /// Each SCIM operation answered once and refused once, with a SCIM token of the owner of
 /// `ORG_A`, on a fixture of its own (the address's failed authentications start at none).
 async fn scim_responses() -> Vec<Seen> {
@@ -803,6 +883,7 @@ async fn every_response() {
 
     seen.extend(Box::pin(scim_responses()).await);
     seen.extend(Box::pin(sso_responses()).await);
+    seen.extend(Box::pin(log_stream_responses()).await);
 
     let mut covered = BTreeSet::new();
     for response in &seen {

@@ -363,3 +363,123 @@ fn until_now(t: Timestamp) -> Duration {
 async fn sleep(d: Duration, stop: &mut tokio::sync::watch::Receiver<bool>) {
     let _ = tokio::time::timeout(d, stop.changed()).await;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use recruit_domain::{OrganizationId, UserId, Uuid};
+    use recruit_ports::chain::ChainEntry;
+    use recruit_ports::streams::Delivery;
+
+    fn org() -> OrganizationId {
+        OrganizationId::from_uuid(Uuid::from_u128(0xA))
+    }
+
+    /// A chain of `n` entries from its start.
+    fn chain(n: u64) -> Vec<ExportedEntry> {
+        let mut prev = recruit_domain::chain::GENESIS;
+        (1..=n)
+            .map(|p| {
+                let canonical = format!("{{\"n\":{p}}}").into_bytes();
+                let hash = entry_hash(Ledger::Privacy, org(), p, &prev, &canonical);
+                let entry = ExportedEntry {
+                    organization_id: org(),
+                    time: Timestamp::MIN,
+                    entry: ChainEntry {
+                        id: Uuid::from_u128(u128::from(p)),
+                        position: Some(i64::try_from(p).unwrap()),
+                        prev_hash: Some(prev.to_vec()),
+                        hash: Some(hash.to_vec()),
+                        canonical,
+                    },
+                };
+                prev = hash;
+                entry
+            })
+            .collect()
+    }
+
+    fn stream(after: &[ExportedEntry], format: &str) -> StreamRecord {
+        let (position, hash) = after.last().map_or((0, recruit_domain::chain::GENESIS), |e| {
+            (e.entry.position.unwrap() as u64, digest(&e.entry.hash))
+        });
+        StreamRecord {
+            organization_id: org(),
+            id: Uuid::from_u128(0x57),
+            name: "SIEM".into(),
+            ledger: "privacy".into(),
+            destination: serde_json::json!({"type": "https", "url": "https://a.example/in", "format": format}),
+            secrets: serde_json::json!({"signing": SigningSecret::generate().reveal()}),
+            paused: false,
+            created_by: UserId::from_uuid(Uuid::from_u128(1)),
+            created_at: Timestamp::MIN,
+            updated_at: Timestamp::MIN,
+            delivery: Delivery::starting(position, hash),
+        }
+    }
+
+    #[test]
+    fn a_batch_continues_the_chain_from_the_streams_position_or_stops_before_a_break() {
+        let entries = chain(6);
+        let (n, last) = linked(&stream(&entries[..2], "NDJSON"), &entries[2..]).unwrap();
+        assert_eq!((n, last.entry.position), (4, Some(6)));
+        // A gap: entries 3 and 4 removed before they were delivered.
+        let why = linked(&stream(&entries[..2], "NDJSON"), &entries[4..]).unwrap_err();
+        assert!(why.contains("after position 2 up to 4"), "{why}");
+        // An altered entry stops the batch before it, and is refused when it comes first.
+        let mut altered = entries.clone();
+        altered[3].entry.canonical = b"{\"n\":0}".to_vec();
+        let (n, _) = linked(&stream(&entries[..2], "NDJSON"), &altered[2..]).unwrap();
+        assert_eq!(n, 1);
+        let why = linked(&stream(&entries[..3], "NDJSON"), &altered[3..]).unwrap_err();
+        assert!(why.contains("position 4 was altered"), "{why}");
+        // An entry that does not link to the one the stream delivered last.
+        let other = stream(&chain(2)[..1], "NDJSON");
+        let mut forked = entries[1..3].to_vec();
+        forked[0].entry.prev_hash = Some(vec![9; 32]);
+        let why = linked(&other, &forked).unwrap_err();
+        assert!(why.contains("does not link"), "{why}");
+    }
+
+    #[test]
+    fn a_body_is_export_lines_or_their_array_within_its_size_but_never_empty() {
+        let entries = chain(3);
+        let s = stream(&[], "NDJSON");
+        let (body, n) = body(&s, &entries, 1 << 20);
+        assert_eq!(n, 3);
+        let lines: Vec<_> = body.split(|b| *b == b'\n').filter(|l| !l.is_empty()).collect();
+        assert_eq!(lines.len(), 3);
+        assert_eq!(lines[0], &crate::export::line(Ledger::Privacy, &entries[0])[..lines[0].len()]);
+        let (array, n) = super::body(&stream(&[], "JSON_ARRAY"), &entries, 1 << 20);
+        let parsed: Vec<serde_json::Value> = serde_json::from_slice(&array).unwrap();
+        assert_eq!((n, parsed.len()), (3, 3));
+        assert_eq!(parsed[2]["position"], 3);
+        let one = crate::export::line(Ledger::Privacy, &entries[0]).len();
+        let (small, n) = super::body(&s, &entries, one + 1);
+        assert_eq!((n, small.len()), (1, one));
+        let (tiny, n) = super::body(&s, &entries, 1);
+        assert_eq!((n, tiny.len()), (1, one), "one entry larger than the limit goes alone");
+    }
+
+    #[test]
+    fn an_answer_is_delivered_only_on_2xx() {
+        let answer = |status: u16, retry: Option<&str>| {
+            let mut a = http::Response::builder().status(status);
+            if let Some(r) = retry {
+                a = a.header("retry-after", r);
+            }
+            classify(&a.body(b"busy".to_vec()).unwrap())
+        };
+        assert_eq!(answer(200, None), Attempt::Delivered);
+        assert_eq!(answer(204, None), Attempt::Delivered);
+        assert!(matches!(answer(410, None), Attempt::Stop { status: Some(410), .. }));
+        assert_eq!(answer(413, None), Attempt::Shrink);
+        for status in [301, 302, 307, 400, 401, 403, 404, 429, 500, 502, 503, 504] {
+            assert!(matches!(answer(status, None), Attempt::Retry { after: None, .. }), "{status}");
+        }
+        let waited = answer(503, Some("7"));
+        assert!(
+            matches!(waited, Attempt::Retry { after: Some(d), .. } if d == Duration::from_secs(7))
+        );
+    }
+}

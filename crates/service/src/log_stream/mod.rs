@@ -186,3 +186,119 @@ pub fn shown(stream: &StreamRecord, head: u64) -> LogStream {
         signing_secret: None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use recruit_domain::model::BatchFormat;
+    use serde_json::json;
+
+    fn settings(body: Value) -> (Option<LogStreamSettings>, Vec<ErrorDetail>) {
+        let mut problems = vec![];
+        let body = serde_json::to_vec(&body).unwrap();
+        (settings_body(&body, &mut problems), problems)
+    }
+
+    fn fields(problems: &[(&'static str, String)]) -> Vec<&'static str> {
+        problems.iter().map(|(f, _)| *f).collect()
+    }
+
+    #[test]
+    fn settings_name_every_member_that_is_missing_unknown_or_of_the_wrong_type() {
+        let (s, problems) = settings(
+            json!({"name": "SIEM", "destination": {"type": "https", "url": "https://siem.example.com/in"}}),
+        );
+        let s = s.unwrap();
+        assert!(problems.is_empty());
+        assert_eq!(s.after_position, None, "from now");
+        assert!(matches!(
+            s.destination,
+            LogStreamDestination::Https { format: BatchFormat::Ndjson, .. }
+        ));
+        let (none, problems) = settings(json!({"extra": 1}));
+        assert!(none.is_none());
+        assert_eq!(problems.len(), 3, "extra, name, destination: {problems:?}");
+        let (none, problems) =
+            settings(json!({"name": "x", "destination": {"type": "ftp", "url": "x"}}));
+        assert!(none.is_none());
+        assert!(format!("{problems:?}").contains("destination"), "{problems:?}");
+        let (none, problems) = settings(
+            json!({"name": "x", "destination": {"type": "https", "url": "https://a.example"}, "after_position": -1}),
+        );
+        assert!(none.is_none());
+        assert!(format!("{problems:?}").contains("after_position"), "{problems:?}");
+    }
+
+    #[test]
+    fn a_destination_is_https_with_a_host_and_no_credentials_or_fragment() {
+        let of = |url: &str, name: &str| LogStreamSettings {
+            name: name.into(),
+            destination: LogStreamDestination::Https {
+                url: url.into(),
+                format: BatchFormat::Ndjson,
+            },
+            after_position: None,
+        };
+        assert_eq!(fields(&problems(&of("https://siem.example.com:8443/in?x=1", "SIEM"))), [""; 0]);
+        assert_eq!(fields(&problems(&of("http://127.0.0.1:9000/in", "SIEM"))), [""; 0]);
+        assert_eq!(fields(&problems(&of("http://localhost:9000/in", "SIEM"))), [""; 0]);
+        for url in [
+            "http://siem.example.com/in",
+            "ftp://siem.example.com/in",
+            "https://user:pw@siem.example.com/in",
+            "https://siem.example.com/in#x",
+            "not a url",
+            &format!("https://siem.example.com/{}", "a".repeat(URL_MAX)),
+        ] {
+            assert_eq!(fields(&problems(&of(url, "SIEM"))), ["destination.url"], "{url}");
+        }
+        for name in ["", "   ", "a\nb", &"가".repeat(NAME_MAX + 1)] {
+            assert_eq!(fields(&problems(&of("https://a.example", name))), ["name"], "{name:?}");
+        }
+        assert!(problems(&of("https://a.example", &"가".repeat(NAME_MAX))).is_empty());
+        let other = LogStreamSettings {
+            destination: LogStreamDestination::Https {
+                url: "https://a.example".into(),
+                format: BatchFormat::from("XML"),
+            },
+            ..of("https://a.example", "SIEM")
+        };
+        assert_eq!(fields(&problems(&other)), ["destination.format"]);
+    }
+
+    #[test]
+    fn a_merge_patch_changes_what_it_names_and_keeps_the_rest() {
+        let stream = StreamRecord {
+            organization_id: recruit_domain::OrganizationId::from_uuid(uuid::Uuid::from_u128(1)),
+            id: uuid::Uuid::from_u128(2),
+            name: "SIEM".into(),
+            ledger: "privacy".into(),
+            destination: json!({"type": "https", "url": "https://a.example/in", "format": "NDJSON"}),
+            secrets: json!({}),
+            paused: false,
+            created_by: recruit_domain::UserId::from_uuid(uuid::Uuid::from_u128(3)),
+            created_at: recruit_domain::Timestamp::MIN,
+            updated_at: recruit_domain::Timestamp::MIN,
+            delivery: recruit_ports::streams::Delivery::starting(0, [0; 32]),
+        };
+        let mut problems = vec![];
+        let patch = br#"{"destination": {"format": "JSON_ARRAY"}}"#;
+        let changed = patched(&stream, patch, &mut problems).unwrap();
+        assert_eq!(changed.name, "SIEM");
+        assert_eq!(
+            changed.destination,
+            LogStreamDestination::Https {
+                url: "https://a.example/in".into(),
+                format: BatchFormat::JsonArray
+            }
+        );
+        let none = patched(&stream, br#"{"destination": {"url": null}}"#, &mut problems);
+        assert!(none.is_none(), "a destination without its URL");
+        assert!(format!("{problems:?}").contains("url"), "{problems:?}");
+        let mut problems = vec![];
+        assert!(patched(&stream, br#"{"after_position": 3}"#, &mut problems).is_none());
+        assert_eq!(problems.len(), 1, "a stream's start is not changed: {problems:?}");
+        assert_eq!(shown(&stream, 7).lag_entries, 7);
+        assert_eq!(state(&StreamRecord { paused: true, ..stream.clone() }), LogStreamState::Paused);
+    }
+}

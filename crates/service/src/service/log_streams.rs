@@ -42,6 +42,7 @@ impl Service {
         context: &RequestContext,
         params: BodyParams,
     ) -> Result<LogStream, ServiceError> {
+        self.sends_requests()?;
         let mut problems = params.problems;
         let settings =
             params.body.and_then(|body| crate::log_stream::settings_body(&body, &mut problems));
@@ -101,6 +102,7 @@ impl Service {
         context: &RequestContext,
         params: UpdateLogStreamParams,
     ) -> Result<LogStream, ServiceError> {
+        self.sends_requests()?;
         let kind = OperationKind::UpdateLogStream;
         let mut problems = vec![];
         let stream =
@@ -257,12 +259,7 @@ impl Service {
             let details = problems.into_iter().map(|(f, why)| ErrorDetail::field(f, why));
             return Err(ServiceError::validation(details.collect()));
         }
-        let Some(fetch) = &self.config.outbound else {
-            return Err(ServiceError::new(
-                recruit_domain::ErrorCode::NotImplemented,
-                "This server sends no requests of its own, so it cannot deliver log streams.",
-            ));
-        };
+        let fetch = self.sends_requests()?;
         let recruit_domain::model::LogStreamDestination::Https { url, .. } = &settings.destination
         else {
             return Ok(());
@@ -273,6 +270,19 @@ impl Service {
             .admits(&host)
             .await
             .map_err(|e| ServiceError::validation(vec![ErrorDetail::field("destination.url", e.0)]))
+    }
+}
+
+impl Service {
+    /// What sends the server's own requests; NOT_IMPLEMENTED when it sends none, so that no
+    /// stream is made that nothing would deliver.
+    fn sends_requests(&self) -> Result<&crate::outbound::Fetcher, ServiceError> {
+        self.config.outbound.as_ref().ok_or_else(|| {
+            ServiceError::new(
+                recruit_domain::ErrorCode::NotImplemented,
+                "This server sends no requests of its own, so it cannot deliver log streams.",
+            )
+        })
     }
 }
 
