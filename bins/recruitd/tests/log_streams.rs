@@ -244,9 +244,8 @@ async fn delivered_to_a_receiver_that_verifies_every_batch(world: World) {
     assert_eq!(paused.state, LogStreamState::Paused);
     let fourth = record(&client, 2).await;
     tokio::time::sleep(Duration::from_secs(2)).await;
-    let report = receiver.received().await;
-    let last = report["received"].as_array().unwrap().last().unwrap()["last"].clone();
-    assert_eq!(last, json!(third.to_string()), "nothing delivered while paused");
+    let held = receiver.until(third).await;
+    assert_eq!(held.keys().next_back(), Some(&third), "nothing delivered while paused");
     client.resume_log_stream(stream.id).await.unwrap();
     chained(&receiver.until(fourth).await);
 
@@ -272,6 +271,34 @@ async fn delivered_to_a_receiver_that_verifies_every_batch(world: World) {
     client.delete_log_stream(stream.id).await.unwrap();
     let gone = client.log_stream(stream.id).await.unwrap_err();
     assert_eq!(gone.code(), Some(&ErrorCode::NotFound));
+
+    // On the API ledger: each change by the owner, each batch read for delivery (the entries it
+    // carried), and each change of the stream's health.
+    let org = org_id(ORG_A).to_string();
+    let api = cli(&world.url, &["audit", "list", "--ledger", "api", "--org", &org, "--json"]);
+    let entries: Vec<Value> = api.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let of = |operation: &str| -> Vec<&Value> {
+        entries.iter().filter(|e| e["operation"] == operation).collect()
+    };
+    for operation in [
+        "createLogStream",
+        "updateLogStream",
+        "pauseLogStream",
+        "resumeLogStream",
+        "deleteLogStream",
+    ] {
+        assert!(!of(operation).is_empty(), "{operation} recorded: {api}");
+    }
+    let read: u64 =
+        of("deliverLogStream").iter().map(|e| e["entries_returned"].as_u64().unwrap()).sum();
+    assert!(read >= sixth, "every entry delivered was recorded as read: {read} of {sixth}");
+    let health: Vec<&str> = of("changeLogStreamHealth")
+        .iter()
+        .map(|e| e["filters"]["health"].as_str().unwrap())
+        .collect();
+    for changed in ["FAILING", "SUSPENDED", "OK"] {
+        assert!(health.contains(&changed), "{changed} recorded: {health:?}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]

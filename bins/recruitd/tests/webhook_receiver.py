@@ -96,8 +96,7 @@ class Handler(BaseHTTPRequestHandler):
                 "id": headers["webhook-id"],
                 "timestamp": headers["webhook-timestamp"],
                 "content_type": kind,
-                "first": headers.get("recruitd-first-position"),
-                "last": headers.get("recruitd-last-position"),
+                "batch": headers.get("recruitd-batch"),
                 "lines": lines,
             })
         self.answer(204)

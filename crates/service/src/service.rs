@@ -24,6 +24,7 @@ mod authentication;
 mod console;
 mod explanation;
 mod ledger;
+pub(crate) use ledger::record_of;
 mod log_streams;
 mod people;
 mod review;

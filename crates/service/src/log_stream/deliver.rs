@@ -132,7 +132,7 @@ pub async fn run(
                 // A gap (entries removed before they were delivered) or an entry that does
                 // not prove itself: never skipped, never sent; an owner must look.
                 let failure = failure(&stream, Health::Suspended, None, why, Duration::ZERO);
-                store.stream_failed(&lease, &failure).await?;
+                failed(store.as_ref(), &lease, &stream, &failure).await?;
                 continue;
             }
         };
@@ -142,10 +142,29 @@ pub async fn run(
             continue; // Renew before sending.
         }
         let to = u64::try_from(last_sent.entry.position.unwrap_or_default()).unwrap_or_default();
-        let outcome = send(fetch.as_ref(), &stream, position + 1, to, body).await;
+        let id = message_id(stream.id, position + 1, to);
+        if stream.delivery.attempts == 0 {
+            // A delivery reads the ledger: recorded before its first attempt, as every read
+            // is before it returns (again, should its holder stop before the batch is
+            // delivered).
+            let filters = serde_json::json!({
+                "stream_id": recruit_domain::LogStreamId::from_uuid(stream.id),
+                "first_position": position + 1,
+                "last_position": to,
+            });
+            store.record_read(&record(&stream, DELIVERED, &id, filters), count).await?;
+        }
+        let outcome = send(fetch.as_ref(), &stream, &id, body).await;
         let moved = match outcome {
             Attempt::Delivered => {
                 batch_entries = settings.batch_entries;
+                if stream.delivery.health != Health::Ok {
+                    let filters = serde_json::json!({
+                        "stream_id": recruit_domain::LogStreamId::from_uuid(stream.id),
+                        "health": Health::Ok.as_str(),
+                    });
+                    store.record_read(&record(&stream, CHANGED, &id, filters), 0).await?;
+                }
                 let hash = digest(&last_sent.entry.hash);
                 store.advance_stream(&lease, position, to, hash, Timestamp::now()).await?
             }
@@ -156,11 +175,11 @@ pub async fn run(
             Attempt::Shrink => {
                 let why = "the destination refuses a batch of one entry as too large (413)";
                 let f = failure(&stream, Health::Suspended, Some(413), why.into(), Duration::ZERO);
-                store.stream_failed(&lease, &f).await?
+                failed(store.as_ref(), &lease, &stream, &f).await?
             }
             Attempt::Stop { status, message } => {
                 let f = failure(&stream, Health::Suspended, status, message, Duration::ZERO);
-                store.stream_failed(&lease, &f).await?
+                failed(store.as_ref(), &lease, &stream, &f).await?
             }
             Attempt::Retry { status, message, after } => {
                 let attempt = stream.delivery.attempts + 1;
@@ -174,15 +193,53 @@ pub async fn run(
                 } else {
                     Health::Failing
                 };
-                store
-                    .stream_failed(&lease, &failure(&stream, health, status, message, wait))
-                    .await?
+                let f = failure(&stream, health, status, message, wait);
+                failed(store.as_ref(), &lease, &stream, &f).await?
             }
         };
         if !moved {
             return Ok(Ended::LeaseLost);
         }
     }
+}
+
+/// The operation the API ledger records a delivered batch's read under.
+pub const DELIVERED: &str = "deliverLogStream";
+
+/// The operation the API ledger records a change of a stream's health under.
+pub const CHANGED: &str = "changeLogStreamHealth";
+
+/// What the audit ledgers record of `operation` on `stream` (the batch or attempt `id`): done
+/// by the server for the stream's maker (no token: the stream is its grant).
+fn record(
+    stream: &StreamRecord,
+    operation: &str,
+    id: &str,
+    filters: serde_json::Value,
+) -> recruit_ports::ReadRecord {
+    let actor = (stream.organization_id, recruit_domain::ApiTokenId::nil(), stream.created_by);
+    let context = crate::operation::RequestContext::rest(id, None);
+    crate::service::record_of(actor, &context, operation, filters, None)
+}
+
+/// Records `failure` of the stream `lease` holds, its change of health on the API ledger
+/// first; false when the lease is lost.
+async fn failed(
+    store: &dyn Store,
+    lease: &Lease,
+    stream: &StreamRecord,
+    failure: &Failure,
+) -> Result<bool, StoreError> {
+    if failure.health != stream.delivery.health {
+        let filters = serde_json::json!({
+            "stream_id": recruit_domain::LogStreamId::from_uuid(stream.id),
+            "health": failure.health.as_str(),
+            "error": failure.error,
+        });
+        let id = format!("lsh_{}_{}", stream.id.simple(), stream.delivery.position);
+        store.record_read(&record(stream, CHANGED, &id, filters), 0).await?;
+    }
+    store.stream_failed(lease, failure).await
 }
 
 /// The failure of an attempt of `stream`: its health from now, what the destination said,
@@ -267,15 +324,8 @@ fn body(stream: &StreamRecord, entries: &[ExportedEntry], max: usize) -> (Vec<u8
     (out, count)
 }
 
-/// Sends a batch of the entries at positions `from` to `to` with `body` to `stream`'s
-/// destination, signed by its secrets.
-async fn send(
-    fetch: &dyn Fetch,
-    stream: &StreamRecord,
-    from: u64,
-    to: u64,
-    body: Vec<u8>,
-) -> Attempt {
+/// Sends the batch `id` with `body` to `stream`'s destination, signed by its secrets.
+async fn send(fetch: &dyn Fetch, stream: &StreamRecord, id: &str, body: Vec<u8>) -> Attempt {
     let Some(LogStreamDestination::Https { url, format }) = super::destination(stream) else {
         let message = "this version cannot deliver to the stream's destination".to_owned();
         return Attempt::Stop { status: None, message };
@@ -289,10 +339,9 @@ async fn send(
         let message = "the stream has no signing secret".to_owned();
         return Attempt::Stop { status: None, message };
     }
-    let id = message_id(stream.id, from, to);
     let now = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default();
     let now = i64::try_from(now.as_secs()).unwrap_or(i64::MAX);
-    let signed = headers(&secrets.iter().collect::<Vec<_>>(), &id, now, &body);
+    let signed = headers(&secrets.iter().collect::<Vec<_>>(), id, now, &body);
     let kind = match format {
         BatchFormat::JsonArray => "application/json",
         _ => "application/x-ndjson",
@@ -302,8 +351,7 @@ async fn send(
         .uri(url.as_str())
         .header(http::header::CONTENT_TYPE, kind)
         .header("recruitd-stream", recruit_domain::LogStreamId::from_uuid(stream.id).to_string())
-        .header("recruitd-first-position", from.to_string())
-        .header("recruitd-last-position", to.to_string());
+        .header("recruitd-batch", id);
     for (name, value) in signed {
         request = request.header(name, value);
     }

@@ -465,7 +465,7 @@ pub(super) fn audit_record(
 /// What the audit ledgers record of `operation` (an operation's id, or one of the console's
 /// own: `consoleSignIn`, `consoleSignOut`) by `actor`: the organization, the token and the
 /// user it acts as.
-pub(super) fn record_of(
+pub(crate) fn record_of(
     (organization_id, token_id, user_id): (OrganizationId, ApiTokenId, UserId),
     context: &RequestContext,
     operation: &str,
