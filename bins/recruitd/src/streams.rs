@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use recruit_domain::{Timestamp, Uuid};
 use recruit_ports::Store;
-use recruit_service::log_stream::deliver::{self, Settings};
+use recruit_service::log_stream::deliver::{self, Deliveries, Settings};
 use recruit_service::outbound::Fetch;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
@@ -21,8 +21,7 @@ const CLAIM_LIMIT: u32 = 16;
 /// Delivers the streams this replica claims until `stop` says the server is stopping; then
 /// waits up to `grace` for their deliveries to release their leases.
 pub(crate) fn spawn(
-    store: Arc<dyn Store>,
-    fetch: Arc<dyn Fetch>,
+    (store, fetch, figures): (Arc<dyn Store>, Arc<dyn Fetch>, Arc<Deliveries>),
     settings: Settings,
     mut stop: watch::Receiver<bool>,
     grace: Duration,
@@ -44,10 +43,10 @@ pub(crate) fn spawn(
                 Ok(leases) => {
                     for lease in leases {
                         tracing::info!(stream = %lease.stream_id, epoch = lease.epoch, "log stream claimed");
-                        let (store, fetch) = (Arc::clone(&store), Arc::clone(&fetch));
+                        let parts = (Arc::clone(&store), Arc::clone(&fetch), Arc::clone(&figures));
                         let stop = stop.clone();
                         deliveries.spawn(async move {
-                            (lease, deliver::run(store, fetch, lease, settings, stop).await)
+                            (lease, deliver::run(parts, lease, settings, stop).await)
                         });
                     }
                 }

@@ -189,7 +189,8 @@ async fn delivered_to_a_receiver_that_verifies_every_batch(world: World) {
     assert_eq!((status, code(&body)), (403, "INSUFFICIENT_SCOPE"), "{body}");
 
     // Every entry from the chain's start; the secret shown once, and the receiver holds it
-    // only now: until then it answers 503 with Retry-After, which is waited out.
+    // only now: until then it answers 503 with Retry-After, which is waited out (when a batch
+    // comes before the secret).
     let settings = LogStreamSettings {
         name: "SIEM".into(),
         destination: LogStreamDestination::Https {
@@ -212,6 +213,11 @@ async fn delivered_to_a_receiver_that_verifies_every_batch(world: World) {
     let caught_up = client.log_stream(stream.id).await.unwrap();
     assert_eq!((caught_up.delivered_position, caught_up.lag_entries), (first, 0));
     assert_eq!(caught_up.state, LogStreamState::Active);
+    let labelled = |name: &str| format!("recruitd_stream_{name}{{stream=\"{}\"}}", stream.id);
+    assert_eq!(counter(&server, &labelled("delivered_entries_total")), first as f64);
+    assert_eq!(counter(&server, &labelled("lag_entries")), 0.0);
+    let (status, _, ready) = server.request("GET", "/readyz", None);
+    assert_eq!((status, &ready["log_streams"]), (200, &json!({"OK": 1})), "{ready}");
 
     // Refused, throttled and failed batches are sent again, whole, with the same id.
     receiver
@@ -228,6 +234,9 @@ async fn delivered_to_a_receiver_that_verifies_every_batch(world: World) {
     let last_id = report["received"].as_array().unwrap().last().unwrap()["id"].as_str().unwrap();
     assert!(attempts.iter().filter(|a| **a == last_id).count() >= 4, "{attempts:?}");
     assert_eq!(report["unverified"], 0);
+    assert!(counter(&server, &labelled("retried_batches_total")) >= 3.0);
+    assert!(counter(&server, &labelled("failed_attempts_total")) >= 3.0);
+    assert_eq!(counter(&server, &labelled("delivered_entries_total")), second as f64);
 
     // 410 Gone suspends the stream; it keeps its position, and resuming delivers the rest.
     receiver.control("__faults", json!({"faults": [{"status": 410}]})).await;

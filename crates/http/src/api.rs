@@ -255,6 +255,8 @@ impl Api {
         metrics.set_service_counts(Box::new(move || {
             (counted.rate_limit_refusals(), counted.ledger_records(), counted.heavy_reads())
         }));
+        let deliveries = service.deliveries();
+        metrics.set_stream_figures(Box::new(move || deliveries.figures()));
         let tools = ToolsConfig {
             public_base_url: config.public_base_url.clone(),
             deadline: config.request_deadline,
@@ -644,7 +646,16 @@ impl Api {
             guarded(left(until), async move { service.ready().await })
                 .await
                 .inspect_err(|e| log_failure(request_id, e))?;
-            return Ok(render::json(&serde_json::json!({"status": "ready"})));
+            // A destination's outage is no reason to take the server out of service: the
+            // streams' health is detail, never a failed probe.
+            let mut streams = std::collections::BTreeMap::new();
+            for (_, figures) in self.service.deliveries().figures() {
+                if figures.held && !figures.health.is_empty() {
+                    *streams.entry(figures.health).or_insert(0) += 1;
+                }
+            }
+            let ready = serde_json::json!({"status": "ready", "log_streams": streams});
+            return Ok(render::json(&ready));
         };
         let caller = self.authenticate(&parts.headers, client_ip, request_id, until).await?;
         let (body, _room) = self.read_body(body, limit, until).await?;

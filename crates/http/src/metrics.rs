@@ -28,6 +28,15 @@ struct LedgerLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct StreamLabels {
+    stream: String,
+}
+
+/// The figures of the log streams this process delivers.
+pub(crate) type StreamFigures =
+    Box<dyn Fn() -> Vec<(uuid::Uuid, recruit_service::log_stream::deliver::Figures)> + Send + Sync>;
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct HeavyReadLabels {
     on: &'static str,
 }
@@ -73,6 +82,12 @@ pub(crate) struct Metrics {
     rate_limited: Family<PolicyLabels, Counter>,
     heavy_reads: Family<HeavyReadLabels, Counter>,
     service_counts: Option<ServiceCounts>,
+    stream_lag_entries: Family<StreamLabels, Gauge>,
+    stream_lag_seconds: Family<StreamLabels, Gauge<f64, std::sync::atomic::AtomicU64>>,
+    stream_delivered: Family<StreamLabels, Counter>,
+    stream_failed: Family<StreamLabels, Counter>,
+    stream_retried: Family<StreamLabels, Counter>,
+    streams: Option<StreamFigures>,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -162,6 +177,37 @@ impl Metrics {
             "With --read-database-url: exports, verifications and reviews run on a standby (on=standby), and those run on the primary because no standby had caught up in time or could be reached (on=fallback)",
             heavy_reads.clone(),
         );
+        let stream_lag_entries = Family::<StreamLabels, Gauge>::default();
+        registry.register(
+            "stream_lag_entries",
+            "Entries of its ledger a log stream this process delivers has not delivered yet",
+            stream_lag_entries.clone(),
+        );
+        let stream_lag_seconds =
+            Family::<StreamLabels, Gauge<f64, std::sync::atomic::AtomicU64>>::default();
+        registry.register(
+            "stream_lag_seconds",
+            "How long a log stream this process delivers has been behind its ledger (0: caught up)",
+            stream_lag_seconds.clone(),
+        );
+        let stream_delivered = Family::<StreamLabels, Counter>::default();
+        registry.register(
+            "stream_delivered_entries",
+            "Ledger entries a log stream delivered (acknowledged by its destination), by this process",
+            stream_delivered.clone(),
+        );
+        let stream_failed = Family::<StreamLabels, Counter>::default();
+        registry.register(
+            "stream_failed_attempts",
+            "Attempts to deliver a log stream's batch that failed, by this process",
+            stream_failed.clone(),
+        );
+        let stream_retried = Family::<StreamLabels, Counter>::default();
+        registry.register(
+            "stream_retried_batches",
+            "Batches of a log stream sent again after a failed attempt, by this process",
+            stream_retried.clone(),
+        );
         Self {
             registry,
             requests,
@@ -180,7 +226,18 @@ impl Metrics {
             rate_limited,
             heavy_reads,
             service_counts: None,
+            stream_lag_entries,
+            stream_lag_seconds,
+            stream_delivered,
+            stream_failed,
+            stream_retried,
+            streams: None,
         }
+    }
+
+    /// Reads the figures of the log streams this process delivers at every scrape.
+    pub(crate) fn set_stream_figures(&mut self, figures: StreamFigures) {
+        self.streams = Some(figures);
     }
 
     /// Reads the service's counts (rate-limit refusals, audit ledger entries written) from
@@ -245,6 +302,24 @@ impl Metrics {
             }
             for (on, total) in heavy {
                 catch_up(&self.heavy_reads.get_or_create(&HeavyReadLabels { on }), total);
+            }
+        }
+        if let Some(streams) = &self.streams {
+            for (id, figures) in streams() {
+                let stream = recruit_domain::LogStreamId::from_uuid(id).to_string();
+                let labels = StreamLabels { stream };
+                catch_up(&self.stream_delivered.get_or_create(&labels), figures.delivered);
+                catch_up(&self.stream_failed.get_or_create(&labels), figures.failed);
+                catch_up(&self.stream_retried.get_or_create(&labels), figures.retried);
+                // A stream another process holds is that process's to report.
+                if figures.held {
+                    let lag = i64::try_from(figures.lag_entries).unwrap_or(i64::MAX);
+                    self.stream_lag_entries.get_or_create(&labels).set(lag);
+                    self.stream_lag_seconds.get_or_create(&labels).set(figures.lag_seconds);
+                } else {
+                    self.stream_lag_entries.remove(&labels);
+                    self.stream_lag_seconds.remove(&labels);
+                }
             }
         }
         let mut text = String::new();

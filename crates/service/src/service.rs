@@ -148,6 +148,8 @@ pub struct Service {
     sso_discovered: sso::Discovered,
     /// The key that seals single sign-ins in flight, once read from the store.
     sso_seal_key: tokio::sync::OnceCell<Vec<u8>>,
+    /// How this process's deliveries of log streams go.
+    deliveries: Arc<crate::log_stream::deliver::Deliveries>,
 }
 
 impl std::fmt::Debug for Service {
@@ -169,6 +171,7 @@ impl Service {
             exports: Arc::new(tokio::sync::Semaphore::new(config.max_exports.max(1))),
             batch_turns: tokio::sync::Semaphore::new(config.batch_writes.at_once.max(1)),
             sso_discovered: Default::default(),
+            deliveries: Default::default(),
             sso_seal_key: tokio::sync::OnceCell::new(),
             config,
         }
@@ -310,6 +313,11 @@ impl Service {
     /// The store, for operations outside the API (import, token administration).
     pub fn store(&self) -> &Arc<dyn Store> {
         &self.store
+    }
+
+    /// How this process's deliveries of log streams go: what they update and the metrics read.
+    pub fn deliveries(&self) -> Arc<crate::log_stream::deliver::Deliveries> {
+        Arc::clone(&self.deliveries)
     }
 
     /// What sends the server's own requests, when it sends any: what delivers log streams.

@@ -69,8 +69,8 @@ pub(crate) async fn serve(
                 suspend_after: args.log_stream_suspend_after,
                 ..Default::default()
             };
-            let store = Arc::clone(&store);
-            Some(crate::streams::spawn(store, fetch, settings, stopping, args.shutdown_grace))
+            let parts = (Arc::clone(&store), fetch, service.deliveries());
+            Some(crate::streams::spawn(parts, settings, stopping, args.shutdown_grace))
         }
         _ => None,
     };

@@ -54,6 +54,42 @@ impl Default for Settings {
     }
 }
 
+/// How one stream's delivery by this process goes, for its metrics.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Figures {
+    /// Whether this process delivers it now (its lag is this process's to report).
+    pub held: bool,
+    /// Entries of the ledger not delivered yet, when last looked.
+    pub lag_entries: u64,
+    /// How long it has been behind: since it last had nothing to deliver (0 when caught up).
+    pub lag_seconds: f64,
+    /// Entries delivered (acknowledged) by this process.
+    pub delivered: u64,
+    /// Attempts that failed.
+    pub failed: u64,
+    /// Batches sent again after a failed attempt.
+    pub retried: u64,
+    /// Its health when last looked (`OK`, `FAILING`, `SUSPENDED`).
+    pub health: &'static str,
+}
+
+/// How this process's deliveries go, by stream: updated by [`run`], read by the metrics.
+#[derive(Debug, Default)]
+pub struct Deliveries(std::sync::Mutex<std::collections::BTreeMap<uuid::Uuid, Figures>>);
+
+impl Deliveries {
+    /// Every stream this process has delivered since it started, with its figures.
+    pub fn figures(&self) -> Vec<(uuid::Uuid, Figures)> {
+        let held = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        held.iter().map(|(id, f)| (*id, *f)).collect()
+    }
+
+    fn update(&self, stream: uuid::Uuid, change: impl FnOnce(&mut Figures)) {
+        let mut held = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        change(held.entry(stream).or_default());
+    }
+}
+
 /// Why a delivery ended.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Ended {
@@ -82,12 +118,27 @@ enum Attempt {
 /// suspended, or `stop` says the process is stopping (the lease is then released, so that
 /// another process takes the stream over at once).
 pub async fn run(
+    (store, fetch, figures): (Arc<dyn Store>, Arc<dyn Fetch>, Arc<Deliveries>),
+    lease: Lease,
+    settings: Settings,
+    stop: tokio::sync::watch::Receiver<bool>,
+) -> Result<Ended, StoreError> {
+    let id = lease.stream_id;
+    figures.update(id, |f| f.held = true);
+    let ended = delivered(store, fetch, &figures, lease, settings, stop).await;
+    figures.update(id, |f| f.held = false);
+    ended
+}
+
+async fn delivered(
     store: Arc<dyn Store>,
     fetch: Arc<dyn Fetch>,
+    figures: &Deliveries,
     lease: Lease,
     settings: Settings,
     mut stop: tokio::sync::watch::Receiver<bool>,
 ) -> Result<Ended, StoreError> {
+    let mut caught_up = Instant::now();
     let mut held_until = Instant::now() + settings.lease;
     let mut renewed = Instant::now();
     let mut batch_entries = settings.batch_entries;
@@ -107,6 +158,7 @@ pub async fn run(
             (renewed, held_until) = (asked, asked + settings.lease);
         }
         let stream = store.stream(lease.organization_id, lease.stream_id).await?;
+        figures.update(stream.id, |f| f.health = stream.delivery.health.as_str());
         if stream.paused || stream.delivery.health == Health::Suspended {
             store.release_lease(&lease, Timestamp::now()).await?;
             return Ok(Ended::Stopped);
@@ -123,9 +175,16 @@ pub async fn run(
         let (org, position) = (lease.organization_id, stream.delivery.position);
         let read = store.chain_after(ledger, org, position, batch_entries).await?;
         if read.is_empty() {
+            caught_up = Instant::now();
+            figures.update(stream.id, |f| (f.lag_entries, f.lag_seconds) = (0, 0.0));
             sleep(settings.poll, &mut stop).await;
             continue;
         }
+        let heads = store.chain_heads(Some(org)).await?;
+        let head = heads.iter().find(|h| h.ledger == ledger.as_str()).map_or(0, |h| h.position);
+        let lag = u64::try_from(head).unwrap_or_default().saturating_sub(position);
+        let behind = caught_up.elapsed().as_secs_f64();
+        figures.update(stream.id, |f| (f.lag_entries, f.lag_seconds) = (lag, behind));
         let (batch, last) = match linked(&stream, &read) {
             Ok(last) => (&read[..last.0], last.1),
             Err(why) => {
@@ -154,7 +213,14 @@ pub async fn run(
             });
             store.record_read(&record(&stream, DELIVERED, &id, filters), count).await?;
         }
+        if stream.delivery.attempts > 0 {
+            figures.update(stream.id, |f| f.retried += 1);
+        }
         let outcome = send(fetch.as_ref(), &stream, &id, body).await;
+        match outcome {
+            Attempt::Delivered => figures.update(stream.id, |f| f.delivered += count as u64),
+            _ => figures.update(stream.id, |f| f.failed += 1),
+        }
         let moved = match outcome {
             Attempt::Delivered => {
                 batch_entries = settings.batch_entries;
