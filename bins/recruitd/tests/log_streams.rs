@@ -268,6 +268,28 @@ async fn delivered_to_a_receiver_that_verifies_every_batch(world: World) {
     let client = world.client(&server);
     chained(&receiver.until(fifth).await);
 
+    // A new secret: during its overlap a receiver holding either verifies every batch (both
+    // sign); once it ends, only the new one does, and a receiver still on the old one refuses
+    // (401) until it is given the new one.
+    let rotated = client.rotate_log_stream_secret(stream.id, Some(Duration::from_secs(3))).await;
+    let new = rotated.unwrap().signing_secret.expect("shown once");
+    assert_ne!(new, secret);
+    let overlap_ends = Instant::now() + Duration::from_secs(3);
+    receiver.control("__secrets", json!({"secrets": [secret]})).await;
+    let during = record(&client, 1).await;
+    chained(&receiver.until(during).await);
+    receiver.control("__secrets", json!({"secrets": [new]})).await;
+    let with_new = record(&client, 1).await;
+    chained(&receiver.until(with_new).await);
+    tokio::time::sleep(overlap_ends.saturating_duration_since(Instant::now())).await;
+    receiver.control("__secrets", json!({"secrets": [secret]})).await;
+    let after = record(&client, 1).await;
+    let refused = in_state(&client, &stream, LogStreamState::Failing).await;
+    assert_eq!(refused.last_error.as_ref().and_then(|e| e.status), Some(401));
+    assert!(receiver.received().await["unverified"].as_u64().unwrap() >= 1);
+    receiver.control("__secrets", json!({"secrets": [new]})).await;
+    chained(&receiver.until(after).await);
+
     // Renamed, in JSON arrays; then removed.
     let patch = json!({"name": "SIEM (arrays)", "destination": {"format": "JSON_ARRAY"}});
     let changed = client.update_log_stream(stream.id, &patch).await.unwrap();

@@ -81,13 +81,15 @@ pub(crate) const PAUSE_LOG_STREAM: Endpoint =
     endpoint("pauseLogStream", "POST", "/v1/log-streams/{streamId}/pause");
 pub(crate) const RESUME_LOG_STREAM: Endpoint =
     endpoint("resumeLogStream", "POST", "/v1/log-streams/{streamId}/resume");
+pub(crate) const ROTATE_LOG_STREAM_SECRET: Endpoint =
+    endpoint("rotateLogStreamSecret", "POST", "/v1/log-streams/{streamId}/rotate-secret");
 pub(crate) const DELETE_LOG_STREAM: Endpoint =
     endpoint("deleteLogStream", "DELETE", "/v1/log-streams/{streamId}");
 /// The checkpoint keys: served beside the API, not one of its operations.
 pub(crate) const CHECKPOINT_KEYS: &str = "/.well-known/recruitd-checkpoint-keys";
 
 /// Every operation of the API, each called by a method of [`crate::Client`].
-pub const ENDPOINTS: [Endpoint; 25] = [
+pub const ENDPOINTS: [Endpoint; 26] = [
     LIST_PRIVACY_AUDIT_LOGS,
     EXPORT_PRIVACY_AUDIT_LOGS,
     GET_PRIVACY_ACCESS_REVIEW,
@@ -113,6 +115,7 @@ pub const ENDPOINTS: [Endpoint; 25] = [
     PAUSE_LOG_STREAM,
     RESUME_LOG_STREAM,
     DELETE_LOG_STREAM,
+    ROTATE_LOG_STREAM_SECRET,
 ];
 
 impl Endpoint {

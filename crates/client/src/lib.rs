@@ -667,6 +667,28 @@ impl Client {
         Ok(self.send_body(Method::POST, url, JSON, Vec::new(), None).await?.0)
     }
 
+    /// `POST /v1/log-streams/{streamId}/rotate-secret`: a new signing secret, in this answer
+    /// only; the one it replaces signs beside it for `overlap` (the server's default, 24 hours,
+    /// when none). Retried only when the server certainly did not take the request: a second
+    /// rotation would end the first one's overlap.
+    pub async fn rotate_log_stream_secret(
+        &self,
+        id: LogStreamId,
+        overlap: Option<std::time::Duration>,
+    ) -> Result<LogStream, Error> {
+        let url = self.url(endpoint::ROTATE_LOG_STREAM_SECRET, &[id.to_string()], &[])?;
+        let body = match overlap {
+            Some(d) => serde_json::json!({"overlap_seconds": d.as_secs()}),
+            None => serde_json::json!({}),
+        };
+        let body = body.to_string().into_bytes();
+        let request = || {
+            let request = self.http.post(url.clone()).timeout(self.timeout);
+            request.header("content-type", JSON).body(body.clone())
+        };
+        json(self.send_retried(request, true).await?).await
+    }
+
     /// `DELETE /v1/log-streams/{streamId}`: removes it. A retry after a removal that
     /// succeeded unseen is [`ErrorCode::NotFound`].
     pub async fn delete_log_stream(&self, id: LogStreamId) -> Result<(), Error> {

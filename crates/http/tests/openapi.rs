@@ -188,12 +188,14 @@ async fn log_stream_responses() -> Vec<Seen> {
     assert!(stream["signing_secret"].as_str().unwrap().starts_with("whsec_"), "{stream}");
     let one = format!("{STREAMS}/{}", stream["id"].as_str().unwrap());
     let (pause, resume) = (format!("{one}/pause"), format!("{one}/resume"));
+    let rotate = format!("{one}/rotate-secret");
     let missing = format!("{STREAMS}/lst_{:032x}", 7);
     let rename = r#"{"name": "SIEM 2"}"#;
     let too_large = " ".repeat(TOO_LARGE);
     let mut seen = vec![made, get(f, STREAMS, owner).await, get(f, &one, owner).await];
     assert!(!String::from_utf8_lossy(&seen[2].body).contains("whsec_"), "shown once");
-    let each: [(&'static str, &str, &str); 6] = [
+    let each: [(&'static str, &str, &str); 7] = [
+        ("POST", &rotate, r#"{"overlap_seconds": 60}"#),
         ("GET", STREAMS, ""),
         ("POST", STREAMS, settings),
         ("GET", &one, ""),
@@ -214,6 +216,15 @@ async fn log_stream_responses() -> Vec<Seen> {
         seen.push(write(f, method, &uri, owner, rename).await);
     }
     seen.push(write(f, "POST", &format!("{missing}/resume"), owner, "").await);
+    seen.push(write(f, "POST", &format!("{missing}/rotate-secret"), owner, "{}").await);
+    seen.push(write(f, "POST", &rotate, owner, r#"{"overlap_seconds": -1}"#).await);
+    let rotated = write(f, "POST", &rotate, owner, "{}").await;
+    let empty = write(f, "POST", &rotate, owner, "").await;
+    assert_eq!(empty.status, StatusCode::BAD_REQUEST, "{}", String::from_utf8_lossy(&empty.body));
+    seen.push(empty);
+    let shown: Value = serde_json::from_slice(&rotated.body).unwrap();
+    assert!(shown["signing_secret"].as_str().unwrap().starts_with("whsec_"), "{shown}");
+    seen.push(rotated);
     seen.push(write(f, "PATCH", &one, owner, r#"{"name": ""}"#).await);
     for fault in [Fault::Unavailable, Fault::Panic, Fault::Slow(Duration::from_secs(2))] {
         f.store.set(fault);

@@ -429,6 +429,14 @@ input! {
 }
 
 input! {
+    /// The input of rotating a log stream's signing secret, raw.
+    RotateSecretParams, body: "The body's JSON text, `{\"overlap_seconds\": …}` (`{}`: the default); `None` when the transport found it unusable (and said why in `problems`)." {
+        /// The stream's identifier, in any accepted spelling.
+        stream_id: String,
+    }
+}
+
+input! {
     /// The input of changing a log stream, raw.
     UpdateLogStreamParams, body: "The JSON Merge Patch (RFC 7396), as its JSON text; `None` when the transport found the body unusable (and said why in `problems`)." {
         /// The stream's identifier, in any accepted spelling.

@@ -21,8 +21,8 @@ use recruit_ports::ApiToken;
 use crate::error::ServiceError;
 use crate::input::{
     Arguments, BodyParams, DecideParams, ExplainParams, ExportParams, GetJobParams, GetUserParams,
-    ListParams, LogStreamParams, NoParams, Param, Place, RecordParams, ReviewParams, SignOffParams,
-    UpdateLogStreamParams, UpdateUserParams,
+    ListParams, LogStreamParams, NoParams, Param, Place, RecordParams, ReviewParams,
+    RotateSecretParams, SignOffParams, UpdateLogStreamParams, UpdateUserParams,
 };
 use crate::limits::{OperationClass, RateLimitStatus};
 
@@ -218,6 +218,9 @@ operations! {
     ResumeLogStream(LogStreamParams) => resume_log_stream,
     /// `deleteLogStream`: a log stream removed.
     DeleteLogStream(LogStreamParams) => delete_log_stream,
+    /// `rotateLogStreamSecret`: a log stream's signing secret replaced, the previous one
+    /// signing beside it for an overlap.
+    RotateLogStreamSecret(RotateSecretParams) => rotate_log_stream_secret,
 }
 
 /// What an operation does to stored data.

@@ -396,9 +396,8 @@ async fn send(fetch: &dyn Fetch, stream: &StreamRecord, id: &str, body: Vec<u8>)
         let message = "this version cannot deliver to the stream's destination".to_owned();
         return Attempt::Stop { status: None, message };
     };
-    let secrets: Vec<SigningSecret> = ["signing", "previous"]
+    let secrets: Vec<SigningSecret> = super::signing_secrets(stream, Timestamp::now())
         .iter()
-        .filter_map(|k| stream.secrets[k].as_str())
         .filter_map(|s| SigningSecret::parse(s).ok())
         .collect();
     if secrets.is_empty() {

@@ -24,6 +24,45 @@ use serde_json::Value;
 /// The members of a stream's settings.
 pub const MEMBERS: [&str; 3] = ["name", "destination", "after_position"];
 
+/// How long a rotated secret signs beside the new one when the rotation names no overlap.
+pub const DEFAULT_OVERLAP: u64 = 24 * 3600;
+
+/// The longest overlap of a rotation: a week.
+const MAX_OVERLAP: u64 = 7 * 24 * 3600;
+
+/// The overlap of a rotation's `body` (`{"overlap_seconds": n}`, 0 to a week; `{}`:
+/// [`DEFAULT_OVERLAP`]); `None` with the problem noted.
+pub fn overlap_body(body: &[u8], problems: &mut Vec<ErrorDetail>) -> Option<u64> {
+    let before = problems.len();
+    let members = crate::sign_off::object(body, &["overlap_seconds"], problems)?;
+    if problems.len() > before {
+        return None;
+    }
+    match members.get("overlap_seconds") {
+        None | Some(Value::Null) => Some(DEFAULT_OVERLAP),
+        Some(n) => match n.as_u64().filter(|n| *n <= MAX_OVERLAP) {
+            Some(n) => Some(n),
+            None => {
+                let why = format!("must be a whole number of seconds from 0 to {MAX_OVERLAP}");
+                problems.push(ErrorDetail::field("overlap_seconds", why));
+                None
+            }
+        },
+    }
+}
+
+/// The secrets that sign a stream's batches at `now`: its signing secret, and the one it
+/// replaced until its overlap ends.
+pub fn signing_secrets(stream: &StreamRecord, now: recruit_domain::Timestamp) -> Vec<String> {
+    let s = &stream.secrets;
+    let overlapping = s["previous_until"]
+        .as_str()
+        .and_then(|t| recruit_domain::Timestamp::parse(t).ok())
+        .is_some_and(|until| until > now);
+    let previous = s["previous"].as_str().filter(|_| overlapping);
+    s["signing"].as_str().into_iter().chain(previous).map(str::to_owned).collect()
+}
+
 /// The longest name.
 const NAME_MAX: usize = 100;
 
@@ -267,8 +306,38 @@ mod tests {
     }
 
     #[test]
-    fn a_merge_patch_changes_what_it_names_and_keeps_the_rest() {
+    fn a_rotated_secret_signs_beside_the_new_one_until_its_overlap_ends() {
+        let mut problems = vec![];
+        assert_eq!(overlap_body(b"{}", &mut problems), Some(DEFAULT_OVERLAP));
+        assert_eq!(overlap_body(br#"{"overlap_seconds": 0}"#, &mut problems), Some(0));
+        assert_eq!(
+            overlap_body(br#"{"overlap_seconds": 604800}"#, &mut problems),
+            Some(MAX_OVERLAP)
+        );
+        assert!(problems.is_empty());
+        for bad in [
+            &br#"{"overlap_seconds": 604801}"#[..],
+            br#"{"overlap_seconds": -1}"#,
+            br#"{"overlap_seconds": "1h"}"#,
+            br#"{"x": 1}"#,
+        ] {
+            let mut problems = vec![];
+            assert_eq!(overlap_body(bad, &mut problems), None);
+            assert_eq!(problems.len(), 1, "{problems:?}");
+        }
+        let at = |s: i64| recruit_domain::Timestamp::from_unix_micros(s * 1_000_000).unwrap();
         let stream = StreamRecord {
+            secrets: json!({"signing": "new", "previous": "old", "previous_until": at(100)}),
+            ..stream()
+        };
+        assert_eq!(signing_secrets(&stream, at(99)), ["new", "old"]);
+        assert_eq!(signing_secrets(&stream, at(100)), ["new"]);
+        let first = StreamRecord { secrets: json!({"signing": "only"}), ..stream };
+        assert_eq!(signing_secrets(&first, at(0)), ["only"]);
+    }
+
+    fn stream() -> StreamRecord {
+        StreamRecord {
             organization_id: recruit_domain::OrganizationId::from_uuid(uuid::Uuid::from_u128(1)),
             id: uuid::Uuid::from_u128(2),
             name: "SIEM".into(),
@@ -280,7 +349,12 @@ mod tests {
             created_at: recruit_domain::Timestamp::MIN,
             updated_at: recruit_domain::Timestamp::MIN,
             delivery: recruit_ports::streams::Delivery::starting(0, [0; 32]),
-        };
+        }
+    }
+
+    #[test]
+    fn a_merge_patch_changes_what_it_names_and_keeps_the_rest() {
+        let stream = stream();
         let mut problems = vec![];
         let patch = br#"{"destination": {"format": "JSON_ARRAY"}}"#;
         let changed = patched(&stream, patch, &mut problems).unwrap();

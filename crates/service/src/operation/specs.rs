@@ -326,6 +326,16 @@ impl OperationKind {
                 };
                 &SPEC
             }
+            Self::RotateLogStreamSecret => {
+                const SPEC: Spec = Spec {
+                    operation_id: "rotateLogStreamSecret",
+                    method: Method::Post,
+                    path: "/v1/log-streams/{streamId}/rotate-secret",
+                    body: RequestBody::Json(&["overlap_seconds"]),
+                    ..LOG_STREAM_CHANGE
+                };
+                &SPEC
+            }
             Self::DeleteLogStream => {
                 const SPEC: Spec = Spec {
                     operation_id: "deleteLogStream",

@@ -11,7 +11,9 @@ use recruit_ports::streams::{Delivery, StreamRecord};
 use super::ledger::audit_record;
 use super::{Service, parse_id};
 use crate::error::ServiceError;
-use crate::input::{BodyParams, LogStreamParams, NoParams, UpdateLogStreamParams};
+use crate::input::{
+    BodyParams, LogStreamParams, NoParams, RotateSecretParams, UpdateLogStreamParams,
+};
 use crate::log_stream::webhook::SigningSecret;
 use crate::operation::{Caller, OperationKind, RequestContext};
 
@@ -147,6 +149,45 @@ impl Service {
         params: LogStreamParams,
     ) -> Result<LogStream, ServiceError> {
         self.set_paused(caller, context, OperationKind::ResumeLogStream, params, false).await
+    }
+
+    /// Replaces a log stream's signing secret with a new one, shown in this answer only; the
+    /// one it replaces signs beside it for the overlap the body names (24 hours when none), so
+    /// that the receiver can change secrets without refusing a batch.
+    pub(crate) async fn rotate_log_stream_secret(
+        &self,
+        caller: &Caller,
+        context: &RequestContext,
+        params: RotateSecretParams,
+    ) -> Result<LogStream, ServiceError> {
+        let kind = OperationKind::RotateLogStreamSecret;
+        let mut problems = vec![];
+        let stream =
+            self.stream_of(caller, context, kind, &params.stream_id, params.problems).await?;
+        let overlap = params.body.and_then(|b| crate::log_stream::overlap_body(&b, &mut problems));
+        let (Some(overlap), true) = (overlap, problems.is_empty()) else {
+            return Err(ServiceError::validation(problems));
+        };
+        let secret = SigningSecret::generate();
+        let now = Timestamp::now();
+        let until = now.checked_add_duration(std::time::Duration::from_secs(overlap));
+        let until = until.unwrap_or(now);
+        let secrets = serde_json::json!({
+            "signing": secret.reveal(),
+            "previous": stream.secrets["signing"],
+            "previous_until": until,
+        });
+        let changed = StreamRecord { secrets, updated_at: now, ..stream };
+        let filters = serde_json::json!({
+            "stream_id": LogStreamId::from_uuid(changed.id),
+            "overlap_seconds": overlap,
+            "previous_until": until,
+        });
+        let record = audit_record(caller, context, kind, filters, None);
+        self.store.update_stream(&changed, false, &record).await.map_err(not_found)?;
+        let mut shown = self.shown(&changed).await?;
+        shown.signing_secret = Some(secret.reveal());
+        Ok(shown)
     }
 
     /// Removes a log stream; its destination receives nothing more.
