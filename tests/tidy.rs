@@ -116,6 +116,7 @@ const CONFINED: &[(&str, &[&str])] = &[
     // Outward HTTP: the client crate, and the server's client for identity providers.
     ("reqwest", &["recruit-client", "recruitd"]),
     ("rustls", &["recruit-client", "recruitd"]),
+    ("tokio-rustls", &["recruitd"]),
     ("openidconnect", &["recruit-service"]),
 ];
 

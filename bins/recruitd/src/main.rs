@@ -26,6 +26,7 @@ mod outbound;
 mod output;
 mod scheduler;
 mod streams;
+mod syslog_tls;
 mod wiring;
 
 /// A failure of a command: its message for the operator.

@@ -9,7 +9,7 @@ use std::error::Error as _;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use recruit_service::outbound::{Admitted, Fetch, FetchError, Fetched, http};
+use recruit_service::outbound::{Admitted, Fetch, FetchError, Fetched, SyslogTarget, http};
 use recruit_service::outbound::{Destinations, Refused};
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 
@@ -116,6 +116,11 @@ impl Fetch for Outbound {
             let ips: Vec<_> = found.iter().map(SocketAddr::ip).collect();
             destinations.check_all(&ips).map_err(|e| FetchError(e.to_string()))
         })
+    }
+
+    fn syslog(&self, to: SyslogTarget, frames: Vec<u8>) -> Admitted {
+        let destinations = self.destinations.clone();
+        Box::pin(async move { crate::syslog_tls::deliver(&destinations, to, frames).await })
     }
 }
 

@@ -9,3 +9,4 @@ mod log_streams;
 mod mail;
 mod replica;
 mod sso;
+mod syslog;

@@ -49,6 +49,35 @@ pub trait Fetch: Send + Sync {
     /// Whether `host` (a name, resolved now, or an address) may be reached: what a setting
     /// that names a destination is checked with before it is stored.
     fn admits(&self, host: &str) -> Admitted;
+
+    /// Delivers `frames` (RFC 5425 frames) to the syslog receiver `to` over TLS, and succeeds
+    /// only once the receiver has read them all: it closes the connection after reading up to
+    /// the server's own close. Reaches only what [`Destinations`] allows.
+    fn syslog(&self, to: SyslogTarget, frames: Vec<u8>) -> Admitted;
+}
+
+/// A syslog receiver over TLS, as the server connects to it.
+#[derive(Clone)]
+pub struct SyslogTarget {
+    /// Its host name (checked against its certificate) or address.
+    pub host: String,
+    /// Its port.
+    pub port: u16,
+    /// The PEM certificates its certificate must chain to; none: the system's roots.
+    pub ca_certificate: Option<String>,
+    /// The server's client certificate chain and its private key, both PEM.
+    pub client: Option<(String, String)>,
+}
+
+impl fmt::Debug for SyslogTarget {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SyslogTarget")
+            .field("host", &self.host)
+            .field("port", &self.port)
+            .field("ca_certificate", &self.ca_certificate.is_some())
+            .field("client", &self.client.as_ref().map(|_| "<write-only key>"))
+            .finish()
+    }
 }
 
 /// A [`Fetch`], as the service's configuration holds it.

@@ -81,11 +81,69 @@ pub enum LogStreamDestination {
         #[cfg_attr(feature = "serde", serde(default = "ndjson"))]
         format: BatchFormat,
     },
+    /// A syslog receiver over TLS (RFC 5425): each entry an RFC 5424 message.
+    SyslogTls {
+        /// The receiver's host name (checked against its certificate) or address.
+        host: String,
+        /// Its port ([`SYSLOG_TLS_PORT`] when left out).
+        #[cfg_attr(feature = "serde", serde(default = "syslog_port"))]
+        port: u16,
+        /// The PEM certificates the receiver's certificate must chain to; left out, the
+        /// system's roots.
+        #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
+        ca_certificate: Option<String>,
+        /// recruitd's client certificate (PEM, the chain), when the receiver asks for one.
+        #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
+        client_certificate: Option<String>,
+        /// The client certificate's private key (PEM): write-only, sent in settings and never
+        /// shown (the server keeps it apart). Left out of a change, the stored one is kept.
+        #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
+        client_key: Option<WriteOnly>,
+        /// HOSTNAME of the messages (`-` when left out).
+        #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
+        hostname: Option<String>,
+        /// APP-NAME of the messages (`recruitd` when left out).
+        #[cfg_attr(feature = "serde", serde(default = "app_name"))]
+        app_name: String,
+        /// The messages' facility, 0 to 23 (13, log audit, when left out).
+        #[cfg_attr(feature = "serde", serde(default = "facility"))]
+        facility: u8,
+    },
 }
+
+/// The port of syslog over TLS (RFC 5425).
+pub const SYSLOG_TLS_PORT: u16 = 6514;
 
 #[cfg(feature = "serde")]
 fn ndjson() -> BatchFormat {
     BatchFormat::Ndjson
+}
+
+#[cfg(feature = "serde")]
+fn syslog_port() -> u16 {
+    SYSLOG_TLS_PORT
+}
+
+#[cfg(feature = "serde")]
+fn app_name() -> String {
+    "recruitd".into()
+}
+
+#[cfg(feature = "serde")]
+fn facility() -> u8 {
+    13
+}
+
+/// A secret given in settings (a private key): kept, never shown, never in `Debug`.
+#[derive(Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(Serialize, Deserialize))]
+#[cfg_attr(feature = "serde", serde(transparent))]
+pub struct WriteOnly(pub String);
+
+impl fmt::Debug for WriteOnly {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("<write-only>")
+    }
 }
 
 open_enum! {

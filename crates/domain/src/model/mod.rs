@@ -24,7 +24,7 @@ pub use job::{
 };
 pub use log_stream::{
     BatchFormat, DeliveryError, LogStream, LogStreamDestination, LogStreamSettings, LogStreamState,
-    STREAMED_LEDGER,
+    STREAMED_LEDGER, SYSLOG_TLS_PORT, WriteOnly,
 };
 pub use me::{Me, MeToken, MeUser};
 pub use organization::{

@@ -57,6 +57,15 @@ impl recruit_service::outbound::Fetch for Provider {
     fn admits(&self, _: &str) -> recruit_service::outbound::Admitted {
         Box::pin(async { Ok(()) })
     }
+
+    fn syslog(
+        &self,
+        _: recruit_service::outbound::SyslogTarget,
+        _: Vec<u8>,
+    ) -> recruit_service::outbound::Admitted {
+        let refused = recruit_service::outbound::FetchError("no syslog receiver here".into());
+        Box::pin(async { Err(refused) })
+    }
 }
 
 /// The test world behind a service with the rate limits `limits` and the checkpoint key `key`;

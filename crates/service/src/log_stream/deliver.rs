@@ -366,14 +366,19 @@ fn digest(bytes: &Option<Vec<u8>>) -> Digest {
 /// The body of a batch of `entries` in the stream's format, at most `max` bytes unless its
 /// first entry alone is larger, and how many entries it holds.
 fn body(stream: &StreamRecord, entries: &[ExportedEntry], max: usize) -> (Vec<u8>, usize) {
+    let destination = super::destination(stream);
     let array = matches!(
-        super::destination(stream),
+        destination,
         Some(LogStreamDestination::Https { format: BatchFormat::JsonArray, .. })
     );
+    let sender = destination.as_ref().and_then(super::sender);
     let mut out = Vec::new();
     let mut count = 0;
     for e in entries {
         let mut line = crate::export::line(Ledger::Privacy, e);
+        if let Some(sender) = &sender {
+            line = super::syslog::frame(&syslog_message(sender, e, &line));
+        }
         if array {
             line.pop(); // The line feed.
             line.insert(0, if count == 0 { b'[' } else { b',' });
@@ -390,11 +395,47 @@ fn body(stream: &StreamRecord, entries: &[ExportedEntry], max: usize) -> (Vec<u8
     (out, count)
 }
 
+/// The RFC 5424 message of `entry`, whose export line is `line`: the entry's own time, the
+/// ledger as MSGID, and the chain's coordinates as structured data.
+fn syslog_message(sender: &super::syslog::Sender, entry: &ExportedEntry, line: &[u8]) -> Vec<u8> {
+    let hex = |h: &Option<Vec<u8>>| recruit_domain::chain::hex(&digest(h));
+    let id = recruit_domain::PrivacyAuditLogId::from_uuid(entry.entry.id).to_string();
+    let org = entry.organization_id.to_string();
+    let position = entry.entry.position.unwrap_or_default().to_string();
+    let (hash, prev) = (hex(&entry.entry.hash), hex(&entry.entry.prev_hash));
+    let params = [
+        ("id", id.as_str()),
+        ("org", org.as_str()),
+        ("pos", position.as_str()),
+        ("hash", hash.as_str()),
+        ("prev", prev.as_str()),
+    ];
+    super::syslog::message(sender, entry.time, Ledger::Privacy.as_str(), &params, line)
+}
+
 /// Sends the batch `id` with `body` to `stream`'s destination, signed by its secrets.
 async fn send(fetch: &dyn Fetch, stream: &StreamRecord, id: &str, body: Vec<u8>) -> Attempt {
-    let Some(LogStreamDestination::Https { url, format }) = super::destination(stream) else {
-        let message = "this version cannot deliver to the stream's destination".to_owned();
-        return Attempt::Stop { status: None, message };
+    let (url, format) = match super::destination(stream) {
+        Some(LogStreamDestination::Https { url, format }) => (url, format),
+        Some(LogStreamDestination::SyslogTls {
+            host,
+            port,
+            ca_certificate,
+            client_certificate,
+            ..
+        }) => {
+            let key = stream.secrets["client_key"].as_str().map(str::to_owned);
+            let client = client_certificate.zip(key);
+            let to = crate::outbound::SyslogTarget { host, port, ca_certificate, client };
+            return match fetch.syslog(to, body).await {
+                Ok(()) => Attempt::Delivered,
+                Err(e) => Attempt::Retry { status: None, message: e.0, after: None },
+            };
+        }
+        _ => {
+            let message = "this version cannot deliver to the stream's destination".to_owned();
+            return Attempt::Stop { status: None, message };
+        }
     };
     let secrets: Vec<SigningSecret> = super::signing_secrets(stream, Timestamp::now())
         .iter()

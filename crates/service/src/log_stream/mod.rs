@@ -152,9 +152,128 @@ pub fn problems(settings: &LogStreamSettings) -> Vec<(&'static str, String)> {
                 problems.push(("destination.format", why));
             }
         }
+        LogStreamDestination::SyslogTls {
+            host,
+            port,
+            ca_certificate,
+            client_certificate,
+            client_key,
+            ..
+        } => {
+            if host.len() > 253 || url::Host::parse(host).is_err() {
+                problems
+                    .push(("destination.host", "The host is not a host name or address.".into()));
+            }
+            if *port == 0 {
+                problems.push(("destination.port", "A port is 1 to 65535.".into()));
+            }
+            for (field, pem) in [
+                ("destination.ca_certificate", ca_certificate),
+                ("destination.client_certificate", client_certificate),
+            ] {
+                if let Some(pem) = pem
+                    && let Err(why) = certificates(pem)
+                {
+                    problems.push((field, why));
+                }
+            }
+            if let Some(key) = client_key
+                && let Err(why) = private_key(&key.0)
+            {
+                problems.push(("destination.client_key", why));
+            }
+            if let Some(sender) = sender(&settings.destination) {
+                for (field, why) in sender.problems() {
+                    let field = match field {
+                        "facility" => "destination.facility",
+                        "hostname" => "destination.hostname",
+                        "app_name" => "destination.app_name",
+                        _ => "destination",
+                    };
+                    problems.push((field, why));
+                }
+            }
+        }
         _ => problems.push(("destination.type", "This destination is not supported.".into())),
     }
     problems
+}
+
+/// The SD-ID of the chain's coordinates in syslog messages (32473: the private enterprise
+/// number reserved for documentation, RFC 5612, until one is registered).
+pub const SD_ID: &str = "recruitd@32473";
+
+/// What a syslog destination's messages say of their sender; `None` for other destinations.
+pub fn sender(destination: &LogStreamDestination) -> Option<syslog::Sender> {
+    match destination {
+        LogStreamDestination::SyslogTls { hostname, app_name, facility, .. } => {
+            Some(syslog::Sender {
+                facility: *facility,
+                severity: 6,
+                hostname: hostname.clone(),
+                app_name: app_name.clone(),
+                sd_id: SD_ID.to_owned(),
+            })
+        }
+        _ => None,
+    }
+}
+
+/// The certificates of `pem` (one at least), or why it holds none.
+fn certificates(pem: &str) -> Result<usize, String> {
+    use rustls_pki_types::CertificateDer;
+    use rustls_pki_types::pem::PemObject;
+    let found: Result<Vec<_>, _> = CertificateDer::pem_slice_iter(pem.as_bytes()).collect();
+    match found {
+        Ok(certs) if !certs.is_empty() => Ok(certs.len()),
+        Ok(_) => Err("No PEM certificate (BEGIN CERTIFICATE) was found.".into()),
+        Err(e) => Err(format!("The PEM is not valid: {e}.")),
+    }
+}
+
+/// Whether `pem` holds a private key (PKCS #8, PKCS #1 or SEC1), or why not.
+fn private_key(pem: &str) -> Result<(), String> {
+    use rustls_pki_types::PrivateKeyDer;
+    use rustls_pki_types::pem::PemObject;
+    PrivateKeyDer::from_pem_slice(pem.as_bytes())
+        .map(drop)
+        .map_err(|e| format!("No PEM private key was found: {e}."))
+}
+
+/// The host a destination reaches, when its settings name one.
+pub fn host(destination: &LogStreamDestination) -> Option<String> {
+    match destination {
+        LogStreamDestination::Https { url, .. } => endpoint(url).ok(),
+        LogStreamDestination::SyslogTls { host, .. } => Some(host.clone()),
+        _ => None,
+    }
+}
+
+/// The secrets to store for `destination` (its write-only members), given those stored
+/// (`stored`, `Null` for a new stream): a client key given replaces the stored one, and a
+/// client certificate needs a key, given or stored. The field and why, when it has none.
+pub fn secrets_of(
+    destination: &LogStreamDestination,
+    mut stored: Value,
+) -> Result<Value, (&'static str, String)> {
+    if !stored.is_object() {
+        stored = Value::Object(serde_json::Map::new());
+    }
+    if let LogStreamDestination::SyslogTls { client_certificate, client_key, .. } = destination {
+        if let Some(key) = client_key {
+            stored["client_key"] = Value::String(key.0.clone());
+        }
+        if client_certificate.is_some() && !stored["client_key"].is_string() {
+            let why = "A client certificate needs its client_key.".to_owned();
+            return Err(("destination.client_key", why));
+        }
+        if client_certificate.is_none()
+            && let Some(o) = stored.as_object_mut()
+        {
+            o.remove("client_key");
+        }
+    }
+    Ok(stored)
 }
 
 /// The host of an HTTPS destination's `url`, or why it is not one: `https` (`http` only to
@@ -181,9 +300,14 @@ pub fn endpoint(url: &str) -> Result<String, String> {
     Ok(host)
 }
 
-/// What a stream's `destination` column holds for `destination`.
+/// What a stream's `destination` column holds for `destination`: everything but its
+/// write-only members, which the stream's secrets hold ([`secrets_of`]).
 pub fn stored(destination: &LogStreamDestination) -> Value {
-    serde_json::to_value(destination).unwrap_or(Value::Null)
+    let mut stored = serde_json::to_value(destination).unwrap_or(Value::Null);
+    if let Some(members) = stored.as_object_mut() {
+        members.remove("client_key");
+    }
+    stored
 }
 
 /// The destination a stored stream names; `None` when this version does not know it.

@@ -3,10 +3,13 @@
 //! change on the API ledger with what it set, never a secret.
 
 use recruit_domain::chain::{GENESIS, Ledger};
-use recruit_domain::model::{LogStream, LogStreamSettings, Page, Pagination, STREAMED_LEDGER};
+use recruit_domain::model::{
+    LogStream, LogStreamDestination, LogStreamSettings, Page, Pagination, STREAMED_LEDGER,
+};
 use recruit_domain::{ErrorDetail, LogStreamId, OrganizationId, Timestamp, Uuid};
 use recruit_ports::StoreError;
 use recruit_ports::streams::{Delivery, StreamRecord};
+use serde_json::Value;
 
 use super::ledger::audit_record;
 use super::{Service, parse_id};
@@ -54,15 +57,21 @@ impl Service {
         self.admitted(&settings).await?;
         let organization = caller.token.organization_id;
         let (position, hash) = self.start(organization, settings.after_position).await?;
-        let secret = SigningSecret::generate();
         let now = Timestamp::now();
+        let (secrets, shown_secret) = match &settings.destination {
+            LogStreamDestination::Https { .. } => {
+                let secret = SigningSecret::generate().reveal();
+                (serde_json::json!({"signing": secret}), Some(secret))
+            }
+            other => (crate::log_stream::secrets_of(other, Value::Null).map_err(refused)?, None),
+        };
         let stream = StreamRecord {
             organization_id: organization,
             id: Uuid::now_v7(),
             name: settings.name.trim().to_owned(),
             ledger: STREAMED_LEDGER.to_owned(),
             destination: crate::log_stream::stored(&settings.destination),
-            secrets: serde_json::json!({"signing": secret.reveal()}),
+            secrets,
             paused: false,
             created_by: caller.user.id,
             created_at: now,
@@ -79,7 +88,7 @@ impl Service {
         self.store.create_stream(&stream, &record).await?;
         let head = self.streamed_head(organization).await?.0;
         let mut shown = crate::log_stream::shown(&stream, head);
-        shown.signing_secret = Some(secret.reveal());
+        shown.signing_secret = shown_secret;
         Ok(shown)
     }
 
@@ -114,10 +123,20 @@ impl Service {
         let (Some(settings), true) = (settings, problems.is_empty()) else {
             return Err(ServiceError::validation(problems));
         };
+        let stored = crate::log_stream::destination(&stream);
+        if stored.as_ref().map(std::mem::discriminant)
+            != Some(std::mem::discriminant(&settings.destination))
+        {
+            let why = "A stream keeps its destination's type: make a new stream for another.";
+            return Err(refused(("destination.type", why.to_owned())));
+        }
         self.admitted(&settings).await?;
+        let secrets = stream.secrets.clone();
+        let secrets = crate::log_stream::secrets_of(&settings.destination, secrets);
         let changed = StreamRecord {
             name: settings.name.trim().to_owned(),
             destination: crate::log_stream::stored(&settings.destination),
+            secrets: secrets.map_err(refused)?,
             updated_at: Timestamp::now(),
             ..stream
         };
@@ -168,6 +187,13 @@ impl Service {
         let (Some(overlap), true) = (overlap, problems.is_empty()) else {
             return Err(ServiceError::validation(problems));
         };
+        if !matches!(
+            crate::log_stream::destination(&stream),
+            Some(LogStreamDestination::Https { .. })
+        ) {
+            let why = "Only an https stream signs its batches: this one has no secret to rotate.";
+            return Err(refused(("destination.type", why.to_owned())));
+        }
         let secret = SigningSecret::generate();
         let now = Timestamp::now();
         let until = now.checked_add_duration(std::time::Duration::from_secs(overlap));
@@ -301,16 +327,15 @@ impl Service {
             return Err(ServiceError::validation(details.collect()));
         }
         let fetch = self.sends_requests()?;
-        let recruit_domain::model::LogStreamDestination::Https { url, .. } = &settings.destination
-        else {
+        let Some(host) = crate::log_stream::host(&settings.destination) else {
             return Ok(());
         };
-        let host = crate::log_stream::endpoint(url).unwrap_or_default();
-        fetch
-            .0
-            .admits(&host)
-            .await
-            .map_err(|e| ServiceError::validation(vec![ErrorDetail::field("destination.url", e.0)]))
+        let field = match settings.destination {
+            LogStreamDestination::Https { .. } => "destination.url",
+            _ => "destination.host",
+        };
+        let admitted = fetch.0.admits(&host).await;
+        admitted.map_err(|e| ServiceError::validation(vec![ErrorDetail::field(field, e.0)]))
     }
 }
 
@@ -325,6 +350,11 @@ impl Service {
             )
         })
     }
+}
+
+/// A setting refused: the field and why.
+fn refused((field, why): (&'static str, String)) -> ServiceError {
+    ServiceError::validation(vec![ErrorDetail::field(field, why)])
 }
 
 fn not_found(e: StoreError) -> ServiceError {
