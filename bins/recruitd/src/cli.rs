@@ -262,6 +262,10 @@ pub(crate) struct ServeArgs {
     /// resumes it; it keeps its position).
     #[arg(long, env = "RECRUITD_LOG_STREAM_SUSPEND_AFTER", default_value = "72h", value_parser = humantime::parse_duration)]
     pub(crate) log_stream_suspend_after: Duration,
+    /// How long a batch awaits a Splunk collector's indexer acknowledgement before it is sent
+    /// again (Splunk advises about five minutes).
+    #[arg(long, env = "RECRUITD_LOG_STREAM_ACK_TIMEOUT", default_value = "5m", value_parser = humantime::parse_duration)]
+    pub(crate) log_stream_ack_timeout: Duration,
     /// How long in-flight requests may finish after SIGTERM or SIGINT.
     #[arg(long, env = "RECRUITD_SHUTDOWN_GRACE", default_value = "10s", value_parser = humantime::parse_duration)]
     pub(crate) shutdown_grace: Duration,
@@ -469,6 +473,17 @@ pub(crate) enum AuditCommand {
         /// One JSON object per chain and line (NDJSON), with its findings.
         #[arg(long)]
         json: bool,
+        /// Check what a receiver of a log stream stored instead of the database: FILE holds
+        /// its export lines as delivered (NDJSON, or JSON arrays of them), in any order, with
+        /// duplicates; `-` reads standard input. Reports, per chain, the positions missing,
+        /// the duplicates and every line that does not prove itself, against `--checkpoint`
+        /// when given (checked with `--public-key`). Needs no database.
+        #[arg(long, value_name = "FILE")]
+        stream: Option<PathBuf>,
+        /// With `--stream`: the position the stream started after (`after_position`), so
+        /// that entries never received before the first line count as missing.
+        #[arg(long, requires = "stream")]
+        from_position: Option<u64>,
     },
     /// Sign the head of every chain (or every chain of one organization) that moved since its
     /// last checkpoint, with `--checkpoint-key`, store the checkpoints and print them: keep

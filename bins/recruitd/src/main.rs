@@ -66,9 +66,22 @@ async fn run(
     cli: Cli,
     dropped_log_lines: impl Fn() -> u64 + Send + Sync + 'static,
 ) -> Result<(), Failure> {
-    // A new key needs no database.
+    // A new key needs no database, nor does checking what a stream's receiver holds.
     if let Command::Audit(AuditCommand::Keygen { file }) = &cli.command {
         return audit::keygen(file);
+    }
+    if let Command::Audit(AuditCommand::Verify {
+        stream: Some(stream),
+        checkpoint,
+        public_key,
+        from_position,
+        json,
+        ..
+    }) = &cli.command
+    {
+        let keys = public_keys(public_key, cli.checkpoint_key.as_deref())?;
+        let checkpoint = checkpoint.as_deref();
+        return audit::audit_verify_stream(stream, checkpoint, &keys, *from_position, *json);
     }
     let opened = open_store(&cli).await?;
     let heavy = opened.heavy_reads(cli.read_replica_wait);
@@ -177,12 +190,10 @@ async fn run(
         Command::Audit(AuditCommand::List { ledger, org, limit, json }) => {
             audit::audit_list(store.as_ref(), ledger, org, limit, json).await
         }
-        Command::Audit(AuditCommand::Verify { ledger, org, checkpoint, public_key, json }) => {
-            let mut keys = public_key
-                .iter()
-                .map(|path| recruit_service::checkpoint::load_public(path))
-                .collect::<Result<Vec<_>, _>>()?;
-            keys.extend(checkpoint_key(cli.checkpoint_key.as_deref())?.map(|k| k.public()));
+        Command::Audit(AuditCommand::Verify {
+            ledger, org, checkpoint, public_key, json, ..
+        }) => {
+            let keys = public_keys(&public_key, cli.checkpoint_key.as_deref())?;
             audit::audit_verify(&heavy, ledger, org, checkpoint.as_deref(), &keys, json).await
         }
         Command::Audit(AuditCommand::Checkpoint { org }) => {
@@ -209,6 +220,20 @@ async fn run(
             audit::audit_export(&heavy, &query, &file).await
         }
     }
+}
+
+/// The public keys checkpoints may be signed with: those of `files`, and the public half of
+/// the signing key at `signing` when given.
+fn public_keys(
+    files: &[std::path::PathBuf],
+    signing: Option<&std::path::Path>,
+) -> Result<Vec<recruit_service::checkpoint::VerifyingKey>, Failure> {
+    let mut keys = files
+        .iter()
+        .map(|path| recruit_service::checkpoint::load_public(path))
+        .collect::<Result<Vec<_>, _>>()?;
+    keys.extend(checkpoint_key(signing)?.map(|k| k.public()));
+    Ok(keys)
 }
 
 /// The server's own HTTP client, reaching what `--outbound-allow` allows besides the Internet.

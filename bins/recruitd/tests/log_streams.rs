@@ -303,6 +303,69 @@ async fn delivered_to_a_receiver_that_verifies_every_batch(world: World) {
     let gone = client.log_stream(stream.id).await.unwrap_err();
     assert_eq!(gone.code(), Some(&ErrorCode::NotFound));
 
+    // What the receiver holds, checked as a receiver would: every batch as delivered (its
+    // duplicates too, in another order) against a checkpoint signed now, needing no database.
+    let org = org_id(ORG_A).to_string();
+    let key = world.key.to_str().unwrap();
+    cli(&world.url, &["--checkpoint-key", key, "audit", "checkpoint", "--org", &org]);
+    let files = tempfile::tempdir().unwrap();
+    let checkpoint = files.path().join("checkpoint.json");
+    let latest = client.latest_checkpoint().await.unwrap();
+    std::fs::write(&checkpoint, serde_json::to_string(&latest).unwrap()).unwrap();
+    let report = receiver.received().await;
+    let mut held: Vec<Value> = vec![];
+    for batch in report["received"].as_array().unwrap().iter().rev() {
+        held.extend(batch["lines"].as_array().unwrap().iter().cloned());
+    }
+    held.push(held[0].clone());
+    let verify = |lines: &[Value]| {
+        let file = files.path().join("received.ndjson");
+        let text: Vec<String> = lines.iter().map(Value::to_string).collect();
+        std::fs::write(&file, text.join("\n")).unwrap();
+        let output = std::process::Command::new(BIN)
+            .args(["audit", "verify", "--stream"])
+            .arg(&file)
+            .arg("--checkpoint")
+            .arg(&checkpoint)
+            .args(["--public-key", key, "--from-position", "0"])
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&output.stdout).into_owned();
+        (output.status.success(), said + &String::from_utf8_lossy(&output.stderr))
+    };
+    let (complete, said) = verify(&held);
+    assert!(complete && said.contains(": complete"), "{said}");
+    let broken: Vec<Value> = held
+        .iter()
+        .filter(|l| l["position"] != 3)
+        .cloned()
+        .map(|mut l| {
+            if l["position"] == 5 {
+                l["entry"]["access_menu_path"] = "elsewhere".into();
+            }
+            l
+        })
+        .collect();
+    let (complete, said) = verify(&broken);
+    assert!(!complete, "{said}");
+    for problem in ["INCOMPLETE", "MISSING position 3", "ALTERED position 5"] {
+        assert!(said.contains(problem), "{problem}: {said}");
+    }
+    // The same through the client, against the checkpoint the server serves.
+    let parsed = |lines: &[Value]| -> Vec<ExportLine> {
+        lines.iter().map(|l| serde_json::from_value(l.clone()).unwrap()).collect()
+    };
+    let checked = client.verify_received(parsed(&held), Some(0)).await.unwrap();
+    assert!(checked.len() == 1 && checked[0].is_complete(), "{checked:?}");
+    let checked = client.verify_received(parsed(&broken), Some(0)).await.unwrap();
+    assert_eq!(
+        checked[0].problems,
+        [
+            recruit_client::Problem::Missing { first: 3, last: 3 },
+            recruit_client::Problem::Altered { position: 5 }
+        ]
+    );
+
     // On the API ledger: each change by the owner, each batch read for delivery (the entries it
     // carried), and each change of the stream's health.
     let org = org_id(ORG_A).to_string();

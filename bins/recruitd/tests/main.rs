@@ -5,6 +5,7 @@ mod client;
 mod common;
 mod deprovision;
 mod e2e;
+mod hec;
 mod log_streams;
 mod mail;
 mod replica;

@@ -60,7 +60,9 @@ pub use endpoint::{ENDPOINTS, Endpoint};
 pub use error::Error;
 pub use export::{Export, VerifiedLine};
 pub use recruit_domain::ErrorCode;
-pub use recruit_domain::chain::{ChainBreak, ChainPoint, Checkpoint, ExportLine, VerifyingKey};
+pub use recruit_domain::chain::{
+    ChainBreak, ChainPoint, Checkpoint, ExportLine, Problem, ReceivedChain, VerifyingKey,
+};
 pub use recruit_domain::review::{DownloadReview, DownloadStatus, Review, SignOff};
 pub use retry::RetryPolicy;
 
@@ -534,6 +536,38 @@ impl Client {
             Error::Untrusted(format!("the checkpoint at position {}: {e}", checkpoint.position))
         })?;
         Ok((checkpoint, hash))
+    }
+
+    /// What a receiver of a log stream stored (its export lines as delivered, in any order,
+    /// with duplicates), checked chain by chain against the latest checkpoint, trusted as
+    /// [`Client::trusted_checkpoint`] trusts it: per chain, the positions missing (from after
+    /// `from`, the stream's start, or from its first line), the duplicates, and every line that
+    /// does not prove itself. Lines of another organization's chains are checked without a
+    /// checkpoint.
+    ///
+    /// ```no_run
+    /// # async fn run(client: recruit_client::Client, stored: Vec<recruit_client::ExportLine>)
+    /// # -> Result<(), recruit_client::Error> {
+    /// for chain in client.verify_received(stored, Some(0)).await? {
+    ///     if !chain.is_complete() {
+    ///         println!("{} is missing or altered: {:?}", chain.organization_id, chain.problems);
+    ///     }
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn verify_received(
+        &self,
+        lines: impl IntoIterator<Item = ExportLine>,
+        from: Option<u64>,
+    ) -> Result<Vec<ReceivedChain>, Error> {
+        let (checkpoint, _) = self.trusted_checkpoint().await?;
+        let numbered = lines.into_iter().enumerate().map(|(n, line)| (n + 1, line));
+        let (chains, unchained) =
+            recruit_domain::chain::check_received(numbered, &[checkpoint], from);
+        if let Some(recruit_domain::chain::Problem::Unchained { line }) = unchained.first() {
+            return Err(Error::Decode(format!("line {line} is not an export line of a chain")));
+        }
+        Ok(chains)
     }
 
     /// `GET /v1/audit-logs/privacy/reviews/{month}`: a month's access review (`YYYY-MM`): per

@@ -21,8 +21,10 @@ use std::fmt;
 
 mod finding;
 mod line;
+mod received;
 pub use finding::{Finding, FindingKind};
 pub use line::{ChainBreak, ChainPoint, ExportLine};
+pub use received::{Problem, ReceivedChain, check_received};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;

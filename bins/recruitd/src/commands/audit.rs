@@ -14,7 +14,7 @@ use crate::output::{json_line, print, print_json};
 
 mod verify;
 
-pub(crate) use verify::audit_verify;
+pub(crate) use verify::{audit_verify, audit_verify_stream};
 
 pub(crate) async fn audit_list(
     store: &dyn Store,

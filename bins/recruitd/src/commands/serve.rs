@@ -67,6 +67,7 @@ pub(crate) async fn serve(
                 lease: args.log_stream_lease,
                 backoff_max: args.log_stream_backoff_max,
                 suspend_after: args.log_stream_suspend_after,
+                ack_timeout: args.log_stream_ack_timeout,
                 ..Default::default()
             };
             let parts = (Arc::clone(&store), fetch, service.deliveries());

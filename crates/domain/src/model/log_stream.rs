@@ -109,6 +109,33 @@ pub enum LogStreamDestination {
         #[cfg_attr(feature = "serde", serde(default = "facility"))]
         facility: u8,
     },
+    /// A Splunk HTTP Event Collector: each entry an event, acknowledged by indexer
+    /// acknowledgement when the collector's token has it.
+    SplunkHec {
+        /// The collector's base URL (`https://splunk.example.com:8088`): events go to
+        /// `/services/collector/event` under it.
+        url: String,
+        /// The events' index (the token's default when left out).
+        #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
+        index: Option<String>,
+        /// The events' source (`recruitd:privacy` when left out).
+        #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
+        source: Option<String>,
+        /// The events' source type (`recruitd:audit` when left out).
+        #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
+        sourcetype: Option<String>,
+        /// The events' host (the token's default when left out).
+        #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
+        host: Option<String>,
+        /// The channel (a GUID) the stream's requests name; chosen by the server when left
+        /// out.
+        #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
+        channel: Option<String>,
+        /// The collector's token: write-only, sent in settings and never shown. Left out of a
+        /// change, the stored one is kept.
+        #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
+        token: Option<WriteOnly>,
+    },
 }
 
 /// The port of syslog over TLS (RFC 5425).

@@ -38,6 +38,8 @@ pub struct Settings {
     pub backoff_max: Duration,
     /// How long a stream fails without a success before it is suspended.
     pub suspend_after: Duration,
+    /// How long a batch awaits a collector's acknowledgement before it is sent again.
+    pub ack_timeout: Duration,
 }
 
 impl Default for Settings {
@@ -50,6 +52,8 @@ impl Default for Settings {
             backoff_initial: Duration::from_secs(1),
             backoff_max: Duration::from_secs(600),
             suspend_after: Duration::from_secs(72 * 3600),
+            // Splunk's advice: ask for up to about five minutes, then send again.
+            ack_timeout: Duration::from_secs(300),
         }
     }
 }
@@ -112,6 +116,24 @@ enum Attempt {
     Shrink,
     /// The destination says to stop (410 Gone).
     Stop { status: Option<u16>, message: String },
+    /// Taken, and delivered once the collector acknowledges this id as indexed.
+    Pending(u64),
+}
+
+/// A batch sent and awaiting the collector's acknowledgement, as the stream keeps it (so that
+/// a restart or another process goes on asking rather than sending it again at once).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+struct Awaited {
+    /// The id the collector gave it.
+    ack_id: u64,
+    /// The position of its last entry.
+    to: u64,
+    /// That entry's hash, hex.
+    hash: String,
+    /// How many entries it holds.
+    count: usize,
+    /// When it was sent.
+    sent_at: Timestamp,
 }
 
 /// Delivers the stream `lease` holds until the lease is lost, the stream is paused or
@@ -171,6 +193,38 @@ async fn delivered(
             sleep(wait.min(settings.lease / 3), &mut stop).await;
             continue;
         }
+        if let Some(awaited) = stream.delivery.pending.as_ref() {
+            let Ok(awaited) = serde_json::from_value::<Awaited>(awaited.clone()) else {
+                store.set_pending(&lease, None).await?;
+                continue;
+            };
+            let acknowledged = acknowledged(fetch.as_ref(), &stream, awaited.ack_id).await;
+            let waited = until_now(awaited.sent_at);
+            let outcome = match acknowledged {
+                true => Attempt::Delivered,
+                false if waited >= settings.ack_timeout => {
+                    store.set_pending(&lease, None).await?;
+                    let message = format!(
+                        "the collector did not acknowledge ackId {} within {} s: sent again",
+                        awaited.ack_id,
+                        settings.ack_timeout.as_secs()
+                    );
+                    Attempt::Retry { status: None, message, after: Some(Duration::ZERO) }
+                }
+                false => {
+                    sleep(settings.poll.max(waited / 10).min(MAX_ACK_POLL), &mut stop).await;
+                    continue;
+                }
+            };
+            let hash = recruit_domain::chain::parse_hex(&awaited.hash).unwrap_or_default();
+            let batch =
+                Sent { from: stream.delivery.position, to: awaited.to, hash, count: awaited.count };
+            let id = message_id(stream.id, batch.from + 1, batch.to);
+            match settle(store.as_ref(), &lease, &stream, &settings, &id, outcome, &batch).await? {
+                Settled::Moved(true) | Settled::Shrink => continue,
+                Settled::Moved(false) => return Ok(Ended::LeaseLost),
+            }
+        }
         let ledger = Ledger::Privacy;
         let (org, position) = (lease.organization_id, stream.delivery.position);
         let read = store.chain_after(ledger, org, position, batch_entries).await?;
@@ -219,54 +273,106 @@ async fn delivered(
         let outcome = send(fetch.as_ref(), &stream, &id, body).await;
         match outcome {
             Attempt::Delivered => figures.update(stream.id, |f| f.delivered += count as u64),
+            Attempt::Pending(_) => {}
             _ => figures.update(stream.id, |f| f.failed += 1),
         }
-        let moved = match outcome {
-            Attempt::Delivered => {
+        let batch = Sent { from: position, to, hash: digest(&last_sent.entry.hash), count };
+        let settled = settle(store.as_ref(), &lease, &stream, &settings, &id, outcome, &batch);
+        let moved = match settled.await? {
+            Settled::Moved(moved) => {
                 batch_entries = settings.batch_entries;
-                if stream.delivery.health != Health::Ok {
-                    let filters = serde_json::json!({
-                        "stream_id": recruit_domain::LogStreamId::from_uuid(stream.id),
-                        "health": Health::Ok.as_str(),
-                    });
-                    store.record_read(&record(&stream, CHANGED, &id, filters), 0).await?;
-                }
-                let hash = digest(&last_sent.entry.hash);
-                store.advance_stream(&lease, position, to, hash, Timestamp::now()).await?
+                moved
             }
-            Attempt::Shrink if count > 1 => {
+            Settled::Shrink => {
                 batch_entries = (count / 2).max(1);
                 continue;
-            }
-            Attempt::Shrink => {
-                let why = "the destination refuses a batch of one entry as too large (413)";
-                let f = failure(&stream, Health::Suspended, Some(413), why.into(), Duration::ZERO);
-                failed(store.as_ref(), &lease, &stream, &f).await?
-            }
-            Attempt::Stop { status, message } => {
-                let f = failure(&stream, Health::Suspended, status, message, Duration::ZERO);
-                failed(store.as_ref(), &lease, &stream, &f).await?
-            }
-            Attempt::Retry { status, message, after } => {
-                let attempt = stream.delivery.attempts + 1;
-                let ceiling =
-                    backoff_ceiling(settings.backoff_initial, settings.backoff_max, attempt);
-                let jittered = ceiling.mul_f64(rand::rng().random_range(0.0..=1.0));
-                let wait = after.map_or(jittered, |a| a.min(settings.backoff_max));
-                let since = stream.delivery.failing_since.unwrap_or_else(Timestamp::now);
-                let health = if until_now(since) >= settings.suspend_after {
-                    Health::Suspended
-                } else {
-                    Health::Failing
-                };
-                let f = failure(&stream, health, status, message, wait);
-                failed(store.as_ref(), &lease, &stream, &f).await?
             }
         };
         if !moved {
             return Ok(Ended::LeaseLost);
         }
     }
+}
+
+/// The longest wait between two questions about an acknowledgement.
+const MAX_ACK_POLL: Duration = Duration::from_secs(10);
+
+/// A batch sent: after which position, up to which, the last entry's hash, how many entries.
+struct Sent {
+    from: u64,
+    to: u64,
+    hash: Digest,
+    count: usize,
+}
+
+/// What settling a batch did.
+enum Settled {
+    /// The stream's delivery changed (false: the lease is lost).
+    Moved(bool),
+    /// The batch is to be sent again, smaller.
+    Shrink,
+}
+
+/// Records what `outcome` means for `batch` of `stream`: delivered (its health recorded when it
+/// changes), awaiting its acknowledgement, or a failure with its next attempt.
+async fn settle(
+    store: &dyn Store,
+    lease: &Lease,
+    stream: &StreamRecord,
+    settings: &Settings,
+    id: &str,
+    outcome: Attempt,
+    batch: &Sent,
+) -> Result<Settled, StoreError> {
+    let moved = match outcome {
+        Attempt::Delivered => {
+            if stream.delivery.health != Health::Ok {
+                let filters = serde_json::json!({
+                    "stream_id": recruit_domain::LogStreamId::from_uuid(stream.id),
+                    "health": Health::Ok.as_str(),
+                });
+                store.record_read(&record(stream, CHANGED, id, filters), 0).await?;
+            }
+            let now = Timestamp::now();
+            store.advance_stream(lease, batch.from, batch.to, batch.hash, now).await?
+        }
+        Attempt::Pending(ack_id) => {
+            let awaited = Awaited {
+                ack_id,
+                to: batch.to,
+                hash: recruit_domain::chain::hex(&batch.hash),
+                count: batch.count,
+                sent_at: Timestamp::now(),
+            };
+            let awaited = serde_json::to_value(awaited).unwrap_or_default();
+            store.set_pending(lease, Some(&awaited)).await?
+        }
+        Attempt::Shrink if batch.count > 1 => return Ok(Settled::Shrink),
+        Attempt::Shrink => {
+            let why = "the destination refuses a batch of one entry as too large (413)";
+            let f = failure(stream, Health::Suspended, Some(413), why.into(), Duration::ZERO);
+            failed(store, lease, stream, &f).await?
+        }
+        Attempt::Stop { status, message } => {
+            let f = failure(stream, Health::Suspended, status, message, Duration::ZERO);
+            failed(store, lease, stream, &f).await?
+        }
+        Attempt::Retry { status, message, after } => {
+            let attempt = stream.delivery.attempts + 1;
+            let ceiling = backoff_ceiling(settings.backoff_initial, settings.backoff_max, attempt);
+            let jittered = ceiling.mul_f64(rand::rng().random_range(0.0..=1.0));
+            let wait = after.map_or(jittered, |a| a.min(settings.backoff_max));
+            let since = stream.delivery.failing_since.unwrap_or_else(Timestamp::now);
+            let health = if until_now(since) >= settings.suspend_after {
+                Health::Suspended
+            } else {
+                Health::Failing
+            };
+            let f = failure(stream, health, status, message, wait);
+            failed(store, lease, stream, &f).await?
+        }
+    };
+    Ok(Settled::Moved(moved))
 }
 
 /// The operation the API ledger records a delivered batch's read under.
@@ -372,12 +478,22 @@ fn body(stream: &StreamRecord, entries: &[ExportedEntry], max: usize) -> (Vec<u8
         Some(LogStreamDestination::Https { format: BatchFormat::JsonArray, .. })
     );
     let sender = destination.as_ref().and_then(super::sender);
+    let collector = destination.as_ref().and_then(super::collector);
     let mut out = Vec::new();
     let mut count = 0;
     for e in entries {
         let mut line = crate::export::line(Ledger::Privacy, e);
         if let Some(sender) = &sender {
             line = super::syslog::frame(&syslog_message(sender, e, &line));
+        }
+        if let Some(collector) = &collector {
+            let params = coordinates(e);
+            let params: Vec<(&str, &str)> = params.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            let event =
+                super::splunk::event(collector, Ledger::Privacy.as_str(), e.time, &params, &line);
+            // An export line is JSON: an event of it always is.
+            line = event.unwrap_or_default();
+            line.push(b'\n');
         }
         if array {
             line.pop(); // The line feed.
@@ -398,19 +514,22 @@ fn body(stream: &StreamRecord, entries: &[ExportedEntry], max: usize) -> (Vec<u8
 /// The RFC 5424 message of `entry`, whose export line is `line`: the entry's own time, the
 /// ledger as MSGID, and the chain's coordinates as structured data.
 fn syslog_message(sender: &super::syslog::Sender, entry: &ExportedEntry, line: &[u8]) -> Vec<u8> {
-    let hex = |h: &Option<Vec<u8>>| recruit_domain::chain::hex(&digest(h));
-    let id = recruit_domain::PrivacyAuditLogId::from_uuid(entry.entry.id).to_string();
-    let org = entry.organization_id.to_string();
-    let position = entry.entry.position.unwrap_or_default().to_string();
-    let (hash, prev) = (hex(&entry.entry.hash), hex(&entry.entry.prev_hash));
-    let params = [
-        ("id", id.as_str()),
-        ("org", org.as_str()),
-        ("pos", position.as_str()),
-        ("hash", hash.as_str()),
-        ("prev", prev.as_str()),
-    ];
+    let params = coordinates(entry);
+    let params: Vec<(&str, &str)> = params.iter().map(|(k, v)| (*k, v.as_str())).collect();
     super::syslog::message(sender, entry.time, Ledger::Privacy.as_str(), &params, line)
+}
+
+/// The chain's coordinates of `entry`, by name: its id, organization, position, hash and the
+/// hash before it.
+fn coordinates(entry: &ExportedEntry) -> [(&'static str, String); 5] {
+    let hex = |h: &Option<Vec<u8>>| recruit_domain::chain::hex(&digest(h));
+    [
+        ("id", recruit_domain::PrivacyAuditLogId::from_uuid(entry.entry.id).to_string()),
+        ("org", entry.organization_id.to_string()),
+        ("pos", entry.entry.position.unwrap_or_default().to_string()),
+        ("hash", hex(&entry.entry.hash)),
+        ("prev", hex(&entry.entry.prev_hash)),
+    ]
 }
 
 /// Sends the batch `id` with `body` to `stream`'s destination, signed by its secrets.
@@ -431,6 +550,9 @@ async fn send(fetch: &dyn Fetch, stream: &StreamRecord, id: &str, body: Vec<u8>)
                 Ok(()) => Attempt::Delivered,
                 Err(e) => Attempt::Retry { status: None, message: e.0, after: None },
             };
+        }
+        Some(LogStreamDestination::SplunkHec { url, channel, .. }) => {
+            return collect(fetch, stream, &url, channel.as_deref(), body).await;
         }
         _ => {
             let message = "this version cannot deliver to the stream's destination".to_owned();
@@ -468,6 +590,83 @@ async fn send(fetch: &dyn Fetch, stream: &StreamRecord, id: &str, body: Vec<u8>)
     match fetch.fetch(request).await {
         Err(e) => Attempt::Retry { status: None, message: e.0, after: None },
         Ok(answer) => classify(&answer),
+    }
+}
+
+/// The URL of the collector's `endpoint` (`event`, `ack`) under the stream's `base` URL.
+fn collector_url(base: &str, endpoint: &str) -> String {
+    let base = base.trim_end_matches('/');
+    let base = base.find("/services/collector").map_or(base, |i| &base[..i]);
+    format!("{base}/services/collector/{endpoint}")
+}
+
+/// A request to the stream's collector: its token and channel.
+fn to_collector(
+    stream: &StreamRecord,
+    url: String,
+    channel: Option<&str>,
+    body: Vec<u8>,
+) -> Result<http::Request<Vec<u8>>, http::Error> {
+    let token = stream.secrets["hec_token"].as_str().unwrap_or_default();
+    http::Request::builder()
+        .method(http::Method::POST)
+        .uri(url)
+        .header(http::header::AUTHORIZATION, format!("Splunk {token}"))
+        .header(http::header::CONTENT_TYPE, "application/json")
+        .header("x-splunk-request-channel", channel.unwrap_or_default())
+        .body(body)
+}
+
+/// Sends a batch of events to the stream's collector at `base`.
+async fn collect(
+    fetch: &dyn Fetch,
+    stream: &StreamRecord,
+    base: &str,
+    channel: Option<&str>,
+    body: Vec<u8>,
+) -> Attempt {
+    let request = match to_collector(stream, collector_url(base, "event"), channel, body) {
+        Ok(r) => r,
+        Err(e) => return Attempt::Stop { status: None, message: format!("the request: {e}") },
+    };
+    let answer = match fetch.fetch(request).await {
+        Ok(answer) => answer,
+        Err(e) => return Attempt::Retry { status: None, message: e.0, after: None },
+    };
+    let status = answer.status().as_u16();
+    let waited = answer.headers().get(http::header::RETRY_AFTER).and_then(|v| v.to_str().ok());
+    match super::splunk::classify(status, answer.body(), waited, SystemTime::now()) {
+        super::splunk::Answer::Taken { ack_id: None } => Attempt::Delivered,
+        super::splunk::Answer::Taken { ack_id: Some(id) } => Attempt::Pending(id),
+        super::splunk::Answer::Retry { after, why } => {
+            Attempt::Retry { status: Some(status), message: why, after }
+        }
+        super::splunk::Answer::Shrink => Attempt::Shrink,
+        super::splunk::Answer::Misconfigured(why) => {
+            Attempt::Retry { status: Some(status), message: why, after: None }
+        }
+        super::splunk::Answer::Malformed(why) => {
+            Attempt::Stop { status: Some(status), message: why }
+        }
+    }
+}
+
+/// Whether the stream's collector says `ack_id` is indexed (no answer: not yet).
+async fn acknowledged(fetch: &dyn Fetch, stream: &StreamRecord, ack_id: u64) -> bool {
+    let Some(LogStreamDestination::SplunkHec { url, channel, .. }) = super::destination(stream)
+    else {
+        return false;
+    };
+    let body = super::splunk::ack_query(&[ack_id]);
+    let Ok(request) = to_collector(stream, collector_url(&url, "ack"), channel.as_deref(), body)
+    else {
+        return false;
+    };
+    match fetch.fetch(request).await {
+        Ok(answer) if answer.status().is_success() => {
+            super::splunk::acknowledged(answer.body()).is_ok_and(|ids| ids.contains(&ack_id))
+        }
+        _ => false,
     }
 }
 

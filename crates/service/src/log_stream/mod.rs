@@ -194,9 +194,67 @@ pub fn problems(settings: &LogStreamSettings) -> Vec<(&'static str, String)> {
                 }
             }
         }
+        LogStreamDestination::SplunkHec {
+            url,
+            index,
+            source,
+            sourcetype,
+            host,
+            channel,
+            token,
+        } => {
+            if let Err(why) = endpoint(url) {
+                problems.push(("destination.url", why));
+            }
+            for (field, value) in [
+                ("destination.index", index),
+                ("destination.source", source),
+                ("destination.sourcetype", sourcetype),
+                ("destination.host", host),
+            ] {
+                if let Some(value) = value
+                    && (value.trim().is_empty()
+                        || value.len() > 256
+                        || value.chars().any(char::is_control))
+                {
+                    problems.push((field, "1 to 256 characters, none a control.".into()));
+                }
+            }
+            if let Some(channel) = channel
+                && uuid::Uuid::try_parse(channel).is_err()
+            {
+                problems.push(("destination.channel", "A channel is a GUID.".into()));
+            }
+            if let Some(token) = token
+                && (token.0.trim().is_empty() || token.0.len() > 256)
+            {
+                problems.push(("destination.token", "A token is 1 to 256 characters.".into()));
+            }
+        }
         _ => problems.push(("destination.type", "This destination is not supported.".into())),
     }
     problems
+}
+
+/// `destination` with its channel chosen when it names none (a Splunk collector's requests
+/// name one, kept for the stream's life, so that acknowledgements are asked where they were
+/// given).
+pub fn with_channel(destination: LogStreamDestination) -> LogStreamDestination {
+    match destination {
+        LogStreamDestination::SplunkHec {
+            channel: None,
+            url,
+            index,
+            source,
+            sourcetype,
+            host,
+            token,
+        } => {
+            let channel = Some(uuid::Uuid::new_v4().hyphenated().to_string());
+            LogStreamDestination::SplunkHec { url, index, source, sourcetype, host, channel, token }
+        }
+        other => other,
+    }
 }
 
 /// The SD-ID of the chain's coordinates in syslog messages (32473: the private enterprise
@@ -213,6 +271,21 @@ pub fn sender(destination: &LogStreamDestination) -> Option<syslog::Sender> {
                 hostname: hostname.clone(),
                 app_name: app_name.clone(),
                 sd_id: SD_ID.to_owned(),
+            })
+        }
+        _ => None,
+    }
+}
+
+/// Where a Splunk destination's events go; `None` for other destinations.
+pub fn collector(destination: &LogStreamDestination) -> Option<splunk::Collector> {
+    match destination {
+        LogStreamDestination::SplunkHec { index, source, sourcetype, host, .. } => {
+            Some(splunk::Collector {
+                index: index.clone(),
+                source: source.clone(),
+                sourcetype: sourcetype.clone(),
+                host: host.clone(),
             })
         }
         _ => None,
@@ -245,6 +318,7 @@ pub fn host(destination: &LogStreamDestination) -> Option<String> {
     match destination {
         LogStreamDestination::Https { url, .. } => endpoint(url).ok(),
         LogStreamDestination::SyslogTls { host, .. } => Some(host.clone()),
+        LogStreamDestination::SplunkHec { url, .. } => endpoint(url).ok(),
         _ => None,
     }
 }
@@ -271,6 +345,14 @@ pub fn secrets_of(
             && let Some(o) = stored.as_object_mut()
         {
             o.remove("client_key");
+        }
+    }
+    if let LogStreamDestination::SplunkHec { token, .. } = destination {
+        if let Some(token) = token {
+            stored["hec_token"] = Value::String(token.0.clone());
+        }
+        if !stored["hec_token"].is_string() {
+            return Err(("destination.token", "The collector's token is required.".to_owned()));
         }
     }
     Ok(stored)
@@ -306,6 +388,7 @@ pub fn stored(destination: &LogStreamDestination) -> Value {
     let mut stored = serde_json::to_value(destination).unwrap_or(Value::Null);
     if let Some(members) = stored.as_object_mut() {
         members.remove("client_key");
+        members.remove("token");
     }
     stored
 }
@@ -427,6 +510,48 @@ mod tests {
             ..of("https://a.example", "SIEM")
         };
         assert_eq!(fields(&problems(&other)), ["destination.format"]);
+    }
+
+    #[test]
+    fn a_splunk_destination_needs_a_token_and_gets_a_channel_kept_for_its_life() {
+        let of = |extra: Value| {
+            let mut d = json!({"type": "splunk_hec", "url": "https://splunk.example.com:8088"});
+            for (k, v) in extra.as_object().unwrap() {
+                d[k] = v.clone();
+            }
+            serde_json::from_value::<LogStreamDestination>(d).unwrap()
+        };
+        let settings = |destination| LogStreamSettings {
+            name: "Splunk".into(),
+            destination,
+            after_position: None,
+        };
+        assert!(problems(&settings(of(json!({"token": "t", "index": "audit"})))).is_empty());
+        for (extra, field) in [
+            (json!({"url": "http://splunk.example.com:8088"}), "destination.url"),
+            (json!({"index": ""}), "destination.index"),
+            (json!({"channel": "not-a-guid"}), "destination.channel"),
+            (json!({"token": ""}), "destination.token"),
+        ] {
+            assert_eq!(fields(&problems(&settings(of(extra.clone())))), [field], "{extra}");
+        }
+        let chosen = with_channel(of(json!({"token": "t"})));
+        let LogStreamDestination::SplunkHec { channel: Some(channel), .. } = &chosen else {
+            panic!("{chosen:?}")
+        };
+        assert!(uuid::Uuid::try_parse(channel).is_ok());
+        assert_eq!(with_channel(chosen.clone()), chosen, "kept once chosen");
+        let stored = stored(&chosen);
+        assert!(stored.get("token").is_none(), "the token is kept apart: {stored}");
+        let secrets = secrets_of(&chosen, Value::Null).unwrap();
+        assert_eq!(secrets["hec_token"], "t");
+        let without = of(json!({}));
+        assert_eq!(secrets_of(&without, Value::Null).unwrap_err().0, "destination.token");
+        assert_eq!(
+            secrets_of(&without, secrets.clone()).unwrap(),
+            secrets,
+            "the stored token kept"
+        );
     }
 
     #[test]

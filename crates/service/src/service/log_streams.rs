@@ -51,9 +51,10 @@ impl Service {
         let mut problems = params.problems;
         let settings =
             params.body.and_then(|body| crate::log_stream::settings_body(&body, &mut problems));
-        let (Some(settings), true) = (settings, problems.is_empty()) else {
+        let (Some(mut settings), true) = (settings, problems.is_empty()) else {
             return Err(ServiceError::validation(problems));
         };
+        settings.destination = crate::log_stream::with_channel(settings.destination);
         self.admitted(&settings).await?;
         let organization = caller.token.organization_id;
         let (position, hash) = self.start(organization, settings.after_position).await?;
@@ -120,9 +121,10 @@ impl Service {
             self.stream_of(caller, context, kind, &params.stream_id, params.problems).await?;
         let settings =
             params.body.and_then(|b| crate::log_stream::patched(&stream, &b, &mut problems));
-        let (Some(settings), true) = (settings, problems.is_empty()) else {
+        let (Some(mut settings), true) = (settings, problems.is_empty()) else {
             return Err(ServiceError::validation(problems));
         };
+        settings.destination = crate::log_stream::with_channel(settings.destination);
         let stored = crate::log_stream::destination(&stream);
         if stored.as_ref().map(std::mem::discriminant)
             != Some(std::mem::discriminant(&settings.destination))
