@@ -92,11 +92,20 @@ impl Receiver {
     /// The lines acknowledged, by position (a batch delivered twice counts once), once the
     /// receiver holds every position up to `last`; panics after 60 s.
     async fn until(&self, last: u64) -> BTreeMap<u64, ExportLine> {
+        self.of(None, last).await
+    }
+
+    /// [`Receiver::until`] for the batches of `stream` only, when given.
+    async fn of(&self, stream: Option<&LogStream>, last: u64) -> BTreeMap<u64, ExportLine> {
+        let prefix = stream.map(|s| format!("lsb_{}_", s.id.uuid().simple()));
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             let received = self.received().await;
             let mut lines = BTreeMap::new();
-            for batch in received["received"].as_array().unwrap() {
+            let batches = received["received"].as_array().unwrap().iter().filter(|b| {
+                prefix.as_ref().is_none_or(|p| b["id"].as_str().unwrap().starts_with(p))
+            });
+            for batch in batches {
                 for line in batch["lines"].as_array().unwrap() {
                     let line: ExportLine = serde_json::from_value(line.clone()).unwrap();
                     let position = line.position.unwrap();
@@ -393,6 +402,56 @@ async fn delivered_to_a_receiver_that_verifies_every_batch(world: World) {
     for changed in ["FAILING", "SUSPENDED", "OK"] {
         assert!(health.contains(&changed), "{changed} recorded: {health:?}");
     }
+}
+
+/// Whether `server` delivers `stream` now: the replica holding a stream reports its lag.
+fn holds(server: &Server, stream: &LogStream) -> bool {
+    use std::io::{Read, Write};
+    let mut connection = std::net::TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    write!(connection, "GET /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let mut text = String::new();
+    connection.read_to_string(&mut text).unwrap();
+    text.contains(&format!("recruitd_stream_lag_entries{{stream=\"{}\"}}", stream.id))
+}
+
+/// Two replicas on one PostgreSQL database: each stream delivered by one of them, and a dead
+/// one's streams taken over once their leases run out, nothing lost or out of order.
+#[tokio::test(flavor = "multi_thread")]
+async fn several_replicas_deliver_each_stream_from_one_and_take_over_a_dead_ones() {
+    let world = World::postgres().await;
+    let receiver = Receiver::start();
+    let serve = ["--outbound-allow", "127.0.0.1", "--log-stream-lease", "3s"];
+    let (a, b) = (world.serve(&serve), world.serve(&serve));
+    let client = world.client(&a);
+    let mut streams = vec![];
+    for n in 0..3 {
+        let settings = LogStreamSettings {
+            name: format!("SIEM {n}"),
+            destination: LogStreamDestination::Https {
+                url: format!("{}/in/{n}", receiver.url),
+                format: BatchFormat::Ndjson,
+            },
+            after_position: Some(0),
+        };
+        streams.push(client.create_log_stream(&settings).await.unwrap());
+    }
+    let secrets: Vec<_> = streams.iter().map(|s| s.signing_secret.clone().unwrap()).collect();
+    receiver.control("__secrets", json!({"secrets": secrets})).await;
+    let first = record(&client, 5).await;
+    for stream in &streams {
+        chained(&receiver.of(Some(stream), first).await);
+        assert!(holds(&a, stream) != holds(&b, stream), "held by one replica: {stream:?}");
+    }
+    let (dead, alive) = if holds(&a, &streams[0]) { (a, b) } else { (b, a) };
+    dead.kill();
+    let client = world.client(&alive);
+    let second = record(&client, 5).await;
+    for stream in &streams {
+        chained(&receiver.of(Some(stream), second).await);
+        assert!(holds(&alive, stream), "taken over: {stream:?}");
+    }
+    assert_eq!(receiver.received().await["unverified"], 0);
 }
 
 #[tokio::test(flavor = "multi_thread")]
