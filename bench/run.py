@@ -11,6 +11,7 @@
     bench/run.py revocation  # under load: how long a revocation or a demotion takes to be seen
     bench/run.py record    # recording accesses in 1 000-entry batches vs PostgreSQL's own COPY
     bench/run.py recorded  # recorded ledger reads vs the hand-written transaction (RECORDED_SQL)
+    bench/run.py stream    # recording with no log stream vs with three, and whether they keep up
     bench/run.py verify    # `recruitd audit verify` of --entries entries vs reading them with COPY
     bench/run.py export    # `recruitd audit export` of --entries entries vs COPY of the same rows
     bench/run.py reference # job, organization and recorded page reads vs the lean reference
@@ -639,7 +640,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("scenario", choices=["jobs", "ledger", "adapter", "ids", "import", "soak",
-                                             "revocation", "record", "recorded", "verify", "export",
+                                             "revocation", "record", "recorded", "stream",
+                                             "verify", "export",
                                              "review", "reference", "instructions"])
     parser.add_argument("--duration", type=int, default=20)
     parser.add_argument("--connections", default="8,64",
@@ -692,12 +694,13 @@ def main():
     url = os.environ.get("DATABASE_URL")
     if not url:
         # Anything that writes is measured at PostgreSQL's default durability.
-        cluster = Cluster(durable=args.scenario in ("record", "recorded", "verify", "export",
-                                                    "reference"))
+        cluster = Cluster(durable=args.scenario in ("record", "recorded", "stream", "verify",
+                                                    "export", "reference"))
         url = cluster.url
     try:
         scenarios = {"jobs": scenario_jobs, "ledger": scenario_ledger,
                      "revocation": scenario_revocation, "record": scenario_record,
+                     "stream": scenario_stream,
                      "recorded": scenario_recorded,
                      "verify": scenario_verify, "export": scenario_export,
                      "review": scenario_review, "reference": scenario_reference,
@@ -1219,6 +1222,113 @@ def scenario_record(url, args):
            "COPY entries/s", "ratio", "server peak RSS MiB"), rows)
     print(f"\n(1 000-entry batches, {args.duration} s of wrk -t2 per run; PostgreSQL with fsync "
           "and synchronous_commit on; COPY through psql, one transaction per 1 000 rows)")
+
+
+# A log destination that takes every batch at once: what the streams deliver to, so that the
+# server's side is what is measured.
+STREAM_SINK = r"""
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+class Sink(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def log_message(self, *args):
+        pass
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.send_response(204)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+server = ThreadingHTTPServer(("127.0.0.1", 0), Sink)
+print(server.server_address[1], flush=True)
+server.serve_forever()
+"""
+
+
+def api(base, token, method, path, body=None):
+    """One call of the API: its JSON answer (none for 204)."""
+    request = urllib.request.Request(
+        base + path, method=method, data=json.dumps(body).encode() if body is not None else None,
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        text = answer.read()
+    return json.loads(text) if text else None
+
+
+def scenario_stream(url, args):
+    """Log streams beside recording: entries per second recorded through POST
+    /v1/audit-logs/privacy (batches of 1 000, as `record`) with no stream, then with three HTTPS
+    streams of the same organization delivering to a local receiver that takes every batch at
+    once; the entries the streams delivered per entry recorded over the run, the lag they ended
+    with and how long they took to catch up; the server's CPU per recorded entry both ways.
+    PostgreSQL at its default durability."""
+    import uuid
+    token = demo(url)
+    org = psql(url, "SELECT organization_id FROM api_tokens LIMIT 1")
+    user = psql(url, f"SELECT id FROM users WHERE organization_id = '{org}' ORDER BY id LIMIT 1")
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    entry = {"access_time": now, "account_id": uuid.uuid4().hex,
+             "ip_addresses": ["203.0.113.7", "2001:db8::1"],
+             "data_subject": {"type": "EMPLOYEE", "user": "usr_" + user.replace("-", "")},
+             "access_data": ["NAME", "EMAIL_ADDRESS"], "access_menu": "Candidates",
+             "access_menu_path": "/candidates/list", "activity_category": "READ"}
+    body = json.dumps({"entries": [entry] * 1000})
+    sink = subprocess.Popen([sys.executable, "-c", STREAM_SINK], stdout=subprocess.PIPE,
+                            text=True)
+    sink_port = int(sink.stdout.readline())
+    rows = []
+    try:
+        for connections in args.connections:
+            measured = {}
+            for streams in (0, 3):
+                server = Server(url, "--outbound-allow", "127.0.0.1")
+                made = [api(server.base, token, "POST", "/v1/log-streams",
+                            {"name": f"bench {n}", "destination": {
+                                "type": "https", "url": f"http://127.0.0.1:{sink_port}/in/{n}"}})
+                        for n in range(streams)]
+                def positions():
+                    return [api(server.base, token, "GET", f"/v1/log-streams/{s['id']}")
+                            for s in made]
+                start = positions()
+                script = tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False)
+                script.write(RECORD_LUA % (json.dumps(body), token))
+                script.close()
+                before = int(psql(url, "SELECT count(*) FROM privacy_audit_logs"))
+                cpu = server.cpu_seconds()
+                out = subprocess.run(["wrk", f"-t{min(2, connections)}", f"-c{connections}",
+                                      f"-d{args.duration}s", "--timeout", "10s", "-s",
+                                      script.name, server.base],
+                                     check=True, capture_output=True, text=True).stdout
+                os.unlink(script.name)
+                cpu = server.cpu_seconds() - cpu
+                recorded = int(psql(url, "SELECT count(*) FROM privacy_audit_logs")) - before
+                end = positions()
+                if "Non-2xx" in out or "Socket errors" in out:
+                    sys.exit(f"recording failed under load:\n{out}")
+                ratio = min((e["delivered_position"] - s["delivered_position"]) / recorded
+                            for s, e in zip(start, end)) if made else float("nan")
+                lag = max((e["lag_entries"] for e in end), default=0)
+                started = time.perf_counter()
+                while made and any(s["lag_entries"] for s in positions()):
+                    if time.perf_counter() - started > 600:
+                        sys.exit("the streams did not catch up within 10 minutes")
+                    time.sleep(0.2)
+                drained = time.perf_counter() - started
+                for s in made:
+                    api(server.base, token, "DELETE", f"/v1/log-streams/{s['id']}")
+                server.stop()
+                measured[streams] = (recorded / args.duration, cpu / recorded * 1e6, ratio, lag,
+                                     drained)
+            (bare, bare_cpu, _, _, _), (rate, rate_cpu, ratio, lag, drained) = \
+                measured[0], measured[3]
+            rows.append((connections, f"{bare:,.0f}", f"{rate:,.0f}", f"{rate / bare:.2f}",
+                         f"{ratio:.3f}", f"{lag:,}", f"{drained:.1f}", f"{bare_cpu:.1f}",
+                         f"{rate_cpu:.1f}"))
+    finally:
+        sink.kill()
+    table(("connections", "entries/s, no stream", "entries/s, 3 streams", "ratio",
+           "delivered / recorded (slowest stream)", "lag at the end", "caught up in s",
+           "server CPU µs/entry, no stream", "server CPU µs/entry, 3 streams"), rows)
+    print(f"\n(1 000-entry batches, {args.duration} s of wrk per run; three HTTPS streams to a "
+          "local receiver; PostgreSQL with fsync and synchronous_commit on)")
 
 
 # The demo's job of the OpenAPI example: the demo data is deterministic.

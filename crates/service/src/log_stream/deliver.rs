@@ -28,6 +28,8 @@ pub struct Settings {
     pub lease: Duration,
     /// The most entries in a batch.
     pub batch_entries: usize,
+    /// The most entries read, checked and recorded at once, then sent batch by batch.
+    pub read_ahead: usize,
     /// The most bytes in a batch's body (one entry larger than this is sent alone).
     pub batch_bytes: usize,
     /// How often a caught-up stream looks for new entries.
@@ -47,6 +49,7 @@ impl Default for Settings {
         Self {
             lease: Duration::from_secs(30),
             batch_entries: 1_000,
+            read_ahead: 10_000,
             batch_bytes: 1024 * 1024,
             poll: Duration::from_secs(1),
             backoff_initial: Duration::from_secs(1),
@@ -161,6 +164,7 @@ async fn delivered(
     mut stop: tokio::sync::watch::Receiver<bool>,
 ) -> Result<Ended, StoreError> {
     let mut caught_up = Instant::now();
+    let mut ahead = std::collections::VecDeque::new();
     let mut held_until = Instant::now() + settings.lease;
     let mut renewed = Instant::now();
     let mut batch_entries = settings.batch_entries;
@@ -227,46 +231,57 @@ async fn delivered(
         }
         let ledger = Ledger::Privacy;
         let (org, position) = (lease.organization_id, stream.delivery.position);
-        let read = store.chain_after(ledger, org, position, batch_entries).await?;
-        if read.is_empty() {
-            caught_up = Instant::now();
-            figures.update(stream.id, |f| (f.lag_entries, f.lag_seconds) = (0, 0.0));
-            sleep(settings.poll, &mut stop).await;
-            continue;
+        // What was read ahead and recorded, from the position the stream stands at: kept
+        // only while it continues that position (another process may have moved it).
+        while ahead.front().is_some_and(|e| at(e) <= position) {
+            ahead.pop_front();
         }
-        let heads = store.chain_heads(Some(org)).await?;
-        let head = heads.iter().find(|h| h.ledger == ledger.as_str()).map_or(0, |h| h.position);
-        let lag = u64::try_from(head).unwrap_or_default().saturating_sub(position);
-        let behind = caught_up.elapsed().as_secs_f64();
-        figures.update(stream.id, |f| (f.lag_entries, f.lag_seconds) = (lag, behind));
-        let (batch, last) = match linked(&stream, &read) {
-            Ok(last) => (&read[..last.0], last.1),
-            Err(why) => {
-                // A gap (entries removed before they were delivered) or an entry that does
-                // not prove itself: never skipped, never sent; an owner must look.
-                let failure = failure(&stream, Health::Suspended, None, why, Duration::ZERO);
-                failed(store.as_ref(), &lease, &stream, &failure).await?;
+        if ahead.front().is_some_and(|e| at(e) != position + 1) {
+            ahead.clear();
+        }
+        if ahead.is_empty() {
+            let read = store.chain_after(ledger, org, position, settings.read_ahead).await?;
+            if read.is_empty() {
+                caught_up = Instant::now();
+                figures.update(stream.id, |f| (f.lag_entries, f.lag_seconds) = (0, 0.0));
+                sleep(settings.poll, &mut stop).await;
                 continue;
             }
-        };
-        let (body, count) = body(&stream, batch, settings.batch_bytes);
-        let last_sent = if count == batch.len() { last } else { batch[count - 1].clone() };
-        if Instant::now() >= held_until {
-            continue; // Renew before sending.
-        }
-        let to = u64::try_from(last_sent.entry.position.unwrap_or_default()).unwrap_or_default();
-        let id = message_id(stream.id, position + 1, to);
-        if stream.delivery.attempts == 0 {
-            // A delivery reads the ledger: recorded before its first attempt, as every read
-            // is before it returns (again, should its holder stop before the batch is
-            // delivered).
+            let heads = store.chain_heads(Some(org)).await?;
+            let head = heads.iter().find(|h| h.ledger == ledger.as_str()).map_or(0, |h| h.position);
+            let lag = u64::try_from(head).unwrap_or_default().saturating_sub(position);
+            let behind = caught_up.elapsed().as_secs_f64();
+            figures.update(stream.id, |f| (f.lag_entries, f.lag_seconds) = (lag, behind));
+            let linked = match linked(&stream, &read) {
+                Ok((linked, _)) => linked,
+                Err(why) => {
+                    // A gap (entries removed before they were delivered) or an entry that does
+                    // not prove itself: never skipped, never sent; an owner must look.
+                    let failure = failure(&stream, Health::Suspended, None, why, Duration::ZERO);
+                    failed(store.as_ref(), &lease, &stream, &failure).await?;
+                    continue;
+                }
+            };
+            // Delivering reads the ledger: the read recorded before any of it is sent, as
+            // every read is before it returns (again, should its holder stop first).
+            let last = at(&read[linked - 1]);
             let filters = serde_json::json!({
                 "stream_id": recruit_domain::LogStreamId::from_uuid(stream.id),
                 "first_position": position + 1,
-                "last_position": to,
+                "last_position": last,
             });
-            store.record_read(&record(&stream, DELIVERED, &id, filters), count).await?;
+            let id = format!("lsr_{}_{}_{last}", stream.id.simple(), position + 1);
+            store.record_read(&record(&stream, DELIVERED, &id, filters), linked).await?;
+            ahead.extend(read.into_iter().take(linked));
         }
+        let batch: Vec<ExportedEntry> = ahead.iter().take(batch_entries).cloned().collect();
+        let (body, count) = body(&stream, &batch, settings.batch_bytes);
+        let last_sent = batch[count - 1].clone();
+        if Instant::now() >= held_until {
+            continue; // Renew before sending.
+        }
+        let to = at(&last_sent);
+        let id = message_id(stream.id, position + 1, to);
         if stream.delivery.attempts > 0 {
             figures.update(stream.id, |f| f.retried += 1);
         }
@@ -373,6 +388,11 @@ async fn settle(
         }
     };
     Ok(Settled::Moved(moved))
+}
+
+/// The chain position of an entry read.
+fn at(entry: &ExportedEntry) -> u64 {
+    u64::try_from(entry.entry.position.unwrap_or_default()).unwrap_or_default()
 }
 
 /// The operation the API ledger records a delivered batch's read under.

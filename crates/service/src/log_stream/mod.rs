@@ -250,7 +250,7 @@ pub fn with_channel(destination: LogStreamDestination) -> LogStreamDestination {
             host,
             token,
         } => {
-            let channel = Some(uuid::Uuid::new_v4().hyphenated().to_string());
+            let channel = Some(uuid::Uuid::now_v7().hyphenated().to_string());
             LogStreamDestination::SplunkHec { url, index, source, sourcetype, host, channel, token }
         }
         other => other,
