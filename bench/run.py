@@ -1161,16 +1161,7 @@ def scenario_record(url, args):
     PostgreSQL's own COPY of the same rows, 1 000 to a transaction, with as many clients, on a
     cluster at the default durability (fsync and synchronous_commit on)."""
     import uuid
-    token = demo(url)
-    org = psql(url, "SELECT organization_id FROM api_tokens LIMIT 1")
-    user = psql(url, f"SELECT id FROM users WHERE organization_id = '{org}' ORDER BY id LIMIT 1")
-    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    entry = {"access_time": now, "account_id": uuid.uuid4().hex,
-             "ip_addresses": ["203.0.113.7", "2001:db8::1"],
-             "data_subject": {"type": "EMPLOYEE", "user": "usr_" + user.replace("-", "")},
-             "access_data": ["NAME", "EMAIL_ADDRESS"], "access_menu": "Candidates",
-             "access_menu_path": "/candidates/list", "activity_category": "READ"}
-    body = json.dumps({"entries": [entry] * 1000})
+    token, org, user, now, entry, body = record_load(url)
     rows = []
     for connections in args.connections:
         server = Server(url)
@@ -1224,6 +1215,22 @@ def scenario_record(url, args):
           "and synchronous_commit on; COPY through psql, one transaction per 1 000 rows)")
 
 
+def record_load(url):
+    """The demo loaded; its owner token, organization and first user, the time written, one
+    entry of theirs and the body of a batch of 1 000 of it."""
+    import uuid
+    token = demo(url)
+    org = psql(url, "SELECT organization_id FROM api_tokens LIMIT 1")
+    user = psql(url, f"SELECT id FROM users WHERE organization_id = '{org}' ORDER BY id LIMIT 1")
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    entry = {"access_time": now, "account_id": uuid.uuid4().hex,
+             "ip_addresses": ["203.0.113.7", "2001:db8::1"],
+             "data_subject": {"type": "EMPLOYEE", "user": "usr_" + user.replace("-", "")},
+             "access_data": ["NAME", "EMAIL_ADDRESS"], "access_menu": "Candidates",
+             "access_menu_path": "/candidates/list", "activity_category": "READ"}
+    return token, org, user, now, entry, json.dumps({"entries": [entry] * 1000})
+
+
 # A log destination that takes every batch at once: what the streams deliver to, so that the
 # server's side is what is measured.
 STREAM_SINK = r"""
@@ -1260,17 +1267,7 @@ def scenario_stream(url, args):
     once; the entries the streams delivered per entry recorded over the run, the lag they ended
     with and how long they took to catch up; the server's CPU per recorded entry both ways.
     PostgreSQL at its default durability."""
-    import uuid
-    token = demo(url)
-    org = psql(url, "SELECT organization_id FROM api_tokens LIMIT 1")
-    user = psql(url, f"SELECT id FROM users WHERE organization_id = '{org}' ORDER BY id LIMIT 1")
-    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    entry = {"access_time": now, "account_id": uuid.uuid4().hex,
-             "ip_addresses": ["203.0.113.7", "2001:db8::1"],
-             "data_subject": {"type": "EMPLOYEE", "user": "usr_" + user.replace("-", "")},
-             "access_data": ["NAME", "EMAIL_ADDRESS"], "access_menu": "Candidates",
-             "access_menu_path": "/candidates/list", "activity_category": "READ"}
-    body = json.dumps({"entries": [entry] * 1000})
+    token, *_, body = record_load(url)
     sink = subprocess.Popen([sys.executable, "-c", STREAM_SINK], stdout=subprocess.PIPE,
                             text=True)
     sink_port = int(sink.stdout.readline())
@@ -1287,6 +1284,16 @@ def scenario_stream(url, args):
                 def positions():
                     return [api(server.base, token, "GET", f"/v1/log-streams/{s['id']}")
                             for s in made]
+                # A replica claims new streams every sixth of a lease: wait until it holds
+                # them all (it then reports their lag), so that the load meets them delivering.
+                waited = time.perf_counter()
+                while made:
+                    metrics = urllib.request.urlopen(server.base + "/metrics").read().decode()
+                    if all(f'stream_lag_entries{{stream="{s["id"]}"}}' in metrics for s in made):
+                        break
+                    if time.perf_counter() - waited > 60:
+                        sys.exit("the streams were not claimed within a minute")
+                    time.sleep(0.2)
                 start = positions()
                 script = tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False)
                 script.write(RECORD_LUA % (json.dumps(body), token))

@@ -10,11 +10,11 @@ use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use recruit_client::Client;
-use recruit_domain::chain::{ChainPoint, ExportLine, Ledger};
-use recruit_domain::model::{LogStream, LogStreamDestination, LogStreamSettings, LogStreamState};
+use recruit_domain::chain::ExportLine;
+use recruit_domain::model::{LogStreamDestination, LogStreamSettings, LogStreamState};
 use serde_json::{Value, json};
 
 use crate::common::*;
@@ -62,10 +62,9 @@ impl Collector {
     /// The events indexed with `index`, by position, once every position up to `last` is;
     /// each checked as the envelope of its entry.
     async fn until(&self, index: Option<&str>, last: u64) -> BTreeMap<u64, ExportLine> {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
+        held_up_to(last, || async {
             let received = self.received().await;
-            let mut lines = BTreeMap::new();
+            let mut lines = vec![];
             for event in received["indexed"].as_array().unwrap() {
                 if event["index"].as_str() != index {
                     continue;
@@ -78,38 +77,11 @@ impl Collector {
                 assert_eq!(event["source"], "recruitd:privacy");
                 assert_eq!(event["sourcetype"], "recruitd:audit");
                 assert!(event["time"].is_number(), "{event}");
-                if let Some(seen) = lines.insert(position, line.clone()) {
-                    assert_eq!(seen, line, "position {position} indexed twice, differently");
-                }
+                lines.push(line);
             }
-            if lines.keys().next_back() >= Some(&last) {
-                return lines;
-            }
-            let held: Vec<_> = lines.keys().collect();
-            let refused = &received["refused"];
-            assert!(Instant::now() < deadline, "not indexed up to {last}: {held:?} {refused}");
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
-    }
-}
-
-fn chained(lines: &BTreeMap<u64, ExportLine>) {
-    let mut point = ChainPoint::START;
-    for line in lines.values() {
-        point = point.next(Ledger::Privacy, line.organization_id, line).unwrap();
-    }
-    assert_eq!(point.position, *lines.keys().next_back().unwrap(), "no gap");
-}
-
-async fn in_state(client: &Client, stream: &LogStream, state: LogStreamState) -> LogStream {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let now = client.log_stream(stream.id).await.unwrap();
-        if now.state == state {
-            return now;
-        }
-        assert!(Instant::now() < deadline, "never {state:?}: {now:?}");
-        tokio::time::sleep(Duration::from_millis(200)).await;
+            (lines, format!("refused {}", received["refused"]))
+        })
+        .await
     }
 }
 

@@ -13,7 +13,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use recruit_client::{Client, ErrorCode};
-use recruit_domain::chain::{ChainPoint, ExportLine, Ledger};
+use recruit_domain::chain::ExportLine;
 use recruit_domain::model::{
     BatchFormat, LogStream, LogStreamDestination, LogStreamSettings, LogStreamState, Role,
 };
@@ -98,53 +98,18 @@ impl Receiver {
     /// [`Receiver::until`] for the batches of `stream` only, when given.
     async fn of(&self, stream: Option<&LogStream>, last: u64) -> BTreeMap<u64, ExportLine> {
         let prefix = stream.map(|s| format!("lsb_{}_", s.id.uuid().simple()));
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
+        held_up_to(last, || async {
             let received = self.received().await;
-            let mut lines = BTreeMap::new();
             let batches = received["received"].as_array().unwrap().iter().filter(|b| {
                 prefix.as_ref().is_none_or(|p| b["id"].as_str().unwrap().starts_with(p))
             });
-            for batch in batches {
-                for line in batch["lines"].as_array().unwrap() {
-                    let line: ExportLine = serde_json::from_value(line.clone()).unwrap();
-                    let position = line.position.unwrap();
-                    // A line delivered again is the same line.
-                    if let Some(seen) = lines.insert(position, line.clone()) {
-                        assert_eq!(seen, line, "position {position} delivered twice, differently");
-                    }
-                }
-            }
-            if lines.keys().next_back() >= Some(&last) {
-                return lines;
-            }
-            let held: Vec<_> = lines.keys().collect();
-            let tries = &received["attempts"];
-            assert!(Instant::now() < deadline, "not delivered up to {last}: {held:?}, {tries}");
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
-    }
-}
-
-/// `lines` are the whole chain from its start, each linked to the one before.
-fn chained(lines: &BTreeMap<u64, ExportLine>) {
-    let mut point = ChainPoint::START;
-    for line in lines.values() {
-        point = point.next(Ledger::Privacy, line.organization_id, line).unwrap();
-    }
-    assert_eq!(point.position, *lines.keys().next_back().unwrap(), "no gap");
-}
-
-/// The stream `id` once it is in `state`; panics after 30 s.
-async fn in_state(client: &Client, stream: &LogStream, state: LogStreamState) -> LogStream {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let now = client.log_stream(stream.id).await.unwrap();
-        if now.state == state {
-            return now;
-        }
-        assert!(Instant::now() < deadline, "never {state:?}: {now:?}");
-        tokio::time::sleep(Duration::from_millis(200)).await;
+            let lines = batches
+                .flat_map(|b| b["lines"].as_array().unwrap().iter())
+                .map(|l| serde_json::from_value(l.clone()).unwrap())
+                .collect();
+            (lines, format!("attempts {}", received["attempts"]))
+        })
+        .await
     }
 }
 

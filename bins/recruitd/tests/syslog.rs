@@ -11,9 +11,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use recruit_client::{Client, ErrorCode};
-use recruit_domain::chain::{ChainPoint, ExportLine, Ledger};
-use recruit_domain::model::{LogStream, LogStreamDestination, LogStreamSettings, LogStreamState};
+use recruit_client::ErrorCode;
+use recruit_domain::chain::ExportLine;
+use recruit_domain::model::{LogStreamDestination, LogStreamSettings, LogStreamState};
 use serde_json::json;
 
 use crate::common::*;
@@ -188,10 +188,9 @@ ruleset(name="mutual") {{ action(type="omfile" file="{d}/mutual.log" template="r
     /// The messages `file` holds, by position, once it holds every one up to `last`; each
     /// checked as an RFC 5424 message carrying its entry's coordinates.
     async fn until(&self, file: &str, last: u64) -> BTreeMap<u64, ExportLine> {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
+        held_up_to(last, || async {
             let text = std::fs::read_to_string(self.dir.join(file)).unwrap_or_default();
-            let mut lines = BTreeMap::new();
+            let mut lines = vec![];
             for message in text.lines() {
                 let (header, line) = message.split_once('\u{feff}').expect("a UTF-8 MSG");
                 let line: ExportLine = serde_json::from_str(line).unwrap();
@@ -208,37 +207,11 @@ ruleset(name="mutual") {{ action(type="omfile" file="{d}/mutual.log" template="r
                 assert!(header.contains(&coordinates), "{header}");
                 let time = line.entry["access_time"].as_str().unwrap();
                 assert!(header.starts_with(&format!("<110>1 {time} ")), "{header} {time}");
-                if let Some(seen) = lines.insert(position, line.clone()) {
-                    assert_eq!(seen, line, "position {position} delivered twice, differently");
-                }
+                lines.push(line);
             }
-            if lines.keys().next_back() >= Some(&last) {
-                return lines;
-            }
-            assert!(Instant::now() < deadline, "{file} not up to {last}: {text}");
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
-    }
-}
-
-/// `lines` are the chain from its start, each linked to the one before.
-fn chained(lines: &BTreeMap<u64, ExportLine>) {
-    let mut point = ChainPoint::START;
-    for line in lines.values() {
-        point = point.next(Ledger::Privacy, line.organization_id, line).unwrap();
-    }
-    assert_eq!(point.position, *lines.keys().next_back().unwrap(), "no gap");
-}
-
-async fn in_state(client: &Client, stream: &LogStream, state: LogStreamState) -> LogStream {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let now = client.log_stream(stream.id).await.unwrap();
-        if now.state == state {
-            return now;
-        }
-        assert!(Instant::now() < deadline, "never {state:?}: {now:?}");
-        tokio::time::sleep(Duration::from_millis(200)).await;
+            (lines, format!("{file}: {text}"))
+        })
+        .await
     }
 }
 

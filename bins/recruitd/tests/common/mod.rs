@@ -7,9 +7,13 @@ use std::time::{Duration, Instant};
 
 use std::path::PathBuf;
 
+use std::collections::BTreeMap;
+
 use recruit_client::Client;
 use recruit_domain::Timestamp;
+use recruit_domain::chain::{ChainPoint, ExportLine, Ledger};
 use recruit_domain::model::Role;
+use recruit_domain::model::{LogStream, LogStreamState};
 use recruit_ports::testkit::{ORG_A, user_id, world};
 use serde_json::{Value, json};
 
@@ -386,4 +390,57 @@ pub(crate) fn accesses(n: usize, category: &str, menu: &str) -> Vec<Value> {
             })
         })
         .collect()
+}
+
+/// What a log stream's receiver holds, by position, once it holds every position up to
+/// `last`: `read` returns the lines it holds now (a line held twice must be the same line) and
+/// what to say if they never get there. Panics after 60 s.
+pub(crate) async fn held_up_to<F, R>(last: u64, mut read: F) -> BTreeMap<u64, ExportLine>
+where
+    F: FnMut() -> R,
+    R: std::future::Future<Output = (Vec<ExportLine>, String)>,
+{
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let (held, context) = read().await;
+        let mut lines = BTreeMap::new();
+        for line in held {
+            let position = line.position.expect("a chained line");
+            if let Some(seen) = lines.insert(position, line.clone()) {
+                assert_eq!(seen, line, "position {position} received twice, differently");
+            }
+        }
+        if lines.keys().next_back() >= Some(&last) {
+            return lines;
+        }
+        let positions: Vec<_> = lines.keys().collect();
+        assert!(Instant::now() < deadline, "not up to {last}: {positions:?}; {context}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// `lines` are a chain from its start, each linked to the one before, with no gap.
+pub(crate) fn chained(lines: &BTreeMap<u64, ExportLine>) {
+    let mut point = ChainPoint::START;
+    for line in lines.values() {
+        point = point.next(Ledger::Privacy, line.organization_id, line).unwrap();
+    }
+    assert_eq!(point.position, *lines.keys().next_back().unwrap(), "no gap");
+}
+
+/// The log stream `stream` once it is in `state`; panics after 30 s.
+pub(crate) async fn in_state(
+    client: &Client,
+    stream: &LogStream,
+    state: LogStreamState,
+) -> LogStream {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let now = client.log_stream(stream.id).await.unwrap();
+        if now.state == state {
+            return now;
+        }
+        assert!(Instant::now() < deadline, "never {state:?}: {now:?}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 }

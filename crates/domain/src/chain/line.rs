@@ -114,10 +114,11 @@ impl ChainPoint {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn chain(n: u64) -> (OrganizationId, Vec<ExportLine>) {
+    /// A chain of `n` entries of an organization's privacy ledger, from its start.
+    pub(in crate::chain) fn chain(n: u64) -> (OrganizationId, Vec<ExportLine>) {
         let org = OrganizationId::from_uuid(crate::Uuid::from_u128(9));
         let mut prev = GENESIS;
         let lines = (1..=n)

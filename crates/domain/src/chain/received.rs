@@ -202,30 +202,7 @@ impl Held {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::chain::hex;
-
-    fn chain(n: u64) -> (OrganizationId, Vec<ExportLine>) {
-        let org = OrganizationId::from_uuid(crate::Uuid::from_u128(9));
-        let mut prev = GENESIS;
-        let lines = (1..=n)
-            .map(|position| {
-                let entry = serde_json::json!({"id": format!("e{position}"), "n": position});
-                let canonical = canonical_json(&entry).unwrap();
-                let hash = entry_hash(Ledger::Privacy, org, position, &prev, &canonical);
-                let line = ExportLine {
-                    ledger: Ledger::Privacy,
-                    organization_id: org,
-                    position: Some(position),
-                    prev_hash: Some(hex(&prev)),
-                    hash: Some(hex(&hash)),
-                    entry,
-                };
-                prev = hash;
-                line
-            })
-            .collect();
-        (org, lines)
-    }
+    use crate::chain::line::tests::chain;
 
     fn checkpoint(org: OrganizationId, line: &ExportLine) -> Checkpoint {
         Checkpoint {
