@@ -7,61 +7,20 @@
 //! its settings are mended.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use recruit_client::Client;
 use recruit_domain::chain::ExportLine;
 use recruit_domain::model::{LogStreamDestination, LogStreamSettings, LogStreamState};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::common::*;
 
-/// The collector, stopped when dropped.
-struct Collector {
-    child: Child,
-    url: String,
-    http: reqwest::Client,
-}
-
-impl Drop for Collector {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Collector {
-    fn start() -> Self {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hec_collector.py");
-        let mut child = Command::new("python3")
-            .arg(script)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("python3 runs");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-        let port = line.trim().strip_prefix("listening on ").expect("the ready line").to_owned();
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        Self { child, url: format!("http://127.0.0.1:{port}"), http: reqwest::Client::new() }
-    }
-
-    async fn control(&self, path: &str, body: Value) {
-        let answer = self.http.post(format!("{}/{path}", self.url)).json(&body).send().await;
-        assert!(answer.unwrap().status().is_success(), "{path}");
-    }
-
-    async fn received(&self) -> Value {
-        let answer = self.http.get(format!("{}/__received", self.url)).send().await.unwrap();
-        answer.json().await.unwrap()
-    }
-
+impl Peer {
     /// The events indexed with `index`, by position, once every position up to `last` is;
     /// each checked as the envelope of its entry.
-    async fn until(&self, index: Option<&str>, last: u64) -> BTreeMap<u64, ExportLine> {
+    async fn indexed(&self, index: Option<&str>, last: u64) -> BTreeMap<u64, ExportLine> {
         held_up_to(last, || async {
             let received = self.received().await;
             let mut lines = vec![];
@@ -103,7 +62,7 @@ fn stream(url: &str, index: Option<&str>, token: &str) -> LogStreamSettings {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn every_entry_is_indexed_by_the_collector_and_acknowledged_batches_wait_for_it() {
-    let collector = Collector::start();
+    let collector = Peer::start(Path::new("python3"), "hec_collector.py");
     let tokens = json!({
         "plain": {},
         "acked": {"ack": true, "indexes": ["audit"]},
@@ -130,7 +89,7 @@ async fn every_entry_is_indexed_by_the_collector_and_acknowledged_batches_wait_f
     assert!(shown["destination"].get("token").is_none(), "{shown}");
     let channel = shown["destination"]["channel"].as_str().unwrap().to_owned();
     assert!(recruit_domain::Uuid::try_parse(&channel).is_ok(), "{channel}");
-    chained(&collector.until(None, first).await);
+    chained(&collector.indexed(None, first).await);
 
     // With acknowledgement: the stream holds its position until the collector says the batch
     // is indexed.
@@ -139,7 +98,7 @@ async fn every_entry_is_indexed_by_the_collector_and_acknowledged_batches_wait_f
     tokio::time::sleep(Duration::from_millis(600)).await;
     let waiting = client.log_stream(acked.id).await.unwrap();
     assert_eq!(waiting.delivered_position, 0, "not delivered before it is indexed");
-    chained(&collector.until(Some("audit"), first).await);
+    chained(&collector.indexed(Some("audit"), first).await);
     let done = client.log_stream(acked.id).await.unwrap();
     assert_eq!((done.delivered_position, done.state), (first, LogStreamState::Active));
 
@@ -150,20 +109,20 @@ async fn every_entry_is_indexed_by_the_collector_and_acknowledged_batches_wait_f
     tokio::time::sleep(Duration::from_millis(1500)).await;
     collector.control("__restart", json!({})).await;
     collector.control("__config", json!({"ack_delay": 0.2})).await;
-    chained(&collector.until(Some("audit"), second).await);
+    chained(&collector.indexed(Some("audit"), second).await);
 
     // Busy (503 code 9 with Retry-After) is waited out.
     collector
         .control("__faults", json!({"faults": [{"status": 503, "code": 9, "retry_after": "1"}]}))
         .await;
     let third = record(&client, 1).await;
-    chained(&collector.until(None, third).await);
+    chained(&collector.indexed(None, third).await);
 
     // Too large for the collector: sent in smaller batches.
     collector.control("__config", json!({"max_content_length": 4096})).await;
     let fourth = record(&client, 12).await;
-    chained(&collector.until(None, fourth).await);
-    chained(&collector.until(Some("audit"), fourth).await);
+    chained(&collector.indexed(None, fourth).await);
+    chained(&collector.indexed(Some("audit"), fourth).await);
     collector.control("__config", json!({"max_content_length": 1 << 20})).await;
 
     // A disabled token and an index the token may not write hold their streams, failing, with

@@ -7,9 +7,8 @@
 //! skipped.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use recruit_client::{Client, ErrorCode};
@@ -47,55 +46,14 @@ fn python() -> PathBuf {
     python
 }
 
-/// The receiver, stopped when dropped.
-struct Receiver {
-    child: Child,
-    url: String,
-    http: reqwest::Client,
-}
-
-impl Drop for Receiver {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Receiver {
-    fn start() -> Self {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/webhook_receiver.py");
-        let mut child = Command::new(python())
-            .arg(script)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-        let port = line.trim().strip_prefix("listening on ").expect("the ready line").to_owned();
-        let url = format!("http://127.0.0.1:{port}");
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        Self { child, url, http: reqwest::Client::new() }
-    }
-
-    async fn control(&self, path: &str, body: Value) {
-        let answer = self.http.post(format!("{}/{path}", self.url)).json(&body).send().await;
-        assert!(answer.unwrap().status().is_success(), "{path}");
-    }
-
-    /// What the receiver acknowledged: every batch, each with its lines.
-    async fn received(&self) -> Value {
-        let answer = self.http.get(format!("{}/__received", self.url)).send().await.unwrap();
-        answer.json().await.unwrap()
-    }
-
+impl Peer {
     /// The lines acknowledged, by position (a batch delivered twice counts once), once the
     /// receiver holds every position up to `last`; panics after 60 s.
     async fn until(&self, last: u64) -> BTreeMap<u64, ExportLine> {
         self.of(None, last).await
     }
 
-    /// [`Receiver::until`] for the batches of `stream` only, when given.
+    /// [`Peer::until`] for the batches of `stream` only, when given.
     async fn of(&self, stream: Option<&LogStream>, last: u64) -> BTreeMap<u64, ExportLine> {
         let prefix = stream.map(|s| format!("lsb_{}_", s.id.uuid().simple()));
         held_up_to(last, || async {
@@ -128,7 +86,7 @@ async fn record(client: &Client, n: usize) -> u64 {
 }
 
 async fn delivered_to_a_receiver_that_verifies_every_batch(world: World) {
-    let receiver = Receiver::start();
+    let receiver = Peer::start(&python(), "webhook_receiver.py");
     let serve = ["--outbound-allow", "127.0.0.1", "--log-stream-lease", "3s"];
     let server = world.serve(&serve);
     let client = world.client(&server);
@@ -385,7 +343,7 @@ fn holds(server: &Server, stream: &LogStream) -> bool {
 #[tokio::test(flavor = "multi_thread")]
 async fn several_replicas_deliver_each_stream_from_one_and_take_over_a_dead_ones() {
     let world = World::postgres().await;
-    let receiver = Receiver::start();
+    let receiver = Peer::start(&python(), "webhook_receiver.py");
     let serve = ["--outbound-allow", "127.0.0.1", "--log-stream-lease", "3s"];
     let (a, b) = (world.serve(&serve), world.serve(&serve));
     let client = world.client(&a);

@@ -444,3 +444,51 @@ pub(crate) async fn in_state(
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }
+
+/// A receiver or collector of the log streams' tests: a Python script serving on 127.0.0.1
+/// that prints `listening on PORT` once ready, steered over HTTP (`POST /__…`), reporting what
+/// it took at `GET /__received`; stopped when dropped.
+pub(crate) struct Peer {
+    child: Child,
+    /// Where it serves.
+    pub(crate) url: String,
+    http: reqwest::Client,
+}
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Peer {
+    /// `script` (in `bins/recruitd/tests`) run by `python`, once it listens.
+    pub(crate) fn start(python: &std::path::Path, script: &str) -> Self {
+        use std::io::{BufRead, BufReader};
+        let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join(script);
+        let mut child = Command::new(python)
+            .arg(script)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("python runs");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        let port = line.trim().strip_prefix("listening on ").expect("the ready line").to_owned();
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        Self { child, url: format!("http://127.0.0.1:{port}"), http: reqwest::Client::new() }
+    }
+
+    /// Steers it: `POST /{path}` with `body`.
+    pub(crate) async fn control(&self, path: &str, body: Value) {
+        let answer = self.http.post(format!("{}/{path}", self.url)).json(&body).send().await;
+        assert!(answer.unwrap().status().is_success(), "{path}");
+    }
+
+    /// What it took.
+    pub(crate) async fn received(&self) -> Value {
+        let answer = self.http.get(format!("{}/__received", self.url)).send().await.unwrap();
+        answer.json().await.unwrap()
+    }
+}
