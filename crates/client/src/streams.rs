@@ -87,7 +87,7 @@ impl Client {
     }
 
     /// `DELETE /v1/log-streams/{streamId}`: removes it. A retry after a removal that
-    /// succeeded unseen is [`ErrorCode::NotFound`].
+    /// succeeded unseen is [`ErrorCode::NotFound`](crate::ErrorCode::NotFound).
     pub async fn delete_log_stream(&self, id: LogStreamId) -> Result<(), Error> {
         let url = self.url(endpoint::DELETE_LOG_STREAM, &[id.to_string()], &[])?;
         self.send(|| self.http.delete(url.clone()).timeout(self.timeout)).await.map(drop)
