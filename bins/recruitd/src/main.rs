@@ -9,13 +9,13 @@ use std::time::Duration;
 
 use clap::Parser;
 
-use crate::cli::{AuditCommand, Cli, Command, ConsoleCommand, LedgerCommand};
+use crate::cli::{AuditCommand, Cli, Command, ConsoleCommand, LedgerCommand, LogStreamArgs};
 
 /// mimalloc: per-thread free lists make a request's small allocations cheaper than glibc's
 /// (`docs/performance.md`).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-use crate::commands::{audit, import, ledger, mcp, serve, token};
+use crate::commands::{audit, import, ledger, log_stream, mcp, serve, token};
 use crate::wiring::{Opened, checkpoint_key, open_store, service};
 
 mod cli;
@@ -165,7 +165,7 @@ async fn run(
             let sso = Some(settings);
             recruit_service::sso::configure(store.as_ref(), Some(providers), org, sso, None)
                 .await
-                .map_err(|e| Failure(sso_problem(&e)))?;
+                .map_err(|e| Failure(crate::output::problem(&e)))?;
             crate::output::print(&format!("Single sign-on set for {org}."));
             Ok(())
         }
@@ -178,7 +178,7 @@ async fn run(
         Command::Console(ConsoleCommand::SsoClear { org }) => {
             recruit_service::sso::configure(store.as_ref(), None, org, None, None)
                 .await
-                .map_err(|e| Failure(sso_problem(&e)))?;
+                .map_err(|e| Failure(crate::output::problem(&e)))?;
             crate::output::print(&format!("Single sign-on removed for {org}."));
             Ok(())
         }
@@ -205,6 +205,14 @@ async fn run(
         Command::Audit(AuditCommand::Keygen { .. }) => unreachable!("handled before the store"),
         Command::Audit(AuditCommand::Review { month, org, json }) => {
             audit::audit_review(store.as_ref(), &heavy, month, org, json).await
+        }
+        Command::LogStream(args) => {
+            let LogStreamArgs { command, service: args } = *args;
+            let keys = (None, None);
+            let outbound = outbound(&cli.outbound_allow)?;
+            let retention = cli.ledger_retention;
+            let service = service(store, replica, &args, keys, retention, outbound).await?;
+            log_stream::log_stream(&service, command).await
         }
         Command::Audit(AuditCommand::Export { ledger, org, from, to, file }) => {
             let query = recruit_ports::chain::ExportQuery {
@@ -240,14 +248,4 @@ fn public_keys(
 fn outbound(allow: &[ipnet::IpNet]) -> Result<Arc<outbound::Outbound>, Failure> {
     let destinations = recruit_service::outbound::Destinations::new(allow.to_vec());
     outbound::Outbound::new(destinations).map(Arc::new).map_err(Failure)
-}
-
-/// A refused configuration of single sign-on, its reasons field by field.
-fn sso_problem(e: &recruit_service::ServiceError) -> String {
-    let mut text = e.message.clone();
-    for detail in &e.details {
-        let pairs: Vec<String> = detail.iter().map(|(k, v)| format!("{k}: {v}")).collect();
-        text.push_str(&format!("\n  {}", pairs.join("; ")));
-    }
-    text
 }

@@ -18,3 +18,13 @@ pub(crate) fn print_json<T: serde::Serialize>(value: &T) -> Result<(), crate::Fa
     print(&json_line(value)?);
     Ok(())
 }
+
+/// A refusal of the service, with its reasons field by field.
+pub(crate) fn problem(e: &recruit_service::ServiceError) -> String {
+    let mut text = e.message.clone();
+    for detail in &e.details {
+        let pairs: Vec<String> = detail.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+        text.push_str(&format!("\n  {}", pairs.join("; ")));
+    }
+    text
+}

@@ -57,6 +57,7 @@ fn stream(url: &str, index: Option<&str>, token: &str) -> LogStreamSettings {
         name: format!("Splunk {token}"),
         destination: serde_json::from_value::<LogStreamDestination>(destination).unwrap(),
         after_position: Some(0),
+        after_time: None,
     }
 }
 

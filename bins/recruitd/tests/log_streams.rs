@@ -108,6 +108,7 @@ async fn delivered_to_a_receiver_that_verifies_every_batch(world: World) {
                 format: BatchFormat::Ndjson,
             },
             after_position: None,
+            after_time: None,
         };
         let refused = client.create_log_stream(&settings).await.unwrap_err();
         assert_eq!(refused.code(), Some(&ErrorCode::ValidationFailed), "{url}: {refused}");
@@ -130,6 +131,7 @@ async fn delivered_to_a_receiver_that_verifies_every_batch(world: World) {
             format: BatchFormat::Ndjson,
         },
         after_position: Some(0),
+        after_time: None,
     };
     let stream = client.create_log_stream(&settings).await.unwrap();
     let secret = stream.signing_secret.clone().expect("shown once");
@@ -356,6 +358,7 @@ async fn several_replicas_deliver_each_stream_from_one_and_take_over_a_dead_ones
                 format: BatchFormat::Ndjson,
             },
             after_position: Some(0),
+            after_time: None,
         };
         streams.push(client.create_log_stream(&settings).await.unwrap());
     }
@@ -385,4 +388,90 @@ async fn delivered_to_a_receiver_that_verifies_every_batch_on_sqlite() {
 #[tokio::test(flavor = "multi_thread")]
 async fn delivered_to_a_receiver_that_verifies_every_batch_on_postgresql() {
     delivered_to_a_receiver_that_verifies_every_batch(World::postgres().await).await;
+}
+
+/// Streams made, shown, paused, resumed and removed from the command line as an owner, under
+/// the API's rules and recorded as the owner's; one started at a time starts after the last
+/// entry recorded before it.
+#[tokio::test(flavor = "multi_thread")]
+async fn configured_from_the_command_line_and_started_at_a_time() {
+    let world = World::sqlite();
+    let server = world.serve(&["--log-streams", "off"]);
+    let client = world.client(&server);
+    let before = record(&client, 4).await;
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let at = recruit_domain::Timestamp::now();
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let head = record(&client, 3).await;
+
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("settings.json");
+    let path = file.to_str().unwrap();
+    let run = |args: &[&str]| {
+        let out = Command::new(BIN)
+            .args(["--database-url", &world.url, "--outbound-allow", "127.0.0.1", "log-stream"])
+            .args(args)
+            .output()
+            .unwrap();
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        (out.status.success(), text(&out.stdout), text(&out.stderr))
+    };
+    let owner = recruit_ports::testkit::user_id(ORG_A, Role::Owner).to_string();
+    let member = recruit_ports::testkit::user_id(ORG_A, Role::Member).to_string();
+    let destination = json!({"type": "https", "url": "https://127.0.0.1:9/in"});
+    let settings = |start: Value| {
+        let mut s = json!({"name": "SIEM", "destination": destination});
+        s.as_object_mut().unwrap().extend(start.as_object().unwrap().clone());
+        std::fs::write(&file, s.to_string()).unwrap();
+    };
+
+    // Refused as the API refuses: a member, a time to come, a position and a time at once.
+    settings(json!({"after_time": at}));
+    let (ok, _, err) = run(&["create", "--user", &member, "--settings", path]);
+    assert!(!ok && err.contains("owner"), "{err}");
+    let later = recruit_domain::Timestamp::from_unix_micros(at.unix_micros() + 3_600_000_000);
+    settings(json!({"after_time": later.unwrap()}));
+    let (ok, _, err) = run(&["create", "--user", &owner, "--settings", path]);
+    assert!(!ok && err.contains("field: after_time"), "{err}");
+    settings(json!({"after_time": at, "after_position": 0}));
+    let (ok, _, err) = run(&["create", "--user", &owner, "--settings", path]);
+    assert!(!ok && err.contains("field: after_time"), "{err}");
+
+    settings(json!({"after_time": at}));
+    let (ok, out, err) = run(&["create", "--user", &owner, "--settings", path, "--json"]);
+    assert!(ok, "{err}");
+    let made: LogStream = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!((made.delivered_position, made.lag_entries), (before, head - before));
+    assert!(made.signing_secret.is_some_and(|s| s.starts_with("whsec_")), "shown once");
+    let id = made.id.to_string();
+    let (ok, out, err) = run(&["show", &id, "--user", &owner]);
+    assert!(ok && out.contains("ACTIVE") && !out.contains("whsec_"), "{out}{err}");
+    let (ok, out, _) = run(&["pause", &id, "--user", &owner]);
+    assert!(ok && out.starts_with(&format!("{id}  PAUSED")), "{out}");
+    let (_, out, _) = run(&["list", "--user", &owner, "--json"]);
+    let listed: Vec<LogStream> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(
+        listed.iter().map(|s| s.state.clone()).collect::<Vec<_>>(),
+        [LogStreamState::Paused]
+    );
+    let (ok, out, _) = run(&["rotate-secret", &id, "--user", &owner, "--overlap", "1h"]);
+    assert!(ok && out.contains("whsec_"), "{out}");
+    let (ok, out, _) = run(&["delete", &id, "--user", &owner]);
+    assert!(ok && out.contains("removed"), "{out}");
+    assert_eq!(client.log_streams().await.unwrap().len(), 0);
+
+    // Each change is on the API ledger as the owner's.
+    let ledger = cli(&world.url, &["audit", "list", "--ledger", "api", "--json"]);
+    let operations: Vec<String> = ledger
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|e| e["user_id"] == owner.as_str())
+        .map(|e| e["operation"].as_str().unwrap().to_owned())
+        .filter(|o| o.contains("LogStream"))
+        .collect();
+    assert_eq!(
+        operations,
+        ["deleteLogStream", "rotateLogStreamSecret", "pauseLogStream", "createLogStream"],
+        "newest first"
+    );
 }

@@ -229,7 +229,7 @@ fn syslog(port: u16, ca: &str) -> LogStreamDestination {
 }
 
 fn settings(name: &str, destination: LogStreamDestination) -> LogStreamSettings {
-    LogStreamSettings { name: name.into(), destination, after_position: Some(0) }
+    LogStreamSettings { name: name.into(), destination, after_position: Some(0), after_time: None }
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -285,3 +285,94 @@ pub async fn pending<D: Db>(
     let set = format!("pending = {before}{}{after}", p(1));
     under_lease(c, lease, &set, vec![Value::OptText(text.as_deref())], None).await
 }
+
+/// One entry of a chain, as [`start_at`] probes it.
+#[derive(Debug, diesel::QueryableByName)]
+pub struct Probe {
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    position: i64,
+    #[diesel(sql_type = diesel::sql_types::Binary)]
+    prev_hash: Vec<u8>,
+    #[diesel(sql_type = diesel::sql_types::Binary)]
+    hash: Vec<u8>,
+    /// 1 when it was recorded before the time asked about.
+    #[diesel(sql_type = diesel::sql_types::Integer)]
+    earlier: i32,
+}
+
+/// Which entry [`probe`] reads: the first at or after a position, or the last.
+#[derive(Clone, Copy)]
+enum Bound {
+    From(i64),
+    Last,
+}
+
+/// `Ledgers::chain_start_at`: where a reader of the entries of `organization`'s chain in
+/// `ledger` recorded at or after `at` starts, as the position and hash it reads after; none
+/// for an empty chain. Positions grow with the time of recording, so the last entry recorded
+/// before `at` is found by bisection: a few reads of one entry each, however long the chain.
+/// A chain with a hole (which `audit verify` reports) can make the start earlier, never later.
+pub async fn start_at<D: Db>(
+    c: &mut D,
+    ledger: recruit_domain::chain::Ledger,
+    organization: OrganizationId,
+    at: Timestamp,
+) -> Result<Option<(u64, Vec<u8>)>, StoreError>
+where
+    Probe: diesel::QueryableByName<D::Backend>,
+{
+    let chain = (ledger, organization, at);
+    let Some(mut earlier) = probe(c, chain, Bound::From(1)).await? else {
+        return Ok(None);
+    };
+    if earlier.earlier == 0 {
+        return Ok(Some((to_position(earlier.position - 1), earlier.prev_hash)));
+    }
+    let mut later = match probe(c, chain, Bound::Last).await? {
+        Some(last) if last.earlier == 0 => last.position,
+        Some(last) => return Ok(Some((to_position(last.position), last.hash))),
+        None => return Ok(Some((to_position(earlier.position), earlier.hash))),
+    };
+    while later - earlier.position > 1 {
+        let middle = earlier.position + (later - earlier.position) / 2;
+        match probe(c, chain, Bound::From(middle)).await? {
+            Some(m) if m.position < later && m.earlier == 1 => earlier = m,
+            Some(m) if m.position < later => later = m.position,
+            _ => break,
+        }
+    }
+    Ok(Some((to_position(earlier.position), earlier.hash)))
+}
+
+/// The entry of the chain `bound` names, with whether it was recorded before the time.
+async fn probe<D: Db>(
+    c: &mut D,
+    (ledger, organization, at): (recruit_domain::chain::Ledger, OrganizationId, Timestamp),
+    bound: Bound,
+) -> Result<Option<Probe>, StoreError>
+where
+    Probe: diesel::QueryableByName<D::Backend>,
+{
+    let p = D::DIALECT.param;
+    let table = crate::LEDGER_TABLES.iter().find(|(l, _)| *l == ledger).map_or("", |(_, t)| t);
+    let mut values = vec![Value::Time(at), Value::Uuid(organization.uuid())];
+    let (from, order) = match bound {
+        Bound::From(position) => {
+            values.push(Value::Int(position));
+            (format!(" AND position >= {}", p(3)), "ASC")
+        }
+        Bound::Last => (String::new(), "DESC"),
+    };
+    let sql = format!(
+        "SELECT position, prev_hash, hash, CASE WHEN recorded_at < {} THEN 1 ELSE 0 END AS earlier \
+         FROM {table} WHERE organization_id = {} AND position IS NOT NULL{from} \
+         ORDER BY position {order} LIMIT 1",
+        p(1),
+        p(2),
+    );
+    Ok(c.load(Statement { sql, values }).await?.pop())
+}
+
+fn to_position(position: i64) -> u64 {
+    u64::try_from(position).unwrap_or_default()
+}

@@ -181,6 +181,17 @@ impl Ledgers for PgStore {
         Ok(read?)
     }
 
+    async fn chain_start_at(
+        &self,
+        ledger: Ledger,
+        organization: OrganizationId,
+        at: Timestamp,
+    ) -> Result<Option<(u64, Vec<u8>)>, StoreError> {
+        let mut c = self.conn().await?;
+        recruit_adapters_diesel::streams::start_at(&mut PgDb(&mut c), ledger, organization, at)
+            .await
+    }
+
     async fn export(&self, query: &ExportQuery) -> Result<Export, StoreError> {
         use recruit_adapters_diesel::ChannelStream;
         let mut conn = self.conn().await?;

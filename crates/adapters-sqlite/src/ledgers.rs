@@ -341,6 +341,16 @@ impl Ledgers for SqliteStore {
         Ok(read?)
     }
 
+    async fn chain_start_at(
+        &self,
+        ledger: Ledger,
+        organization: recruit_domain::OrganizationId,
+        at: Timestamp,
+    ) -> Result<Option<(u64, Vec<u8>)>, StoreError> {
+        use recruit_adapters_diesel::streams::start_at;
+        self.run(move |c| Ok(at_once(start_at(&mut SqliteDb(c), ledger, organization, at)))).await?
+    }
+
     async fn export(
         &self,
         query: &recruit_ports::chain::ExportQuery,

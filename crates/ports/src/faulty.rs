@@ -264,6 +264,15 @@ impl<S: Ledgers> Ledgers for Faulty<S> {
         self.check().await?;
         self.inner.chain_after(ledger, organization, after, limit).await
     }
+    async fn chain_start_at(
+        &self,
+        ledger: recruit_domain::chain::Ledger,
+        organization: OrganizationId,
+        at: Timestamp,
+    ) -> Result<Option<(u64, Vec<u8>)>, StoreError> {
+        self.check().await?;
+        self.inner.chain_start_at(ledger, organization, at).await
+    }
     async fn count_entries(
         &self,
         query: &crate::chain::ExportQuery,

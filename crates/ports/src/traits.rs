@@ -237,6 +237,17 @@ pub trait Ledgers: Send + Sync + 'static {
         limit: usize,
     ) -> Result<Vec<crate::chain::ExportedEntry>, StoreError>;
 
+    /// Where a reader of the entries of `organization`'s chain in `ledger` recorded at or
+    /// after `at` starts: the position it reads after, and that position's hash (the chain's
+    /// start, or the hash before the first retained entry, when every retained entry is as
+    /// late). None for a chain with no entry retained.
+    async fn chain_start_at(
+        &self,
+        ledger: Ledger,
+        organization: OrganizationId,
+        at: Timestamp,
+    ) -> Result<Option<(u64, Vec<u8>)>, StoreError>;
+
     /// How many entries `query` names, counted up to `at_most`: a figure for a page, whose
     /// cost stays bounded however many match. Not a read of the entries: nothing is recorded.
     async fn count_entries(&self, query: &ExportQuery, at_most: u64) -> Result<u64, StoreError>;

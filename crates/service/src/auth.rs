@@ -122,6 +122,37 @@ pub async fn create_scim_token(
     Ok(create_credential(store, SecretKind::ScimToken, made).await?)
 }
 
+/// The operator acting as `user` from the command line, with `scopes` and no token: what it
+/// records names the nil token id, and the user's role decides what it may do, as it would
+/// for any token of theirs. A user who is not active is refused.
+pub async fn operator(
+    store: &dyn recruit_ports::Store,
+    user: UserId,
+    scopes: Vec<Scope>,
+) -> Result<crate::Caller, crate::ServiceError> {
+    let found = match store.find_user(user).await {
+        Ok(found) => found,
+        Err(StoreError::NotFound) => return Err(crate::ServiceError::not_found("user")),
+        Err(e) => return Err(e.into()),
+    };
+    if !found.status.is_active() {
+        return Err(crate::ServiceError::permission_denied("The user is not active."));
+    }
+    let token = ApiToken {
+        id: ApiTokenId::nil(),
+        organization_id: found.organization_id,
+        user_id: user,
+        name: "command line".into(),
+        scopes,
+        secret_hash: SecretHash([0; 32]),
+        created_at: Timestamp::now(),
+        expires_at: None,
+        revoked_at: None,
+        last_used_at: None,
+    };
+    Ok(crate::Caller { token, user: found })
+}
+
 /// Creates a token whose secret is of `kind`, for `(organization, user, name, scopes,
 /// expires_at)`.
 pub(crate) async fn create_credential(

@@ -4,6 +4,7 @@
 pub(crate) mod audit;
 pub(crate) mod import;
 pub(crate) mod ledger;
+pub(crate) mod log_stream;
 pub(crate) mod mcp;
 pub(crate) mod serve;
 pub(crate) mod token;

@@ -222,4 +222,8 @@ pub struct LogStreamSettings {
     /// the entries recorded from now on.
     #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
     pub after_position: Option<u64>,
+    /// Instead of a position, a time in the past: delivery starts with the first entry
+    /// recorded at or after it (a backfill of what is retained since).
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
+    pub after_time: Option<Timestamp>,
 }

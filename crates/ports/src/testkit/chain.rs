@@ -335,6 +335,51 @@ pub async fn an_export_reads_one_snapshot_whatever_is_recorded_meanwhile(store: 
     assert!(count > 3_500, "past a chunk: {count}");
 }
 
+/// Where a reader of a chain from a time starts: after the last entry recorded before it
+/// (whatever the entries' own times), at the chain's start when every entry is as late, at
+/// its head when none is; nowhere for a chain with no entry.
+pub async fn a_chain_is_read_from_a_time_by_its_recording_order(store: &dyn Store) {
+    use recruit_domain::chain::{GENESIS, Ledger};
+    let org = org_id(ORG_A);
+    let pause = || {
+        let now = Timestamp::now();
+        let later = Timestamp::from_unix_micros(now.unix_micros() + 2_000).unwrap();
+        while Timestamp::now() <= later {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        later
+    };
+    let before_all = pause();
+    assert_eq!(store.chain_start_at(Ledger::Privacy, org, before_all).await.unwrap(), None);
+    loaded(store).await;
+    let loaded_at = pause();
+    let base = store.chain_after(Ledger::Privacy, org, 0, 10_000).await.unwrap().len() as u64;
+    // Three writes of five entries each, a pause apart; the entries' own times run backwards.
+    let mut between = vec![];
+    for n in 0..3u128 {
+        let claim = super::ledgers::key_claim(ORG_A, &format!("from-time-{n}"), 1, 100);
+        let entries =
+            (0..5).map(|k| ledger_entry(ORG_A, 500 + n * 10 + k, t(900 - n as i64))).collect();
+        let write = super::ledgers::accesses(&claim, entries, 0x50 + n);
+        assert_eq!(store.record_privacy_accesses(&write).await.unwrap(), crate::Claim::Granted);
+        between.push(pause());
+    }
+    let chain = store.chain_after(Ledger::Privacy, org, 0, 10_000).await.unwrap();
+    assert_eq!(chain.len() as u64, base + 15);
+    let link = |position: u64| {
+        let e = &chain[usize::try_from(position).unwrap() - 1];
+        Some((position, e.entry.hash.clone().unwrap()))
+    };
+    let start = |at| store.chain_start_at(Ledger::Privacy, org, at);
+    assert_eq!(start(before_all).await.unwrap(), Some((0, GENESIS.to_vec())), "every entry");
+    assert_eq!(start(loaded_at).await.unwrap(), link(base), "what was written since");
+    assert_eq!(start(between[0]).await.unwrap(), link(base + 5), "after the first write");
+    assert_eq!(start(between[1]).await.unwrap(), link(base + 10), "after the second");
+    assert_eq!(start(between[2]).await.unwrap(), link(base + 15), "from now: the head");
+    let lone = org_id(super::ORG_C);
+    assert_eq!(store.chain_start_at(Ledger::Privacy, lone, before_all).await.unwrap(), None);
+}
+
 /// Reads (recorded together) and writes (each recording itself in its own transaction) of
 /// one organization, one after another and then concurrently, extend one chain: its first entry links to the genesis
 /// hash, every position from 1 is taken once, each entry links to the one before, and each

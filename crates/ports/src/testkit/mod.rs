@@ -74,6 +74,7 @@ macro_rules! store_contract_tests {
             checkpoints_are_kept_once_and_the_latest_is_the_highest,
             retention_removes_a_chain_prefix_only_below_a_stored_cut,
             an_export_holds_its_count_in_order_with_the_chain_and_is_recorded_first,
+            a_chain_is_read_from_a_time_by_its_recording_order,
             an_export_reads_one_snapshot_whatever_is_recorded_meanwhile,
             a_read_that_cannot_be_recorded_returns_nothing_and_writes_nothing,
             a_ledger_entry_id_is_unique_within_its_organization,

@@ -23,7 +23,7 @@ use recruit_ports::streams::{Health, StreamRecord};
 use serde_json::Value;
 
 /// The members of a stream's settings.
-pub const MEMBERS: [&str; 3] = ["name", "destination", "after_position"];
+pub const MEMBERS: [&str; 4] = ["name", "destination", "after_position", "after_time"];
 
 /// How long a rotated secret signs beside the new one when the rotation names no overlap.
 pub const DEFAULT_OVERLAP: u64 = 24 * 3600;
@@ -138,6 +138,10 @@ fn merge(target: &mut Value, patch: &Value) {
 /// checked against the server's outbound policy apart, by whoever can resolve it.
 pub fn problems(settings: &LogStreamSettings) -> Vec<(&'static str, String)> {
     let mut problems = vec![];
+    if settings.after_position.is_some() && settings.after_time.is_some() {
+        problems
+            .push(("after_time", "A stream starts after a position or a time, not both.".into()));
+    }
     let name = settings.name.trim();
     if name.is_empty() || name.chars().count() > NAME_MAX || name.chars().any(char::is_control) {
         problems.push(("name", format!("A name is 1 to {NAME_MAX} characters, none a control.")));
@@ -485,6 +489,7 @@ mod tests {
                 format: BatchFormat::Ndjson,
             },
             after_position: None,
+            after_time: None,
         };
         assert_eq!(fields(&problems(&of("https://siem.example.com:8443/in?x=1", "SIEM"))), [""; 0]);
         assert_eq!(fields(&problems(&of("http://127.0.0.1:9000/in", "SIEM"))), [""; 0]);
@@ -526,6 +531,7 @@ mod tests {
             name: "Splunk".into(),
             destination,
             after_position: None,
+            after_time: None,
         };
         assert!(problems(&settings(of(json!({"token": "t", "index": "audit"})))).is_empty());
         for (extra, field) in [

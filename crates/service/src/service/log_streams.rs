@@ -39,8 +39,8 @@ impl Service {
     }
 
     /// Makes a log stream from the body's settings: checked field by field, its destination's
-    /// host admitted by the server's outbound policy, delivering from now or after the
-    /// position it names, with a new signing secret shown in this answer only.
+    /// host admitted by the server's outbound policy, delivering from now, after the position
+    /// it names or from the time it names, with a new signing secret shown in this answer only.
     pub(crate) async fn create_log_stream(
         &self,
         caller: &Caller,
@@ -57,7 +57,10 @@ impl Service {
         settings.destination = crate::log_stream::with_channel(settings.destination);
         self.admitted(&settings).await?;
         let organization = caller.token.organization_id;
-        let (position, hash) = self.start(organization, settings.after_position).await?;
+        let (position, hash) = match settings.after_time {
+            Some(at) => self.start_at(organization, at).await?,
+            None => self.start(organization, settings.after_position).await?,
+        };
         let now = Timestamp::now();
         let (secrets, shown_secret) = match &settings.destination {
             LogStreamDestination::Https { .. } => {
@@ -79,12 +82,15 @@ impl Service {
             updated_at: now,
             delivery: Delivery::starting(position, hash),
         };
-        let filters = serde_json::json!({
+        let mut filters = serde_json::json!({
             "stream_id": LogStreamId::from_uuid(stream.id),
             "name": stream.name,
             "destination": stream.destination,
             "after_position": position,
         });
+        if let Some(at) = settings.after_time {
+            filters["after_time"] = serde_json::json!(at);
+        }
         let record = audit_record(caller, context, OperationKind::CreateLogStream, filters, None);
         self.store.create_stream(&stream, &record).await?;
         let head = self.streamed_head(organization).await?.0;
@@ -318,6 +324,23 @@ impl Service {
                     ))),
                 }
             }
+        }
+    }
+
+    /// Where a new stream that starts at a time starts: after the last entry recorded before
+    /// `at`, which must not be in the future.
+    async fn start_at(
+        &self,
+        organization: OrganizationId,
+        at: Timestamp,
+    ) -> Result<(u64, [u8; 32]), ServiceError> {
+        if at > Timestamp::now() {
+            let why = "A stream starts at a time in the past; leave it out to start from now.";
+            return Err(ServiceError::validation(vec![ErrorDetail::field("after_time", why)]));
+        }
+        match self.store.chain_start_at(Ledger::Privacy, organization, at).await? {
+            Some((position, hash)) => Ok((position, hash.try_into().unwrap_or(GENESIS))),
+            None => self.streamed_head(organization).await,
         }
     }
 
