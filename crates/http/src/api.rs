@@ -646,14 +646,7 @@ impl Api {
             guarded(left(until), async move { service.ready().await })
                 .await
                 .inspect_err(|e| log_failure(request_id, e))?;
-            // A destination's outage is no reason to take the server out of service: the
-            // streams' health is detail, never a failed probe.
-            let mut streams = std::collections::BTreeMap::new();
-            for (_, figures) in self.service.deliveries().figures() {
-                if figures.held && !figures.health.is_empty() {
-                    *streams.entry(figures.health).or_insert(0) += 1;
-                }
-            }
+            let streams = self.service.deliveries().health();
             let ready = serde_json::json!({"status": "ready", "log_streams": streams});
             return Ok(render::json(&ready));
         };

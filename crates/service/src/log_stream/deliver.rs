@@ -91,6 +91,18 @@ impl Deliveries {
         held.iter().map(|(id, f)| (*id, *f)).collect()
     }
 
+    /// How many of the streams this process delivers now are of each health: what the
+    /// readiness probe shows, never a reason to fail it.
+    pub fn health(&self) -> std::collections::BTreeMap<&'static str, usize> {
+        let mut counts = std::collections::BTreeMap::new();
+        for (_, figures) in self.figures() {
+            if figures.held && !figures.health.is_empty() {
+                *counts.entry(figures.health).or_insert(0) += 1;
+            }
+        }
+        counts
+    }
+
     fn update(&self, stream: uuid::Uuid, change: impl FnOnce(&mut Figures)) {
         let mut held = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         change(held.entry(stream).or_default());
@@ -168,7 +180,12 @@ async fn delivered(
             }
             (renewed, held_until) = (asked, asked + settings.lease);
         }
-        let stream = store.stream(lease.organization_id, lease.stream_id).await?;
+        let stream = match store.stream(lease.organization_id, lease.stream_id).await {
+            Ok(stream) => stream,
+            // Removed since it was claimed: its lease went with it.
+            Err(StoreError::NotFound) => return Ok(Ended::LeaseLost),
+            Err(e) => return Err(e),
+        };
         figures.update(stream.id, |f| f.health = stream.delivery.health.as_str());
         if stream.paused || stream.delivery.health == Health::Suspended {
             store.release_lease(&lease, Timestamp::now()).await?;
