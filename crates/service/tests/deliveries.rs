@@ -71,6 +71,6 @@ async fn a_stream_removed_while_claimed_ends_its_delivery_quietly() {
 
     let (_stop, stop) = tokio::sync::watch::channel(false);
     let parts = (Arc::clone(&store), Arc::new(Nowhere) as Arc<dyn Fetch>, service.deliveries());
-    let ended = deliver::run(parts, leases[0].clone(), Settings::default(), stop).await;
+    let ended = deliver::run(parts, leases[0], Settings::default(), stop).await;
     assert_eq!(ended.unwrap(), Ended::LeaseLost);
 }
