@@ -1,6 +1,8 @@
 //! The review console of recruitd: the pages a privacy officer uses in a browser for the
 //! monthly review of the access records (PIPA safety-measure standard, Art. 8): the month at a
-//! glance, its downloads to confirm, and the month's sign-off with a printable report.
+//! glance, its downloads to confirm, and the month's sign-off with a printable report; and the
+//! log streams that deliver the ledger to the organization's SIEM, paused and resumed by an
+//! owner.
 //!
 //! Pages are rendered on the server from templates checked at compile time (askama, escaping
 //! HTML by default); charts are SVG drawn here, so they print and test as text. No page runs a
@@ -25,6 +27,7 @@ mod pages;
 mod report;
 mod route;
 mod sign_in;
+mod streams;
 pub use route::SSO_CALLBACK;
 
 use std::net::IpAddr;
@@ -269,6 +272,8 @@ impl Console {
                 Ok(html(StatusCode::OK, &form).into())
             }
             Route::SignOffForm => self.sign_off(r).await,
+            Route::Streams => self.streams(r, &query).await,
+            Route::StreamForm => self.stream_form(r).await,
             Route::Report => {
                 let (_, page, review) = self.month_page(r, &query).await?;
                 Ok(html(StatusCode::OK, &pages::Report::new(page, review)).into())

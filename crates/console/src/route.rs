@@ -48,11 +48,15 @@ pub(crate) enum Route {
     SignOffForm,
     /// The printable report.
     Report,
+    /// The organization's log streams.
+    Streams,
+    /// A stream paused or resumed.
+    StreamForm,
 }
 
 impl Route {
     /// Every route.
-    pub(crate) const ALL: [Self; 19] = [
+    pub(crate) const ALL: [Self; 21] = [
         Self::Stylesheet,
         Self::Home,
         Self::SignIn,
@@ -72,6 +76,8 @@ impl Route {
         Self::SignOff,
         Self::SignOffForm,
         Self::Report,
+        Self::Streams,
+        Self::StreamForm,
     ];
 
     /// Its method and path.
@@ -96,6 +102,8 @@ impl Route {
             Self::SignOff => (false, "/console/sign-off"),
             Self::SignOffForm => (true, "/console/sign-off"),
             Self::Report => (false, "/console/report"),
+            Self::Streams => (false, "/console/log-streams"),
+            Self::StreamForm => (true, "/console/log-streams"),
         };
         (if post { Method::POST } else { Method::GET }, path)
     }

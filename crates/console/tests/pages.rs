@@ -681,3 +681,84 @@ async fn pages_speak_korean_or_english_and_the_switch_is_kept() {
     let missing = browser.get(&w, "/console/nowhere").await;
     assert_eq!(missing.text(".problem p"), "콘솔에 그런 페이지가 없습니다.");
 }
+
+/// An owner sees the organization's log streams with how each delivers, and pauses and
+/// resumes one (each change recorded as theirs); a refused change names the stream, and a
+/// session without the streams' scope is told why it sees none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_owner_pauses_and_resumes_a_log_stream_in_the_console() {
+    use recruit_ports::streams::LogStreams;
+    let w = world(ORIGIN).await;
+    let stream = recruit_ports::testkit::stream_record(1);
+    let record = recruit_ports::testkit::record(ORG_A, 1);
+    w.store.create_stream(&stream, &record).await.unwrap();
+    let id = recruit_domain::LogStreamId::from_uuid(stream.id).to_string();
+    let scopes = [Scope::AuditLogsRead, Scope::AuditLogsReview, Scope::LogStreamsAdmin];
+    let owner = token(&w, Role::Owner, &scopes).await;
+    let mut browser = Browser::default();
+    browser.sign_in(&w, &owner).await;
+    let seen = browser.get(&w, "/console/log-streams?month=2026-10").await;
+    assert_eq!(seen.status, StatusCode::OK);
+    let card = format!("article[id='{id}']");
+    assert_eq!(seen.text(&format!("{card} h2")), "SIEM 1");
+    assert_eq!(seen.text(&format!("{card} dd.state")), "Delivering");
+    assert!(seen.text(&format!("{card} dl")).contains("https://siem.example.com/in"));
+    assert!(!seen.html.html().contains("whsec_"), "no secret on the page");
+    assert_eq!(seen.text(&format!("{card} button")), "Pause");
+    let csrf = seen.attr(&format!("{card} input[name=csrf]"), "value");
+
+    let form = |action: &'static str, stream: String| {
+        vec![
+            ("csrf", csrf.clone()),
+            ("month", "2026-10".into()),
+            ("stream", stream),
+            ("action", action.into()),
+        ]
+    };
+    let post = async |browser: &mut Browser, pairs: Vec<(&str, String)>| {
+        let pairs: Vec<(&str, &str)> = pairs.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        browser.post(&w, "/console/log-streams", &pairs).await
+    };
+    let paused = post(&mut browser, form("pause", id.clone())).await;
+    let back = format!("/console/log-streams?month=2026-10#{id}");
+    assert_eq!((paused.status, paused.location()), (StatusCode::SEE_OTHER, back.as_str()));
+    let seen = browser.get(&w, "/console/log-streams?month=2026-10").await;
+    assert_eq!(seen.text(&format!("{card} dd.state")), "Paused");
+    assert_eq!(seen.text(&format!("{card} button")), "Resume");
+    assert_eq!(recorded(&w, "pauseLogStream").await, 1);
+    let resumed = post(&mut browser, form("resume", id.clone())).await;
+    assert_eq!(resumed.status, StatusCode::SEE_OTHER);
+    let seen = browser.get(&w, "/console/log-streams?month=2026-10").await;
+    assert_eq!(seen.text(&format!("{card} dd.state")), "Delivering");
+    assert_eq!(recorded(&w, "resumeLogStream").await, 1);
+
+    // A stream of no one's: the page again, with the refusal naming it.
+    let other = recruit_domain::LogStreamId::from_uuid(Uuid::from_u128(0x5ea)).to_string();
+    let refused = post(&mut browser, form("pause", other.clone())).await;
+    assert_eq!(refused.status, StatusCode::NOT_FOUND);
+    assert!(refused.text(".problem").contains(&other), "{}", refused.text(".problem"));
+    assert_eq!(refused.text(&format!("{card} h2")), "SIEM 1", "the streams still listed");
+    let unknown = post(&mut browser, form("restart", id.clone())).await;
+    assert_eq!(unknown.status, StatusCode::NOT_FOUND);
+    // A form from elsewhere changes nothing.
+    let forged = browser
+        .send(
+            &w,
+            Method::POST,
+            "/console/log-streams",
+            &[("csrf", "x"), ("stream", &id), ("action", "pause")],
+            Some(ORIGIN),
+        )
+        .await;
+    assert_eq!(forged.status, StatusCode::FORBIDDEN);
+    assert_eq!(recorded(&w, "pauseLogStream").await, 1);
+
+    // In Korean; and a session whose token lacks the streams' scope sees why it sees none.
+    let reviewer = token(&w, Role::Owner, &[Scope::AuditLogsRead, Scope::AuditLogsReview]).await;
+    let mut korean = Browser { accept_language: Some("ko"), ..Browser::default() };
+    korean.sign_in(&w, &reviewer).await;
+    let seen = korean.get(&w, "/console/log-streams?month=2026-10").await;
+    assert_eq!(seen.text("h1"), "로그 스트림");
+    assert!(seen.all("article.stream").is_empty());
+    assert!(seen.text(".problem").contains("log_streams:admin"), "{}", seen.text(".problem"));
+}

@@ -14,8 +14,10 @@ use recruit_ports::SecretHash;
 use recruit_ports::{Store, StoreError};
 use sha2::{Digest, Sha256};
 
-/// The scopes a session made for a sign-in by link may hold, of those its link holds.
-pub const CONSOLE_SCOPES: [Scope; 2] = [Scope::AuditLogsRead, Scope::AuditLogsReview];
+/// The scopes a session made for a sign-in by link may hold, of those its link holds: the
+/// review, and the log streams' page (whose operations are an owner's).
+pub const CONSOLE_SCOPES: [Scope; 3] =
+    [Scope::AuditLogsRead, Scope::AuditLogsReview, Scope::LogStreamsAdmin];
 
 /// A one-time sign-in link's secret for `user` (operators' tooling, not the API): a token with
 /// the console's scopes that lasts `ttl`, spent by the first sign-in. The user must hold

@@ -4,7 +4,7 @@
 // media, and accessibility as axe-core measures it.
 import { test, expect } from '@playwright/test';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
@@ -213,6 +213,36 @@ test('a cross-site POST is refused', async ({ page }) => {
   await expect(page.getByRole('button', { name: `Sign off ${PREVIOUS}` })).toBeVisible();
 });
 
+// A stream made with the CLI, to a destination the demo server may not reach: the page shows
+// it failing with its error, and pauses and resumes it through its form.
+test('a log stream made with the CLI is shown failing, paused and resumed', async ({ page, request }) => {
+  const me = await request.get(`${BASE_URL}/v1/me`, { headers: { Authorization: `Bearer ${OWNER_TOKEN}` } });
+  const owner = (await me.json()).user.id;
+  const dir = mkdtempSync(join(tmpdir(), 'stream-'));
+  const settings = join(dir, 'siem.json');
+  writeFileSync(settings, JSON.stringify({
+    name: '보안관제 SIEM', destination: { type: 'https', url: 'https://127.0.0.1:9/in' }, after_position: 0,
+  }));
+  const made = JSON.parse(execFileSync(RECRUITD, [
+    '--database-url', DATABASE_URL, '--outbound-allow', '127.0.0.1',
+    'log-stream', 'create', '--user', owner, '--settings', settings, '--json',
+  ], { env: { ...process.env, RUST_LOG: 'warn' } }).toString());
+  await signInWithToken(page);
+  const card = page.locator(`article[id="${made.id}"]`);
+  // The demo server refuses the loopback destination on every attempt: the stream fails.
+  await expect(async () => {
+    await page.goto(`/console/log-streams?month=${MONTH}`);
+    await expect(card.locator('dd.state')).toHaveText('Failing: retrying', { timeout: 1000 });
+  }).toPass({ timeout: 20000 });
+  await expect(card.locator('dd.error')).not.toBeEmpty();
+  await card.getByRole('button', { name: 'Pause' }).click();
+  await expect(page).toHaveURL(new RegExp(`/console/log-streams\\?month=${MONTH}#${made.id}$`));
+  await expect(card.locator('dd.state')).toHaveText('Paused');
+  await card.getByRole('button', { name: 'Resume' }).click();
+  // Delivering again, until its next attempt fails.
+  await expect(card.locator('dd.state')).not.toHaveText('Paused');
+});
+
 test('every page passes axe-core with no serious or critical violation', async ({ browser }) => {
   const signedIn = await browser.newContext();
   await signInWithToken(await signedIn.newPage());
@@ -227,7 +257,7 @@ test('every page passes axe-core with no serious or critical violation', async (
     `/console/overview?month=${MONTH}`, `/console/downloads?month=${MONTH}`,
     `/console/entries?month=${MONTH}`, `/console/integrity?month=${MONTH}`,
     `/console/sign-off?month=${PREVIOUS}`, `/console/sign-off?month=${MONTH}`,
-    `/console/report?month=${MONTH}`,
+    `/console/report?month=${MONTH}`, `/console/log-streams?month=${MONTH}`,
     '/console/no-such-page', '/console/sign-in',
   ]) {
     // In both languages, each chosen with the switch's parameter.
@@ -260,7 +290,8 @@ test('every page reflows at 390 px and at 200 % zoom, with no page-wide horizont
     for (const path of [
       `/console/overview?month=${PREVIOUS}`, `/console/downloads?month=${MONTH}`,
       `/console/entries?month=${MONTH}`, `/console/integrity?month=${MONTH}`,
-      `/console/sign-off?month=${PREVIOUS}`, `/console/report?month=${EARLIER}`, '/console/sign-in',
+      `/console/sign-off?month=${PREVIOUS}`, `/console/report?month=${EARLIER}`,
+      `/console/log-streams?month=${MONTH}`, '/console/sign-in',
     ]) {
       for (const lang of ['en', 'ko']) {
         const url = `${path}${path.includes('?') ? '&' : '?'}lang=${lang}`;

@@ -10,7 +10,8 @@ use crate::{Store, StoreError};
 
 use super::{ORG_A, ORG_B, assert_not_found, id, loaded, org_id, record, t, user_id};
 
-fn stream(n: u128) -> StreamRecord {
+/// The HTTPS stream `n` of organization A, made by its owner, delivering from the start.
+pub fn stream_record(n: u128) -> StreamRecord {
     StreamRecord {
         organization_id: org_id(ORG_A),
         id: Uuid::from_u128(ORG_A << 64 | 0x57 << 8 | n),
@@ -34,7 +35,7 @@ pub async fn log_streams_are_kept_and_delivered_by_one_holder_at_a_time(store: &
     loaded(store).await;
     let org = org_id(ORG_A);
     let start = super::api_head(store, ORG_A).await;
-    let (first, second) = (stream(1), stream(2));
+    let (first, second) = (stream_record(1), stream_record(2));
     store.create_stream(&first, &record(ORG_A, 80)).await.unwrap();
     store.create_stream(&second, &record(ORG_A, 81)).await.unwrap();
     assert_eq!(super::api_head(store, ORG_A).await, start + 2, "each creation on the record");
@@ -112,6 +113,6 @@ pub async fn log_streams_are_kept_and_delivered_by_one_holder_at_a_time(store: &
         start + 5,
         "creations, changes and the removal"
     );
-    let orphan = StreamRecord { organization_id: id(0xdead), ..stream(3) };
+    let orphan = StreamRecord { organization_id: id(0xdead), ..stream_record(3) };
     assert_not_found(store.create_stream(&orphan, &record(ORG_A, 87)).await, "no organization");
 }
