@@ -19,10 +19,20 @@ once; nothing stored that no batch explains (a batch that failed finally explain
 every batch resolved within 20 s of the cluster having a primary again; every export holds
 every batch of its writer acknowledged before it began; no 500; the chains verify (`recruitd audit verify`). It prints each fault's recovery time (from the fault to the
 first acknowledged batch after it).
+Log stream: a stream of the organization, delivered by both replicas (one at a time) to a
+receiver here that checks every batch's Standard Webhooks signature and answers one batch in
+seven 503 and drops the connection on one in eleven after reading it. Checked: every
+acknowledged entry received, positions first received in chain order without a gap, every
+signature valid, and what was received clean under `recruitd audit verify --stream`.
 Needs only Python's standard library and the PostgreSQL client binaries.
 """
 
 import argparse
+import base64
+import hashlib
+import hmac
+import http.client
+import http.server
 import json
 import os
 import signal
@@ -166,7 +176,7 @@ def exporter(apps, token, window, history, stop, writers):
                 history.add(kind="export", writer=k, began=began, status=200, ids=ids)
         except urllib.error.HTTPError as e:
             history.add(kind="export", writer=k, began=began, status=e.code)
-        except (OSError, ValueError, KeyError):
+        except (OSError, ValueError, KeyError, http.client.HTTPException):
             # Cut mid-way (the application killed) or not answered: no verdict on it.
             history.add(kind="export", writer=k, began=began, status=0)
         time.sleep(3.0)
@@ -280,6 +290,127 @@ def nemesis(cluster, history, stop, pause):
         if stop.wait(pause):
             return
         fault()
+
+
+class Receiver:
+    """A log stream's receiver on loopback: each batch's signature checked against the stream's
+    secret (Standard Webhooks, v1), its lines kept in the order they arrive, and faults of its
+    own: a 503 with Retry-After on every seventh batch, the connection dropped after reading
+    every eleventh. Until it has the secret it answers 503."""
+
+    def __init__(self, work):
+        self.lines, self.unverified, self.batches = [], 0, 0
+        self.secret, self.lock = None, threading.Lock()
+        self.file = work / "received.ndjson"
+        receiver = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                with receiver.lock:
+                    receiver.batches += 1
+                    n, secret = receiver.batches, receiver.secret
+                if secret is None or n % 7 == 0:
+                    self.send_response(503)
+                    self.send_header("Retry-After", "1")
+                    self.end_headers()
+                    return
+                if not signed(secret, self.headers, body):
+                    with receiver.lock:
+                        receiver.unverified += 1
+                    self.send_response(401)
+                    self.end_headers()
+                    return
+                with receiver.lock:
+                    lines = [line for line in body.decode().splitlines() if line]
+                    receiver.lines.extend(json.loads(line) for line in lines)
+                    with open(receiver.file, "a") as kept:
+                        kept.write("".join(line + "\n" for line in lines))
+                if n % 11 == 0:
+                    # Stored, and the answer lost: the batch comes again.
+                    self.close_connection = True
+                    return
+                self.send_response(200)
+                self.end_headers()
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/in"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def arrivals(self):
+        """(position, entry id) of every line received, in the order received."""
+        with self.lock:
+            return [(line["position"], line["entry"]["id"]) for line in self.lines]
+
+
+def signed(secret, headers, body):
+    """Whether `body` carries a valid Standard Webhooks v1 signature by `secret`."""
+    key = base64.b64decode(secret.removeprefix("whsec_"))
+    content = f"{headers['webhook-id']}.{headers['webhook-timestamp']}.".encode() + body
+    expected = base64.b64encode(hmac.new(key, content, hashlib.sha256).digest()).decode()
+    given = [s.removeprefix("v1,") for s in headers.get("webhook-signature", "").split()]
+    return any(hmac.compare_digest(expected, g) for g in given)
+
+
+def open_stream(values, work, owner, receiver):
+    """A stream of the organization from its chain's start to `receiver`, made with the CLI as
+    its owner; the receiver is given its secret."""
+    settings = work / "stream.json"
+    settings.write_text(json.dumps({"name": "failover SIEM", "after_position": 0,
+                                    "destination": {"type": "https", "url": receiver.url}}))
+    made = subprocess.run(
+        [values["RECRUITD_BINARY"], "--database-url", values["DATABASE_URL"],
+         "--outbound-allow", "127.0.0.1", "log-stream", "create", "--user", owner,
+         "--settings", str(settings), "--json"],
+        check=True, capture_output=True, text=True, env={**os.environ, "RUST_LOG": "warn"})
+    stream = json.loads(made.stdout)
+    with receiver.lock:
+        receiver.secret = stream["signing_secret"]
+    return stream["id"]
+
+
+def stream_findings(acknowledged, arrivals):
+    """What a stream's receiver got wrong, from the acknowledged entry ids and the (position,
+    id) of each line in the order it arrived: entries never received, and positions first
+    received out of chain order or after a gap."""
+    received = {i for _, i in arrivals}
+    disorder, top = [], 0
+    for position, _ in arrivals:
+        if position > top + 1:
+            disorder.append(f"position {position} after {top}")
+        top = max(top, position)
+    return {
+        "not delivered": sorted(i for i in acknowledged if i not in received),
+        "delivered out of order": disorder,
+    }
+
+
+def delivered(values, receiver, stored, limit=180.0):
+    """Waits until the receiver holds every stored entry (at most `limit` s); then checks what
+    it holds with `recruitd audit verify --stream`: its findings, and the figures."""
+    began = time.monotonic()
+    while time.monotonic() - began < limit:
+        if {i for _, i in receiver.arrivals()} >= set(stored):
+            break
+        time.sleep(1)
+    waited = round(time.monotonic() - began, 1)
+    verified = subprocess.run(
+        [values["RECRUITD_BINARY"], "audit", "verify", "--stream", str(receiver.file),
+         "--from-position", "0"],
+        capture_output=True, text=True, env={**os.environ, "RUST_LOG": "warn"})
+    arrivals = receiver.arrivals()
+    findings = {
+        "stream not verified": [] if verified.returncode == 0
+        else [verified.stdout.strip()[-500:] or verified.stderr.strip()[-500:]],
+        "stream batches unverified": [receiver.unverified] if receiver.unverified else [],
+    }
+    figures = {"stream lines received": len(arrivals),
+               "stream duplicates": len(arrivals) - len({p for p, _ in arrivals}),
+               "stream caught up after the writers stopped, s": waited}
+    return findings, figures
 
 
 def stored_ids(values, organization):
@@ -444,6 +575,8 @@ def main():
     values = env()
     cluster = Cluster(values)
     organization, owner, tokens = setup(values, cluster.dir, args.writers + 3)
+    receiver = Receiver(cluster.dir)
+    open_stream(values, cluster.dir, owner, receiver)
     apps = values["APP_URLS"].split()
     history = History()
     stop, stop_nemesis = threading.Event(), threading.Event()
@@ -469,7 +602,15 @@ def main():
         t.join()
     events = history.events
     (cluster.dir / "history.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
-    findings, figures = check(events, stored_ids(values, organization))
+    stored = stored_ids(values, organization)
+    findings, figures = check(events, stored)
+    streamed, stream_figures = delivered(values, receiver, stored)
+    ok = {e["batch"] for e in events if e["kind"] == "ok"}
+    acknowledged = [i for e in events if e["kind"] == "invoke" and e["batch"] in ok
+                    for i in e["ids"]]
+    findings.update(streamed)
+    findings.update(stream_findings(acknowledged, receiver.arrivals()))
+    figures.update(stream_figures)
     verified = subprocess.run(
         [values["RECRUITD_BINARY"], "--database-url", values["DATABASE_URL"], "audit", "verify"],
         capture_output=True, text=True, env={**os.environ, "RUST_LOG": "warn"})
@@ -500,7 +641,7 @@ def main():
     if not failed:
         print("every acknowledged entry stored exactly once, nothing unexplained, every batch "
               f"resolved within {RESOLVE_LIMIT_S:.0f} s of a writable primary, no 500, the "
-              "chains verify")
+              "chains verify; the log stream delivered every entry in order, verified")
     sys.exit(1 if failed else 0)
 
 
@@ -548,6 +689,26 @@ class CheckerTest(unittest.TestCase):
         events = self.history()[:4]
         findings, _ = check(events, ["p1", "p2"])
         self.assertEqual(findings["unresolved"], ["b"])
+
+    def test_a_stream_that_skips_reorders_or_loses_is_named(self):
+        # Redelivery from an earlier position (a lost answer, a lease taken over) is sound.
+        sound = [(1, "p1"), (2, "p2"), (1, "p1"), (2, "p2"), (3, "p3")]
+        found = stream_findings(["p1", "p2", "p3"], sound)
+        self.assertEqual({k: v for k, v in found.items() if v}, {})
+        # An acknowledgement taken before the destination's: p2 never arrives, p3 jumps it.
+        found = stream_findings(["p1", "p2", "p3"], [(1, "p1"), (3, "p3")])
+        self.assertEqual(found["not delivered"], ["p2"])
+        self.assertEqual(found["delivered out of order"], ["position 3 after 1"])
+
+    def test_a_signature_is_checked_as_standard_webhooks_says(self):
+        # The specification's example.
+        secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+        headers = {"webhook-id": "msg_p5jXN8AQM9LWM0D4loKWxJek",
+                   "webhook-timestamp": "1614265330",
+                   "webhook-signature": "v1,bogus v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="}
+        body = b'{"test": 2432232314}'
+        self.assertTrue(signed(secret, headers, body))
+        self.assertFalse(signed(secret, headers, body + b" "))
 
 
 if __name__ == "__main__":
