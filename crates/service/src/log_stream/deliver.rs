@@ -17,6 +17,7 @@ use recruit_ports::chain::ExportedEntry;
 use recruit_ports::streams::{Failure, Health, Lease, StreamRecord};
 use recruit_ports::{Store, StoreError};
 
+use super::runs::Run;
 use super::send::{Attempt, acknowledged, body, send};
 use super::webhook::message_id;
 use crate::outbound::Fetch;
@@ -80,14 +81,18 @@ pub struct Figures {
     pub health: &'static str,
 }
 
-/// How this process's deliveries go, by stream: updated by [`run`], read by the metrics.
+/// How this process's deliveries go, by stream: updated by [`run`], read by the metrics; and
+/// what they read, shared by the streams of an organization.
 #[derive(Debug, Default)]
-pub struct Deliveries(std::sync::Mutex<std::collections::BTreeMap<uuid::Uuid, Figures>>);
+pub struct Deliveries {
+    figures: std::sync::Mutex<std::collections::BTreeMap<uuid::Uuid, Figures>>,
+    runs: super::runs::Runs,
+}
 
 impl Deliveries {
     /// Every stream this process has delivered since it started, with its figures.
     pub fn figures(&self) -> Vec<(uuid::Uuid, Figures)> {
-        let held = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let held = self.figures.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         held.iter().map(|(id, f)| (*id, *f)).collect()
     }
 
@@ -104,7 +109,7 @@ impl Deliveries {
     }
 
     fn update(&self, stream: uuid::Uuid, change: impl FnOnce(&mut Figures)) {
-        let mut held = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut held = self.figures.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         change(held.entry(stream).or_default());
     }
 }
@@ -161,7 +166,9 @@ async fn delivered(
     mut stop: tokio::sync::watch::Receiver<bool>,
 ) -> Result<Ended, StoreError> {
     let mut caught_up = Instant::now();
-    let mut ahead = std::collections::VecDeque::new();
+    let mut ahead: Option<Arc<Run>> = None;
+    // The last position whose read this delivery recorded.
+    let mut recorded = 0;
     let mut held_until = Instant::now() + settings.lease;
     let mut renewed = Instant::now();
     let mut batch_entries = settings.batch_entries;
@@ -231,58 +238,79 @@ async fn delivered(
                 Settled::Moved(false) => return Ok(Ended::LeaseLost),
             }
         }
-        let ledger = Ledger::Privacy;
-        let (org, position) = (lease.organization_id, stream.delivery.position);
-        // What was read ahead and recorded, from the position the stream stands at: kept
-        // only while it continues that position (another process may have moved it).
-        while ahead.front().is_some_and(|e| at(e) <= position) {
-            ahead.pop_front();
-        }
-        if ahead.front().is_some_and(|e| at(e) != position + 1) {
-            ahead.clear();
-        }
-        if ahead.is_empty() {
-            let read = store.chain_after(ledger, org, position, settings.read_ahead).await?;
-            if read.is_empty() {
-                caught_up = Instant::now();
-                figures.update(stream.id, |f| (f.lag_entries, f.lag_seconds) = (0, 0.0));
-                sleep(settings.poll, &mut stop).await;
-                continue;
-            }
+        let (org, position, hash) =
+            (lease.organization_id, stream.delivery.position, stream.delivery.hash);
+        // What was read ahead, from the position the stream stands at: this delivery's run
+        // while it continues that position (another process may have moved it), else the one
+        // another stream of the organization read, else a new one.
+        if !ahead.as_ref().is_some_and(|run| run.after(position, &hash).is_some()) {
+            let slot = figures.runs.of(org);
+            let mut slot = slot.lock().await;
+            let shared = slot.upgrade().filter(|run| run.after(position, &hash).is_some());
+            let run = match shared {
+                Some(run) => run,
+                None => {
+                    let ledger = Ledger::Privacy;
+                    let read =
+                        store.chain_after(ledger, org, position, settings.read_ahead).await?;
+                    if read.is_empty() {
+                        drop(slot);
+                        caught_up = Instant::now();
+                        figures.update(stream.id, |f| (f.lag_entries, f.lag_seconds) = (0, 0.0));
+                        sleep(settings.poll, &mut stop).await;
+                        continue;
+                    }
+                    let linked = match linked(&stream, &read) {
+                        Ok((linked, _)) => linked,
+                        Err(why) => {
+                            // A gap (entries removed before they were delivered) or an entry
+                            // that does not prove itself: never skipped, never sent; an owner
+                            // must look.
+                            drop(slot);
+                            let health = Health::Suspended;
+                            let failure = failure(&stream, health, None, why, Duration::ZERO);
+                            failed(store.as_ref(), &lease, &stream, &failure).await?;
+                            continue;
+                        }
+                    };
+                    let run = Run::new(position, hash, read.into_iter().take(linked).collect());
+                    let run = Arc::new(run);
+                    *slot = Arc::downgrade(&run);
+                    run
+                }
+            };
+            drop(slot);
             let heads = store.chain_heads(Some(org)).await?;
-            let head = heads.iter().find(|h| h.ledger == ledger.as_str()).map_or(0, |h| h.position);
+            let ledger = Ledger::Privacy.as_str();
+            let head = heads.iter().find(|h| h.ledger == ledger).map_or(0, |h| h.position);
             let lag = u64::try_from(head).unwrap_or_default().saturating_sub(position);
             let behind = caught_up.elapsed().as_secs_f64();
             figures.update(stream.id, |f| (f.lag_entries, f.lag_seconds) = (lag, behind));
-            let linked = match linked(&stream, &read) {
-                Ok((linked, _)) => linked,
-                Err(why) => {
-                    // A gap (entries removed before they were delivered) or an entry that does
-                    // not prove itself: never skipped, never sent; an owner must look.
-                    let failure = failure(&stream, Health::Suspended, None, why, Duration::ZERO);
-                    failed(store.as_ref(), &lease, &stream, &failure).await?;
-                    continue;
-                }
-            };
-            // Delivering reads the ledger: the read recorded before any of it is sent, as
-            // every read is before it returns (again, should its holder stop first).
-            let last = at(&read[linked - 1]);
+            ahead = Some(run);
+        }
+        let Some(run) = ahead.clone() else { continue };
+        let Some(next) = run.after(position, &hash) else { continue };
+        // Delivering reads the ledger: what this delivery sends is recorded before any of it
+        // is, as every read is before it returns (again, should its holder stop first).
+        if run.last() > recorded.max(position) {
+            let (first, last) = (recorded.max(position) + 1, run.last());
             let filters = serde_json::json!({
                 "stream_id": recruit_domain::LogStreamId::from_uuid(stream.id),
-                "first_position": position + 1,
+                "first_position": first,
                 "last_position": last,
             });
-            let id = format!("lsr_{}_{}_{last}", stream.id.simple(), position + 1);
-            store.record_read(&record(&stream, DELIVERED, &id, filters), linked).await?;
-            ahead.extend(read.into_iter().take(linked));
+            let id = format!("lsr_{}_{first}_{last}", stream.id.simple());
+            let count = usize::try_from(last + 1 - first).unwrap_or(usize::MAX);
+            store.record_read(&record(&stream, DELIVERED, &id, filters), count).await?;
+            recorded = last;
         }
-        let batch: Vec<ExportedEntry> = ahead.iter().take(batch_entries).cloned().collect();
-        let (body, count) = body(&stream, &batch, settings.batch_bytes);
-        let last_sent = batch[count - 1].clone();
+        let batch = &next[..next.len().min(batch_entries)];
+        let (body, count) = body(&stream, batch, settings.batch_bytes);
+        let last_sent = &batch[count - 1].exported;
         if Instant::now() >= held_until {
             continue; // Renew before sending.
         }
-        let to = at(&last_sent);
+        let to = at(last_sent);
         let id = message_id(stream.id, position + 1, to);
         if stream.delivery.attempts > 0 {
             figures.update(stream.id, |f| f.retried += 1);
@@ -516,6 +544,7 @@ async fn sleep(d: Duration, stop: &mut tokio::sync::watch::Receiver<bool>) {
 
 #[cfg(test)]
 mod tests {
+    use super::super::runs::Prepared;
     use super::super::send::classify;
     use super::super::webhook::SigningSecret;
     use super::*;
@@ -595,19 +624,38 @@ mod tests {
     }
 
     #[test]
+    fn a_run_serves_the_streams_that_stand_in_it_on_its_chain() {
+        let entries = chain(6);
+        let hash = |i: usize| digest(&entries[i].entry.hash);
+        let run = Run::new(2, hash(1), entries[2..].to_vec());
+        assert_eq!(run.last(), 6);
+        let after = |position, hash| run.after(position, &hash).map(|e| e.len());
+        assert_eq!(after(2, hash(1)), Some(4), "from its start");
+        assert_eq!(after(4, hash(3)), Some(2), "from within");
+        assert_eq!(after(6, hash(5)), None, "nothing after its end");
+        assert_eq!(after(1, hash(0)), None, "nothing before its start");
+        assert_eq!(after(4, hash(2)), None, "a stream on another chain");
+        assert_eq!(after(2, [9; 32]), None);
+        let first = &run.after(2, &hash(1)).unwrap()[0];
+        assert_eq!(first.line, crate::export::line(Ledger::Privacy, &entries[2]));
+    }
+
+    #[test]
     fn a_body_is_export_lines_or_their_array_within_its_size_but_never_empty() {
         let entries = chain(3);
         let s = stream(&[], "NDJSON");
+        let entries: Vec<_> = entries.into_iter().map(Prepared::new).collect();
+        let line = |i: usize| crate::export::line(Ledger::Privacy, &entries[i].exported);
         let (body, n) = body(&s, &entries, 1 << 20);
         assert_eq!(n, 3);
         let lines: Vec<_> = body.split(|b| *b == b'\n').filter(|l| !l.is_empty()).collect();
         assert_eq!(lines.len(), 3);
-        assert_eq!(lines[0], &crate::export::line(Ledger::Privacy, &entries[0])[..lines[0].len()]);
+        assert_eq!(lines[0], &line(0)[..lines[0].len()]);
         let (array, n) = super::body(&stream(&[], "JSON_ARRAY"), &entries, 1 << 20);
         let parsed: Vec<serde_json::Value> = serde_json::from_slice(&array).unwrap();
         assert_eq!((n, parsed.len()), (3, 3));
         assert_eq!(parsed[2]["position"], 3);
-        let one = crate::export::line(Ledger::Privacy, &entries[0]).len();
+        let one = line(0).len();
         let (small, n) = super::body(&s, &entries, one + 1);
         assert_eq!((n, small.len()), (1, one));
         let (tiny, n) = super::body(&s, &entries, 1);

@@ -10,6 +10,7 @@
 //! RFC 5424 messages in RFC 5425 frames of syslog over TLS ([`syslog`]).
 
 pub mod deliver;
+mod runs;
 mod send;
 pub mod splunk;
 pub mod syslog;

@@ -13,6 +13,7 @@ use recruit_ports::chain::ExportedEntry;
 use recruit_ports::streams::StreamRecord;
 
 use super::deliver::digest;
+use super::runs::Prepared;
 use super::webhook::{SigningSecret, headers};
 use crate::outbound::{Fetch, http};
 
@@ -33,11 +34,7 @@ pub(super) enum Attempt {
 
 /// The body of a batch of `entries` in the stream's format, at most `max` bytes unless its
 /// first entry alone is larger, and how many entries it holds.
-pub(super) fn body(
-    stream: &StreamRecord,
-    entries: &[ExportedEntry],
-    max: usize,
-) -> (Vec<u8>, usize) {
+pub(super) fn body(stream: &StreamRecord, entries: &[Prepared], max: usize) -> (Vec<u8>, usize) {
     let destination = super::destination(stream);
     let array = matches!(
         destination,
@@ -45,30 +42,35 @@ pub(super) fn body(
     );
     let sender = destination.as_ref().and_then(super::sender);
     let collector = destination.as_ref().and_then(super::collector);
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(max.min(entries.iter().map(|p| p.line.len()).sum()));
     let mut count = 0;
-    for e in entries {
-        let mut line = crate::export::line(Ledger::Privacy, e);
-        if let Some(sender) = &sender {
-            line = super::syslog::frame(&syslog_message(sender, e, &line));
-        }
-        if let Some(collector) = &collector {
+    for Prepared { exported: e, line } in entries {
+        // The line as the destination takes it (with its line feed): as prepared for HTTPS.
+        let wrapped = if let Some(sender) = &sender {
+            Some(super::syslog::frame(&syslog_message(sender, e, line)))
+        } else if let Some(collector) = &collector {
             let params = coordinates(e);
             let params: Vec<(&str, &str)> = params.iter().map(|(k, v)| (*k, v.as_str())).collect();
             let event =
-                super::splunk::event(collector, Ledger::Privacy.as_str(), e.time, &params, &line);
+                super::splunk::event(collector, Ledger::Privacy.as_str(), e.time, &params, line);
             // An export line is JSON: an event of it always is.
-            line = event.unwrap_or_default();
-            line.push(b'\n');
-        }
-        if array {
-            line.pop(); // The line feed.
-            line.insert(0, if count == 0 { b'[' } else { b',' });
-        }
+            let mut event = event.unwrap_or_default();
+            event.push(b'\n');
+            Some(event)
+        } else {
+            None
+        };
+        let line = wrapped.as_deref().unwrap_or(line);
+        // In an array, a line is its object after `[` or `,`, without the line feed: as long.
         if count > 0 && out.len() + line.len() + 1 > max {
             break;
         }
-        out.extend_from_slice(&line);
+        if array {
+            out.push(if count == 0 { b'[' } else { b',' });
+            out.extend_from_slice(&line[..line.len() - 1]);
+        } else {
+            out.extend_from_slice(line);
+        }
         count += 1;
     }
     if array {

@@ -1,0 +1,71 @@
+//! What the deliveries of one process read, shared: runs of an organization's chain, each
+//! entry checked against the one before it and written as its export line once. The
+//! organization's streams that stand at the same position deliver from the same run, which is
+//! kept only while a delivery still holds it.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+
+use recruit_domain::OrganizationId;
+use recruit_domain::chain::{Digest, Ledger};
+use recruit_ports::chain::ExportedEntry;
+
+use super::deliver::digest;
+
+/// An entry as it is sent: the entry, and its export line.
+#[derive(Debug)]
+pub(super) struct Prepared {
+    pub(super) exported: ExportedEntry,
+    pub(super) line: Vec<u8>,
+}
+
+impl Prepared {
+    pub(super) fn new(exported: ExportedEntry) -> Self {
+        Self { line: crate::export::line(Ledger::Privacy, &exported), exported }
+    }
+}
+
+/// A run of a chain: the entries after position `after`, the first linking to the hash
+/// `prev`, each to the one before it.
+#[derive(Debug)]
+pub(super) struct Run {
+    after: u64,
+    prev: Digest,
+    entries: Vec<Prepared>,
+}
+
+impl Run {
+    /// The run of `entries`, checked already to follow `(after, prev)` link by link.
+    pub(super) fn new(after: u64, prev: Digest, entries: Vec<ExportedEntry>) -> Self {
+        Self { after, prev, entries: entries.into_iter().map(Prepared::new).collect() }
+    }
+
+    /// Its entries after `position`, when it holds the next one and continues the hash
+    /// `hash` there (what a stream that delivered up to `position` sends next).
+    pub(super) fn after(&self, position: u64, hash: &Digest) -> Option<&[Prepared]> {
+        let i = usize::try_from(position.checked_sub(self.after)?).ok()?;
+        let before = match i {
+            0 => self.prev,
+            _ => digest(&self.entries.get(i - 1)?.exported.entry.hash),
+        };
+        (i < self.entries.len() && before == *hash).then(|| &self.entries[i..])
+    }
+
+    /// The position of its last entry.
+    pub(super) fn last(&self) -> u64 {
+        self.after + self.entries.len() as u64
+    }
+}
+
+/// The run each organization's streams read last, held while a delivery holds it, behind a
+/// lock of the organization's so that its streams read each run once.
+#[derive(Debug, Default)]
+pub(super) struct Runs(Mutex<HashMap<OrganizationId, Arc<tokio::sync::Mutex<Weak<Run>>>>>);
+
+impl Runs {
+    /// The organization's last run, behind its lock.
+    pub(super) fn of(&self, organization: OrganizationId) -> Arc<tokio::sync::Mutex<Weak<Run>>> {
+        let mut runs = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        Arc::clone(runs.entry(organization).or_default())
+    }
+}
