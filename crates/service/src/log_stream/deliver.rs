@@ -243,7 +243,7 @@ async fn delivered(
         // What was read ahead, from the position the stream stands at: this delivery's run
         // while it continues that position (another process may have moved it), else the one
         // another stream of the organization read, else a new one.
-        if !ahead.as_ref().is_some_and(|run| run.after(position, &hash).is_some()) {
+        if ahead.as_ref().is_none_or(|run| run.after(position, &hash).is_none()) {
             let slot = figures.runs.of(org);
             let mut slot = slot.lock().await;
             let shared = slot.upgrade().filter(|run| run.after(position, &hash).is_some());
