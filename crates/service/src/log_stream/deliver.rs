@@ -143,23 +143,49 @@ struct Awaited {
 
 /// Delivers the stream `lease` holds until the lease is lost, the stream is paused or
 /// suspended, or `stop` says the process is stopping (the lease is then released, so that
-/// another process takes the stream over at once).
+/// another process takes the stream over at once). A database that cannot be reached (down,
+/// failing over) is waited out with the lease kept: delivery goes on once it answers and the
+/// lease is renewed, or ends if another process took the stream meanwhile.
 pub async fn run(
     (store, fetch, figures): (Arc<dyn Store>, Arc<dyn Fetch>, Arc<Deliveries>),
     lease: Lease,
     settings: Settings,
-    stop: tokio::sync::watch::Receiver<bool>,
+    mut stop: tokio::sync::watch::Receiver<bool>,
 ) -> Result<Ended, StoreError> {
     let id = lease.stream_id;
     figures.update(id, |f| f.held = true);
-    let ended = delivered(store, fetch, &figures, lease, settings, stop).await;
+    let mut pause = settings.backoff_initial;
+    let ended = loop {
+        let parts = (Arc::clone(&store), Arc::clone(&fetch));
+        match delivered(parts, &figures, lease, settings, stop.clone()).await {
+            Err(e @ (StoreError::Unavailable(_) | StoreError::Timeout)) => {
+                tracing::warn!(stream = %id, error = %e, "log stream delivery waits for the database");
+                let waited = loop {
+                    sleep(pause, &mut stop).await;
+                    pause = (pause * 2).min(settings.lease / 3);
+                    if *stop.borrow() || stop.has_changed().is_err() {
+                        break Some(Ended::Shutdown);
+                    }
+                    match store.renew_lease(&lease, after(settings.lease)).await {
+                        Ok(true) => break None,
+                        Ok(false) => break Some(Ended::LeaseLost),
+                        Err(_) => {}
+                    }
+                };
+                match waited {
+                    Some(ended) => break Ok(ended),
+                    None => pause = settings.backoff_initial,
+                }
+            }
+            ended => break ended,
+        }
+    };
     figures.update(id, |f| f.held = false);
     ended
 }
 
 async fn delivered(
-    store: Arc<dyn Store>,
-    fetch: Arc<dyn Fetch>,
+    (store, fetch): (Arc<dyn Store>, Arc<dyn Fetch>),
     figures: &Deliveries,
     lease: Lease,
     settings: Settings,
