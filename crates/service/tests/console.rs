@@ -133,7 +133,8 @@ async fn a_session_ends_when_idle_and_when_it_reaches_its_longest() {
 }
 
 /// A link is made for an owner only; its first sign-in spends it and gets a session with a
-/// token of its own holding the console's scopes; a second sign-in with it is refused.
+/// token of its own holding the console's scopes (the review's and the log streams'); a second
+/// sign-in with it is refused.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sign_in_link_opens_one_session_only() {
     let w = world(SessionLimits::DEFAULT).await;
@@ -142,7 +143,8 @@ async fn a_sign_in_link_opens_one_session_only() {
     let opened = w.service.open_console_session(SignIn::Link(&link), &context()).await.unwrap();
     let session = w.service.console_caller(&opened.secret, None).await.unwrap();
     assert_eq!(session.caller.user.id, owner);
-    assert_eq!(session.caller.token.scopes, [Scope::AuditLogsRead, Scope::AuditLogsReview]);
+    let scopes = [Scope::AuditLogsRead, Scope::AuditLogsReview, Scope::LogStreamsAdmin];
+    assert_eq!(session.caller.token.scopes, scopes, "the review and the log streams' page");
     assert_eq!(session.caller.token.name, "console session");
     let spent = w.service.open_console_session(SignIn::Link(&link), &context()).await;
     assert_eq!(code(spent), ErrorCode::Unauthenticated);
