@@ -457,13 +457,8 @@ impl Console {
         path: &[(&str, String)],
         body: Option<serde_json::Value>,
     ) -> Result<Outcome, ServiceError> {
-        let mut arguments = Arguments::rest(kind);
-        for (name, value) in path {
-            arguments.path(name, value.clone());
-        }
-        if let Some(body) = body {
-            arguments.body(body.to_string().into_bytes());
-        }
+        let body = body.map(|b| b.to_string().into_bytes());
+        let arguments = Arguments::rest_call(kind, path, body);
         self.run_arguments(r, session, kind, arguments).await
     }
 

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use askama::Template;
 use http::StatusCode;
-use recruit_domain::model::{LogStream, LogStreamDestination, LogStreamState};
+use recruit_domain::model::{LogStream, LogStreamState};
 use recruit_service::console::ConsoleCaller;
 use recruit_service::{OperationKind, Outcome};
 
@@ -38,14 +38,8 @@ pub(crate) struct StreamRow {
 
 impl StreamRow {
     fn of(lang: Lang, zone: &str, s: &LogStream) -> Self {
-        let destination = match &s.destination {
-            LogStreamDestination::Https { url, .. } => format!("HTTPS · {url}"),
-            LogStreamDestination::SyslogTls { host, port, .. } => {
-                format!("Syslog TLS · {host}:{port}")
-            }
-            LogStreamDestination::SplunkHec { url, .. } => format!("Splunk HEC · {url}"),
-            _ => "-".into(),
-        };
+        let (kind, address) = s.destination.endpoint();
+        let destination = format!("{kind} · {address}");
         let code = match s.state {
             LogStreamState::Active => "ACTIVE",
             LogStreamState::Paused => "PAUSED",
@@ -67,8 +61,7 @@ impl StreamRow {
             let since = lang.ta("streams-failing-since", &[("at", lang.time(zone, since).into())]);
             format!("{since} {status}{}", e.message)
         });
-        let stopped = matches!(s.state, LogStreamState::Paused | LogStreamState::Suspended);
-        let action = if stopped { "resume" } else { "pause" };
+        let action = if s.state.is_stopped() { "resume" } else { "pause" };
         Self {
             id: s.id.to_string(),
             name: s.name.clone(),

@@ -89,6 +89,18 @@ impl Arguments {
         Self { kind, values: Map::new(), body: None, problems: vec![] }
     }
 
+    /// The arguments of `kind` as the REST API takes them: its path parameters by placeholder
+    /// (`streamId`) and its body. What a transport without a URL of its own (the console, the
+    /// CLI) hands the service.
+    pub fn rest_call(kind: OperationKind, path: &[(&str, String)], body: Option<Vec<u8>>) -> Self {
+        let mut arguments = Self::rest(kind);
+        for (placeholder, value) in path {
+            arguments.path(placeholder, value.clone());
+        }
+        arguments.body = body;
+        arguments
+    }
+
     /// The path parameter `{placeholder}`'s value, percent-decoded.
     pub fn path(&mut self, placeholder: &str, value: String) {
         if let Some(param) = self.kind.params_in(Place::Path).find(|p| p.rest == placeholder) {

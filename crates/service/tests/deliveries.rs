@@ -67,13 +67,9 @@ impl World {
         let owner = user_id(ORG_A, Role::Owner);
         let scopes = vec![Scope::LogStreamsAdmin];
         let caller = recruit_service::auth::operator(self.store.as_ref(), owner, scopes);
-        let mut arguments = recruit_service::input::Arguments::rest(kind);
-        if let Some(id) = id {
-            arguments.path("streamId", id);
-        }
-        if let Some(body) = body {
-            arguments.body(body.as_bytes().to_vec());
-        }
+        let path: Vec<_> = id.map(|id| ("streamId", id)).into_iter().collect();
+        let body = body.map(|b| b.as_bytes().to_vec());
+        let arguments = recruit_service::input::Arguments::rest_call(kind, &path, body);
         let operation = Operation::parse(kind, arguments).unwrap();
         let identity = Identity::Authenticated(Box::new(caller.await.unwrap()));
         let context = RequestContext::rest("req-1", None);

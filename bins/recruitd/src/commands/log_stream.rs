@@ -4,7 +4,7 @@
 use std::io::Read;
 use std::path::Path;
 
-use recruit_domain::model::{LogStream, LogStreamDestination};
+use recruit_domain::model::LogStream;
 use recruit_domain::{LogStreamId, Scope};
 use recruit_service::input::Arguments;
 use recruit_service::{
@@ -79,13 +79,8 @@ async fn run(
     id: Option<LogStreamId>,
     body: Option<Vec<u8>>,
 ) -> Result<Outcome, Failure> {
-    let mut arguments = Arguments::rest(kind);
-    if let Some(id) = id {
-        arguments.path("streamId", id.to_string());
-    }
-    if let Some(body) = body {
-        arguments.body(body);
-    }
+    let path: Vec<_> = id.map(|id| ("streamId", id.to_string())).into_iter().collect();
+    let arguments = Arguments::rest_call(kind, &path, body);
     let request_id = format!("cli-{}", recruit_domain::Uuid::now_v7());
     let context = RequestContext::rest(request_id, None);
     let failed = |e: recruit_service::ServiceError| Failure(problem(&e));
@@ -108,18 +103,12 @@ fn read_json(path: &Path) -> Result<Vec<u8>, Failure> {
 
 /// One line for a stream: id, state, destination, name, and how far its delivery is.
 fn line(stream: &LogStream) -> String {
-    let destination = match &stream.destination {
-        LogStreamDestination::Https { url, .. } => format!("https {url}"),
-        LogStreamDestination::SyslogTls { host, port, .. } => format!("syslog-tls {host}:{port}"),
-        LogStreamDestination::SplunkHec { url, .. } => format!("splunk-hec {url}"),
-        _ => "-".into(),
-    };
+    let (kind, address) = stream.destination.endpoint();
     let delivered = stream.delivered_at.map_or_else(|| "never".to_owned(), |t| t.to_string());
     format!(
-        "{}  {}  {}  {:?}  delivered up to {} ({delivered})  {} behind",
+        "{}  {}  {kind} {address}  {:?}  delivered up to {} ({delivered})  {} behind",
         stream.id,
         stream.state.as_str(),
-        destination,
         stream.name,
         stream.delivered_position,
         stream.lag_entries,

@@ -138,6 +138,17 @@ pub enum LogStreamDestination {
     },
 }
 
+impl LogStreamDestination {
+    /// Its kind, as its `type` names it, and where it delivers: the URL, or `host:port`.
+    pub fn endpoint(&self) -> (&'static str, String) {
+        match self {
+            Self::Https { url, .. } => ("https", url.clone()),
+            Self::SyslogTls { host, port, .. } => ("syslog_tls", format!("{host}:{port}")),
+            Self::SplunkHec { url, .. } => ("splunk_hec", url.clone()),
+        }
+    }
+}
+
 /// The port of syslog over TLS (RFC 5425).
 pub const SYSLOG_TLS_PORT: u16 = 6514;
 
@@ -195,6 +206,13 @@ open_enum! {
         /// It stopped trying (after a long outage, or an answer that says to stop) until an
         /// owner resumes it; it keeps its position.
         Suspended = "SUSPENDED",
+    }
+}
+
+impl LogStreamState {
+    /// Whether the stream delivers nothing until an owner resumes it (paused or suspended).
+    pub fn is_stopped(&self) -> bool {
+        matches!(self, Self::Paused | Self::Suspended)
     }
 }
 

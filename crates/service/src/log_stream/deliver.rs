@@ -11,13 +11,13 @@ use std::time::{Duration, Instant};
 
 use rand::RngExt;
 use recruit_domain::Timestamp;
-use recruit_domain::chain::{Digest, Ledger, entry_hash};
+use recruit_domain::chain::{Digest, Ledger};
 use recruit_domain::retry::backoff_ceiling;
 use recruit_ports::chain::ExportedEntry;
 use recruit_ports::streams::{Failure, Health, Lease, StreamRecord};
 use recruit_ports::{Store, StoreError};
 
-use super::runs::Run;
+use super::runs::{Run, linked};
 use super::send::{Attempt, acknowledged, body, send};
 use super::webhook::message_id;
 use crate::outbound::Fetch;
@@ -509,38 +509,6 @@ fn failure(
     }
 }
 
-/// How many of `read` continue `stream`'s chain from the position it holds, each proving
-/// itself (its hash that of its contents and of the hash before it), and the last of them; or
-/// why the first does not.
-fn linked(stream: &StreamRecord, read: &[ExportedEntry]) -> Result<(usize, ExportedEntry), String> {
-    let (mut position, mut hash) = (stream.delivery.position, stream.delivery.hash);
-    for (i, e) in read.iter().enumerate() {
-        let at = u64::try_from(e.entry.position.unwrap_or_default()).unwrap_or_default();
-        let prev = digest(&e.entry.prev_hash);
-        let expected =
-            entry_hash(Ledger::Privacy, e.organization_id, at, &prev, &e.entry.canonical);
-        let why = if at != position + 1 {
-            format!(
-                "the entries after position {position} up to {} are no longer stored \
-                 (removed by retention before they were delivered)",
-                at.saturating_sub(1)
-            )
-        } else if prev != hash {
-            format!("the entry at position {at} does not link to the one before it")
-        } else if digest(&e.entry.hash) != expected {
-            format!("the entry at position {at} was altered: its hash does not match it")
-        } else {
-            (position, hash) = (at, expected);
-            continue;
-        };
-        return match i {
-            0 => Err(why),
-            _ => Ok((i, read[i - 1].clone())),
-        };
-    }
-    Ok((read.len(), read[read.len() - 1].clone()))
-}
-
 pub(super) fn digest(bytes: &Option<Vec<u8>>) -> Digest {
     bytes.as_deref().and_then(|b| <Digest>::try_from(b).ok()).unwrap_or_default()
 }
@@ -575,6 +543,7 @@ mod tests {
     use super::super::webhook::SigningSecret;
     use super::*;
     use crate::outbound::http;
+    use recruit_domain::chain::entry_hash;
     use recruit_domain::{OrganizationId, UserId, Uuid};
     use recruit_ports::chain::ChainEntry;
     use recruit_ports::streams::Delivery;

@@ -7,8 +7,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use recruit_domain::OrganizationId;
-use recruit_domain::chain::{Digest, Ledger};
+use recruit_domain::chain::{Digest, Ledger, entry_hash};
 use recruit_ports::chain::ExportedEntry;
+use recruit_ports::streams::StreamRecord;
 
 use super::deliver::digest;
 
@@ -68,4 +69,39 @@ impl Runs {
         let mut runs = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         Arc::clone(runs.entry(organization).or_default())
     }
+}
+
+/// How many of `read` continue `stream`'s chain from the position it holds, each proving
+/// itself (its hash that of its contents and of the hash before it), and the last of them; or
+/// why the first does not.
+pub(super) fn linked(
+    stream: &StreamRecord,
+    read: &[ExportedEntry],
+) -> Result<(usize, ExportedEntry), String> {
+    let (mut position, mut hash) = (stream.delivery.position, stream.delivery.hash);
+    for (i, e) in read.iter().enumerate() {
+        let at = u64::try_from(e.entry.position.unwrap_or_default()).unwrap_or_default();
+        let prev = digest(&e.entry.prev_hash);
+        let expected =
+            entry_hash(Ledger::Privacy, e.organization_id, at, &prev, &e.entry.canonical);
+        let why = if at != position + 1 {
+            format!(
+                "the entries after position {position} up to {} are no longer stored \
+                 (removed by retention before they were delivered)",
+                at.saturating_sub(1)
+            )
+        } else if prev != hash {
+            format!("the entry at position {at} does not link to the one before it")
+        } else if digest(&e.entry.hash) != expected {
+            format!("the entry at position {at} was altered: its hash does not match it")
+        } else {
+            (position, hash) = (at, expected);
+            continue;
+        };
+        return match i {
+            0 => Err(why),
+            _ => Ok((i, read[i - 1].clone())),
+        };
+    }
+    Ok((read.len(), read[read.len() - 1].clone()))
 }
