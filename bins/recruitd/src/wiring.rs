@@ -4,8 +4,8 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use recruit_adapters_pg::{PgConfig, PgReplica, PgStore};
-use recruit_adapters_sqlite::{SqliteConfig, SqliteStore};
+use recruit_adapters_pg::{PgBackend, PgConfig, PgReplica};
+use recruit_adapters_sqlite::{SqliteBackend, SqliteConfig};
 use recruit_ports::{Replica, Store};
 use recruit_service::checkpoint::CheckpointKey;
 use recruit_service::cursor::CursorKey;
@@ -43,7 +43,7 @@ pub(crate) async fn open_store(cli: &Cli) -> Result<Opened, Failure> {
         if matches!(cli.command, Command::Serve(_) | Command::Mcp(_)) {
             config.credential_cache = Some(cli.credential_cache_max_age);
         }
-        let store = PgStore::connect(&config)?;
+        let store = PgBackend::connect(&config)?;
         let applied = store
             .migrate()
             .await
@@ -70,7 +70,7 @@ pub(crate) async fn open_store(cli: &Cli) -> Result<Opened, Failure> {
         let mut config = SqliteConfig::new(path);
         config.pool_size = cli.db_pool_size;
         config.wait_timeout = cli.db_wait_timeout;
-        let store = SqliteStore::open(&config)
+        let store = SqliteBackend::open(&config)
             .await
             .map_err(|e| Failure(format!("cannot open the SQLite database {path}: {e}")))?;
         let applied = store

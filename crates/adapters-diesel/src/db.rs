@@ -49,6 +49,17 @@ pub trait Db: Send {
         + Send
         + 'static;
 
+    /// The store's row of a checkpoint.
+    type Checkpoint: QueryableByName<Self::Backend>
+        + Row<Neutral = neutral::CheckpointRow>
+        + Send
+        + 'static;
+    /// The store's row of a retention cut.
+    type RetentionCut: QueryableByName<Self::Backend>
+        + Row<Neutral = neutral::RetentionCutRow>
+        + Send
+        + 'static;
+
     /// How the store spells what it spells its own way.
     const DIALECT: Dialect;
 

@@ -24,6 +24,8 @@ pub use recruit_ports::StoreError;
 
 pub mod db;
 pub mod filter;
+pub mod native;
+mod ports;
 pub mod profile;
 pub mod provisioning;
 pub mod settings;
@@ -39,11 +41,13 @@ mod schema;
 pub mod sessions;
 pub mod statement;
 mod statements;
+pub mod store;
 pub mod streams;
 pub use recorder::{GroupWrite, Recorder};
 pub use statements::{
     Insert, LEDGER_TABLES, Planned, insert_document_rows, planned_cuts, retention_plan_sql,
 };
+pub use store::{Backend, Diesel};
 
 /// The translation of a diesel error every backend shares: no row is `NotFound`, a unique
 /// violation `Conflict`, a foreign-key violation `NotFound` (a reference to nothing is "no
@@ -210,7 +214,7 @@ macro_rules! stored_row {
         )]
         #[diesel(table_name = $table, check_for_backend($db))]
         #[diesel(treat_none_as_default_value = false)]
-        pub(crate) struct $row {
+        pub struct $row {
             $(pub(crate) $field: <$ty as $crate::Column<$backend>>::Stored,)*
         }
 

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use recruit_adapters_pg::testkit::TestDatabase;
-use recruit_adapters_pg::{PgConfig, PgStore};
+use recruit_adapters_pg::{PgBackend, PgConfig};
 use recruit_domain::{OrganizationId, Uuid};
 use recruit_ports::testkit::{ORG_A, job_id, world};
 use recruit_ports::{Directory, Import};
@@ -125,7 +125,7 @@ fn decode(row: &tokio_postgres::Row) -> usize {
 async fn adapter(url: &str, concurrency: usize, seconds: u64) -> f64 {
     let mut config = PgConfig::new(url);
     config.pool_size = concurrency;
-    let store = Arc::new(PgStore::connect(&config).expect("connects"));
+    let store = Arc::new(PgBackend::connect(&config).expect("connects"));
     let org = OrganizationId::from_uuid(Uuid::from_u128(ORG_A));
     run(concurrency, seconds, move |task| {
         let store = Arc::clone(&store);

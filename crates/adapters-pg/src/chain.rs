@@ -356,7 +356,13 @@ pub(crate) fn bound(
 }
 
 /// A connection of this store, to the statements both stores share.
-pub(crate) struct PgDb<'c>(pub(crate) &'c mut AsyncPgConnection);
+pub struct PgDb<'c>(pub(crate) &'c mut AsyncPgConnection);
+
+impl std::fmt::Debug for PgDb<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PgDb")
+    }
+}
 
 impl recruit_adapters_diesel::db::Db for PgDb<'_> {
     type Backend = Pg;
@@ -368,6 +374,8 @@ impl recruit_adapters_diesel::db::Db for PgDb<'_> {
     type Defaults = SchedulingDefaultsRow;
     type SignOff = SignOffRow;
     type Stream = LogStreamRow;
+    type Checkpoint = CheckpointRow;
+    type RetentionCut = RetentionCutRow;
     const DIALECT: recruit_adapters_diesel::review::Dialect =
         recruit_adapters_diesel::review::Dialect::POSTGRES;
 

@@ -11,7 +11,7 @@ use tokio_postgres::binary_copy::BinaryCopyInWriter;
 use recruit_ports::rows as neutral;
 use recruit_ports::{ImportDocument, ImportSummary, StoreError};
 
-use crate::PgStore;
+use crate::PgBackend;
 use crate::error::*;
 use crate::rows::*;
 
@@ -82,7 +82,7 @@ pub(crate) async fn copy_rows<R: Copied>(
     writer.finish().await
 }
 
-impl PgStore {
+impl PgBackend {
     /// Writes a document of ledger entries only with one binary `COPY`, relying on the
     /// schema's constraints in place of [`ImportDocument::check`]: the primary key refuses an
     /// entry stored or repeated, the foreign key a missing organization. `None` when a

@@ -1,19 +1,17 @@
 //! The directory port: organizations, users and jobs, each in one round trip; users' profiles
 //! read and changed with the privacy ledger entry that records it.
 
-use async_trait::async_trait;
 use diesel::pg::sql_types::Record;
 use diesel::prelude::*;
 use diesel::sql_types::{Array, Integer, Text, Uuid as SqlUuid};
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use recruit_adapters_diesel::Column;
+use recruit_adapters_diesel::native::NativeDirectory;
 use recruit_domain::{JobId, OrganizationId, Timestamp, User, UserId, Uuid};
 use recruit_ports::rows as neutral;
-use recruit_ports::{
-    Directory, JobRecord, LedgerEntry, OrganizationRecord, ProfileUpdate, StoreError,
-};
+use recruit_ports::{JobRecord, OrganizationRecord, ProfileUpdate, StoreError};
 
-use crate::PgStore;
+use crate::PgBackend;
 use crate::chain::PgDb;
 use crate::error::*;
 use crate::prepared::{Known, Numbered};
@@ -177,8 +175,7 @@ where
     Ok(text.as_ref().map_err(StoreError::other)?.statement())
 }
 
-#[async_trait]
-impl Directory for PgStore {
+impl NativeDirectory for PgBackend {
     async fn organization(&self, id: OrganizationId) -> Result<OrganizationRecord, StoreError> {
         let mut c = self.conn().await?;
         let statement =
@@ -254,20 +251,6 @@ impl Directory for PgStore {
         rows.into_iter().map(|row| row.into_neutral()?.into_user()).collect()
     }
 
-    async fn read_user(&self, id: UserId, entry: &LedgerEntry) -> Result<User, StoreError> {
-        let organization = entry.organization_id;
-        let logged = vec![neutral::LedgerRow::new(entry)?];
-        let mut c = self.conn().await?;
-        let row = c
-            .transaction::<_, TxError, _>(async |c| {
-                let key = (organization.uuid(), id.uuid());
-                Ok(recruit_adapters_diesel::profile::read(&mut PgDb(c), key, logged).await?)
-            })
-            .await
-            .map_err(StoreError::from)?;
-        row.into_neutral()?.into_user()
-    }
-
     async fn update_user(&self, update: &ProfileUpdate) -> Result<User, StoreError> {
         let user = neutral::UserRow::new(&update.user);
         let logged = vec![neutral::LedgerRow::new(&update.entry)?];
@@ -293,54 +276,6 @@ impl Directory for PgStore {
         .await
         .map_err(StoreError::from)?;
         Ok(update.user.clone())
-    }
-
-    async fn set_sso(
-        &self,
-        organization: OrganizationId,
-        sso: Option<&recruit_ports::SsoSettings>,
-        record: Option<&recruit_ports::ReadRecord>,
-    ) -> Result<(), StoreError> {
-        let mut c = self.conn().await?;
-        let org = organization.uuid();
-        c.transaction::<_, TxError, _>(async |c| {
-            let db = &mut PgDb(c);
-            Ok(recruit_adapters_diesel::provisioning::set_sso(db, org, sso, record).await?)
-        })
-        .await
-        .map_err(StoreError::from)
-    }
-
-    async fn provisioned_users(
-        &self,
-        organization: OrganizationId,
-        lookup: &recruit_ports::UserLookup,
-        offset: u64,
-        limit: u64,
-    ) -> Result<(Vec<User>, u64), StoreError> {
-        use recruit_adapters_diesel::provisioning::{into_users, users};
-        let mut c = self.conn().await?;
-        let (rows, total) = c
-            .transaction::<_, TxError, _>(async |c| {
-                let org = organization.uuid();
-                Ok(users(&mut PgDb(c), org, lookup, offset, limit).await?)
-            })
-            .await
-            .map_err(StoreError::from)?;
-        Ok((into_users(rows)?, total))
-    }
-
-    async fn provision_user(
-        &self,
-        provisioning: &recruit_ports::Provisioning,
-    ) -> Result<User, StoreError> {
-        let mut c = self.conn().await?;
-        c.transaction::<_, TxError, _>(async |c| {
-            Ok(recruit_adapters_diesel::provisioning::provision(&mut PgDb(c), provisioning).await?)
-        })
-        .await
-        .map_err(StoreError::from)?;
-        Ok(provisioning.user.clone())
     }
 
     async fn find_user(&self, id: UserId) -> Result<User, StoreError> {

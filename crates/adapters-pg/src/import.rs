@@ -3,16 +3,16 @@
 
 use std::collections::HashSet;
 
-use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use recruit_adapters_diesel::native::NativeImport;
 use recruit_adapters_diesel::review::Dialect;
 use recruit_ports::rows as neutral;
 use recruit_ports::{
-    ExistingIds, Import, ImportDocument, ImportError, ImportSummary, LedgerEntry, ResumedBatch,
+    ExistingIds, ImportDocument, ImportError, ImportSummary, LedgerEntry, ResumedBatch,
 };
 
-use crate::PgStore;
+use crate::PgBackend;
 use crate::error::*;
 use crate::rows::*;
 use crate::schema::*;
@@ -101,8 +101,7 @@ pub(crate) async fn look_up(
     Ok(existing)
 }
 
-#[async_trait]
-impl Import for PgStore {
+impl NativeImport for PgBackend {
     async fn import(&self, document: &ImportDocument) -> Result<ImportSummary, ImportError> {
         // Ledger batches (the NDJSON import) go in by COPY and skip the look-up of what is
         // stored, which cost as much as the insert: almost every batch is valid, and the few

@@ -1,28 +1,25 @@
 //! The ledgers port: the privacy ledger's page query (and its plan), recording each read in
 //! the same transaction, appending entries, and listing the audit ledgers.
 
-use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel::sql_types;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use recruit_adapters_diesel::EXPORT_CHUNK;
+use recruit_adapters_diesel::native::NativeLedgers;
 use recruit_adapters_diesel::review::Dialect;
-use recruit_adapters_diesel::statement;
 use recruit_domain::chain::{Checkpoint, Ledger, RetentionCut};
 use recruit_domain::{Id, OrganizationId};
 use recruit_domain::{Timestamp, Uuid};
 use recruit_ports::chain::{ChainEntry, ChainPage, Export, ExportQuery};
-use recruit_ports::review::{
-    Decided, DecisionWrite, ReviewFacts, ReviewQuery, RulesWrite, SignOffWrite, SignedOff,
-};
+use recruit_ports::review::{ReviewFacts, ReviewQuery};
 use recruit_ports::rows as neutral;
 use recruit_ports::{
-    AccessesWrite, AuditEntry, AuditListQuery, Claim, KeyClaim, LedgerPage, Ledgers,
-    PrivacyLogQuery, ReadRecord, StoreError, ToolAuditEntry,
+    AccessesWrite, AuditEntry, AuditListQuery, Claim, KeyClaim, LedgerPage, PrivacyLogQuery,
+    ReadRecord, StoreError, ToolAuditEntry,
 };
 
-use crate::PgStore;
-use crate::chain::{PgDb, bound};
+use crate::PgBackend;
+use crate::chain::PgDb;
 use crate::error::*;
 use crate::rows::*;
 use crate::schema::*;
@@ -102,7 +99,7 @@ fn filter_piece<ST>(
     }
 }
 
-impl PgStore {
+impl PgBackend {
     /// The plan PostgreSQL chooses for the page query of `query`: `EXPLAIN`, or with `analyze`
     /// `EXPLAIN (ANALYZE, BUFFERS)`, which runs it. For operators and benchmarks; it records
     /// nothing in the audit ledgers.
@@ -126,8 +123,7 @@ impl PgStore {
     }
 }
 
-#[async_trait]
-impl Ledgers for PgStore {
+impl NativeLedgers for PgBackend {
     async fn read_privacy_audit_logs(
         &self,
         query: &PrivacyLogQuery,
@@ -179,17 +175,6 @@ impl Ledgers for PgStore {
             Ledger::Tool => export_chunk::<ToolAuditRow>(&mut c, &q, None, limit).await,
         };
         Ok(read?)
-    }
-
-    async fn chain_start_at(
-        &self,
-        ledger: Ledger,
-        organization: OrganizationId,
-        at: Timestamp,
-    ) -> Result<Option<(u64, Vec<u8>)>, StoreError> {
-        let mut c = self.conn().await?;
-        recruit_adapters_diesel::streams::start_at(&mut PgDb(&mut c), ledger, organization, at)
-            .await
     }
 
     async fn export(&self, query: &ExportQuery) -> Result<Export, StoreError> {
@@ -394,18 +379,6 @@ impl Ledgers for PgStore {
         Ok(())
     }
 
-    async fn checkpoints(
-        &self,
-        organization: Option<OrganizationId>,
-        ledger: Option<Ledger>,
-    ) -> Result<Vec<Checkpoint>, StoreError> {
-        let mut c = self.conn().await?;
-        let statement =
-            statement::checkpoints(Dialect::POSTGRES, organization.map(|o| o.uuid()), ledger);
-        let rows: Vec<CheckpointRow> = bound(statement).load(&mut c).await.map_err(store_error)?;
-        rows.into_iter().map(|r| r.into_neutral()?.into_checkpoint()).collect()
-    }
-
     async fn retention_plan(
         &self,
         before: Timestamp,
@@ -440,37 +413,11 @@ impl Ledgers for PgStore {
         Ok(())
     }
 
-    async fn retention_cuts(
-        &self,
-        organization: Option<OrganizationId>,
-        ledger: Option<Ledger>,
-    ) -> Result<Vec<RetentionCut>, StoreError> {
-        let mut c = self.conn().await?;
-        let statement =
-            statement::retention_cuts(Dialect::POSTGRES, organization.map(|o| o.uuid()), ledger);
-        let rows: Vec<RetentionCutRow> =
-            bound(statement).load(&mut c).await.map_err(store_error)?;
-        rows.into_iter().map(|r| r.into_neutral()?.into_cut()).collect()
-    }
-
     async fn remove_retained(&self, before: Timestamp) -> Result<u64, StoreError> {
         let mut c = self.conn().await?;
         c.transaction::<_, TxError, _>(async |c| crate::partitions::remove_before(c, before).await)
             .await
             .map_err(StoreError::from)
-    }
-
-    async fn latest_checkpoint(
-        &self,
-        organization: OrganizationId,
-        ledger: Ledger,
-    ) -> Result<Option<Checkpoint>, StoreError> {
-        let mut c = self.conn().await?;
-        let statement =
-            statement::latest_checkpoint(Dialect::POSTGRES, organization.uuid(), ledger);
-        let row: Option<CheckpointRow> =
-            bound(statement).get_result(&mut c).await.optional().map_err(store_error)?;
-        row.map(|r| r.into_neutral()?.into_checkpoint()).transpose()
     }
 
     async fn review_facts(&self, query: &ReviewQuery) -> Result<ReviewFacts, StoreError> {
@@ -539,15 +486,6 @@ impl Ledgers for PgStore {
             .map_err(StoreError::from)?
     }
 
-    async fn set_review_rules(&self, write: &RulesWrite) -> Result<(), StoreError> {
-        let mut c = self.conn().await?;
-        c.transaction::<_, TxError, _>(async |c| {
-            Ok(recruit_adapters_diesel::review::set_rules(&mut PgDb(c), write).await?)
-        })
-        .await
-        .map_err(StoreError::from)
-    }
-
     async fn account_volumes(
         &self,
         organization: OrganizationId,
@@ -578,24 +516,6 @@ impl Ledgers for PgStore {
             .into_iter()
             .map(|v| (v.account_id, u64::try_from(v.entries).unwrap_or(0)))
             .collect())
-    }
-
-    async fn decide_download(&self, write: &DecisionWrite) -> Result<Decided, StoreError> {
-        let mut c = self.conn().await?;
-        c.transaction::<_, TxError, _>(async |c| {
-            Ok(recruit_adapters_diesel::review::decide(&mut PgDb(c), write).await?)
-        })
-        .await
-        .map_err(StoreError::from)
-    }
-
-    async fn sign_off(&self, write: &SignOffWrite) -> Result<SignedOff, StoreError> {
-        let mut c = self.conn().await?;
-        c.transaction::<_, TxError, _>(async |c| {
-            Ok(recruit_adapters_diesel::review::sign_off(&mut PgDb(c), write).await?)
-        })
-        .await
-        .map_err(StoreError::from)
     }
 
     async fn chain_entries(&self, page: ChainPage) -> Result<Vec<ChainEntry>, StoreError> {

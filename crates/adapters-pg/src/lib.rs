@@ -27,7 +27,6 @@ mod prepared;
 mod replica;
 mod rows;
 mod schema;
-mod streams;
 #[cfg(feature = "testkit")]
 pub mod testkit;
 mod tokens;
@@ -39,12 +38,15 @@ use diesel_async::pooled_connection::deadpool::Pool;
 use diesel_async::pooled_connection::{AsyncDieselConnectionManager, ManagerConfig};
 use diesel_async::{AsyncMigrationHarness, AsyncPgConnection, SimpleAsyncConnection};
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
+use recruit_adapters_diesel::store::Pending;
+use recruit_adapters_diesel::{Backend, Diesel};
 use recruit_ports::{PoolStatus, StoreError};
 
 pub use crate::replica::PgReplica;
 
+use crate::chain::PgDb;
 use crate::copy::CopySettings;
-use crate::error::{pool_error, store_error};
+use crate::error::{TxError, pool_error, store_error};
 
 /// The key of the session-level advisory lock migrations hold, so that replicas starting
 /// together migrate one after the other.
@@ -91,9 +93,13 @@ impl PgConfig {
     }
 }
 
-/// The PostgreSQL store. Cheap to clone: clones share one pool.
+/// The PostgreSQL store: every port, on [`PgBackend`]. Cheap to clone: clones share one pool.
+pub type PgStore = Diesel<PgBackend>;
+
+/// PostgreSQL's connections and what this store does its own way: its pools, `COPY`, the
+/// credential cache. Made by [`PgBackend::connect`], inside the [`PgStore`] that uses it.
 #[derive(Clone)]
-pub struct PgStore {
+pub struct PgBackend {
     pool: Pool<AsyncPgConnection>,
     copy: Arc<CopySettings>,
     /// Connections that record accesses by `COPY`, beside the pool's.
@@ -105,9 +111,9 @@ pub struct PgStore {
     floor: Option<replica::Floor>,
 }
 
-impl std::fmt::Debug for PgStore {
+impl std::fmt::Debug for PgBackend {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PgStore")
+        f.debug_struct("PgBackend")
             .field("pool", &self.pool_status())
             .field("credential_cache", &self.credentials.is_some())
             .finish()
@@ -131,10 +137,36 @@ fn build_pool<M: deadpool::managed::Manager>(
 
 type Conn = deadpool::managed::Object<AsyncDieselConnectionManager<AsyncPgConnection>>;
 
-impl PgStore {
+impl Backend for PgBackend {
+    type Sql = diesel::pg::Pg;
+    type Db<'c> = PgDb<'c>;
+
+    async fn transaction<T, F>(&self, task: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: for<'c> FnOnce(&'c mut PgDb<'c>) -> Pending<'c, T> + Send + 'static,
+    {
+        let mut c = self.conn().await?;
+        let run = diesel_async::AsyncConnection::transaction::<_, TxError, _>(&mut *c, async |c| {
+            Ok(task(&mut PgDb(c)).await?)
+        });
+        run.await.map_err(StoreError::from)
+    }
+
+    async fn connection<T, F>(&self, task: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: for<'c> FnOnce(&'c mut PgDb<'c>) -> Pending<'c, T> + Send + 'static,
+    {
+        let mut c = self.conn().await?;
+        task(&mut PgDb(&mut c)).await
+    }
+}
+
+impl PgBackend {
     /// Builds the pool. Connections are opened when first needed, so a database that is down
     /// now does not stop the server from starting: requests get `Unavailable` until it is up.
-    pub fn connect(config: &PgConfig) -> Result<Self, StoreError> {
+    pub fn connect(config: &PgConfig) -> Result<PgStore, StoreError> {
         let setup: Arc<str> = format!(
             "SET statement_timeout = {}; SET application_name = '{}';",
             config.statement_timeout.as_millis(),
@@ -164,7 +196,9 @@ impl PgStore {
             .map(|max_age| credentials::CredentialCache::start(direct.clone(), max_age));
         let copy = Arc::new(CopySettings { config: direct, setup: Arc::clone(&setup) });
         let writers = build_pool(copy::CopyManager(Arc::clone(&copy)), config)?;
-        Ok(Self { pool, copy, writers, credentials, recorder: Arc::default(), floor: None })
+        let backend =
+            Self { pool, copy, writers, credentials, recorder: Arc::default(), floor: None };
+        Ok(Diesel::new(backend))
     }
 
     /// Applies the migrations not applied yet; returns how many ran. Idempotent, and safe to

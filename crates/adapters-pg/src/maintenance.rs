@@ -1,17 +1,16 @@
 //! The maintenance port: readiness, server secrets, and whether the store holds anything.
 
-use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, AsyncMigrationHarness, RunQueryDsl};
 use diesel_migrations::MigrationHarness;
-use recruit_ports::{Maintenance, StoreError};
+use recruit_adapters_diesel::native::NativeMaintenance;
+use recruit_ports::StoreError;
 
 use crate::error::*;
 use crate::schema::*;
-use crate::{MIGRATIONS, PgStore};
+use crate::{MIGRATIONS, PgBackend};
 
-#[async_trait]
-impl Maintenance for PgStore {
+impl NativeMaintenance for PgBackend {
     async fn ping(&self) -> Result<(), StoreError> {
         let conn = self.conn().await?;
         let mut harness = AsyncMigrationHarness::new(conn);

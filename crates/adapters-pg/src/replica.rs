@@ -13,7 +13,7 @@ use diesel_async::RunQueryDsl;
 use recruit_ports::{Replica, Store, StoreError};
 
 use crate::error::store_error;
-use crate::{Conn, PgConfig, PgStore};
+use crate::{Conn, PgBackend, PgConfig, PgStore};
 
 /// How often a connection asks its standby how far it has replayed.
 const POLL: Duration = Duration::from_millis(5);
@@ -41,7 +41,7 @@ impl PgReplica {
     /// opened when first needed; nothing is migrated or cached on them.
     pub fn connect(primary: PgStore, config: &PgConfig) -> Result<Self, StoreError> {
         let config = PgConfig { credential_cache: None, ..config.clone() };
-        Ok(Self { primary, standbys: PgStore::connect(&config)? })
+        Ok(Self { primary, standbys: PgBackend::connect(&config)? })
     }
 }
 
@@ -66,7 +66,8 @@ impl Replica for PgReplica {
             .await
             .map_err(store_error)?;
         let floor = Floor { lsn: lsn.into(), deadline };
-        Ok(Arc::new(PgStore { floor: Some(floor), ..self.standbys.clone() }))
+        let floored = PgBackend { floor: Some(floor), ..self.standbys.backend().clone() };
+        Ok(Arc::new(recruit_adapters_diesel::Diesel::new(floored)))
     }
 }
 

@@ -16,7 +16,7 @@ use crate::schema::*;
 
 /// The backend, for [`Column`]: PostgreSQL.
 #[derive(Debug)]
-pub(crate) enum Postgres {}
+pub enum Postgres {}
 
 // Types PostgreSQL stores as they are, beyond those every backend does.
 recruit_adapters_diesel::stored_as_is!(Postgres; Uuid, Vec<String>, Vec<Uuid>, Json);

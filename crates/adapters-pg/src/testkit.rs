@@ -24,7 +24,7 @@ use std::time::Duration;
 use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
 use tokio::sync::OnceCell;
 
-use crate::{PgConfig, PgStore};
+use crate::{PgBackend, PgConfig, PgStore};
 
 /// How to provide PostgreSQL when the tests cannot.
 const HOW_TO_PROVIDE: &str = "PostgreSQL is needed for these tests. Either install the \
@@ -68,7 +68,7 @@ impl TestDatabase {
         // As servers run it: credentials cached, forgotten on every change announced.
         let mut config = config(&url);
         config.credential_cache = Some(Duration::from_secs(60));
-        let store = PgStore::connect(&config).expect("a pool");
+        let store = PgBackend::connect(&config).expect("a pool");
         Self { store, url }
     }
 
@@ -129,8 +129,8 @@ async fn start_server() -> Server {
     let server = Server { base, template };
     admin(&server, &format!("DROP DATABASE IF EXISTS {}", server.template)).await;
     admin(&server, &format!("CREATE DATABASE {}", server.template)).await;
-    let store =
-        PgStore::connect(&config(&format!("{}{}", server.base, server.template))).expect("a pool");
+    let store = PgBackend::connect(&config(&format!("{}{}", server.base, server.template)))
+        .expect("a pool");
     store.migrate().await.expect("the template migrates");
     // Close every connection to the template: PostgreSQL clones only an idle database.
     store.pool.close();

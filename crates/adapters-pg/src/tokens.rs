@@ -1,21 +1,15 @@
 //! The tokens port: credentials by secret hash (through the credential cache when it is on),
 //! creating, revoking, touching and listing tokens.
 
-use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel::sql_types;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
-use recruit_adapters_diesel::review::Dialect;
-use recruit_adapters_diesel::sessions::{self, SessionChange, session_statement};
-use recruit_domain::{ApiTokenId, OrganizationId, Timestamp, Uuid};
+use recruit_adapters_diesel::native::NativeTokens;
+use recruit_domain::{ApiTokenId, OrganizationId, Timestamp};
 use recruit_ports::rows as neutral;
-use recruit_ports::{
-    ApiToken, ConsoleSession, NewApiToken, ReadRecord, SecretHash, SessionHolder, StoreError,
-    TokenHolder, Tokens,
-};
+use recruit_ports::{ApiToken, NewApiToken, SecretHash, SessionHolder, StoreError, TokenHolder};
 
-use crate::PgStore;
-use crate::chain::PgDb;
+use crate::PgBackend;
 use crate::error::*;
 use crate::rows::*;
 use crate::schema::*;
@@ -32,8 +26,7 @@ pub(crate) async fn load_token(
     Ok(row.into_neutral()?.into_token()?)
 }
 
-#[async_trait]
-impl Tokens for PgStore {
+impl NativeTokens for PgBackend {
     async fn credential(&self, secret_hash: &SecretHash) -> Result<TokenHolder, StoreError> {
         use crate::credentials::Lookup;
         let lookup = self.credentials.as_ref().map_or(Lookup::Off, |cache| cache.get(secret_hash));
@@ -104,19 +97,6 @@ impl Tokens for PgStore {
         revoked
     }
 
-    async fn open_session(
-        &self,
-        session: &ConsoleSession,
-        record: &ReadRecord,
-    ) -> Result<(), StoreError> {
-        let mut c = self.conn().await?;
-        c.transaction::<_, TxError, _>(async |c| {
-            Ok(sessions::open_session(&mut PgDb(c), session, record).await?)
-        })
-        .await
-        .map_err(StoreError::from)
-    }
-
     async fn console_session(&self, hash: &SecretHash) -> Result<SessionHolder, StoreError> {
         let mut c = self.conn().await?;
         let row = console_sessions_with_holders()
@@ -126,24 +106,6 @@ impl Tokens for PgStore {
             .await
             .map_err(store_error)?;
         recruit_adapters_diesel::sessions::session_holder(row)
-    }
-
-    async fn touch_session(&self, id: Uuid, at: Timestamp) -> Result<(), StoreError> {
-        self.change_session(SessionChange::Touch, id, at).await
-    }
-
-    async fn end_session(
-        &self,
-        id: Uuid,
-        at: Timestamp,
-        record: Option<&ReadRecord>,
-    ) -> Result<(), StoreError> {
-        let mut c = self.conn().await?;
-        c.transaction::<_, TxError, _>(async |c| {
-            Ok(sessions::end_session(&mut PgDb(c), id, at, record).await?)
-        })
-        .await
-        .map_err(StoreError::from)
     }
 
     async fn touch_token(&self, id: ApiTokenId, at: Timestamp) -> Result<(), StoreError> {
@@ -176,19 +138,5 @@ impl Tokens for PgStore {
             .await
             .map_err(store_error)?;
         rows.into_iter().map(|r| r.into_neutral()?.into_token()).collect()
-    }
-}
-
-impl PgStore {
-    /// Makes `change` to the console session `id` at `at`, if it has not ended.
-    async fn change_session(
-        &self,
-        change: SessionChange,
-        id: Uuid,
-        at: Timestamp,
-    ) -> Result<(), StoreError> {
-        let mut c = self.conn().await?;
-        let statement = session_statement(Dialect::POSTGRES, change, id, at);
-        crate::chain::bound(statement).execute(&mut c).await.map(drop).map_err(store_error)
     }
 }

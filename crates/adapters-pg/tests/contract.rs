@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
 use recruit_adapters_pg::testkit::TestDatabase;
-use recruit_adapters_pg::{PgConfig, PgStore};
+use recruit_adapters_pg::{PgBackend, PgConfig, PgStore};
 use recruit_domain::{IdFilter, TimeWindow, Timestamp, Uuid};
 use recruit_ports::testkit::{ORG_A, ORG_B, world};
 use recruit_ports::{Import, LedgerPosition, Maintenance, PrivacyLogQuery, StoreError};
@@ -202,7 +202,7 @@ fn unreachable() -> PgStore {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let mut config = PgConfig::new(format!("postgres://postgres@127.0.0.1:{port}/nothing"));
     config.connect_timeout = Duration::from_secs(2);
-    PgStore::connect(&config).unwrap()
+    PgBackend::connect(&config).unwrap()
 }
 
 /// A database holding the world, and a store on it whose statements may run 50 ms.
@@ -211,7 +211,7 @@ async fn with_short_deadline() -> (TestDatabase, PgStore) {
     db.import(&world()).await.unwrap();
     let mut config = PgConfig::new(db.url());
     config.statement_timeout = Duration::from_millis(50);
-    let store = PgStore::connect(&config).unwrap();
+    let store = PgBackend::connect(&config).unwrap();
     (db, store)
 }
 
@@ -300,7 +300,7 @@ async fn an_exhausted_pool_is_unavailable_after_the_wait_timeout() {
     let mut config = PgConfig::new(db.url());
     config.pool_size = 1;
     config.wait_timeout = Duration::from_millis(200);
-    let store = PgStore::connect(&config).unwrap();
+    let store = PgBackend::connect(&config).unwrap();
     // The only connection waits for a lock held here, so the next caller finds none free.
     let mut blocker = raw(&db).await;
     blocker
@@ -494,7 +494,7 @@ async fn a_write_on_a_standby_is_unavailable_not_an_error() {
         )
         .await
         .unwrap();
-    let store = PgStore::connect(&PgConfig::new(db.url())).unwrap();
+    let store = PgBackend::connect(&PgConfig::new(db.url())).unwrap();
     let write = one_entry_write("standby", 80);
     let written = store.record_privacy_accesses(&write).await;
     assert!(matches!(written, Err(StoreError::Unavailable(_))), "{written:?}");
@@ -560,7 +560,7 @@ async fn a_reviews_counts_and_lists_are_of_one_snapshot_while_entries_are_writte
         )
     };
     raw(&db).await.batch_execute(&insert(2_000)).await.unwrap();
-    let store = PgStore::connect(&PgConfig::new(db.url())).unwrap();
+    let store = PgBackend::connect(&PgConfig::new(db.url())).unwrap();
     let query = october(ORG_A);
     let counted = |facts: &recruit_ports::review::ReviewFacts| -> u64 {
         facts.slots.iter().filter(|s| s.category == "DOWNLOAD").map(|s| s.entries).sum()
@@ -568,7 +568,7 @@ async fn a_reviews_counts_and_lists_are_of_one_snapshot_while_entries_are_writte
     // Quiet: one connection gives what two give.
     let mut single = PgConfig::new(db.url());
     single.pool_size = 1;
-    let single = PgStore::connect(&single).unwrap();
+    let single = PgBackend::connect(&single).unwrap();
     let (mut one, mut two) =
         (single.review_facts(&query).await.unwrap(), store.review_facts(&query).await.unwrap());
     for facts in [&mut one, &mut two] {

@@ -267,7 +267,7 @@ async fn a_role_change_across_a_database_restart_is_seen() {
     let mut config = recruit_adapters_pg::PgConfig::new(cluster.url("restart"));
     config.credential_cache = Some(Duration::from_secs(60));
     config.wait_timeout = Duration::from_millis(500);
-    let store = recruit_adapters_pg::PgStore::connect(&config).unwrap();
+    let store = recruit_adapters_pg::PgBackend::connect(&config).unwrap();
     store.migrate().await.unwrap();
     load(&store).await;
     let connect = || async {

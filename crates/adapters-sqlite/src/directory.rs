@@ -1,16 +1,14 @@
 //! The directory port: organizations, users and jobs; users' profiles read and changed with
 //! the privacy ledger entry that records it, in one immediate transaction.
 
-use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel::sqlite::SqliteConnection;
+use recruit_adapters_diesel::native::NativeDirectory;
 use recruit_domain::{JobId, OrganizationId, Timestamp, User, UserId};
 use recruit_ports::rows as neutral;
-use recruit_ports::{
-    Directory, JobRecord, LedgerEntry, OrganizationRecord, ProfileUpdate, StoreError,
-};
+use recruit_ports::{JobRecord, OrganizationRecord, ProfileUpdate, StoreError};
 
-use crate::SqliteStore;
+use crate::SqliteBackend;
 use crate::error::TxError;
 use crate::export::{SqliteDb, at_once};
 use crate::rows::*;
@@ -37,8 +35,7 @@ fn load_organization(c: &mut SqliteConnection, org: &[u8]) -> Result<Organizatio
 /// How many ids one statement of [`Directory::users`] binds.
 const USERS_PER_STATEMENT: usize = 500;
 
-#[async_trait]
-impl Directory for SqliteStore {
+impl NativeDirectory for SqliteBackend {
     async fn organization(&self, id: OrganizationId) -> Result<OrganizationRecord, StoreError> {
         let org = blob(id.uuid());
         self.run(move |c| Ok(load_organization(c, &org))).await?.map_err(Into::into)
@@ -107,19 +104,6 @@ impl Directory for SqliteStore {
         rows.into_iter().map(|row| row.into_neutral()?.into_user()).collect()
     }
 
-    async fn read_user(&self, id: UserId, entry: &LedgerEntry) -> Result<User, StoreError> {
-        let key = (entry.organization_id.uuid(), id.uuid());
-        let logged = vec![neutral::LedgerRow::new(entry)?];
-        let row = self
-            .transaction(move |c| -> Result<UserRow, TxError> {
-                let db = &mut SqliteDb(c);
-                Ok(at_once(recruit_adapters_diesel::profile::read(db, key, logged))?)
-            })
-            .await
-            .map_err(StoreError::from)?;
-        row.into_neutral()?.into_user()
-    }
-
     async fn update_user(&self, update: &ProfileUpdate) -> Result<User, StoreError> {
         let user = neutral::UserRow::new(&update.user);
         let logged = vec![neutral::LedgerRow::new(&update.entry)?];
@@ -148,53 +132,6 @@ impl Directory for SqliteStore {
         .await
         .map_err(StoreError::from)?;
         Ok(update.user.clone())
-    }
-
-    async fn set_sso(
-        &self,
-        organization: OrganizationId,
-        sso: Option<&recruit_ports::SsoSettings>,
-        record: Option<&recruit_ports::ReadRecord>,
-    ) -> Result<(), StoreError> {
-        let (org, sso, record) = (organization.uuid(), sso.cloned(), record.cloned());
-        self.transaction(move |c| -> Result<(), TxError> {
-            let db = &mut SqliteDb(c);
-            let set = recruit_adapters_diesel::provisioning::set_sso;
-            Ok(at_once(set(db, org, sso.as_ref(), record.as_ref()))?)
-        })
-        .await
-        .map_err(StoreError::from)
-    }
-
-    async fn provisioned_users(
-        &self,
-        organization: OrganizationId,
-        lookup: &recruit_ports::UserLookup,
-        offset: u64,
-        limit: u64,
-    ) -> Result<(Vec<User>, u64), StoreError> {
-        use recruit_adapters_diesel::provisioning::{into_users, users};
-        let (org, lookup) = (organization.uuid(), lookup.clone());
-        let (rows, total) = self
-            .transaction(move |c| -> Result<(Vec<UserRow>, u64), TxError> {
-                Ok(at_once(users(&mut SqliteDb(c), org, &lookup, offset, limit))?)
-            })
-            .await
-            .map_err(StoreError::from)?;
-        Ok((into_users(rows)?, total))
-    }
-
-    async fn provision_user(
-        &self,
-        provisioning: &recruit_ports::Provisioning,
-    ) -> Result<User, StoreError> {
-        let p = provisioning.clone();
-        self.transaction(move |c| -> Result<(), TxError> {
-            Ok(at_once(recruit_adapters_diesel::provisioning::provision(&mut SqliteDb(c), &p))?)
-        })
-        .await
-        .map_err(StoreError::from)?;
-        Ok(provisioning.user.clone())
     }
 
     async fn find_user(&self, id: UserId) -> Result<User, StoreError> {

@@ -155,7 +155,13 @@ pub(crate) fn export_ledger(
 }
 
 /// A connection of this store, to the statements both stores share.
-pub(crate) struct SqliteDb<'c>(pub(crate) &'c mut SqliteConnection);
+pub struct SqliteDb<'c>(pub(crate) &'c mut SqliteConnection);
+
+impl std::fmt::Debug for SqliteDb<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SqliteDb")
+    }
+}
 
 impl recruit_adapters_diesel::db::Db for SqliteDb<'_> {
     type Backend = Sqlite;
@@ -167,6 +173,8 @@ impl recruit_adapters_diesel::db::Db for SqliteDb<'_> {
     type Defaults = SchedulingDefaultsRow;
     type SignOff = SignOffRow;
     type Stream = LogStreamRow;
+    type Checkpoint = CheckpointRow;
+    type RetentionCut = RetentionCutRow;
     const DIALECT: Dialect = Dialect::SQLITE;
 
     fn load<R: diesel::QueryableByName<Sqlite> + Send + 'static>(

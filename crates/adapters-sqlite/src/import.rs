@@ -3,17 +3,16 @@
 
 use std::collections::HashSet;
 
-use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel::sqlite::SqliteConnection;
+use recruit_adapters_diesel::native::NativeImport;
 use recruit_adapters_diesel::review::Dialect;
 use recruit_ports::rows as neutral;
 use recruit_ports::{
-    ExistingIds, Import, ImportDocument, ImportError, ImportSummary, LedgerEntry, ResumedBatch,
-    StoreError,
+    ExistingIds, ImportDocument, ImportError, ImportSummary, LedgerEntry, ResumedBatch, StoreError,
 };
 
-use crate::SqliteStore;
+use crate::SqliteBackend;
 use crate::chain::chain;
 use crate::error::TxError;
 use crate::export::SqliteDb;
@@ -147,8 +146,7 @@ fn look_up(c: &mut SqliteConnection, doc: &ImportDocument) -> Result<ExistingIds
     Ok(existing)
 }
 
-#[async_trait]
-impl Import for SqliteStore {
+impl NativeImport for SqliteBackend {
     async fn import(&self, document: &ImportDocument) -> Result<ImportSummary, ImportError> {
         let doc = document.clone();
         self.transaction(move |c| insert_document(c, &doc)).await.map_err(ImportError::from)

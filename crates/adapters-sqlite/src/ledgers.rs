@@ -2,32 +2,28 @@
 //! checkpoints and retention, the audit ledgers, the privacy ledger's pages (each read
 //! recorded before it returns), and exports.
 
-use async_trait::async_trait;
 use diesel::prelude::*;
+use recruit_adapters_diesel::native::NativeLedgers;
 use recruit_adapters_diesel::review::Dialect;
-use recruit_adapters_diesel::statement;
 use recruit_domain::chain::{Checkpoint, Ledger, RetentionCut};
 use recruit_domain::{OrganizationId, Timestamp, Uuid};
 use recruit_ports::chain::{ChainEntry, ChainPage};
-use recruit_ports::review::{
-    Decided, DecisionWrite, ReviewFacts, ReviewQuery, RulesWrite, SignOffWrite, SignedOff,
-};
+use recruit_ports::review::{ReviewFacts, ReviewQuery};
 use recruit_ports::rows as neutral;
 use recruit_ports::{
-    AccessesWrite, AuditEntry, AuditListQuery, Claim, KeyClaim, LedgerPage, Ledgers,
-    PrivacyLogQuery, ReadRecord, StoreError, ToolAuditEntry,
+    AccessesWrite, AuditEntry, AuditListQuery, Claim, KeyClaim, LedgerPage, PrivacyLogQuery,
+    ReadRecord, StoreError, ToolAuditEntry,
 };
 
-use crate::SqliteStore;
+use crate::SqliteBackend;
 use crate::chain::{chain, chain_entries};
 use crate::error::TxError;
-use crate::export::{SqliteDb, at_once, bound, export_ledger};
+use crate::export::{SqliteDb, at_once, export_ledger};
 use crate::insert::insert_rows;
 use crate::rows::*;
 use crate::schema::*;
 
-#[async_trait]
-impl Ledgers for SqliteStore {
+impl NativeLedgers for SqliteBackend {
     async fn idempotency_key(&self, claim: &KeyClaim) -> Result<Claim, StoreError> {
         let held = claim.clone();
         let row = self.run(move |c| stored_key(c, &held)).await?;
@@ -97,17 +93,6 @@ impl Ledgers for SqliteStore {
         Ok(())
     }
 
-    async fn checkpoints(
-        &self,
-        organization: Option<OrganizationId>,
-        ledger: Option<Ledger>,
-    ) -> Result<Vec<Checkpoint>, StoreError> {
-        let statement =
-            statement::checkpoints(Dialect::SQLITE, organization.map(|o| o.uuid()), ledger);
-        let rows: Vec<CheckpointRow> = self.run(move |c| bound(statement).load(c)).await?;
-        rows.into_iter().map(|r| r.into_neutral()?.into_checkpoint()).collect()
-    }
-
     async fn retention_plan(
         &self,
         before: Timestamp,
@@ -140,17 +125,6 @@ impl Ledgers for SqliteStore {
         Ok(())
     }
 
-    async fn retention_cuts(
-        &self,
-        organization: Option<OrganizationId>,
-        ledger: Option<Ledger>,
-    ) -> Result<Vec<RetentionCut>, StoreError> {
-        let statement =
-            statement::retention_cuts(Dialect::SQLITE, organization.map(|o| o.uuid()), ledger);
-        let rows: Vec<RetentionCutRow> = self.run(move |c| bound(statement).load(c)).await?;
-        rows.into_iter().map(|r| r.into_neutral()?.into_cut()).collect()
-    }
-
     async fn remove_retained(&self, before: Timestamp) -> Result<u64, StoreError> {
         use diesel::sql_types::BigInt;
         let removed = self
@@ -169,32 +143,12 @@ impl Ledgers for SqliteStore {
         Ok(u64::try_from(removed).unwrap_or(u64::MAX))
     }
 
-    async fn latest_checkpoint(
-        &self,
-        organization: OrganizationId,
-        ledger: Ledger,
-    ) -> Result<Option<Checkpoint>, StoreError> {
-        let statement = statement::latest_checkpoint(Dialect::SQLITE, organization.uuid(), ledger);
-        let row: Option<CheckpointRow> =
-            self.run(move |c| bound(statement).get_result(c).optional()).await?;
-        row.map(|r| r.into_neutral()?.into_checkpoint()).transpose()
-    }
-
     async fn review_facts(&self, query: &ReviewQuery) -> Result<ReviewFacts, StoreError> {
         let query = query.clone();
         self.run(move |c| {
             Ok(at_once(recruit_adapters_diesel::review::facts(&mut SqliteDb(c), &query)))
         })
         .await?
-    }
-
-    async fn set_review_rules(&self, write: &RulesWrite) -> Result<(), StoreError> {
-        let write = write.clone();
-        self.transaction(move |c| -> Result<(), TxError> {
-            Ok(at_once(recruit_adapters_diesel::review::set_rules(&mut SqliteDb(c), &write))?)
-        })
-        .await
-        .map_err(StoreError::from)
     }
 
     async fn account_volumes(
@@ -218,24 +172,6 @@ impl Ledgers for SqliteStore {
         rows.into_iter()
             .map(|(account, n)| Ok((crate::rows::uuid(&account)?, u64::try_from(n).unwrap_or(0))))
             .collect()
-    }
-
-    async fn decide_download(&self, write: &DecisionWrite) -> Result<Decided, StoreError> {
-        let write = write.clone();
-        self.transaction(move |c| -> Result<Decided, TxError> {
-            Ok(at_once(recruit_adapters_diesel::review::decide(&mut SqliteDb(c), &write))?)
-        })
-        .await
-        .map_err(StoreError::from)
-    }
-
-    async fn sign_off(&self, write: &SignOffWrite) -> Result<SignedOff, StoreError> {
-        let write = write.clone();
-        self.transaction(move |c| -> Result<SignedOff, TxError> {
-            Ok(at_once(recruit_adapters_diesel::review::sign_off(&mut SqliteDb(c), &write))?)
-        })
-        .await
-        .map_err(StoreError::from)
     }
 
     async fn chain_entries(&self, page: ChainPage) -> Result<Vec<ChainEntry>, StoreError> {
@@ -341,16 +277,6 @@ impl Ledgers for SqliteStore {
         Ok(read?)
     }
 
-    async fn chain_start_at(
-        &self,
-        ledger: Ledger,
-        organization: recruit_domain::OrganizationId,
-        at: Timestamp,
-    ) -> Result<Option<(u64, Vec<u8>)>, StoreError> {
-        use recruit_adapters_diesel::streams::start_at;
-        self.run(move |c| Ok(at_once(start_at(&mut SqliteDb(c), ledger, organization, at)))).await?
-    }
-
     async fn export(
         &self,
         query: &recruit_ports::chain::ExportQuery,
@@ -388,7 +314,7 @@ impl Ledgers for SqliteStore {
     }
 }
 
-impl SqliteStore {
+impl SqliteBackend {
     /// Appends the record of a read that returned `n` entries.
     async fn record_reads(&self, record: &ReadRecord, n: usize) -> Result<(), StoreError> {
         let page = record.page(vec![(); n], n);

@@ -27,7 +27,6 @@ mod ledgers;
 mod maintenance;
 mod rows;
 mod schema;
-mod streams;
 mod tokens;
 
 use std::path::PathBuf;
@@ -40,11 +39,14 @@ use diesel_async::pooled_connection::deadpool::Pool;
 use diesel_async::pooled_connection::{AsyncDieselConnectionManager, ManagerConfig};
 use diesel_async::sync_connection_wrapper::SyncConnectionWrapper;
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
+use recruit_adapters_diesel::store::Pending;
+use recruit_adapters_diesel::{Backend, Diesel};
 use recruit_ports::rows as neutral;
 use recruit_ports::{PoolStatus, StoreError};
 
 use crate::chain::{backfill, group_writer};
-use crate::error::{pool_error, store_error};
+use crate::error::{TxError, pool_error, store_error};
+use crate::export::{SqliteDb, at_once};
 use crate::import::keep_resolved_settings;
 
 /// The migrations of the SQLite schema, embedded in the binary.
@@ -92,27 +94,31 @@ impl SqliteConfig {
     }
 }
 
-/// The SQLite store. Cheap to clone: clones share one pool.
+/// The SQLite store: every port, on [`SqliteBackend`]. Cheap to clone: clones share one pool.
+pub type SqliteStore = Diesel<SqliteBackend>;
+
+/// SQLite's connections and what this store does its own way. Made by
+/// [`SqliteBackend::open`], inside the [`SqliteStore`] that uses it.
 #[derive(Clone)]
-pub struct SqliteStore {
+pub struct SqliteBackend {
     pool: Pool<Conn>,
     /// Commits the records of concurrent ledger reads together.
     recorder: std::sync::Arc<recruit_adapters_diesel::Recorder>,
 }
 
-impl std::fmt::Debug for SqliteStore {
+impl std::fmt::Debug for SqliteBackend {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SqliteStore").field("pool", &self.pool_status()).finish()
+        f.debug_struct("SqliteBackend").field("pool", &self.pool_status()).finish()
     }
 }
 
 /// The smallest page cache a connection gets, whatever the configuration says.
 const MIN_CACHE_KIB: u32 = 64;
 
-impl SqliteStore {
+impl SqliteBackend {
     /// Opens (creating when missing) the database file. Does not migrate: call
     /// [`SqliteStore::migrate`].
-    pub async fn open(config: &SqliteConfig) -> Result<Self, StoreError> {
+    pub async fn open(config: &SqliteConfig) -> Result<SqliteStore, StoreError> {
         // `busy_timeout` first: the pragmas after it touch the file, and must wait for a lock
         // another process holds (a closing connection's checkpoint, a WAL recovery, a CLI
         // command) instead of failing the open.
@@ -137,7 +143,7 @@ impl SqliteStore {
         let store = Self { pool, recorder: Default::default() };
         // Open one connection now, so that an unusable path fails here and not later.
         store.run(|_| Ok(())).await?;
-        Ok(store)
+        Ok(Diesel::new(store))
     }
 
     /// Applies the migrations not applied yet; returns how many ran. Idempotent.
@@ -192,6 +198,30 @@ impl SqliteStore {
         tool: Option<neutral::ToolAuditRow>,
     ) -> Result<(), StoreError> {
         self.recorder.record(|| group_writer(&self.pool), api, tool).await
+    }
+}
+
+impl Backend for SqliteBackend {
+    type Sql = diesel::sqlite::Sqlite;
+    type Db<'c> = SqliteDb<'c>;
+
+    async fn transaction<T, F>(&self, task: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: for<'c> FnOnce(&'c mut SqliteDb<'c>) -> Pending<'c, T> + Send + 'static,
+    {
+        let run = move |c: &mut SqliteConnection| -> Result<T, TxError> {
+            Ok(at_once(task(&mut SqliteDb(c)))?)
+        };
+        SqliteBackend::transaction(self, run).await.map_err(StoreError::from)
+    }
+
+    async fn connection<T, F>(&self, task: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: for<'c> FnOnce(&'c mut SqliteDb<'c>) -> Pending<'c, T> + Send + 'static,
+    {
+        self.run(move |c| Ok(at_once(task(&mut SqliteDb(c))))).await?
     }
 }
 

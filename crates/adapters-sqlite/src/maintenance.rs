@@ -1,18 +1,17 @@
 //! The maintenance port: readiness, server secrets, and whether the store holds anything.
 
-use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel::result::Error as DieselError;
 use diesel_migrations::MigrationHarness;
+use recruit_adapters_diesel::native::NativeMaintenance;
 use recruit_domain::Timestamp;
-use recruit_ports::{Maintenance, StoreError};
+use recruit_ports::StoreError;
 
 use crate::error::TxError;
 use crate::schema::*;
-use crate::{MIGRATIONS, SqliteStore};
+use crate::{MIGRATIONS, SqliteBackend};
 
-#[async_trait]
-impl Maintenance for SqliteStore {
+impl NativeMaintenance for SqliteBackend {
     async fn ping(&self) -> Result<(), StoreError> {
         let pending = self
             .run(|c| c.has_pending_migration(MIGRATIONS).map_err(DieselError::QueryBuilderError))

@@ -15,7 +15,7 @@ use crate::schema::*;
 
 /// The backend, for [`Column`]: SQLite.
 #[derive(Debug)]
-pub(crate) enum Sqlite3 {}
+pub enum Sqlite3 {}
 
 /// An identifier as a 16-byte blob.
 pub(crate) fn blob(uuid: Uuid) -> Vec<u8> {

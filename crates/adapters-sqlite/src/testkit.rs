@@ -5,7 +5,7 @@ use std::ops::Deref;
 
 use recruit_ports::Import;
 
-use crate::{SqliteConfig, SqliteStore};
+use crate::{SqliteBackend, SqliteConfig, SqliteStore};
 
 /// A migrated store in a temporary directory, which lives as long as it does.
 #[derive(Debug)]
@@ -20,7 +20,7 @@ impl TestStore {
     /// An empty, migrated store.
     pub async fn fresh() -> Self {
         let dir = tempfile::tempdir().expect("a temporary directory");
-        let store = SqliteStore::open(&SqliteConfig::new(dir.path().join("recruitd.db")))
+        let store = SqliteBackend::open(&SqliteConfig::new(dir.path().join("recruitd.db")))
             .await
             .expect("the store opens");
         store.migrate().await.expect("the store migrates");
@@ -37,7 +37,7 @@ impl TestStore {
     /// The store opened again on the same file, as after a restart.
     pub async fn reopened(&self) -> SqliteStore {
         let config = SqliteConfig::new(self.dir.path().join("recruitd.db"));
-        SqliteStore::open(&config).await.expect("the store opens again")
+        SqliteBackend::open(&config).await.expect("the store opens again")
     }
 }
 

@@ -1,21 +1,15 @@
 //! The tokens port: credentials by secret hash, creating, revoking, touching and listing
 //! tokens.
 
-use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel::sqlite::SqliteConnection;
-use recruit_adapters_diesel::review::Dialect;
-use recruit_adapters_diesel::sessions::{self, SessionChange, session_statement};
-use recruit_domain::{ApiTokenId, OrganizationId, Timestamp, Uuid};
+use recruit_adapters_diesel::native::NativeTokens;
+use recruit_domain::{ApiTokenId, OrganizationId, Timestamp};
 use recruit_ports::rows as neutral;
-use recruit_ports::{
-    ApiToken, ConsoleSession, NewApiToken, ReadRecord, SecretHash, SessionHolder, StoreError,
-    TokenHolder, Tokens,
-};
+use recruit_ports::{ApiToken, NewApiToken, SecretHash, SessionHolder, StoreError, TokenHolder};
 
-use crate::SqliteStore;
+use crate::SqliteBackend;
 use crate::error::TxError;
-use crate::export::{SqliteDb, at_once};
 use crate::rows::*;
 use crate::schema::*;
 
@@ -27,8 +21,7 @@ fn load_token(c: &mut SqliteConnection, token: &[u8]) -> Result<ApiToken, TxErro
     Ok(row.into_neutral()?.into_token()?)
 }
 
-#[async_trait]
-impl Tokens for SqliteStore {
+impl NativeTokens for SqliteBackend {
     async fn credential(&self, secret_hash: &SecretHash) -> Result<TokenHolder, StoreError> {
         let hash = secret_hash.0.to_vec();
         let (token, user) = self
@@ -79,20 +72,6 @@ impl Tokens for SqliteStore {
         .map_err(StoreError::from)
     }
 
-    async fn open_session(
-        &self,
-        session: &ConsoleSession,
-        record: &ReadRecord,
-    ) -> Result<(), StoreError> {
-        let (session, record) = (session.clone(), record.clone());
-        self.transaction(move |c| -> Result<(), TxError> {
-            let db = &mut SqliteDb(c);
-            Ok(at_once(sessions::open_session(db, &session, &record))?)
-        })
-        .await
-        .map_err(StoreError::from)
-    }
-
     async fn console_session(&self, hash: &SecretHash) -> Result<SessionHolder, StoreError> {
         let hash = hash.0.to_vec();
         let row = self
@@ -108,25 +87,6 @@ impl Tokens for SqliteStore {
             })
             .await?;
         recruit_adapters_diesel::sessions::session_holder(row)
-    }
-
-    async fn touch_session(&self, id: Uuid, at: Timestamp) -> Result<(), StoreError> {
-        self.change_session(SessionChange::Touch, id, at).await
-    }
-
-    async fn end_session(
-        &self,
-        id: Uuid,
-        at: Timestamp,
-        record: Option<&ReadRecord>,
-    ) -> Result<(), StoreError> {
-        let record = record.cloned();
-        self.transaction(move |c| -> Result<(), TxError> {
-            let db = &mut SqliteDb(c);
-            Ok(at_once(sessions::end_session(db, id, at, record.as_ref()))?)
-        })
-        .await
-        .map_err(StoreError::from)
     }
 
     async fn touch_token(&self, id: ApiTokenId, at: Timestamp) -> Result<(), StoreError> {
@@ -160,18 +120,5 @@ impl Tokens for SqliteStore {
             })
             .await?;
         rows.into_iter().map(|r| r.into_neutral()?.into_token()).collect()
-    }
-}
-
-impl SqliteStore {
-    /// Makes `change` to the console session `id` at `at`, if it has not ended.
-    async fn change_session(
-        &self,
-        change: SessionChange,
-        id: Uuid,
-        at: Timestamp,
-    ) -> Result<(), StoreError> {
-        let statement = session_statement(Dialect::SQLITE, change, id, at);
-        self.run(move |c| crate::export::bound(statement).execute(c)).await.map(drop)
     }
 }

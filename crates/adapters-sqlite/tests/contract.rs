@@ -5,7 +5,7 @@ use diesel::connection::SimpleConnection as _;
 use diesel::prelude::*;
 use diesel::sqlite::SqliteConnection;
 use recruit_adapters_sqlite::testkit::TestStore;
-use recruit_adapters_sqlite::{SqliteConfig, SqliteStore};
+use recruit_adapters_sqlite::{SqliteBackend, SqliteConfig};
 
 /// A migrated store on a file of its own, removed with the guard.
 type Fresh = TestStore;
@@ -130,7 +130,7 @@ async fn opening_waits_for_a_lock_held_elsewhere() {
         std::thread::sleep(std::time::Duration::from_millis(400));
         holder.batch_execute("COMMIT;").unwrap();
     });
-    let opened = SqliteStore::open(&SqliteConfig::new(&path)).await;
+    let opened = SqliteBackend::open(&SqliteConfig::new(&path)).await;
     release.join().unwrap();
     let opened = opened.expect("opens once the lock is released");
     assert!(opened.migrate().await.unwrap() > 0);
@@ -139,7 +139,7 @@ async fn opening_waits_for_a_lock_held_elsewhere() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unusable_path_fails_when_opening() {
     let result =
-        SqliteStore::open(&SqliteConfig::new("/nonexistent-dir/for/sure/recruitd.db")).await;
+        SqliteBackend::open(&SqliteConfig::new("/nonexistent-dir/for/sure/recruitd.db")).await;
     assert!(matches!(result, Err(recruit_ports::StoreError::Unavailable(_))), "{result:?}");
 }
 
@@ -151,7 +151,7 @@ async fn a_migration_that_fails_is_reported_as_one() {
     let mut c = SqliteConnection::establish(&path.to_string_lossy()).expect("opens");
     diesel::sql_query("CREATE TABLE organizations (something TEXT)").execute(&mut c).unwrap();
     drop(c);
-    let store = SqliteStore::open(&SqliteConfig::new(&path)).await.expect("opens");
+    let store = SqliteBackend::open(&SqliteConfig::new(&path)).await.expect("opens");
     let message = store.migrate().await.expect_err("the migration fails").to_string();
     assert!(message.contains("migration failed"), "{message}");
     assert!(message.contains("organizations"), "names what failed: {message}");

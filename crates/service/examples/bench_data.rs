@@ -101,7 +101,7 @@ fn main() {
             let runtime = tokio::runtime::Runtime::new().expect("a runtime");
             let plan = runtime.block_on(async {
                 let config = recruit_adapters_pg::PgConfig::new(flag(&flags, "--url"));
-                let store = recruit_adapters_pg::PgStore::connect(&config).expect("connects");
+                let store = recruit_adapters_pg::PgBackend::connect(&config).expect("connects");
                 store.explain_privacy_page(&query, true).await.expect("explains")
             });
             writeln!(out.lock(), "{plan}").expect("stdout");

@@ -11,7 +11,7 @@ use std::io::{BufReader, BufWriter, Write};
 use std::time::Instant;
 
 use recruit_adapters_pg::testkit::TestDatabase;
-use recruit_adapters_sqlite::{SqliteConfig, SqliteStore};
+use recruit_adapters_sqlite::{SqliteBackend, SqliteConfig};
 use recruit_domain::Timestamp;
 use recruit_ports::Store;
 use recruit_service::demo::{self, DemoConfig};
@@ -170,7 +170,7 @@ async fn main() {
     for backend in &args.backends {
         match backend.as_str() {
             "sqlite" => {
-                let store = SqliteStore::open(&SqliteConfig::new(dir.path().join("bench.db")))
+                let store = SqliteBackend::open(&SqliteConfig::new(dir.path().join("bench.db")))
                     .await
                     .expect("opens");
                 store.migrate().await.expect("migrates");

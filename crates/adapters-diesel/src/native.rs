@@ -1,0 +1,267 @@
+//! What each store does its own way, one trait per port: the methods of the port that are not
+//! written once in [`crate::store`], each as the port documents it. [`crate::store::Diesel`]
+//! hands them to its backend.
+
+use std::future::Future;
+
+use recruit_domain::chain::{Checkpoint, Ledger, RetentionCut};
+use recruit_domain::{ApiTokenId, JobId, OrganizationId, Timestamp, User, UserId, Uuid};
+use recruit_ports::chain::{ChainEntry, ChainPage, Export, ExportQuery, PlannedCut};
+use recruit_ports::rows::LedgerHeadRow;
+use recruit_ports::{
+    AccessesWrite, ApiToken, AuditEntry, AuditListQuery, Claim, ImportDocument, ImportError,
+    ImportSummary, JobRecord, KeyClaim, LedgerPage, NewApiToken, OrganizationRecord,
+    PrivacyLogQuery, ProfileUpdate, ReadRecord, ResumedBatch, SecretHash, SessionHolder,
+    StoreError, TokenHolder, ToolAuditEntry,
+};
+
+/// What each store does its own way of [`recruit_ports::Directory`]: each method as the port
+/// documents it.
+pub trait NativeDirectory: Send + Sync + 'static {
+    /// [`recruit_ports::Directory::organization`].
+    fn organization(
+        &self,
+        id: OrganizationId,
+    ) -> impl Future<Output = Result<OrganizationRecord, StoreError>> + Send;
+
+    /// [`recruit_ports::Directory::organizations`].
+    fn organizations(
+        &self,
+    ) -> impl Future<Output = Result<Vec<(OrganizationId, String)>, StoreError>> + Send;
+
+    /// [`recruit_ports::Directory::user`].
+    fn user(
+        &self,
+        organization: OrganizationId,
+        id: UserId,
+    ) -> impl Future<Output = Result<User, StoreError>> + Send;
+
+    /// [`recruit_ports::Directory::users`].
+    fn users(
+        &self,
+        organization: OrganizationId,
+        ids: &[UserId],
+    ) -> impl Future<Output = Result<Vec<User>, StoreError>> + Send;
+
+    /// [`recruit_ports::Directory::users_by_email`].
+    fn users_by_email(
+        &self,
+        email: &str,
+    ) -> impl Future<Output = Result<Vec<User>, StoreError>> + Send;
+
+    /// [`recruit_ports::Directory::update_user`].
+    fn update_user(
+        &self,
+        update: &ProfileUpdate,
+    ) -> impl Future<Output = Result<User, StoreError>> + Send;
+
+    /// [`recruit_ports::Directory::find_user`].
+    fn find_user(&self, id: UserId) -> impl Future<Output = Result<User, StoreError>> + Send;
+
+    /// [`recruit_ports::Directory::job`].
+    fn job(
+        &self,
+        organization: OrganizationId,
+        id: JobId,
+    ) -> impl Future<Output = Result<JobRecord, StoreError>> + Send;
+}
+
+/// What each store does its own way of [`recruit_ports::Tokens`]: each method as the port
+/// documents it.
+pub trait NativeTokens: Send + Sync + 'static {
+    /// [`recruit_ports::Tokens::credential`].
+    fn credential(
+        &self,
+        secret_hash: &SecretHash,
+    ) -> impl Future<Output = Result<TokenHolder, StoreError>> + Send;
+
+    /// [`recruit_ports::Tokens::create_token`].
+    fn create_token(
+        &self,
+        token: &NewApiToken,
+    ) -> impl Future<Output = Result<ApiToken, StoreError>> + Send;
+
+    /// [`recruit_ports::Tokens::revoke_token`].
+    fn revoke_token(
+        &self,
+        id: ApiTokenId,
+        at: Timestamp,
+    ) -> impl Future<Output = Result<ApiToken, StoreError>> + Send;
+
+    /// [`recruit_ports::Tokens::touch_token`].
+    fn touch_token(
+        &self,
+        id: ApiTokenId,
+        at: Timestamp,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// [`recruit_ports::Tokens::console_session`].
+    fn console_session(
+        &self,
+        secret_hash: &SecretHash,
+    ) -> impl Future<Output = Result<SessionHolder, StoreError>> + Send;
+
+    /// [`recruit_ports::Tokens::tokens`].
+    fn tokens(
+        &self,
+        organization: Option<OrganizationId>,
+    ) -> impl Future<Output = Result<Vec<ApiToken>, StoreError>> + Send;
+}
+
+/// What each store does its own way of [`recruit_ports::Ledgers`]: each method as the port
+/// documents it.
+pub trait NativeLedgers: Send + Sync + 'static {
+    /// [`recruit_ports::Ledgers::read_privacy_audit_logs`].
+    fn read_privacy_audit_logs(
+        &self,
+        query: &PrivacyLogQuery,
+        record: &ReadRecord,
+    ) -> impl Future<Output = Result<LedgerPage, StoreError>> + Send;
+
+    /// [`recruit_ports::Ledgers::record_read`].
+    fn record_read(
+        &self,
+        record: &ReadRecord,
+        entries: usize,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// [`recruit_ports::Ledgers::idempotency_key`].
+    fn idempotency_key(
+        &self,
+        claim: &KeyClaim,
+    ) -> impl Future<Output = Result<Claim, StoreError>> + Send;
+
+    /// [`recruit_ports::Ledgers::record_privacy_accesses`].
+    fn record_privacy_accesses(
+        &self,
+        write: &AccessesWrite,
+    ) -> impl Future<Output = Result<Claim, StoreError>> + Send;
+
+    /// [`recruit_ports::Ledgers::purge_idempotency_keys`].
+    fn purge_idempotency_keys(
+        &self,
+        now: Timestamp,
+    ) -> impl Future<Output = Result<usize, StoreError>> + Send;
+
+    /// [`recruit_ports::Ledgers::api_audit_entries`].
+    fn api_audit_entries(
+        &self,
+        query: &AuditListQuery,
+    ) -> impl Future<Output = Result<Vec<AuditEntry>, StoreError>> + Send;
+
+    /// [`recruit_ports::Ledgers::tool_audit_entries`].
+    fn tool_audit_entries(
+        &self,
+        query: &AuditListQuery,
+    ) -> impl Future<Output = Result<Vec<ToolAuditEntry>, StoreError>> + Send;
+
+    /// [`recruit_ports::Ledgers::chain_heads`].
+    fn chain_heads(
+        &self,
+        organization: Option<OrganizationId>,
+    ) -> impl Future<Output = Result<Vec<LedgerHeadRow>, StoreError>> + Send;
+
+    /// [`recruit_ports::Ledgers::export`].
+    fn export(
+        &self,
+        query: &ExportQuery,
+    ) -> impl Future<Output = Result<Export, StoreError>> + Send;
+
+    /// [`recruit_ports::Ledgers::chain_after`].
+    fn chain_after(
+        &self,
+        ledger: Ledger,
+        organization: OrganizationId,
+        after: u64,
+        limit: usize,
+    ) -> impl Future<Output = Result<Vec<recruit_ports::chain::ExportedEntry>, StoreError>> + Send;
+
+    /// [`recruit_ports::Ledgers::count_entries`].
+    fn count_entries(
+        &self,
+        query: &ExportQuery,
+        at_most: u64,
+    ) -> impl Future<Output = Result<u64, StoreError>> + Send;
+
+    /// [`recruit_ports::Ledgers::save_checkpoints`].
+    fn save_checkpoints(
+        &self,
+        checkpoints: &[Checkpoint],
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// [`recruit_ports::Ledgers::retention_plan`].
+    fn retention_plan(
+        &self,
+        before: Timestamp,
+    ) -> impl Future<Output = Result<Vec<PlannedCut>, StoreError>> + Send;
+
+    /// [`recruit_ports::Ledgers::save_retention_cuts`].
+    fn save_retention_cuts(
+        &self,
+        cuts: &[RetentionCut],
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// [`recruit_ports::Ledgers::remove_retained`].
+    fn remove_retained(
+        &self,
+        before: Timestamp,
+    ) -> impl Future<Output = Result<u64, StoreError>> + Send;
+
+    /// [`recruit_ports::Ledgers::review_facts`].
+    fn review_facts(
+        &self,
+        query: &recruit_ports::review::ReviewQuery,
+    ) -> impl Future<Output = Result<recruit_ports::review::ReviewFacts, StoreError>> + Send;
+
+    /// [`recruit_ports::Ledgers::account_volumes`].
+    fn account_volumes(
+        &self,
+        organization: OrganizationId,
+        from: Timestamp,
+        to: Timestamp,
+    ) -> impl Future<Output = Result<Vec<(Uuid, u64)>, StoreError>> + Send;
+
+    /// [`recruit_ports::Ledgers::chain_entries`].
+    fn chain_entries(
+        &self,
+        page: ChainPage,
+    ) -> impl Future<Output = Result<Vec<ChainEntry>, StoreError>> + Send;
+}
+
+/// What each store does its own way of [`recruit_ports::Import`]: each method as the port
+/// documents it.
+pub trait NativeImport: Send + Sync + 'static {
+    /// [`recruit_ports::Import::import`].
+    fn import(
+        &self,
+        document: &ImportDocument,
+    ) -> impl Future<Output = Result<ImportSummary, ImportError>> + Send;
+
+    /// [`recruit_ports::Import::resume_ledger`].
+    fn resume_ledger(
+        &self,
+        batch: &ImportDocument,
+    ) -> impl Future<Output = Result<ResumedBatch, ImportError>> + Send;
+}
+
+/// What each store does its own way of [`recruit_ports::Maintenance`]: each method as the port
+/// documents it.
+pub trait NativeMaintenance: Send + Sync + 'static {
+    /// [`recruit_ports::Maintenance::ping`].
+    fn ping(&self) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// [`recruit_ports::Maintenance::server_secret`].
+    fn server_secret(
+        &self,
+        name: &str,
+        proposed: &[u8],
+    ) -> impl Future<Output = Result<Vec<u8>, StoreError>> + Send;
+
+    /// [`recruit_ports::Maintenance::is_empty`].
+    fn is_empty(&self) -> impl Future<Output = Result<bool, StoreError>> + Send;
+
+    /// [`recruit_ports::Maintenance::prepare`].
+    fn prepare(&self) -> impl Future<Output = Result<(), StoreError>> + Send {
+        async { Ok(()) }
+    }
+}
