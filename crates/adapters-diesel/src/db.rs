@@ -13,52 +13,49 @@ use crate::Row;
 use crate::review::Dialect;
 use crate::statement::Statement;
 
+/// A stored row of backend `B` whose neutral form is `N`, as a statement's rows load it.
+pub trait Stored<B: diesel::backend::Backend, N>:
+    QueryableByName<B> + Row<Neutral = N> + Send + 'static
+{
+}
+
+impl<B: diesel::backend::Backend, N, R> Stored<B, N> for R where
+    R: QueryableByName<B> + Row<Neutral = N> + Send + 'static
+{
+}
+
 /// A connection of a store, to the shared statements.
 pub trait Db: Send {
     /// The diesel backend.
     type Backend: diesel::backend::Backend;
     /// The store's row of the privacy ledger.
-    type Ledger: QueryableByName<Self::Backend> + Row<Neutral = neutral::LedgerRow> + Send + 'static;
+    type Ledger: Stored<Self::Backend, neutral::LedgerRow>;
     /// The store's row of the API audit ledger.
-    type Audit: QueryableByName<Self::Backend> + Row<Neutral = neutral::AuditRow> + Send + 'static;
+    type Audit: Stored<Self::Backend, neutral::AuditRow>;
+    /// The store's row of the tool audit ledger.
+    type Tool: Stored<Self::Backend, neutral::ToolAuditRow>;
+    /// The store's row of a chain's head.
+    type Head: Stored<Self::Backend, neutral::LedgerHeadRow>;
     /// The store's row of a decision on a download.
-    type Decision: QueryableByName<Self::Backend>
-        + Row<Neutral = neutral::DownloadDecisionRow>
-        + Send
-        + 'static;
+    type Decision: Stored<Self::Backend, neutral::DownloadDecisionRow>;
     /// The store's row of a job's scheduling settings.
-    type JobSettings: QueryableByName<Self::Backend>
-        + Row<Neutral = neutral::JobSettingsRow>
-        + Send
-        + 'static;
+    type JobSettings: Stored<Self::Backend, neutral::JobSettingsRow>;
     /// The store's row of an organization's scheduling defaults.
-    type Defaults: QueryableByName<Self::Backend>
-        + Row<Neutral = neutral::SchedulingDefaultsRow>
-        + Send
-        + 'static;
+    type Defaults: Stored<Self::Backend, neutral::SchedulingDefaultsRow>;
     /// The store's row of a user.
-    type User: QueryableByName<Self::Backend> + Row<Neutral = neutral::UserRow> + Send + 'static;
+    type User: Stored<Self::Backend, neutral::UserRow>;
+    /// The store's row of an API token.
+    type Token: Stored<Self::Backend, neutral::TokenRow>;
+    /// The store's row of an idempotency key.
+    type Idempotency: Stored<Self::Backend, neutral::IdempotencyRow>;
     /// The store's row of a log stream.
-    type Stream: QueryableByName<Self::Backend>
-        + Row<Neutral = neutral::LogStreamRow>
-        + Send
-        + 'static;
+    type Stream: Stored<Self::Backend, neutral::LogStreamRow>;
     /// The store's row of a month's sign-off.
-    type SignOff: QueryableByName<Self::Backend>
-        + Row<Neutral = neutral::SignOffRow>
-        + Send
-        + 'static;
-
+    type SignOff: Stored<Self::Backend, neutral::SignOffRow>;
     /// The store's row of a checkpoint.
-    type Checkpoint: QueryableByName<Self::Backend>
-        + Row<Neutral = neutral::CheckpointRow>
-        + Send
-        + 'static;
+    type Checkpoint: Stored<Self::Backend, neutral::CheckpointRow>;
     /// The store's row of a retention cut.
-    type RetentionCut: QueryableByName<Self::Backend>
-        + Row<Neutral = neutral::RetentionCutRow>
-        + Send
-        + 'static;
+    type RetentionCut: Stored<Self::Backend, neutral::RetentionCutRow>;
 
     /// How the store spells what it spells its own way.
     const DIALECT: Dialect;

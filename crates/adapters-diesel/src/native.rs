@@ -5,14 +5,13 @@
 use std::future::Future;
 
 use recruit_domain::chain::{Checkpoint, Ledger, RetentionCut};
-use recruit_domain::{ApiTokenId, JobId, OrganizationId, Timestamp, User, UserId, Uuid};
+use recruit_domain::{ApiTokenId, JobId, OrganizationId, Timestamp, Uuid};
 use recruit_ports::chain::{ChainEntry, ChainPage, Export, ExportQuery, PlannedCut};
 use recruit_ports::rows::LedgerHeadRow;
 use recruit_ports::{
     AccessesWrite, ApiToken, AuditEntry, AuditListQuery, Claim, ImportDocument, ImportError,
-    ImportSummary, JobRecord, KeyClaim, LedgerPage, NewApiToken, OrganizationRecord,
-    PrivacyLogQuery, ProfileUpdate, ReadRecord, ResumedBatch, SecretHash, SessionHolder,
-    StoreError, TokenHolder, ToolAuditEntry,
+    ImportSummary, JobRecord, KeyClaim, LedgerPage, OrganizationRecord, PrivacyLogQuery,
+    ReadRecord, ResumedBatch, SecretHash, SessionHolder, StoreError, TokenHolder, ToolAuditEntry,
 };
 
 /// What each store does its own way of [`recruit_ports::Directory`]: each method as the port
@@ -23,40 +22,6 @@ pub trait NativeDirectory: Send + Sync + 'static {
         &self,
         id: OrganizationId,
     ) -> impl Future<Output = Result<OrganizationRecord, StoreError>> + Send;
-
-    /// [`recruit_ports::Directory::organizations`].
-    fn organizations(
-        &self,
-    ) -> impl Future<Output = Result<Vec<(OrganizationId, String)>, StoreError>> + Send;
-
-    /// [`recruit_ports::Directory::user`].
-    fn user(
-        &self,
-        organization: OrganizationId,
-        id: UserId,
-    ) -> impl Future<Output = Result<User, StoreError>> + Send;
-
-    /// [`recruit_ports::Directory::users`].
-    fn users(
-        &self,
-        organization: OrganizationId,
-        ids: &[UserId],
-    ) -> impl Future<Output = Result<Vec<User>, StoreError>> + Send;
-
-    /// [`recruit_ports::Directory::users_by_email`].
-    fn users_by_email(
-        &self,
-        email: &str,
-    ) -> impl Future<Output = Result<Vec<User>, StoreError>> + Send;
-
-    /// [`recruit_ports::Directory::update_user`].
-    fn update_user(
-        &self,
-        update: &ProfileUpdate,
-    ) -> impl Future<Output = Result<User, StoreError>> + Send;
-
-    /// [`recruit_ports::Directory::find_user`].
-    fn find_user(&self, id: UserId) -> impl Future<Output = Result<User, StoreError>> + Send;
 
     /// [`recruit_ports::Directory::job`].
     fn job(
@@ -75,12 +40,6 @@ pub trait NativeTokens: Send + Sync + 'static {
         secret_hash: &SecretHash,
     ) -> impl Future<Output = Result<TokenHolder, StoreError>> + Send;
 
-    /// [`recruit_ports::Tokens::create_token`].
-    fn create_token(
-        &self,
-        token: &NewApiToken,
-    ) -> impl Future<Output = Result<ApiToken, StoreError>> + Send;
-
     /// [`recruit_ports::Tokens::revoke_token`].
     fn revoke_token(
         &self,
@@ -88,24 +47,11 @@ pub trait NativeTokens: Send + Sync + 'static {
         at: Timestamp,
     ) -> impl Future<Output = Result<ApiToken, StoreError>> + Send;
 
-    /// [`recruit_ports::Tokens::touch_token`].
-    fn touch_token(
-        &self,
-        id: ApiTokenId,
-        at: Timestamp,
-    ) -> impl Future<Output = Result<(), StoreError>> + Send;
-
     /// [`recruit_ports::Tokens::console_session`].
     fn console_session(
         &self,
         secret_hash: &SecretHash,
     ) -> impl Future<Output = Result<SessionHolder, StoreError>> + Send;
-
-    /// [`recruit_ports::Tokens::tokens`].
-    fn tokens(
-        &self,
-        organization: Option<OrganizationId>,
-    ) -> impl Future<Output = Result<Vec<ApiToken>, StoreError>> + Send;
 }
 
 /// What each store does its own way of [`recruit_ports::Ledgers`]: each method as the port

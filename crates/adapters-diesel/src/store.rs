@@ -12,7 +12,7 @@ use std::ops::Deref;
 use std::pin::Pin;
 
 use recruit_ports::StoreError;
-use recruit_ports::rows::{ConsoleSessionRow, LogStreamRow};
+use recruit_ports::rows::{ConsoleSessionRow, LogStreamRow, TokenRow};
 
 use crate::Insert;
 use crate::db::Db;
@@ -35,6 +35,7 @@ pub trait Backend: Send + Sync + 'static {
     type Db<'c>: Db<Backend = Self::Sql>
         + Insert<LogStreamRow>
         + Insert<ConsoleSessionRow>
+        + Insert<TokenRow>
         + Send
         + 'c;
 

@@ -368,8 +368,12 @@ impl recruit_adapters_diesel::db::Db for PgDb<'_> {
     type Backend = Pg;
     type Ledger = LedgerRow;
     type Audit = AuditRow;
+    type Tool = ToolAuditRow;
+    type Head = LedgerHeadRow;
     type Decision = DownloadDecisionRow;
     type User = UserRow;
+    type Token = TokenRow;
+    type Idempotency = IdempotencyRow;
     type JobSettings = JobSettingsRow;
     type Defaults = SchedulingDefaultsRow;
     type SignOff = SignOffRow;

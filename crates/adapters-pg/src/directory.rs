@@ -4,15 +4,13 @@
 use diesel::pg::sql_types::Record;
 use diesel::prelude::*;
 use diesel::sql_types::{Array, Integer, Text, Uuid as SqlUuid};
-use diesel_async::{AsyncConnection, RunQueryDsl};
-use recruit_adapters_diesel::Column;
+use diesel_async::RunQueryDsl;
 use recruit_adapters_diesel::native::NativeDirectory;
-use recruit_domain::{JobId, OrganizationId, Timestamp, User, UserId, Uuid};
+use recruit_domain::{JobId, OrganizationId, Uuid};
 use recruit_ports::rows as neutral;
-use recruit_ports::{JobRecord, OrganizationRecord, ProfileUpdate, StoreError};
+use recruit_ports::{JobRecord, OrganizationRecord, StoreError};
 
 use crate::PgBackend;
-use crate::chain::PgDb;
 use crate::error::*;
 use crate::prepared::{Known, Numbered};
 use crate::rows::*;
@@ -198,96 +196,6 @@ impl NativeDirectory for PgBackend {
                 end_time,
             });
         row.into_neutral()?.into_record(hours.collect(), defaults.into_neutral()?)
-    }
-
-    async fn user(&self, organization: OrganizationId, id: UserId) -> Result<User, StoreError> {
-        let mut c = self.conn().await?;
-        users::table
-            .find((organization.uuid(), id.uuid()))
-            .select(UserRow::as_select())
-            .first(&mut c)
-            .await
-            .map_err(store_error)?
-            .into_neutral()?
-            .into_user()
-    }
-
-    async fn users(
-        &self,
-        organization: OrganizationId,
-        ids: &[UserId],
-    ) -> Result<Vec<User>, StoreError> {
-        let ids: Vec<Uuid> = ids.iter().map(|id| id.uuid()).collect();
-        let mut c = self.conn().await?;
-        // One array parameter (`= ANY($2)`), whatever the number of ids.
-        let rows: Vec<UserRow> = users::table
-            .filter(users::organization_id.eq(organization.uuid()))
-            .filter(users::id.eq_any(ids))
-            .order(users::id)
-            .select(UserRow::as_select())
-            .load(&mut c)
-            .await
-            .map_err(store_error)?;
-        rows.into_iter().map(|row| row.into_neutral()?.into_user()).collect()
-    }
-
-    async fn organizations(&self) -> Result<Vec<(OrganizationId, String)>, StoreError> {
-        let mut c = self.conn().await?;
-        let names = organizations::table.select((organizations::id, organizations::name));
-        let rows: Vec<(Uuid, String)> =
-            names.order(organizations::id).load(&mut c).await.map_err(store_error)?;
-        Ok(rows.into_iter().map(|(id, name)| (OrganizationId::from_uuid(id), name)).collect())
-    }
-
-    async fn users_by_email(&self, email: &str) -> Result<Vec<User>, StoreError> {
-        let mut c = self.conn().await?;
-        let rows: Vec<UserRow> = users::table
-            .filter(recruit_adapters_diesel::lower(users::email).eq(email.to_ascii_lowercase()))
-            .order((users::organization_id, users::id))
-            .select(UserRow::as_select())
-            .load(&mut c)
-            .await
-            .map_err(store_error)?;
-        rows.into_iter().map(|row| row.into_neutral()?.into_user()).collect()
-    }
-
-    async fn update_user(&self, update: &ProfileUpdate) -> Result<User, StoreError> {
-        let user = neutral::UserRow::new(&update.user);
-        let logged = vec![neutral::LedgerRow::new(&update.entry)?];
-        let ids = update.read_ids();
-        let org = user.organization_id;
-        let mut c = self.conn().await?;
-        c.transaction::<_, TxError, _>(async |c| {
-            // The users the decision read, locked in the order of their ids, must be as read.
-            let stored: Vec<(recruit_domain::Uuid, chrono::DateTime<chrono::Utc>)> = users::table
-                .filter(users::organization_id.eq(org).and(users::id.eq_any(&ids)))
-                .order(users::id)
-                .select((users::id, users::updated_at))
-                .for_update()
-                .load(c)
-                .await?;
-            let stored = stored
-                .into_iter()
-                .map(|(id, at)| Ok((id, <Timestamp as Column<Postgres>>::load(at)?)))
-                .collect::<Result<_, StoreError>>()?;
-            update.check_read(stored)?;
-            Ok(recruit_adapters_diesel::profile::write(&mut PgDb(c), &user, logged).await?)
-        })
-        .await
-        .map_err(StoreError::from)?;
-        Ok(update.user.clone())
-    }
-
-    async fn find_user(&self, id: UserId) -> Result<User, StoreError> {
-        let mut c = self.conn().await?;
-        users::table
-            .filter(users::id.eq(id.uuid()))
-            .select(UserRow::as_select())
-            .first(&mut c)
-            .await
-            .map_err(store_error)?
-            .into_neutral()?
-            .into_user()
     }
 
     async fn job(&self, organization: OrganizationId, id: JobId) -> Result<JobRecord, StoreError> {

@@ -5,9 +5,8 @@ use diesel::prelude::*;
 use diesel::sql_types;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use recruit_adapters_diesel::native::NativeTokens;
-use recruit_domain::{ApiTokenId, OrganizationId, Timestamp};
-use recruit_ports::rows as neutral;
-use recruit_ports::{ApiToken, NewApiToken, SecretHash, SessionHolder, StoreError, TokenHolder};
+use recruit_domain::{ApiTokenId, Timestamp};
+use recruit_ports::{ApiToken, SecretHash, SessionHolder, StoreError, TokenHolder};
 
 use crate::PgBackend;
 use crate::error::*;
@@ -57,18 +56,6 @@ impl NativeTokens for PgBackend {
         Ok(credential)
     }
 
-    async fn create_token(&self, token: &NewApiToken) -> Result<ApiToken, StoreError> {
-        let row = TokenRow::from(neutral::TokenRow::new(token));
-        let id = token.id.uuid();
-        let mut c = self.conn().await?;
-        c.transaction::<_, TxError, _>(async |c| {
-            diesel::insert_into(api_tokens::table).values(&row).execute(c).await?;
-            load_token(c, id).await
-        })
-        .await
-        .map_err(StoreError::from)
-    }
-
     async fn revoke_token(&self, id: ApiTokenId, at: Timestamp) -> Result<ApiToken, StoreError> {
         let id = id.uuid();
         let mut c = self.conn().await?;
@@ -106,37 +93,5 @@ impl NativeTokens for PgBackend {
             .await
             .map_err(store_error)?;
         recruit_adapters_diesel::sessions::session_holder(row)
-    }
-
-    async fn touch_token(&self, id: ApiTokenId, at: Timestamp) -> Result<(), StoreError> {
-        let stale = at.as_datetime() - chrono::TimeDelta::seconds(60);
-        let mut c = self.conn().await?;
-        diesel::update(
-            api_tokens::table
-                .filter(api_tokens::id.eq(id.uuid()))
-                .filter(api_tokens::last_used_at.is_null().or(api_tokens::last_used_at.lt(stale))),
-        )
-        .set(api_tokens::last_used_at.eq(at.as_datetime()))
-        .execute(&mut c)
-        .await
-        .map(drop)
-        .map_err(store_error)
-    }
-
-    async fn tokens(
-        &self,
-        organization: Option<OrganizationId>,
-    ) -> Result<Vec<ApiToken>, StoreError> {
-        let mut c = self.conn().await?;
-        let mut q = api_tokens::table.select(TokenRow::as_select()).into_boxed();
-        if let Some(org) = organization {
-            q = q.filter(api_tokens::organization_id.eq(org.uuid()));
-        }
-        let rows = q
-            .order((api_tokens::created_at.desc(), api_tokens::id.desc()))
-            .load(&mut c)
-            .await
-            .map_err(store_error)?;
-        rows.into_iter().map(|r| r.into_neutral()?.into_token()).collect()
     }
 }

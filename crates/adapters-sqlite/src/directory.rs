@@ -4,13 +4,12 @@
 use diesel::prelude::*;
 use diesel::sqlite::SqliteConnection;
 use recruit_adapters_diesel::native::NativeDirectory;
-use recruit_domain::{JobId, OrganizationId, Timestamp, User, UserId};
+use recruit_domain::{JobId, OrganizationId};
 use recruit_ports::rows as neutral;
-use recruit_ports::{JobRecord, OrganizationRecord, ProfileUpdate, StoreError};
+use recruit_ports::{JobRecord, OrganizationRecord, StoreError};
 
 use crate::SqliteBackend;
 use crate::error::TxError;
-use crate::export::{SqliteDb, at_once};
 use crate::rows::*;
 use crate::schema::*;
 
@@ -32,116 +31,10 @@ fn load_organization(c: &mut SqliteConnection, org: &[u8]) -> Result<Organizatio
     Ok(row.into_neutral()?.into_record(hours, defaults.into_neutral()?)?)
 }
 
-/// How many ids one statement of [`Directory::users`] binds.
-const USERS_PER_STATEMENT: usize = 500;
-
 impl NativeDirectory for SqliteBackend {
     async fn organization(&self, id: OrganizationId) -> Result<OrganizationRecord, StoreError> {
         let org = blob(id.uuid());
         self.run(move |c| Ok(load_organization(c, &org))).await?.map_err(Into::into)
-    }
-
-    async fn organizations(&self) -> Result<Vec<(OrganizationId, String)>, StoreError> {
-        let rows: Vec<(Vec<u8>, String)> = self
-            .run(|c| {
-                let names = organizations::table.select((organizations::id, organizations::name));
-                names.order(organizations::id).load(c)
-            })
-            .await?;
-        rows.into_iter()
-            .map(|(id, name)| Ok((OrganizationId::from_uuid(uuid(&id)?), name)))
-            .collect()
-    }
-
-    async fn user(&self, organization: OrganizationId, id: UserId) -> Result<User, StoreError> {
-        let (org, id) = (blob(organization.uuid()), blob(id.uuid()));
-        let row = self
-            .run(move |c| users::table.find((org, id)).select(UserRow::as_select()).first(c))
-            .await?;
-        row.into_neutral()?.into_user()
-    }
-
-    async fn users(
-        &self,
-        organization: OrganizationId,
-        ids: &[UserId],
-    ) -> Result<Vec<User>, StoreError> {
-        let org = blob(organization.uuid());
-        let mut ids: Vec<Vec<u8>> = ids.iter().map(|id| blob(id.uuid())).collect();
-        ids.sort_unstable();
-        ids.dedup();
-        let rows = self
-            .run(move |c| {
-                // Sorted and in chunks within SQLite's bound on a statement's variables.
-                let mut rows = Vec::with_capacity(ids.len());
-                for chunk in ids.chunks(USERS_PER_STATEMENT) {
-                    rows.extend(
-                        users::table
-                            .filter(users::organization_id.eq(&org))
-                            .filter(users::id.eq_any(chunk))
-                            .order(users::id)
-                            .select(UserRow::as_select())
-                            .load(c)?,
-                    );
-                }
-                Ok(rows)
-            })
-            .await?;
-        rows.into_iter().map(|row| row.into_neutral()?.into_user()).collect()
-    }
-
-    async fn users_by_email(&self, email: &str) -> Result<Vec<User>, StoreError> {
-        let email = email.to_ascii_lowercase();
-        let rows = self
-            .run(move |c| {
-                users::table
-                    .filter(recruit_adapters_diesel::lower(users::email).eq(&email))
-                    .order((users::organization_id, users::id))
-                    .select(UserRow::as_select())
-                    .load(c)
-            })
-            .await?;
-        rows.into_iter().map(|row| row.into_neutral()?.into_user()).collect()
-    }
-
-    async fn update_user(&self, update: &ProfileUpdate) -> Result<User, StoreError> {
-        let user = neutral::UserRow::new(&update.user);
-        let logged = vec![neutral::LedgerRow::new(&update.entry)?];
-        let ids: Vec<Vec<u8>> = update.read_ids().into_iter().map(blob).collect();
-        let decision = update.clone();
-        self.transaction(move |c| -> Result<(), TxError> {
-            // The transaction holds the write lock: what is read here stays so until it ends.
-            let stored: Vec<(Vec<u8>, i64)> = users::table
-                .filter(users::organization_id.eq(blob(user.organization_id)))
-                .filter(users::id.eq_any(&ids))
-                .select((users::id, users::updated_at))
-                .load(c)?;
-            let stored = stored
-                .into_iter()
-                .map(|(id, at)| {
-                    Ok((
-                        uuid(&id)?,
-                        <Timestamp as recruit_adapters_diesel::Column<Sqlite3>>::load(at)?,
-                    ))
-                })
-                .collect::<Result<_, StoreError>>()?;
-            decision.check_read(stored)?;
-            let db = &mut SqliteDb(c);
-            Ok(at_once(recruit_adapters_diesel::profile::write(db, &user, logged))?)
-        })
-        .await
-        .map_err(StoreError::from)?;
-        Ok(update.user.clone())
-    }
-
-    async fn find_user(&self, id: UserId) -> Result<User, StoreError> {
-        let id = blob(id.uuid());
-        let row = self
-            .run(move |c| {
-                users::table.filter(users::id.eq(id)).select(UserRow::as_select()).first(c)
-            })
-            .await?;
-        row.into_neutral()?.into_user()
     }
 
     async fn job(&self, organization: OrganizationId, id: JobId) -> Result<JobRecord, StoreError> {

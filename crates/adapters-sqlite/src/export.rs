@@ -167,8 +167,12 @@ impl recruit_adapters_diesel::db::Db for SqliteDb<'_> {
     type Backend = Sqlite;
     type Ledger = LedgerRow;
     type Audit = AuditRow;
+    type Tool = ToolAuditRow;
+    type Head = LedgerHeadRow;
     type Decision = DownloadDecisionRow;
     type User = UserRow;
+    type Token = TokenRow;
+    type Idempotency = IdempotencyRow;
     type JobSettings = JobSettingsRow;
     type Defaults = SchedulingDefaultsRow;
     type SignOff = SignOffRow;

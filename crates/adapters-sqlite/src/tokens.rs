@@ -4,9 +4,8 @@
 use diesel::prelude::*;
 use diesel::sqlite::SqliteConnection;
 use recruit_adapters_diesel::native::NativeTokens;
-use recruit_domain::{ApiTokenId, OrganizationId, Timestamp};
-use recruit_ports::rows as neutral;
-use recruit_ports::{ApiToken, NewApiToken, SecretHash, SessionHolder, StoreError, TokenHolder};
+use recruit_domain::{ApiTokenId, Timestamp};
+use recruit_ports::{ApiToken, SecretHash, SessionHolder, StoreError, TokenHolder};
 
 use crate::SqliteBackend;
 use crate::error::TxError;
@@ -43,17 +42,6 @@ impl NativeTokens for SqliteBackend {
         })
     }
 
-    async fn create_token(&self, token: &NewApiToken) -> Result<ApiToken, StoreError> {
-        let row = TokenRow::from(neutral::TokenRow::new(token));
-        let id = blob(token.id.uuid());
-        self.transaction(move |c| {
-            diesel::insert_into(api_tokens::table).values(&row).execute(c)?;
-            load_token(c, &id)
-        })
-        .await
-        .map_err(StoreError::from)
-    }
-
     async fn revoke_token(&self, id: ApiTokenId, at: Timestamp) -> Result<ApiToken, StoreError> {
         let id = blob(id.uuid());
         self.transaction(move |c| {
@@ -87,38 +75,5 @@ impl NativeTokens for SqliteBackend {
             })
             .await?;
         recruit_adapters_diesel::sessions::session_holder(row)
-    }
-
-    async fn touch_token(&self, id: ApiTokenId, at: Timestamp) -> Result<(), StoreError> {
-        let id = blob(id.uuid());
-        let (now, stale) = (at.unix_micros(), at.unix_micros() - 60_000_000);
-        self.run(move |c| {
-            diesel::update(
-                api_tokens::table.filter(api_tokens::id.eq(id)).filter(
-                    api_tokens::last_used_at.is_null().or(api_tokens::last_used_at.lt(stale)),
-                ),
-            )
-            .set(api_tokens::last_used_at.eq(now))
-            .execute(c)
-            .map(drop)
-        })
-        .await
-    }
-
-    async fn tokens(
-        &self,
-        organization: Option<OrganizationId>,
-    ) -> Result<Vec<ApiToken>, StoreError> {
-        let org = organization.map(|o| blob(o.uuid()));
-        let rows = self
-            .run(move |c| {
-                let mut q = api_tokens::table.select(TokenRow::as_select()).into_boxed();
-                if let Some(org) = org {
-                    q = q.filter(api_tokens::organization_id.eq(org));
-                }
-                q.order((api_tokens::created_at.desc(), api_tokens::id.desc())).load(c)
-            })
-            .await?;
-        rows.into_iter().map(|r| r.into_neutral()?.into_token()).collect()
     }
 }
