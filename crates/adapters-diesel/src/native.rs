@@ -6,12 +6,11 @@ use std::future::Future;
 
 use recruit_domain::chain::{Checkpoint, Ledger, RetentionCut};
 use recruit_domain::{ApiTokenId, JobId, OrganizationId, Timestamp, Uuid};
-use recruit_ports::chain::{ChainEntry, ChainPage, Export, ExportQuery, PlannedCut};
-use recruit_ports::rows::LedgerHeadRow;
+use recruit_ports::chain::{Export, ExportQuery, PlannedCut};
 use recruit_ports::{
-    AccessesWrite, ApiToken, AuditEntry, AuditListQuery, Claim, ImportDocument, ImportError,
-    ImportSummary, JobRecord, KeyClaim, LedgerPage, OrganizationRecord, PrivacyLogQuery,
-    ReadRecord, ResumedBatch, SecretHash, SessionHolder, StoreError, TokenHolder, ToolAuditEntry,
+    AccessesWrite, ApiToken, Claim, ImportDocument, ImportError, ImportSummary, JobRecord,
+    LedgerPage, OrganizationRecord, PrivacyLogQuery, ReadRecord, ResumedBatch, SecretHash,
+    SessionHolder, StoreError, TokenHolder,
 };
 
 /// What each store does its own way of [`recruit_ports::Directory`]: each method as the port
@@ -71,41 +70,11 @@ pub trait NativeLedgers: Send + Sync + 'static {
         entries: usize,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
-    /// [`recruit_ports::Ledgers::idempotency_key`].
-    fn idempotency_key(
-        &self,
-        claim: &KeyClaim,
-    ) -> impl Future<Output = Result<Claim, StoreError>> + Send;
-
     /// [`recruit_ports::Ledgers::record_privacy_accesses`].
     fn record_privacy_accesses(
         &self,
         write: &AccessesWrite,
     ) -> impl Future<Output = Result<Claim, StoreError>> + Send;
-
-    /// [`recruit_ports::Ledgers::purge_idempotency_keys`].
-    fn purge_idempotency_keys(
-        &self,
-        now: Timestamp,
-    ) -> impl Future<Output = Result<usize, StoreError>> + Send;
-
-    /// [`recruit_ports::Ledgers::api_audit_entries`].
-    fn api_audit_entries(
-        &self,
-        query: &AuditListQuery,
-    ) -> impl Future<Output = Result<Vec<AuditEntry>, StoreError>> + Send;
-
-    /// [`recruit_ports::Ledgers::tool_audit_entries`].
-    fn tool_audit_entries(
-        &self,
-        query: &AuditListQuery,
-    ) -> impl Future<Output = Result<Vec<ToolAuditEntry>, StoreError>> + Send;
-
-    /// [`recruit_ports::Ledgers::chain_heads`].
-    fn chain_heads(
-        &self,
-        organization: Option<OrganizationId>,
-    ) -> impl Future<Output = Result<Vec<LedgerHeadRow>, StoreError>> + Send;
 
     /// [`recruit_ports::Ledgers::export`].
     fn export(
@@ -166,12 +135,6 @@ pub trait NativeLedgers: Send + Sync + 'static {
         from: Timestamp,
         to: Timestamp,
     ) -> impl Future<Output = Result<Vec<(Uuid, u64)>, StoreError>> + Send;
-
-    /// [`recruit_ports::Ledgers::chain_entries`].
-    fn chain_entries(
-        &self,
-        page: ChainPage,
-    ) -> impl Future<Output = Result<Vec<ChainEntry>, StoreError>> + Send;
 }
 
 /// What each store does its own way of [`recruit_ports::Import`]: each method as the port
@@ -195,16 +158,6 @@ pub trait NativeImport: Send + Sync + 'static {
 pub trait NativeMaintenance: Send + Sync + 'static {
     /// [`recruit_ports::Maintenance::ping`].
     fn ping(&self) -> impl Future<Output = Result<(), StoreError>> + Send;
-
-    /// [`recruit_ports::Maintenance::server_secret`].
-    fn server_secret(
-        &self,
-        name: &str,
-        proposed: &[u8],
-    ) -> impl Future<Output = Result<Vec<u8>, StoreError>> + Send;
-
-    /// [`recruit_ports::Maintenance::is_empty`].
-    fn is_empty(&self) -> impl Future<Output = Result<bool, StoreError>> + Send;
 
     /// [`recruit_ports::Maintenance::prepare`].
     fn prepare(&self) -> impl Future<Output = Result<(), StoreError>> + Send {

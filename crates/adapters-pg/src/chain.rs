@@ -301,37 +301,6 @@ async fn backfill_ledger<R: LedgerTable<Pg>>(c: &mut AsyncPgConnection) -> Resul
     Ok(())
 }
 
-/// Up to `limit` entries of a ledger's chain: see `Ledgers::chain_entries`.
-pub(crate) async fn entries<R: LedgerTable<Pg>>(
-    c: &mut AsyncPgConnection,
-    page: recruit_ports::chain::ChainPage,
-) -> Result<Vec<recruit_ports::chain::ChainEntry>, StoreError> {
-    use diesel::sql_types::{BigInt, Uuid};
-    use recruit_ports::chain::ChainFrom;
-    let table = <R::Neutral as recruit_ports::chain::Chained>::TABLE;
-    let query = diesel::sql_query(recruit_adapters_diesel::chain_page_sql(table, page.from, |n| {
-        format!("${n}")
-    }))
-    .into_boxed()
-    .bind::<Uuid, _>(page.organization.uuid());
-    let query = match page.from {
-        ChainFrom::Linked(Some((position, id))) => {
-            query.bind::<BigInt, _>(position).bind::<Uuid, _>(id)
-        }
-        ChainFrom::Unlinked(Some(id)) => query.bind::<Uuid, _>(id),
-        _ => query,
-    };
-    let query = query.bind::<BigInt, _>(i64::from(page.limit));
-    let rows: Vec<R> = query.load(c).await.map_err(store_error)?;
-    // Off the runtime's threads: the canonical JSON of a page is most of a verification's
-    // work, and the pages of chains verified side by side are turned into it in parallel.
-    tokio::task::spawn_blocking(move || {
-        rows.into_iter().map(|r| recruit_ports::chain::ChainEntry::of(r.into_neutral()?)).collect()
-    })
-    .await
-    .map_err(|e| StoreError::other(format!("reading a chain: {e}")))?
-}
-
 /// `statement` with its values bound as PostgreSQL stores them.
 pub(crate) fn bound(
     statement: recruit_adapters_diesel::statement::Statement<'_>,

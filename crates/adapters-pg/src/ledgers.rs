@@ -10,13 +10,10 @@ use recruit_adapters_diesel::review::Dialect;
 use recruit_domain::chain::{Checkpoint, Ledger, RetentionCut};
 use recruit_domain::{Id, OrganizationId};
 use recruit_domain::{Timestamp, Uuid};
-use recruit_ports::chain::{ChainEntry, ChainPage, Export, ExportQuery};
+use recruit_ports::chain::{Export, ExportQuery};
 use recruit_ports::review::{ReviewFacts, ReviewQuery};
 use recruit_ports::rows as neutral;
-use recruit_ports::{
-    AccessesWrite, AuditEntry, AuditListQuery, Claim, KeyClaim, LedgerPage, PrivacyLogQuery,
-    ReadRecord, StoreError, ToolAuditEntry,
-};
+use recruit_ports::{AccessesWrite, Claim, LedgerPage, PrivacyLogQuery, ReadRecord, StoreError};
 
 use crate::PgBackend;
 use crate::chain::PgDb;
@@ -299,20 +296,6 @@ impl NativeLedgers for PgBackend {
         self.recorder.record(|| crate::group::group_writer(&self.copy), page.api, page.tool).await
     }
 
-    async fn idempotency_key(&self, claim: &KeyClaim) -> Result<Claim, StoreError> {
-        use crate::schema::idempotency_keys as keys;
-        let mut c = self.conn().await?;
-        let row: Option<IdempotencyRow> = keys::table
-            .find((claim.organization_id.uuid(), claim.key.as_str()))
-            .select(IdempotencyRow::as_select())
-            .first(&mut c)
-            .await
-            .optional()
-            .map_err(store_error)?;
-        let stored = row.map(|r| r.into_neutral()?.into_stored()).transpose()?.flatten();
-        Ok(claim.decide(stored.as_ref()))
-    }
-
     /// On a connection of the `COPY` pool, in one transaction: the key taken (a
     /// transaction-scoped advisory lock: another transaction writing it is in flight, and the
     /// lock goes with the transaction or its connection) and decided on what is committed,
@@ -326,49 +309,6 @@ impl NativeLedgers for PgBackend {
             drop(deadpool::managed::Object::take(client));
         }
         written
-    }
-
-    async fn purge_idempotency_keys(&self, now: Timestamp) -> Result<usize, StoreError> {
-        use crate::schema::idempotency_keys as keys;
-        let mut c = self.conn().await?;
-        diesel::delete(keys::table.filter(keys::expires_at.le(now.as_datetime())))
-            .execute(&mut c)
-            .await
-            .map_err(store_error)
-    }
-
-    async fn api_audit_entries(
-        &self,
-        query: &AuditListQuery,
-    ) -> Result<Vec<AuditEntry>, StoreError> {
-        let mut c = self.conn().await?;
-        let mut q = api_audit_log::table.select(AuditRow::as_select()).into_boxed();
-        if let Some(org) = query.organization_id {
-            q = q.filter(api_audit_log::organization_id.eq(org.uuid()));
-        }
-        let rows = q
-            .order((api_audit_log::at.desc(), api_audit_log::id.desc()))
-            .limit(i64::from(query.limit))
-            .load(&mut c)
-            .await
-            .map_err(store_error)?;
-        rows.into_iter().map(|r| r.into_neutral()?.into_entry()).collect()
-    }
-
-    async fn chain_heads(
-        &self,
-        organization: Option<OrganizationId>,
-    ) -> Result<Vec<neutral::LedgerHeadRow>, StoreError> {
-        let mut c = self.conn().await?;
-        let mut heads = ledger_heads::table
-            .order((ledger_heads::organization_id, ledger_heads::ledger))
-            .select(LedgerHeadRow::as_select())
-            .into_boxed();
-        if let Some(org) = organization {
-            heads = heads.filter(ledger_heads::organization_id.eq(org.uuid()));
-        }
-        let rows: Vec<LedgerHeadRow> = heads.load(&mut c).await.map_err(store_error)?;
-        rows.into_iter().map(Row::into_neutral).collect()
     }
 
     async fn save_checkpoints(&self, checkpoints: &[Checkpoint]) -> Result<(), StoreError> {
@@ -516,33 +456,6 @@ impl NativeLedgers for PgBackend {
             .into_iter()
             .map(|v| (v.account_id, u64::try_from(v.entries).unwrap_or(0)))
             .collect())
-    }
-
-    async fn chain_entries(&self, page: ChainPage) -> Result<Vec<ChainEntry>, StoreError> {
-        let c = &mut self.conn().await?;
-        match page.ledger {
-            Ledger::Privacy => crate::chain::entries::<LedgerRow>(c, page).await,
-            Ledger::Api => crate::chain::entries::<AuditRow>(c, page).await,
-            Ledger::Tool => crate::chain::entries::<ToolAuditRow>(c, page).await,
-        }
-    }
-
-    async fn tool_audit_entries(
-        &self,
-        query: &AuditListQuery,
-    ) -> Result<Vec<ToolAuditEntry>, StoreError> {
-        let mut c = self.conn().await?;
-        let mut q = tool_audit_log::table.select(ToolAuditRow::as_select()).into_boxed();
-        if let Some(org) = query.organization_id {
-            q = q.filter(tool_audit_log::organization_id.eq(org.uuid()));
-        }
-        let rows = q
-            .order((tool_audit_log::at.desc(), tool_audit_log::id.desc()))
-            .limit(i64::from(query.limit))
-            .load(&mut c)
-            .await
-            .map_err(store_error)?;
-        rows.into_iter().map(|r| r.into_neutral()?.into_entry()).collect()
     }
 }
 

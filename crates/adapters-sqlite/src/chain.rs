@@ -118,34 +118,3 @@ fn backfill_ledger<R: LedgerTable<Sqlite>>(c: &mut SqliteConnection) -> Result<(
     }
     Ok(())
 }
-
-/// Entries of a ledger's chain: see `Ledgers::chain_entries`.
-pub(crate) fn chain_entries<R: LedgerTable<Sqlite>>(
-    c: &mut SqliteConnection,
-    page: recruit_ports::chain::ChainPage,
-) -> Result<Vec<recruit_ports::chain::ChainEntry>, TxError> {
-    use diesel::sql_types::{BigInt, Binary};
-    use recruit_ports::chain::ChainFrom;
-    let table = <R::Neutral as recruit_ports::chain::Chained>::TABLE;
-    // SQLite's parameters are positional: the position is bound once for each use.
-    let query =
-        diesel::sql_query(recruit_adapters_diesel::chain_page_sql(table, page.from, |_| {
-            "?".to_owned()
-        }))
-        .into_boxed()
-        .bind::<Binary, _>(blob(page.organization.uuid()));
-    let query = match page.from {
-        ChainFrom::Linked(Some((position, id))) => query
-            .bind::<BigInt, _>(position)
-            .bind::<BigInt, _>(position)
-            .bind::<Binary, _>(blob(id)),
-        ChainFrom::Unlinked(Some(id)) => query.bind::<Binary, _>(blob(id)),
-        _ => query,
-    };
-    let query = query.bind::<BigInt, _>(i64::from(page.limit));
-    let rows: Vec<R> = query.load(c)?;
-    Ok(rows
-        .into_iter()
-        .map(|r| recruit_ports::chain::ChainEntry::of(r.into_neutral()?))
-        .collect::<Result<_, _>>()?)
-}

@@ -7,16 +7,14 @@ use recruit_adapters_diesel::native::NativeLedgers;
 use recruit_adapters_diesel::review::Dialect;
 use recruit_domain::chain::{Checkpoint, Ledger, RetentionCut};
 use recruit_domain::{OrganizationId, Timestamp, Uuid};
-use recruit_ports::chain::{ChainEntry, ChainPage};
 use recruit_ports::review::{ReviewFacts, ReviewQuery};
 use recruit_ports::rows as neutral;
 use recruit_ports::{
-    AccessesWrite, AuditEntry, AuditListQuery, Claim, KeyClaim, LedgerPage, PrivacyLogQuery,
-    ReadRecord, StoreError, ToolAuditEntry,
+    AccessesWrite, Claim, KeyClaim, LedgerPage, PrivacyLogQuery, ReadRecord, StoreError,
 };
 
 use crate::SqliteBackend;
-use crate::chain::{chain, chain_entries};
+use crate::chain::chain;
 use crate::error::TxError;
 use crate::export::{SqliteDb, at_once, export_ledger};
 use crate::insert::insert_rows;
@@ -24,20 +22,6 @@ use crate::rows::*;
 use crate::schema::*;
 
 impl NativeLedgers for SqliteBackend {
-    async fn idempotency_key(&self, claim: &KeyClaim) -> Result<Claim, StoreError> {
-        let held = claim.clone();
-        let row = self.run(move |c| stored_key(c, &held)).await?;
-        let stored = row.map(|r| r.into_neutral()?.into_stored()).transpose()?.flatten();
-        Ok(claim.decide(stored.as_ref()))
-    }
-
-    async fn purge_idempotency_keys(&self, now: Timestamp) -> Result<usize, StoreError> {
-        use crate::schema::idempotency_keys as keys;
-        let now = now.unix_micros();
-        self.run(move |c| diesel::delete(keys::table.filter(keys::expires_at.le(now))).execute(c))
-            .await
-    }
-
     async fn record_privacy_accesses(&self, write: &AccessesWrite) -> Result<Claim, StoreError> {
         use crate::schema::idempotency_keys as keys;
         let mut rows = neutral::AccessRows::new(write)?;
@@ -61,26 +45,6 @@ impl NativeLedgers for SqliteBackend {
         })
         .await
         .map_err(StoreError::from)
-    }
-
-    async fn chain_heads(
-        &self,
-        organization: Option<OrganizationId>,
-    ) -> Result<Vec<neutral::LedgerHeadRow>, StoreError> {
-        let org = organization.map(|o| blob(o.uuid()));
-        let rows: Vec<LedgerHeadRow> = self
-            .run(move |c| {
-                let mut heads = ledger_heads::table
-                    .order((ledger_heads::organization_id, ledger_heads::ledger))
-                    .select(LedgerHeadRow::as_select())
-                    .into_boxed();
-                if let Some(org) = org {
-                    heads = heads.filter(ledger_heads::organization_id.eq(org));
-                }
-                heads.load(c)
-            })
-            .await?;
-        rows.into_iter().map(Row::into_neutral).collect()
     }
 
     async fn save_checkpoints(&self, checkpoints: &[Checkpoint]) -> Result<(), StoreError> {
@@ -172,54 +136,6 @@ impl NativeLedgers for SqliteBackend {
         rows.into_iter()
             .map(|(account, n)| Ok((crate::rows::uuid(&account)?, u64::try_from(n).unwrap_or(0))))
             .collect()
-    }
-
-    async fn chain_entries(&self, page: ChainPage) -> Result<Vec<ChainEntry>, StoreError> {
-        self.run(move |c| {
-            Ok(match page.ledger {
-                Ledger::Privacy => chain_entries::<LedgerRow>(c, page),
-                Ledger::Api => chain_entries::<AuditRow>(c, page),
-                Ledger::Tool => chain_entries::<ToolAuditRow>(c, page),
-            })
-        })
-        .await?
-        .map_err(StoreError::from)
-    }
-
-    async fn api_audit_entries(
-        &self,
-        query: &AuditListQuery,
-    ) -> Result<Vec<AuditEntry>, StoreError> {
-        let org = query.organization_id.map(|o| blob(o.uuid()));
-        let limit = i64::from(query.limit);
-        let rows = self
-            .run(move |c| {
-                let mut q = api_audit_log::table.select(AuditRow::as_select()).into_boxed();
-                if let Some(org) = org {
-                    q = q.filter(api_audit_log::organization_id.eq(org));
-                }
-                q.order((api_audit_log::at.desc(), api_audit_log::id.desc())).limit(limit).load(c)
-            })
-            .await?;
-        rows.into_iter().map(|r| r.into_neutral()?.into_entry()).collect()
-    }
-
-    async fn tool_audit_entries(
-        &self,
-        query: &AuditListQuery,
-    ) -> Result<Vec<ToolAuditEntry>, StoreError> {
-        let org = query.organization_id.map(|o| blob(o.uuid()));
-        let limit = i64::from(query.limit);
-        let rows = self
-            .run(move |c| {
-                let mut q = tool_audit_log::table.select(ToolAuditRow::as_select()).into_boxed();
-                if let Some(org) = org {
-                    q = q.filter(tool_audit_log::organization_id.eq(org));
-                }
-                q.order((tool_audit_log::at.desc(), tool_audit_log::id.desc())).limit(limit).load(c)
-            })
-            .await?;
-        rows.into_iter().map(|r| r.into_neutral()?.into_entry()).collect()
     }
 
     async fn read_privacy_audit_logs(

@@ -3,8 +3,9 @@
 use async_trait::async_trait;
 use recruit_domain::chain::{Checkpoint, Ledger, RetentionCut};
 use recruit_domain::{OrganizationId, Timestamp, Uuid};
+use recruit_ports::StoredKey;
 use recruit_ports::chain::{ChainEntry, ChainPage, Export, ExportQuery, PlannedCut};
-use recruit_ports::rows::LedgerHeadRow;
+use recruit_ports::rows::{self as neutral, LedgerHeadRow};
 use recruit_ports::{
     AccessesWrite, AuditEntry, AuditListQuery, Claim, KeyClaim, LedgerPage, Ledgers,
     PrivacyLogQuery, ReadRecord, StoreError, ToolAuditEntry,
@@ -13,7 +14,9 @@ use recruit_ports::{
 use super::dialect;
 use crate::Row;
 use crate::db::Db;
+use crate::filter::Value;
 use crate::native::*;
+use crate::review::Dialect;
 use crate::statement::Statement;
 use crate::store::{Backend, Diesel, pending};
 use crate::{review, statement, streams};
@@ -55,7 +58,20 @@ where
     }
 
     async fn idempotency_key(&self, claim: &KeyClaim) -> Result<Claim, StoreError> {
-        self.0.idempotency_key(claim).await
+        let p = dialect::<B>().param;
+        let sql = format!(
+            "SELECT * FROM idempotency_keys WHERE organization_id = {} AND key = {}",
+            p(1),
+            p(2)
+        );
+        let (org, key) = (claim.organization_id.uuid(), claim.key.clone());
+        let stored = self.0.connection(move |db| {
+            pending(async move {
+                let values = vec![Value::Uuid(org), Value::Text(&key)];
+                stored_key(db, Statement { sql, values }).await
+            })
+        });
+        Ok(claim.decide(stored.await?.as_ref()))
     }
 
     async fn record_privacy_accesses(&self, write: &AccessesWrite) -> Result<Claim, StoreError> {
@@ -63,28 +79,41 @@ where
     }
 
     async fn purge_idempotency_keys(&self, now: Timestamp) -> Result<usize, StoreError> {
-        self.0.purge_idempotency_keys(now).await
+        let p = dialect::<B>().param;
+        let sql = format!("DELETE FROM idempotency_keys WHERE expires_at <= {}", p(1));
+        let values = vec![Value::Time(now)];
+        self.0.connection(move |db| pending(db.execute(Statement { sql, values }))).await
     }
 
     async fn api_audit_entries(
         &self,
         query: &AuditListQuery,
     ) -> Result<Vec<AuditEntry>, StoreError> {
-        self.0.api_audit_entries(query).await
+        let statement = audit_list("api_audit_log", dialect::<B>(), query);
+        self.0.connection(move |db| pending(audit_entries(db, statement))).await
     }
 
     async fn tool_audit_entries(
         &self,
         query: &AuditListQuery,
     ) -> Result<Vec<ToolAuditEntry>, StoreError> {
-        self.0.tool_audit_entries(query).await
+        let statement = audit_list("tool_audit_log", dialect::<B>(), query);
+        self.0.connection(move |db| pending(tool_entries(db, statement))).await
     }
 
     async fn chain_heads(
         &self,
         organization: Option<OrganizationId>,
     ) -> Result<Vec<LedgerHeadRow>, StoreError> {
-        self.0.chain_heads(organization).await
+        let p = dialect::<B>().param;
+        let (condition, values) = match organization {
+            Some(org) => {
+                (format!(" WHERE organization_id = {}", p(1)), vec![Value::Uuid(org.uuid())])
+            }
+            None => (String::new(), vec![]),
+        };
+        let sql = format!("SELECT * FROM ledger_heads{condition} ORDER BY organization_id, ledger");
+        self.0.connection(move |db| pending(heads(db, Statement { sql, values }))).await
     }
 
     async fn export(&self, query: &ExportQuery) -> Result<Export, StoreError> {
@@ -212,6 +241,122 @@ where
     }
 
     async fn chain_entries(&self, page: ChainPage) -> Result<Vec<ChainEntry>, StoreError> {
-        self.0.chain_entries(page).await
+        let statement = chain_page(dialect::<B>(), &page);
+        let rows = self.0.connection(move |db| pending(chained_rows(db, page.ledger, statement)));
+        let rows = rows.await?;
+        // Off the runtime's threads: the canonical JSON of a page is most of a verification's
+        // work, and the pages of chains verified side by side are turned into it in parallel.
+        tokio::task::spawn_blocking(move || rows.into_entries())
+            .await
+            .map_err(|e| StoreError::other(format!("a chain's page was not read: {e}")))?
     }
+}
+
+/// The stored key `statement` selects, if any.
+async fn stored_key<D: Db>(
+    c: &mut D,
+    statement: Statement<'_>,
+) -> Result<Option<StoredKey>, StoreError> {
+    let rows: Vec<D::Idempotency> = c.load(statement).await?;
+    match rows.into_iter().next() {
+        Some(row) => row.into_neutral()?.into_stored(),
+        None => Ok(None),
+    }
+}
+
+/// The API audit entries `statement` selects.
+async fn audit_entries<D: Db>(
+    c: &mut D,
+    statement: Statement<'_>,
+) -> Result<Vec<AuditEntry>, StoreError> {
+    let rows: Vec<D::Audit> = c.load(statement).await?;
+    rows.into_iter().map(|r| r.into_neutral()?.into_entry()).collect()
+}
+
+/// The tool audit entries `statement` selects.
+async fn tool_entries<D: Db>(
+    c: &mut D,
+    statement: Statement<'_>,
+) -> Result<Vec<ToolAuditEntry>, StoreError> {
+    let rows: Vec<D::Tool> = c.load(statement).await?;
+    rows.into_iter().map(|r| r.into_neutral()?.into_entry()).collect()
+}
+
+/// The chains' heads `statement` selects.
+async fn heads<D: Db>(
+    c: &mut D,
+    statement: Statement<'_>,
+) -> Result<Vec<LedgerHeadRow>, StoreError> {
+    let rows: Vec<D::Head> = c.load(statement).await?;
+    rows.into_iter().map(Row::into_neutral).collect()
+}
+
+/// The statement of `Ledgers::api_audit_entries` and `tool_audit_entries` on `table`: the
+/// newest entries first, of one organization or of all.
+fn audit_list(table: &str, d: Dialect, query: &AuditListQuery) -> Statement<'static> {
+    let p = d.param;
+    let mut values = vec![];
+    let mut sql = format!("SELECT * FROM {table}");
+    if let Some(org) = query.organization_id {
+        values.push(Value::Uuid(org.uuid()));
+        sql += &format!(" WHERE organization_id = {}", p(values.len()));
+    }
+    values.push(Value::Int(i64::from(query.limit)));
+    sql += &format!(" ORDER BY at DESC, id DESC LIMIT {}", p(values.len()));
+    Statement { sql, values }
+}
+
+/// The statement of a page of a chain (`Ledgers::chain_entries`).
+fn chain_page(d: Dialect, page: &ChainPage) -> Statement<'static> {
+    use recruit_ports::chain::{ChainFrom, Chained};
+    let table = match page.ledger {
+        Ledger::Privacy => neutral::LedgerRow::TABLE,
+        Ledger::Api => neutral::AuditRow::TABLE,
+        Ledger::Tool => neutral::ToolAuditRow::TABLE,
+    };
+    let sql = crate::chain_page_sql(table, page.from, d.param);
+    let mut values = vec![Value::Uuid(page.organization.uuid())];
+    match page.from {
+        ChainFrom::Linked(Some((position, id))) => {
+            values.extend([Value::Int(position), Value::Uuid(id)]);
+        }
+        ChainFrom::Unlinked(Some(id)) => values.push(Value::Uuid(id)),
+        _ => {}
+    }
+    values.push(Value::Int(i64::from(page.limit)));
+    Statement { sql, values }
+}
+
+/// A page of a chain's rows, neutral.
+enum ChainedRows {
+    Privacy(Vec<neutral::LedgerRow>),
+    Api(Vec<neutral::AuditRow>),
+    Tool(Vec<neutral::ToolAuditRow>),
+}
+
+impl ChainedRows {
+    /// The page's entries as a chain reads them.
+    fn into_entries(self) -> Result<Vec<ChainEntry>, StoreError> {
+        match self {
+            Self::Privacy(rows) => rows.into_iter().map(ChainEntry::of).collect(),
+            Self::Api(rows) => rows.into_iter().map(ChainEntry::of).collect(),
+            Self::Tool(rows) => rows.into_iter().map(ChainEntry::of).collect(),
+        }
+    }
+}
+
+/// The rows of `ledger`'s chain `statement` selects.
+async fn chained_rows<D: Db>(
+    c: &mut D,
+    ledger: Ledger,
+    statement: Statement<'_>,
+) -> Result<ChainedRows, StoreError> {
+    fn neutral<R: Row>(rows: Vec<R>) -> Result<Vec<R::Neutral>, StoreError> {
+        rows.into_iter().map(Row::into_neutral).collect()
+    }
+    Ok(match ledger {
+        Ledger::Privacy => ChainedRows::Privacy(neutral(c.load::<D::Ledger>(statement).await?)?),
+        Ledger::Api => ChainedRows::Api(neutral(c.load::<D::Audit>(statement).await?)?),
+        Ledger::Tool => ChainedRows::Tool(neutral(c.load::<D::Tool>(statement).await?)?),
+    })
 }
