@@ -356,14 +356,14 @@ impl recruit_adapters_diesel::db::Db for PgDb<'_> {
         &mut self,
         statement: recruit_adapters_diesel::statement::Statement<'_>,
     ) -> Result<Vec<R>, StoreError> {
-        bound(statement).load(self.0).await.map_err(store_error)
+        crate::prepared::Kept::new(statement).load(self.0).await.map_err(store_error)
     }
 
     async fn execute(
         &mut self,
         statement: recruit_adapters_diesel::statement::Statement<'_>,
     ) -> Result<usize, StoreError> {
-        bound(statement).execute(self.0).await.map_err(store_error)
+        crate::prepared::Kept::new(statement).execute(self.0).await.map_err(store_error)
     }
 
     async fn append_record(

@@ -133,6 +133,98 @@ impl Numbered {
     }
 }
 
+/// A statement both stores share (`recruit_adapters_diesel::statement::Statement`), kept
+/// prepared by its text like [`PreparedSql`], unlike the `sql_query` it would otherwise be:
+/// each `$n` of its text becomes a parameter bound to its `n`th value (a value used twice is
+/// bound twice), so that the text diesel sends, and keeps prepared, depends on the
+/// statement's shape alone.
+pub(crate) struct Kept {
+    sql: String,
+    values: Vec<Owned>,
+}
+
+/// A value of a shared statement, owned.
+enum Owned {
+    Uuid(recruit_domain::Uuid),
+    Text(String),
+    Time(chrono::DateTime<chrono::Utc>),
+    Int(i64),
+    Uuids(Vec<recruit_domain::Uuid>),
+    OptText(Option<String>),
+    OptUuid(Option<recruit_domain::Uuid>),
+    Bool(bool),
+    Bytes(Vec<u8>),
+}
+
+impl Kept {
+    pub(crate) fn new(statement: recruit_adapters_diesel::statement::Statement<'_>) -> Self {
+        use recruit_adapters_diesel::filter::Value;
+        let values = statement.values.into_iter().map(|value| match value {
+            Value::Uuid(id) => Owned::Uuid(id),
+            Value::Text(text) => Owned::Text(text.to_owned()),
+            Value::Time(t) => Owned::Time(t.as_datetime()),
+            Value::Int(n) => Owned::Int(n),
+            Value::Uuids(ids) => Owned::Uuids(ids),
+            Value::OptText(text) => Owned::OptText(text.map(str::to_owned)),
+            Value::OptUuid(id) => Owned::OptUuid(id),
+            Value::Bool(b) => Owned::Bool(b),
+            Value::Bytes(bytes) => Owned::Bytes(bytes.to_vec()),
+        });
+        Self { sql: statement.sql, values: values.collect() }
+    }
+}
+
+impl Owned {
+    fn bind<'b>(&'b self, out: &mut AstPass<'_, 'b, Pg>) -> QueryResult<()> {
+        use diesel::sql_types::{Array, BigInt, Binary, Bool, Nullable, Text, Timestamptz, Uuid};
+        match self {
+            Self::Uuid(id) => out.push_bind_param::<Uuid, _>(id),
+            Self::Text(text) => out.push_bind_param::<Text, _>(text),
+            Self::Time(t) => out.push_bind_param::<Timestamptz, _>(t),
+            Self::Int(n) => out.push_bind_param::<BigInt, _>(n),
+            Self::Uuids(ids) => out.push_bind_param::<Array<Uuid>, _>(ids),
+            Self::OptText(text) => out.push_bind_param::<Nullable<Text>, _>(text),
+            Self::OptUuid(id) => out.push_bind_param::<Nullable<Uuid>, _>(id),
+            Self::Bool(b) => out.push_bind_param::<Bool, _>(b),
+            Self::Bytes(bytes) => out.push_bind_param::<Binary, _>(bytes),
+        }
+    }
+}
+
+impl QueryFragment<Pg> for Kept {
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
+        let mut rest = self.sql.as_str();
+        while let Some(at) = rest.find('$') {
+            let digits = rest[at + 1..].bytes().take_while(u8::is_ascii_digit).count();
+            let Ok(n) = rest[at + 1..at + 1 + digits].parse::<usize>() else {
+                out.push_sql(&rest[..=at]);
+                rest = &rest[at + 1..];
+                continue;
+            };
+            out.push_sql(&rest[..at]);
+            let value = n.checked_sub(1).and_then(|i| self.values.get(i)).ok_or_else(|| {
+                diesel::result::Error::QueryBuilderError(
+                    format!("a statement's parameter ${n} has no value").into(),
+                )
+            })?;
+            value.bind(&mut out)?;
+            rest = &rest[at + 1 + digits..];
+        }
+        out.push_sql(rest);
+        Ok(())
+    }
+}
+
+impl QueryId for Kept {
+    // Kept by its text: no type stands for the statement.
+    type QueryId = ();
+    const HAS_STATIC_QUERY_ID: bool = false;
+}
+
+impl Query for Kept {
+    type SqlType = Untyped;
+}
+
 /// A statement whose text is the same at every execution, known to the connection's cache of
 /// prepared statements by the type `Id` instead of by its text: found without hashing and
 /// comparing a text of a few kilobytes at every execution. `Id` must name one text only.
@@ -179,6 +271,22 @@ mod tests {
             |q, n| q.bind::<Integer, _>(n),
         );
         assert!(text(&ten).starts_with("$1,$2,$3,$4,$5,$6,$7,$8,$9,$10 --"), "{}", text(&ten));
+    }
+
+    #[test]
+    fn a_shared_statement_binds_each_parameter_where_it_stands() {
+        use recruit_adapters_diesel::filter::Value;
+        use recruit_adapters_diesel::statement::Statement;
+        let statement = Statement {
+            sql: "SELECT $2, $1 WHERE $2 > 0 AND '$' <> $3".into(),
+            values: vec![Value::Int(1), Value::Int(2), Value::Text("x")],
+        };
+        let text = diesel::debug_query::<Pg, _>(&super::Kept::new(statement)).to_string();
+        assert_eq!(text, "SELECT $1, $2 WHERE $3 > 0 AND '$' <> $4 -- binds: [2, 1, 2, \"x\"]");
+        let missing = Statement { sql: "SELECT $2".into(), values: vec![Value::Int(1)] };
+        let mut sql = diesel::pg::PgQueryBuilder::default();
+        use diesel::query_builder::QueryFragment;
+        assert!(super::Kept::new(missing).to_sql(&mut sql, &Pg).is_err());
     }
 
     #[test]
