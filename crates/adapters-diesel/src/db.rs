@@ -24,39 +24,27 @@ impl<B: diesel::backend::Backend, N, R> Stored<B, N> for R where
 {
 }
 
-/// A connection of a store, to the shared statements.
-pub trait Db: Send {
-    /// The diesel backend.
-    type Backend: diesel::backend::Backend;
-    /// The store's row of the privacy ledger.
-    type Ledger: Stored<Self::Backend, neutral::LedgerRow>;
-    /// The store's row of the API audit ledger.
-    type Audit: Stored<Self::Backend, neutral::AuditRow>;
-    /// The store's row of the tool audit ledger.
-    type Tool: Stored<Self::Backend, neutral::ToolAuditRow>;
-    /// The store's row of a chain's head.
-    type Head: Stored<Self::Backend, neutral::LedgerHeadRow>;
-    /// The store's row of a decision on a download.
-    type Decision: Stored<Self::Backend, neutral::DownloadDecisionRow>;
-    /// The store's row of a job's scheduling settings.
-    type JobSettings: Stored<Self::Backend, neutral::JobSettingsRow>;
-    /// The store's row of an organization's scheduling defaults.
-    type Defaults: Stored<Self::Backend, neutral::SchedulingDefaultsRow>;
-    /// The store's row of a user.
-    type User: Stored<Self::Backend, neutral::UserRow>;
-    /// The store's row of an API token.
-    type Token: Stored<Self::Backend, neutral::TokenRow>;
-    /// The store's row of an idempotency key.
-    type Idempotency: Stored<Self::Backend, neutral::IdempotencyRow>;
-    /// The store's row of a log stream.
-    type Stream: Stored<Self::Backend, neutral::LogStreamRow>;
-    /// The store's row of a month's sign-off.
-    type SignOff: Stored<Self::Backend, neutral::SignOffRow>;
-    /// The store's row of a checkpoint.
-    type Checkpoint: Stored<Self::Backend, neutral::CheckpointRow>;
-    /// The store's row of a retention cut.
-    type RetentionCut: Stored<Self::Backend, neutral::RetentionCutRow>;
+macro_rules! row_types {
+    ($($(#[$doc:meta])* $row:ident in $table:ident { $($field:ident: $ty:ty),* $(,)? })*) => {
+        /// A store's row type for each neutral row of `recruit_ports::rows`, under the same
+        /// name: declared with the rows (`stored_rows!`), and implemented by each store's
+        /// expansion of it, so that a new table needs no line here.
+        pub trait Rows {
+            /// The diesel backend.
+            type Backend: diesel::backend::Backend;
+            $(
+                #[doc = concat!("The store's `", stringify!($row), "`.")]
+                type $row: Stored<Self::Backend, neutral::$row>;
+            )*
+        }
+    };
+}
 
+recruit_ports::stored_rows!(row_types);
+
+/// A connection of a store, to the shared statements: its rows ([`Rows`]), its dialect, and a
+/// way to run a [`Statement`].
+pub trait Db: Rows + Send {
     /// How the store spells what it spells its own way.
     const DIALECT: Dialect;
 

@@ -15,13 +15,13 @@ pub async fn read<D: Db>(
     c: &mut D,
     (org, id): (Uuid, Uuid),
     logged: Vec<neutral::LedgerRow>,
-) -> Result<D::User, StoreError> {
+) -> Result<D::UserRow, StoreError> {
     let p = D::DIALECT.param;
     let user = Statement {
         sql: format!("SELECT * FROM users WHERE organization_id = {} AND id = {}", p(1), p(2)),
         values: vec![Value::Uuid(org), Value::Uuid(id)],
     };
-    let found: Vec<D::User> = c.load(user).await?;
+    let found: Vec<D::UserRow> = c.load(user).await?;
     let row = found.into_iter().next().ok_or(StoreError::NotFound)?;
     c.append_entries(logged).await?;
     Ok(row)

@@ -28,7 +28,7 @@ pub async fn users<D: Db>(
     lookup: &UserLookup,
     offset: u64,
     limit: u64,
-) -> Result<(Vec<D::User>, u64), StoreError>
+) -> Result<(Vec<D::UserRow>, u64), StoreError>
 where
     Count: diesel::QueryableByName<D::Backend>,
 {
@@ -53,7 +53,7 @@ where
     let next = values().len() + 1;
     let mut page = values();
     page.extend([Value::Int(clamp(limit)), Value::Int(clamp(offset))]);
-    let rows: Vec<D::User> = c
+    let rows: Vec<D::UserRow> = c
         .load(Statement {
             sql: format!("SELECT * {base} ORDER BY id LIMIT {} OFFSET {}", p(next), p(next + 1)),
             values: page,

@@ -373,9 +373,10 @@ where
         )
     });
     let sql = of("privacy_audit_logs", "access_time", "activity_category");
-    let downloads: Vec<D::Ledger> = c.load(of_month(sql, q, &[Value::Text(q.download)])).await?;
+    let downloads: Vec<D::LedgerRow> = c.load(of_month(sql, q, &[Value::Text(q.download)])).await?;
     let sql = of("api_audit_log", "at", "operation");
-    let exports: Vec<D::Audit> = c.load(of_month(sql, q, &[Value::Text(q.ledger_export)])).await?;
+    let exports: Vec<D::AuditRow> =
+        c.load(of_month(sql, q, &[Value::Text(q.ledger_export)])).await?;
     let by_month = |table: &str, order: &str| Statement {
         sql: format!(
             "SELECT * FROM {table} WHERE organization_id = {} AND month = {}{order}",
@@ -384,9 +385,9 @@ where
         ),
         values: vec![Value::Uuid(q.organization.uuid()), Value::Text(&q.month)],
     };
-    let decisions: Vec<D::Decision> =
+    let decisions: Vec<D::DownloadDecisionRow> =
         c.load(by_month("privacy_download_decisions", " ORDER BY decided_at, id")).await?;
-    let sign_off: Vec<D::SignOff> = c.load(by_month("privacy_review_sign_offs", "")).await?;
+    let sign_off: Vec<D::SignOffRow> = c.load(by_month("privacy_review_sign_offs", "")).await?;
     Ok(ReviewFacts {
         new_addresses: addresses
             .into_iter()
@@ -504,7 +505,7 @@ where
         ),
         values: vec![Value::Uuid(org), Value::Uuid(entry)],
     };
-    let latest: Vec<D::Decision> = c.load(latest).await?;
+    let latest: Vec<D::DownloadDecisionRow> = c.load(latest).await?;
     let latest = latest.into_iter().next().map(Row::into_neutral).transpose()?;
     let latest = latest.map(|r| r.into_decision());
     let asked = match w.author {
@@ -564,7 +565,7 @@ pub async fn sign_off<D: Db>(c: &mut D, w: &SignOffWrite) -> Result<SignedOff, S
         ),
         values: vec![Value::Uuid(org), Value::Text(&month)],
     };
-    let stored: Vec<D::SignOff> = c.load(stored).await?;
+    let stored: Vec<D::SignOffRow> = c.load(stored).await?;
     let stored = stored.into_iter().next().ok_or(StoreError::NotFound)?;
     Ok(SignedOff::Existing(stored.into_neutral()?.into_sign_off()))
 }

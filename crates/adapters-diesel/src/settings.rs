@@ -25,7 +25,7 @@ pub async fn keep_resolved<D: Db>(c: &mut D, jobs: Option<&[Uuid]>) -> Result<()
     if let Some(jobs) = jobs {
         unresolved.sql(" AND ").in_ids(d, "s.job_id", jobs.to_vec());
     }
-    let settings: Vec<D::JobSettings> = c.load(unresolved).await?;
+    let settings: Vec<D::JobSettingsRow> = c.load(unresolved).await?;
     let settings =
         settings.into_iter().map(Row::into_neutral).collect::<Result<Vec<_>, StoreError>>()?;
     if settings.is_empty() {
@@ -37,7 +37,7 @@ pub async fn keep_resolved<D: Db>(c: &mut D, jobs: Option<&[Uuid]>) -> Result<()
     let mut defaults = Statement::new();
     defaults.sql("SELECT * FROM organization_scheduling_defaults WHERE ");
     defaults.in_ids(d, "organization_id", orgs);
-    let defaults: Vec<D::Defaults> = c.load(defaults).await?;
+    let defaults: Vec<D::SchedulingDefaultsRow> = c.load(defaults).await?;
     let defaults: HashMap<Uuid, neutral::SchedulingDefaultsRow> = defaults
         .into_iter()
         .map(|r| r.into_neutral().map(|r| (r.organization_id, r)))

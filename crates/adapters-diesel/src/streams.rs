@@ -39,7 +39,7 @@ pub async fn load<D: Db>(
         values.push(Value::Uuid(id));
     }
     sql.push_str(" ORDER BY created_at, id");
-    let rows: Vec<D::Stream> = c.load(Statement { sql, values }).await?;
+    let rows: Vec<D::LogStreamRow> = c.load(Statement { sql, values }).await?;
     rows.into_iter().map(|r| crate::Row::into_neutral(r)?.into_stream()).collect()
 }
 

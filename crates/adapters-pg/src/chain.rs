@@ -334,21 +334,6 @@ impl std::fmt::Debug for PgDb<'_> {
 }
 
 impl recruit_adapters_diesel::db::Db for PgDb<'_> {
-    type Backend = Pg;
-    type Ledger = LedgerRow;
-    type Audit = AuditRow;
-    type Tool = ToolAuditRow;
-    type Head = LedgerHeadRow;
-    type Decision = DownloadDecisionRow;
-    type User = UserRow;
-    type Token = TokenRow;
-    type Idempotency = IdempotencyRow;
-    type JobSettings = JobSettingsRow;
-    type Defaults = SchedulingDefaultsRow;
-    type SignOff = SignOffRow;
-    type Stream = LogStreamRow;
-    type Checkpoint = CheckpointRow;
-    type RetentionCut = RetentionCutRow;
     const DIALECT: recruit_adapters_diesel::review::Dialect =
         recruit_adapters_diesel::review::Dialect::POSTGRES;
 

@@ -136,7 +136,8 @@ pub(crate) trait Copied {
 }
 
 macro_rules! pg_rows {
-    ($($(#[$doc:meta])* $row:ident in $table:ident { $($field:ident: $ty:ty),* $(,)? })*) => {$(
+    ($($(#[$doc:meta])* $row:ident in $table:ident { $($field:ident: $ty:ty),* $(,)? })*) => {
+        $(
         recruit_adapters_diesel::stored_row!(Pg, Postgres; $(#[$doc])* $row in $table { $($field: $ty),* });
 
         impl crate::insert::Stored for ::recruit_ports::rows::$row {
@@ -166,7 +167,13 @@ macro_rules! pg_rows {
                 vec![$(&self.$field),*]
             }
         }
-    )*};
+        )*
+
+        impl recruit_adapters_diesel::db::Rows for crate::chain::PgDb<'_> {
+            type Backend = diesel::pg::Pg;
+            $(type $row = $row;)*
+        }
+    };
 }
 
 recruit_ports::stored_rows!(pg_rows);

@@ -164,21 +164,6 @@ impl std::fmt::Debug for SqliteDb<'_> {
 }
 
 impl recruit_adapters_diesel::db::Db for SqliteDb<'_> {
-    type Backend = Sqlite;
-    type Ledger = LedgerRow;
-    type Audit = AuditRow;
-    type Tool = ToolAuditRow;
-    type Head = LedgerHeadRow;
-    type Decision = DownloadDecisionRow;
-    type User = UserRow;
-    type Token = TokenRow;
-    type Idempotency = IdempotencyRow;
-    type JobSettings = JobSettingsRow;
-    type Defaults = SchedulingDefaultsRow;
-    type SignOff = SignOffRow;
-    type Stream = LogStreamRow;
-    type Checkpoint = CheckpointRow;
-    type RetentionCut = RetentionCutRow;
     const DIALECT: Dialect = Dialect::SQLITE;
 
     fn load<R: diesel::QueryableByName<Sqlite> + Send + 'static>(

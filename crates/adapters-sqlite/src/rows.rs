@@ -96,7 +96,8 @@ impl Column<Sqlite3> for Json {
 }
 
 macro_rules! sqlite_rows {
-    ($($(#[$doc:meta])* $row:ident in $table:ident { $($field:ident: $ty:ty),* $(,)? })*) => {$(
+    ($($(#[$doc:meta])* $row:ident in $table:ident { $($field:ident: $ty:ty),* $(,)? })*) => {
+        $(
         recruit_adapters_diesel::stored_row!(Sqlite, Sqlite3; $(#[$doc])* $row in $table { $($field: $ty),* });
 
         impl crate::insert::Stored for ::recruit_ports::rows::$row {
@@ -109,7 +110,13 @@ macro_rules! sqlite_rows {
                 diesel::insert_into($table::table).values(rows).execute(c)
             }
         }
-    )*};
+        )*
+
+        impl recruit_adapters_diesel::db::Rows for crate::export::SqliteDb<'_> {
+            type Backend = diesel::sqlite::Sqlite;
+            $(type $row = $row;)*
+        }
+    };
 }
 
 recruit_ports::stored_rows!(sqlite_rows);

@@ -193,6 +193,6 @@ fn uuid_of(bytes: &[u8]) -> Result<Uuid, StoreError> {
 
 /// The users `statement` selects.
 async fn users<D: Db>(c: &mut D, statement: Statement<'_>) -> Result<Vec<User>, StoreError> {
-    let rows: Vec<D::User> = c.load(statement).await?;
+    let rows: Vec<D::UserRow> = c.load(statement).await?;
     rows.into_iter().map(|row| row.into_neutral()?.into_user()).collect()
 }

@@ -26,7 +26,7 @@ async fn checkpoints<D: Db>(
     c: &mut D,
     statement: Statement<'_>,
 ) -> Result<Vec<Checkpoint>, StoreError> {
-    let rows: Vec<D::Checkpoint> = c.load(statement).await?;
+    let rows: Vec<D::CheckpointRow> = c.load(statement).await?;
     rows.into_iter().map(|r| r.into_neutral()?.into_checkpoint()).collect()
 }
 
@@ -35,7 +35,7 @@ async fn retention_cuts<D: Db>(
     c: &mut D,
     statement: Statement<'_>,
 ) -> Result<Vec<RetentionCut>, StoreError> {
-    let rows: Vec<D::RetentionCut> = c.load(statement).await?;
+    let rows: Vec<D::RetentionCutRow> = c.load(statement).await?;
     rows.into_iter().map(|r| r.into_neutral()?.into_cut()).collect()
 }
 
@@ -257,7 +257,7 @@ async fn stored_key<D: Db>(
     c: &mut D,
     statement: Statement<'_>,
 ) -> Result<Option<StoredKey>, StoreError> {
-    let rows: Vec<D::Idempotency> = c.load(statement).await?;
+    let rows: Vec<D::IdempotencyRow> = c.load(statement).await?;
     match rows.into_iter().next() {
         Some(row) => row.into_neutral()?.into_stored(),
         None => Ok(None),
@@ -269,7 +269,7 @@ async fn audit_entries<D: Db>(
     c: &mut D,
     statement: Statement<'_>,
 ) -> Result<Vec<AuditEntry>, StoreError> {
-    let rows: Vec<D::Audit> = c.load(statement).await?;
+    let rows: Vec<D::AuditRow> = c.load(statement).await?;
     rows.into_iter().map(|r| r.into_neutral()?.into_entry()).collect()
 }
 
@@ -278,7 +278,7 @@ async fn tool_entries<D: Db>(
     c: &mut D,
     statement: Statement<'_>,
 ) -> Result<Vec<ToolAuditEntry>, StoreError> {
-    let rows: Vec<D::Tool> = c.load(statement).await?;
+    let rows: Vec<D::ToolAuditRow> = c.load(statement).await?;
     rows.into_iter().map(|r| r.into_neutral()?.into_entry()).collect()
 }
 
@@ -287,7 +287,7 @@ async fn heads<D: Db>(
     c: &mut D,
     statement: Statement<'_>,
 ) -> Result<Vec<LedgerHeadRow>, StoreError> {
-    let rows: Vec<D::Head> = c.load(statement).await?;
+    let rows: Vec<D::LedgerHeadRow> = c.load(statement).await?;
     rows.into_iter().map(Row::into_neutral).collect()
 }
 
@@ -355,8 +355,8 @@ async fn chained_rows<D: Db>(
         rows.into_iter().map(Row::into_neutral).collect()
     }
     Ok(match ledger {
-        Ledger::Privacy => ChainedRows::Privacy(neutral(c.load::<D::Ledger>(statement).await?)?),
-        Ledger::Api => ChainedRows::Api(neutral(c.load::<D::Audit>(statement).await?)?),
-        Ledger::Tool => ChainedRows::Tool(neutral(c.load::<D::Tool>(statement).await?)?),
+        Ledger::Privacy => ChainedRows::Privacy(neutral(c.load::<D::LedgerRow>(statement).await?)?),
+        Ledger::Api => ChainedRows::Api(neutral(c.load::<D::AuditRow>(statement).await?)?),
+        Ledger::Tool => ChainedRows::Tool(neutral(c.load::<D::ToolAuditRow>(statement).await?)?),
     })
 }

@@ -118,6 +118,6 @@ impl<B: Backend + NativeTokens> Tokens for Diesel<B> {
 
 /// The tokens `statement` selects.
 async fn tokens<D: Db>(c: &mut D, statement: Statement<'_>) -> Result<Vec<ApiToken>, StoreError> {
-    let rows: Vec<D::Token> = c.load(statement).await?;
+    let rows: Vec<D::TokenRow> = c.load(statement).await?;
     rows.into_iter().map(|row| row.into_neutral()?.into_token()).collect()
 }
