@@ -2,8 +2,7 @@
 //! `recruit-adapters-sqlite`) share, so that it is written once: the rules by which diesel's
 //! errors become [`StoreError`]s whatever the backend ([`common_error`]), how a stored row
 //! converts to and from its neutral form in `recruit_ports::rows` ([`Column`], [`Row`],
-//! [`stored_row!`], [`stored_as_is!`]), a page of the ledger from its stored rows
-//! ([`ledger_page`]), the statement of a page of a chain ([`chain_page_sql`]), how many rows one
+//! [`stored_row!`], [`stored_as_is!`]), the statement of a page of a chain ([`chain_page_sql`]), how many rows one
 //! multi-row `INSERT` carries ([`rows_per_statement`]), the chained ledgers' tables
 //! ([`LEDGER_TABLES`]), the statements both run, as SQL in a store's [`review::Dialect`] with
 //! the values to bind ([`statement`], [`filter`], [`sessions`], [`retention_plan_sql`]), code
@@ -177,17 +176,6 @@ pub fn chain_page_sql(
         param(1),
         param(limit)
     )
-}
-
-/// The privacy ledger's page of the stored `rows` (newest first), `more` saying whether another
-/// follows.
-pub fn ledger_page<R>(rows: Vec<R>, more: bool) -> Result<recruit_ports::LedgerPage, StoreError>
-where
-    R: Row<Neutral = recruit_ports::rows::LedgerRow>,
-{
-    let entries =
-        rows.into_iter().map(|r| r.into_neutral()?.into_entry()).collect::<Result<_, _>>()?;
-    Ok(recruit_ports::LedgerPage { entries, more })
 }
 
 /// A stored row of an adapter, made `From` its neutral form.

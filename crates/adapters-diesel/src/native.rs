@@ -7,10 +7,11 @@ use std::future::Future;
 use recruit_domain::chain::{Checkpoint, Ledger, RetentionCut};
 use recruit_domain::{ApiTokenId, JobId, OrganizationId, Timestamp, Uuid};
 use recruit_ports::chain::{Export, ExportQuery, PlannedCut};
+use recruit_ports::rows as neutral;
 use recruit_ports::{
     AccessesWrite, ApiToken, Claim, ImportDocument, ImportError, ImportSummary, JobRecord,
-    LedgerPage, OrganizationRecord, PrivacyLogQuery, ReadRecord, ResumedBatch, SecretHash,
-    SessionHolder, StoreError, TokenHolder,
+    OrganizationRecord, PrivacyLogQuery, ResumedBatch, SecretHash, SessionHolder, StoreError,
+    TokenHolder,
 };
 
 /// What each store does its own way of [`recruit_ports::Directory`]: each method as the port
@@ -56,18 +57,19 @@ pub trait NativeTokens: Send + Sync + 'static {
 /// What each store does its own way of [`recruit_ports::Ledgers`]: each method as the port
 /// documents it.
 pub trait NativeLedgers: Send + Sync + 'static {
-    /// [`recruit_ports::Ledgers::read_privacy_audit_logs`].
-    fn read_privacy_audit_logs(
+    /// The privacy ledger's page `query` asks for, newest first: up to its `limit` entries
+    /// and one more, which tells whether another page follows. Nothing recorded.
+    fn privacy_page(
         &self,
         query: &PrivacyLogQuery,
-        record: &ReadRecord,
-    ) -> impl Future<Output = Result<LedgerPage, StoreError>> + Send;
+    ) -> impl Future<Output = Result<Vec<neutral::LedgerRow>, StoreError>> + Send;
 
-    /// [`recruit_ports::Ledgers::record_read`].
-    fn record_read(
+    /// Commits the audit rows of a read, with those of the reads made meanwhile
+    /// ([`crate::Recorder`]), before it returns.
+    fn record(
         &self,
-        record: &ReadRecord,
-        entries: usize,
+        api: neutral::AuditRow,
+        tool: Option<neutral::ToolAuditRow>,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
     /// [`recruit_ports::Ledgers::record_privacy_accesses`].

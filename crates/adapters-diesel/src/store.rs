@@ -27,6 +27,18 @@ pub fn pending<'c, T>(
     Box::pin(future)
 }
 
+/// What runs on a connection of `B`: code written once for both stores, given the connection
+/// for `'c` and done with it when its future ends.
+pub trait Task<B: Backend + ?Sized, T>:
+    for<'c> FnOnce(&'c mut B::Db<'c>) -> Pending<'c, T> + Send + 'static
+{
+}
+
+impl<B: Backend + ?Sized, T, F> Task<B, T> for F where
+    F: for<'c> FnOnce(&'c mut B::Db<'c>) -> Pending<'c, T> + Send + 'static
+{
+}
+
 /// A store's connections, as the code written once for both stores uses them.
 pub trait Backend: Send + Sync + 'static {
     /// The diesel backend.
@@ -41,17 +53,17 @@ pub trait Backend: Send + Sync + 'static {
 
     /// Runs `task` on a connection in one transaction (on SQLite an immediate one: the write
     /// lock taken up front), committed when the task succeeds and rolled back when it fails.
-    fn transaction<T, F>(&self, task: F) -> impl Future<Output = Result<T, StoreError>> + Send
-    where
-        T: Send + 'static,
-        F: for<'c> FnOnce(&'c mut Self::Db<'c>) -> Pending<'c, T> + Send + 'static;
+    fn transaction<T: Send + 'static>(
+        &self,
+        task: impl Task<Self, T>,
+    ) -> impl Future<Output = Result<T, StoreError>> + Send;
 
     /// Runs `task` on a connection, each of its statements on its own: for a single
     /// statement, or reads and writes that hold whichever way they interleave.
-    fn connection<T, F>(&self, task: F) -> impl Future<Output = Result<T, StoreError>> + Send
-    where
-        T: Send + 'static,
-        F: for<'c> FnOnce(&'c mut Self::Db<'c>) -> Pending<'c, T> + Send + 'static;
+    fn connection<T: Send + 'static>(
+        &self,
+        task: impl Task<Self, T>,
+    ) -> impl Future<Output = Result<T, StoreError>> + Send;
 }
 
 /// The store on `B`: every port of `recruit-ports`, each method written once here or handed

@@ -13,7 +13,7 @@ use recruit_domain::{Timestamp, Uuid};
 use recruit_ports::chain::{Export, ExportQuery};
 use recruit_ports::review::{ReviewFacts, ReviewQuery};
 use recruit_ports::rows as neutral;
-use recruit_ports::{AccessesWrite, Claim, LedgerPage, PrivacyLogQuery, ReadRecord, StoreError};
+use recruit_ports::{AccessesWrite, Claim, PrivacyLogQuery, StoreError};
 
 use crate::PgBackend;
 use crate::chain::PgDb;
@@ -121,27 +121,17 @@ impl PgBackend {
 }
 
 impl NativeLedgers for PgBackend {
-    async fn read_privacy_audit_logs(
+    async fn privacy_page(
         &self,
         query: &PrivacyLogQuery,
-        record: &ReadRecord,
-    ) -> Result<LedgerPage, StoreError> {
-        let limit = usize::try_from(query.limit).unwrap_or(usize::MAX);
-        let rows: Vec<LedgerRow> = {
-            let mut c = self.conn().await?;
-            // Typed, so that rows are decoded column by position, not looked up by name.
-            page_query::<crate::prepared::RowType<LedgerRow>>("", query)
-                .load(&mut c)
-                .await
-                .map_err(store_error)?
-        };
-        let page = record.page(rows, limit);
-        // Committed, with the records of the reads made meanwhile, before the page returns.
-        self.recorder
-            .record(|| crate::group::group_writer(&self.copy), page.api, page.tool)
-            .await?;
-        let (rows, more) = (page.rows, page.more);
-        recruit_adapters_diesel::ledger_page(rows, more)
+    ) -> Result<Vec<neutral::LedgerRow>, StoreError> {
+        let mut c = self.conn().await?;
+        // Typed, so that rows are decoded column by position, not looked up by name.
+        let rows: Vec<LedgerRow> = page_query::<crate::prepared::RowType<LedgerRow>>("", query)
+            .load(&mut c)
+            .await
+            .map_err(store_error)?;
+        rows.into_iter().map(Row::into_neutral).collect()
     }
 
     async fn count_entries(&self, query: &ExportQuery, at_most: u64) -> Result<u64, StoreError> {
@@ -291,9 +281,12 @@ impl NativeLedgers for PgBackend {
         Ok(Export { count, entries: Box::pin(ChannelStream(entries)) })
     }
 
-    async fn record_read(&self, record: &ReadRecord, entries: usize) -> Result<(), StoreError> {
-        let page = record.page(vec![(); entries], entries);
-        self.recorder.record(|| crate::group::group_writer(&self.copy), page.api, page.tool).await
+    async fn record(
+        &self,
+        api: neutral::AuditRow,
+        tool: Option<neutral::ToolAuditRow>,
+    ) -> Result<(), StoreError> {
+        self.recorder.record(|| crate::group::group_writer(&self.copy), api, tool).await
     }
 
     /// On a connection of the `COPY` pool, in one transaction: the key taken (a

@@ -38,7 +38,7 @@ use diesel_async::pooled_connection::deadpool::Pool;
 use diesel_async::pooled_connection::{AsyncDieselConnectionManager, ManagerConfig};
 use diesel_async::{AsyncMigrationHarness, AsyncPgConnection, SimpleAsyncConnection};
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
-use recruit_adapters_diesel::store::Pending;
+use recruit_adapters_diesel::store::Task;
 use recruit_adapters_diesel::{Backend, Diesel};
 use recruit_ports::{PoolStatus, StoreError};
 
@@ -141,11 +141,10 @@ impl Backend for PgBackend {
     type Sql = diesel::pg::Pg;
     type Db<'c> = PgDb<'c>;
 
-    async fn transaction<T, F>(&self, task: F) -> Result<T, StoreError>
-    where
-        T: Send + 'static,
-        F: for<'c> FnOnce(&'c mut PgDb<'c>) -> Pending<'c, T> + Send + 'static,
-    {
+    async fn transaction<T: Send + 'static>(
+        &self,
+        task: impl Task<Self, T>,
+    ) -> Result<T, StoreError> {
         let mut c = self.conn().await?;
         let run = diesel_async::AsyncConnection::transaction::<_, TxError, _>(&mut *c, async |c| {
             Ok(task(&mut PgDb(c)).await?)
@@ -153,11 +152,10 @@ impl Backend for PgBackend {
         run.await.map_err(StoreError::from)
     }
 
-    async fn connection<T, F>(&self, task: F) -> Result<T, StoreError>
-    where
-        T: Send + 'static,
-        F: for<'c> FnOnce(&'c mut PgDb<'c>) -> Pending<'c, T> + Send + 'static,
-    {
+    async fn connection<T: Send + 'static>(
+        &self,
+        task: impl Task<Self, T>,
+    ) -> Result<T, StoreError> {
         let mut c = self.conn().await?;
         task(&mut PgDb(&mut c)).await
     }

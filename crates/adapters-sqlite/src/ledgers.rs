@@ -9,9 +9,7 @@ use recruit_domain::chain::{Checkpoint, Ledger, RetentionCut};
 use recruit_domain::{OrganizationId, Timestamp, Uuid};
 use recruit_ports::review::{ReviewFacts, ReviewQuery};
 use recruit_ports::rows as neutral;
-use recruit_ports::{
-    AccessesWrite, Claim, KeyClaim, LedgerPage, PrivacyLogQuery, ReadRecord, StoreError,
-};
+use recruit_ports::{AccessesWrite, Claim, KeyClaim, PrivacyLogQuery, StoreError};
 
 use crate::SqliteBackend;
 use crate::chain::chain;
@@ -138,18 +136,14 @@ impl NativeLedgers for SqliteBackend {
             .collect()
     }
 
-    async fn read_privacy_audit_logs(
+    async fn privacy_page(
         &self,
         query: &PrivacyLogQuery,
-        record: &ReadRecord,
-    ) -> Result<LedgerPage, StoreError> {
+    ) -> Result<Vec<neutral::LedgerRow>, StoreError> {
         let limit = usize::try_from(query.limit).unwrap_or(usize::MAX);
         let q = query.clone();
         let rows = self.run(move |c| page_query(&q, limit).load::<LedgerRow>(c)).await?;
-        let page = record.page(rows, limit);
-        // Committed, with the records of the reads made meanwhile, before the page returns.
-        self.record(page.api, page.tool).await?;
-        recruit_adapters_diesel::ledger_page(page.rows, page.more)
+        rows.into_iter().map(Row::into_neutral).collect()
     }
 
     async fn count_entries(
@@ -225,16 +219,12 @@ impl NativeLedgers for SqliteBackend {
         })
     }
 
-    async fn record_read(&self, record: &ReadRecord, entries: usize) -> Result<(), StoreError> {
-        self.record_reads(record, entries).await
-    }
-}
-
-impl SqliteBackend {
-    /// Appends the record of a read that returned `n` entries.
-    async fn record_reads(&self, record: &ReadRecord, n: usize) -> Result<(), StoreError> {
-        let page = record.page(vec![(); n], n);
-        self.record(page.api, page.tool).await
+    async fn record(
+        &self,
+        api: neutral::AuditRow,
+        tool: Option<neutral::ToolAuditRow>,
+    ) -> Result<(), StoreError> {
+        self.recorder.record(|| crate::chain::group_writer(&self.pool), api, tool).await
     }
 }
 

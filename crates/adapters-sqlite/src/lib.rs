@@ -39,12 +39,11 @@ use diesel_async::pooled_connection::deadpool::Pool;
 use diesel_async::pooled_connection::{AsyncDieselConnectionManager, ManagerConfig};
 use diesel_async::sync_connection_wrapper::SyncConnectionWrapper;
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
-use recruit_adapters_diesel::store::Pending;
+use recruit_adapters_diesel::store::Task;
 use recruit_adapters_diesel::{Backend, Diesel};
-use recruit_ports::rows as neutral;
 use recruit_ports::{PoolStatus, StoreError};
 
-use crate::chain::{backfill, group_writer};
+use crate::chain::backfill;
 use crate::error::{TxError, pool_error, store_error};
 use crate::export::{SqliteDb, at_once};
 use crate::import::keep_resolved_settings;
@@ -189,38 +188,26 @@ impl SqliteBackend {
     {
         run(&self.pool, move |c| Ok(c.immediate_transaction(task))).await?
     }
-
-    /// Commits the audit rows of a read with those of the reads made meanwhile: see
-    /// [`recruit_adapters_diesel::Recorder`].
-    pub(crate) async fn record(
-        &self,
-        api: neutral::AuditRow,
-        tool: Option<neutral::ToolAuditRow>,
-    ) -> Result<(), StoreError> {
-        self.recorder.record(|| group_writer(&self.pool), api, tool).await
-    }
 }
 
 impl Backend for SqliteBackend {
     type Sql = diesel::sqlite::Sqlite;
     type Db<'c> = SqliteDb<'c>;
 
-    async fn transaction<T, F>(&self, task: F) -> Result<T, StoreError>
-    where
-        T: Send + 'static,
-        F: for<'c> FnOnce(&'c mut SqliteDb<'c>) -> Pending<'c, T> + Send + 'static,
-    {
+    async fn transaction<T: Send + 'static>(
+        &self,
+        task: impl Task<Self, T>,
+    ) -> Result<T, StoreError> {
         let run = move |c: &mut SqliteConnection| -> Result<T, TxError> {
             Ok(at_once(task(&mut SqliteDb(c)))?)
         };
         SqliteBackend::transaction(self, run).await.map_err(StoreError::from)
     }
 
-    async fn connection<T, F>(&self, task: F) -> Result<T, StoreError>
-    where
-        T: Send + 'static,
-        F: for<'c> FnOnce(&'c mut SqliteDb<'c>) -> Pending<'c, T> + Send + 'static,
-    {
+    async fn connection<T: Send + 'static>(
+        &self,
+        task: impl Task<Self, T>,
+    ) -> Result<T, StoreError> {
         self.run(move |c| Ok(at_once(task(&mut SqliteDb(c))))).await?
     }
 }

@@ -50,11 +50,17 @@ where
         query: &PrivacyLogQuery,
         record: &ReadRecord,
     ) -> Result<LedgerPage, StoreError> {
-        self.0.read_privacy_audit_logs(query, record).await
+        let limit = usize::try_from(query.limit).unwrap_or(usize::MAX);
+        let page = record.page(self.0.privacy_page(query).await?, limit);
+        // Committed, with the records of the reads made meanwhile, before the page returns.
+        self.0.record(page.api, page.tool).await?;
+        let entries = page.rows.into_iter().map(neutral::LedgerRow::into_entry);
+        Ok(LedgerPage { entries: entries.collect::<Result<_, _>>()?, more: page.more })
     }
 
     async fn record_read(&self, record: &ReadRecord, entries: usize) -> Result<(), StoreError> {
-        self.0.record_read(record, entries).await
+        let page = record.page(vec![(); entries], entries);
+        self.0.record(page.api, page.tool).await
     }
 
     async fn idempotency_key(&self, claim: &KeyClaim) -> Result<Claim, StoreError> {
