@@ -64,13 +64,11 @@ pub trait NativeLedgers: Send + Sync + 'static {
         query: &PrivacyLogQuery,
     ) -> impl Future<Output = Result<Vec<neutral::LedgerRow>, StoreError>> + Send;
 
-    /// Commits the audit rows of a read, with those of the reads made meanwhile
-    /// ([`crate::Recorder`]), before it returns.
-    fn record(
+    /// The group commit of reads' records ([`crate::Recorder`]) and how this store writes a
+    /// group.
+    fn recorder(
         &self,
-        api: neutral::AuditRow,
-        tool: Option<neutral::ToolAuditRow>,
-    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+    ) -> (&crate::Recorder, impl Fn(neutral::ReadRecords) -> crate::GroupWrite + Send + 'static);
 
     /// [`recruit_ports::Ledgers::record_privacy_accesses`].
     fn record_privacy_accesses(

@@ -7,12 +7,14 @@ use diesel_async::{AsyncConnection, RunQueryDsl};
 use recruit_adapters_diesel::EXPORT_CHUNK;
 use recruit_adapters_diesel::native::NativeLedgers;
 use recruit_adapters_diesel::review::Dialect;
+use recruit_adapters_diesel::{GroupWrite, Recorder};
 use recruit_domain::chain::{Checkpoint, Ledger, RetentionCut};
 use recruit_domain::{Id, OrganizationId};
 use recruit_domain::{Timestamp, Uuid};
 use recruit_ports::chain::{Export, ExportQuery};
 use recruit_ports::review::{ReviewFacts, ReviewQuery};
 use recruit_ports::rows as neutral;
+use recruit_ports::rows::ReadRecords;
 use recruit_ports::{AccessesWrite, Claim, PrivacyLogQuery, StoreError};
 
 use crate::PgBackend;
@@ -281,12 +283,8 @@ impl NativeLedgers for PgBackend {
         Ok(Export { count, entries: Box::pin(ChannelStream(entries)) })
     }
 
-    async fn record(
-        &self,
-        api: neutral::AuditRow,
-        tool: Option<neutral::ToolAuditRow>,
-    ) -> Result<(), StoreError> {
-        self.recorder.record(|| crate::group::group_writer(&self.copy), api, tool).await
+    fn recorder(&self) -> (&Recorder, impl Fn(ReadRecords) -> GroupWrite + Send + 'static) {
+        (&self.recorder, crate::group::group_writer(&self.copy))
     }
 
     /// On a connection of the `COPY` pool, in one transaction: the key taken (a

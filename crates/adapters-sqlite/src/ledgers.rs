@@ -5,10 +5,12 @@
 use diesel::prelude::*;
 use recruit_adapters_diesel::native::NativeLedgers;
 use recruit_adapters_diesel::review::Dialect;
+use recruit_adapters_diesel::{GroupWrite, Recorder};
 use recruit_domain::chain::{Checkpoint, Ledger, RetentionCut};
 use recruit_domain::{OrganizationId, Timestamp, Uuid};
 use recruit_ports::review::{ReviewFacts, ReviewQuery};
 use recruit_ports::rows as neutral;
+use recruit_ports::rows::ReadRecords;
 use recruit_ports::{AccessesWrite, Claim, KeyClaim, PrivacyLogQuery, StoreError};
 
 use crate::SqliteBackend;
@@ -219,12 +221,8 @@ impl NativeLedgers for SqliteBackend {
         })
     }
 
-    async fn record(
-        &self,
-        api: neutral::AuditRow,
-        tool: Option<neutral::ToolAuditRow>,
-    ) -> Result<(), StoreError> {
-        self.recorder.record(|| crate::chain::group_writer(&self.pool), api, tool).await
+    fn recorder(&self) -> (&Recorder, impl Fn(ReadRecords) -> GroupWrite + Send + 'static) {
+        (&self.recorder, crate::chain::group_writer(&self.pool))
     }
 }
 

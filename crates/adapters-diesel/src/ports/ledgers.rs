@@ -39,6 +39,19 @@ async fn retention_cuts<D: Db>(
     rows.into_iter().map(|r| r.into_neutral()?.into_cut()).collect()
 }
 
+impl<B: Backend + NativeLedgers> Diesel<B> {
+    /// Commits the audit rows of a read, with those of the reads made meanwhile, before it
+    /// returns.
+    async fn record(
+        &self,
+        api: neutral::AuditRow,
+        tool: Option<neutral::ToolAuditRow>,
+    ) -> Result<(), StoreError> {
+        let (recorder, writer) = self.0.recorder();
+        recorder.record(|| writer, api, tool).await
+    }
+}
+
 #[async_trait]
 impl<B: Backend + NativeLedgers> Ledgers for Diesel<B>
 where
@@ -53,14 +66,14 @@ where
         let limit = usize::try_from(query.limit).unwrap_or(usize::MAX);
         let page = record.page(self.0.privacy_page(query).await?, limit);
         // Committed, with the records of the reads made meanwhile, before the page returns.
-        self.0.record(page.api, page.tool).await?;
+        self.record(page.api, page.tool).await?;
         let entries = page.rows.into_iter().map(neutral::LedgerRow::into_entry);
         Ok(LedgerPage { entries: entries.collect::<Result<_, _>>()?, more: page.more })
     }
 
     async fn record_read(&self, record: &ReadRecord, entries: usize) -> Result<(), StoreError> {
         let page = record.page(vec![(); entries], entries);
-        self.0.record(page.api, page.tool).await
+        self.record(page.api, page.tool).await
     }
 
     async fn idempotency_key(&self, claim: &KeyClaim) -> Result<Claim, StoreError> {
