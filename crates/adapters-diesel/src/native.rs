@@ -5,7 +5,7 @@
 use std::future::Future;
 
 use recruit_domain::chain::{Checkpoint, Ledger, RetentionCut};
-use recruit_domain::{ApiTokenId, JobId, OrganizationId, Timestamp, Uuid};
+use recruit_domain::{ApiTokenId, JobId, OrganizationId, Timestamp};
 use recruit_ports::chain::{Export, ExportQuery, PlannedCut};
 use recruit_ports::rows as neutral;
 use recruit_ports::{
@@ -127,14 +127,6 @@ pub trait NativeLedgers: Send + Sync + 'static {
         &self,
         query: &recruit_ports::review::ReviewQuery,
     ) -> impl Future<Output = Result<recruit_ports::review::ReviewFacts, StoreError>> + Send;
-
-    /// [`recruit_ports::Ledgers::account_volumes`].
-    fn account_volumes(
-        &self,
-        organization: OrganizationId,
-        from: Timestamp,
-        to: Timestamp,
-    ) -> impl Future<Output = Result<Vec<(Uuid, u64)>, StoreError>> + Send;
 }
 
 /// What each store does its own way of [`recruit_ports::Import`]: each method as the port

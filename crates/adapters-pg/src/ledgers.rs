@@ -8,9 +8,9 @@ use recruit_adapters_diesel::EXPORT_CHUNK;
 use recruit_adapters_diesel::native::NativeLedgers;
 use recruit_adapters_diesel::review::Dialect;
 use recruit_adapters_diesel::{GroupWrite, Recorder};
+use recruit_domain::Timestamp;
 use recruit_domain::chain::{Checkpoint, Ledger, RetentionCut};
 use recruit_domain::{Id, OrganizationId};
-use recruit_domain::{Timestamp, Uuid};
 use recruit_ports::chain::{Export, ExportQuery};
 use recruit_ports::review::{ReviewFacts, ReviewQuery};
 use recruit_ports::rows as neutral;
@@ -415,38 +415,6 @@ impl NativeLedgers for PgBackend {
             })
             .await
             .map_err(StoreError::from)?
-    }
-
-    async fn account_volumes(
-        &self,
-        organization: OrganizationId,
-        from: Timestamp,
-        to: Timestamp,
-    ) -> Result<Vec<(Uuid, u64)>, StoreError> {
-        #[derive(QueryableByName)]
-        struct Volume {
-            #[diesel(sql_type = sql_types::Uuid)]
-            account_id: Uuid,
-            #[diesel(sql_type = sql_types::BigInt)]
-            entries: i64,
-        }
-        // From the review's kept counts (a row per account and quarter hour), not the entries.
-        const QUARTER: i64 = 15 * 60 * 1_000_000;
-        let mut c = self.conn().await?;
-        let rows: Vec<Volume> = diesel::sql_query(
-            "SELECT account_id, sum(entries)::bigint AS entries FROM privacy_review_slots \
-             WHERE organization_id = $1 AND slot >= $2 AND slot < $3 GROUP BY account_id",
-        )
-        .bind::<sql_types::Uuid, _>(organization.uuid())
-        .bind::<sql_types::BigInt, _>(from.unix_micros().div_euclid(QUARTER))
-        .bind::<sql_types::BigInt, _>(to.unix_micros().div_euclid(QUARTER))
-        .load(&mut c)
-        .await
-        .map_err(store_error)?;
-        Ok(rows
-            .into_iter()
-            .map(|v| (v.account_id, u64::try_from(v.entries).unwrap_or(0)))
-            .collect())
     }
 }
 

@@ -6,8 +6,8 @@ use diesel::prelude::*;
 use recruit_adapters_diesel::native::NativeLedgers;
 use recruit_adapters_diesel::review::Dialect;
 use recruit_adapters_diesel::{GroupWrite, Recorder};
+use recruit_domain::Timestamp;
 use recruit_domain::chain::{Checkpoint, Ledger, RetentionCut};
-use recruit_domain::{OrganizationId, Timestamp, Uuid};
 use recruit_ports::review::{ReviewFacts, ReviewQuery};
 use recruit_ports::rows as neutral;
 use recruit_ports::rows::ReadRecords;
@@ -113,29 +113,6 @@ impl NativeLedgers for SqliteBackend {
             Ok(at_once(recruit_adapters_diesel::review::facts(&mut SqliteDb(c), &query)))
         })
         .await?
-    }
-
-    async fn account_volumes(
-        &self,
-        organization: OrganizationId,
-        from: Timestamp,
-        to: Timestamp,
-    ) -> Result<Vec<(Uuid, u64)>, StoreError> {
-        let org = blob(organization.uuid());
-        let rows: Vec<(Vec<u8>, i64)> = self
-            .run(move |c| {
-                privacy_audit_logs::table
-                    .filter(privacy_audit_logs::organization_id.eq(org))
-                    .filter(privacy_audit_logs::access_time.ge(from.unix_micros()))
-                    .filter(privacy_audit_logs::access_time.lt(to.unix_micros()))
-                    .group_by(privacy_audit_logs::account_id)
-                    .select((privacy_audit_logs::account_id, diesel::dsl::count_star()))
-                    .load(c)
-            })
-            .await?;
-        rows.into_iter()
-            .map(|(account, n)| Ok((crate::rows::uuid(&account)?, u64::try_from(n).unwrap_or(0))))
-            .collect()
     }
 
     async fn privacy_page(

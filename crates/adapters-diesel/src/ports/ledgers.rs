@@ -57,6 +57,7 @@ impl<B: Backend + NativeLedgers> Ledgers for Diesel<B>
 where
     streams::Probe: diesel::QueryableByName<B::Sql>,
     review::DownloadRow: diesel::QueryableByName<B::Sql>,
+    Volume: diesel::QueryableByName<B::Sql>,
 {
     async fn read_privacy_audit_logs(
         &self,
@@ -238,7 +239,16 @@ where
         from: Timestamp,
         to: Timestamp,
     ) -> Result<Vec<(Uuid, u64)>, StoreError> {
-        self.0.account_volumes(organization, from, to).await
+        let statement = volumes(dialect::<B>(), organization, from, to);
+        let rows = self.0.connection(move |db| pending(db.load::<Volume>(statement)));
+        rows.await?
+            .into_iter()
+            .map(|v| {
+                let account = Uuid::from_slice(&v.account_id)
+                    .map_err(|_| neutral::corrupt("an account id is not 16 bytes"))?;
+                Ok((account, u64::try_from(v.entries).unwrap_or(0)))
+            })
+            .collect()
     }
 
     async fn decide_download(
@@ -378,4 +388,44 @@ async fn chained_rows<D: Db>(
         Ledger::Api => ChainedRows::Api(neutral(c.load::<D::AuditRow>(statement).await?)?),
         Ledger::Tool => ChainedRows::Tool(neutral(c.load::<D::ToolAuditRow>(statement).await?)?),
     })
+}
+
+/// How many entries an account recorded (`Ledgers::account_volumes`), its id as 16 bytes.
+#[derive(Debug, diesel::QueryableByName)]
+pub struct Volume {
+    #[diesel(sql_type = diesel::sql_types::Binary)]
+    account_id: Vec<u8>,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    entries: i64,
+}
+
+/// The statement of `Ledgers::account_volumes`: from the review's kept counts (a row per
+/// account and quarter hour) where the store keeps them, else from the entries.
+fn volumes(d: Dialect, org: OrganizationId, from: Timestamp, to: Timestamp) -> Statement<'static> {
+    let (p, (before, after)) = (d.param, d.id_bytes);
+    let account = format!("{before}account_id{after} AS account_id");
+    let range = |column: &str| {
+        format!("WHERE organization_id = {} AND {column} >= {} AND {column} < {}", p(1), p(2), p(3))
+    };
+    let org = Value::Uuid(org.uuid());
+    if d.kept {
+        let slot = |t: Timestamp| Value::Int(t.unix_micros().div_euclid(review::KEPT_SLOT_MICROS));
+        Statement {
+            sql: format!(
+                "SELECT {account}, CAST(sum(entries) AS BIGINT) AS entries \
+                 FROM privacy_review_slots {} GROUP BY account_id",
+                range("slot")
+            ),
+            values: vec![org, slot(from), slot(to)],
+        }
+    } else {
+        Statement {
+            sql: format!(
+                "SELECT {account}, count(*) AS entries FROM privacy_audit_logs {} \
+                 GROUP BY account_id",
+                range("access_time")
+            ),
+            values: vec![org, Value::Time(from), Value::Time(to)],
+        }
+    }
 }
