@@ -22,6 +22,7 @@ use diesel_async::{AsyncConnection, SimpleAsyncConnection};
 pub use recruit_ports::StoreError;
 
 pub mod db;
+pub mod export;
 pub mod filter;
 pub mod native;
 mod ports;

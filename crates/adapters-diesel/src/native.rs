@@ -4,7 +4,7 @@
 
 use std::future::Future;
 
-use recruit_domain::chain::{Checkpoint, Ledger, RetentionCut};
+use recruit_domain::chain::{Checkpoint, RetentionCut};
 use recruit_domain::{ApiTokenId, JobId, OrganizationId, Timestamp};
 use recruit_ports::chain::{Export, ExportQuery, PlannedCut};
 use recruit_ports::rows as neutral;
@@ -81,22 +81,6 @@ pub trait NativeLedgers: Send + Sync + 'static {
         &self,
         query: &ExportQuery,
     ) -> impl Future<Output = Result<Export, StoreError>> + Send;
-
-    /// [`recruit_ports::Ledgers::chain_after`].
-    fn chain_after(
-        &self,
-        ledger: Ledger,
-        organization: OrganizationId,
-        after: u64,
-        limit: usize,
-    ) -> impl Future<Output = Result<Vec<recruit_ports::chain::ExportedEntry>, StoreError>> + Send;
-
-    /// [`recruit_ports::Ledgers::count_entries`].
-    fn count_entries(
-        &self,
-        query: &ExportQuery,
-        at_most: u64,
-    ) -> impl Future<Output = Result<u64, StoreError>> + Send;
 
     /// [`recruit_ports::Ledgers::save_checkpoints`].
     fn save_checkpoints(

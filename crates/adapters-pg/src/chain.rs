@@ -410,49 +410,6 @@ impl recruit_adapters_diesel::db::Db for PgDb<'_> {
     }
 }
 
-/// The statement of an export of `q` from `R`'s ledger that reads `read`, bound.
-fn export_query<R: LedgerTable<Pg>>(
-    q: &recruit_ports::chain::ExportQuery,
-    read: recruit_adapters_diesel::statement::ExportRead,
-) -> diesel::query_builder::BoxedSqlQuery<'_, Pg, diesel::query_builder::SqlQuery> {
-    use recruit_adapters_diesel::review::Dialect;
-    use recruit_ports::chain::Chained;
-    let table = (<R::Neutral as Chained>::TABLE, <R::Neutral as Chained>::TIME);
-    bound(recruit_adapters_diesel::statement::export(Dialect::POSTGRES, table, q, read))
-}
-
-/// How many entries of `R`'s ledger an export of `q` holds, counted up to `at_most` when given.
-pub(crate) async fn export_count<R: LedgerTable<Pg>>(
-    c: &mut AsyncPgConnection,
-    q: &recruit_ports::chain::ExportQuery,
-    at_most: Option<u64>,
-) -> Result<u64, TxError> {
-    let read = recruit_adapters_diesel::statement::ExportRead::Count { at_most };
-    let recruit_adapters_diesel::CountRow { count } =
-        export_query::<R>(q, read).get_result(c).await?;
-    Ok(u64::try_from(count).unwrap_or_default())
-}
-
-/// The next chunk of an export of `q`, which names one organization: up to `limit`
-/// ([`EXPORT_CHUNK`] for an export) entries after `after` (time, id), in that order; or, when `q` is after a
-/// position, the entries after it in the chain's order.
-///
-/// [`EXPORT_CHUNK`]: recruit_adapters_diesel::EXPORT_CHUNK
-pub(crate) async fn export_chunk<R: LedgerTable<Pg>>(
-    c: &mut AsyncPgConnection,
-    q: &recruit_ports::chain::ExportQuery,
-    after: Option<(recruit_domain::Timestamp, recruit_domain::Uuid)>,
-    limit: usize,
-) -> Result<Vec<recruit_ports::chain::ExportedEntry>, TxError> {
-    use recruit_ports::chain::ExportedEntry;
-    let read = recruit_adapters_diesel::statement::ExportRead::Chunk { after, limit };
-    let rows: Vec<R> = export_query::<R>(q, read).load(c).await?;
-    rows.into_iter()
-        .map(|r| ExportedEntry::of(r.into_neutral()?))
-        .collect::<Result<_, StoreError>>()
-        .map_err(TxError::from)
-}
-
 /// The parameters of [`ADVANCE_HEADS`]: the heads `moved` to, in locking order, each from
 /// where it was `seen` (a head not seen gets position -1, which never matches).
 pub(crate) struct AdvancedHeads<'a> {

@@ -8,9 +8,9 @@ use recruit_adapters_diesel::EXPORT_CHUNK;
 use recruit_adapters_diesel::native::NativeLedgers;
 use recruit_adapters_diesel::review::Dialect;
 use recruit_adapters_diesel::{GroupWrite, Recorder};
+use recruit_domain::Id;
 use recruit_domain::Timestamp;
-use recruit_domain::chain::{Checkpoint, Ledger, RetentionCut};
-use recruit_domain::{Id, OrganizationId};
+use recruit_domain::chain::{Checkpoint, RetentionCut};
 use recruit_ports::chain::{Export, ExportQuery};
 use recruit_ports::review::{ReviewFacts, ReviewQuery};
 use recruit_ports::rows as neutral;
@@ -21,7 +21,6 @@ use crate::PgBackend;
 use crate::chain::PgDb;
 use crate::error::*;
 use crate::rows::*;
-use crate::schema::*;
 
 /// The page query of the privacy ledger, returning `ST` ([`crate::prepared::RowType`] of
 /// [`LedgerRow`] for the page, `Untyped` after a prefix such as `EXPLAIN `). One
@@ -136,36 +135,6 @@ impl NativeLedgers for PgBackend {
         rows.into_iter().map(Row::into_neutral).collect()
     }
 
-    async fn count_entries(&self, query: &ExportQuery, at_most: u64) -> Result<u64, StoreError> {
-        use crate::chain::export_count;
-        let mut c = self.conn().await?;
-        let at_most = Some(at_most);
-        let counted = match query.ledger {
-            Ledger::Privacy => export_count::<LedgerRow>(&mut c, query, at_most).await,
-            Ledger::Api => export_count::<AuditRow>(&mut c, query, at_most).await,
-            Ledger::Tool => export_count::<ToolAuditRow>(&mut c, query, at_most).await,
-        };
-        Ok(counted?)
-    }
-
-    async fn chain_after(
-        &self,
-        ledger: Ledger,
-        organization: OrganizationId,
-        after: u64,
-        limit: usize,
-    ) -> Result<Vec<recruit_ports::chain::ExportedEntry>, StoreError> {
-        use crate::chain::export_chunk;
-        let q = recruit_adapters_diesel::chain_after_query(ledger, organization, after);
-        let mut c = self.conn().await?;
-        let read = match ledger {
-            Ledger::Privacy => export_chunk::<LedgerRow>(&mut c, &q, None, limit).await,
-            Ledger::Api => export_chunk::<AuditRow>(&mut c, &q, None, limit).await,
-            Ledger::Tool => export_chunk::<ToolAuditRow>(&mut c, &q, None, limit).await,
-        };
-        Ok(read?)
-    }
-
     async fn export(&self, query: &ExportQuery) -> Result<Export, StoreError> {
         use recruit_adapters_diesel::ChannelStream;
         let mut conn = self.conn().await?;
@@ -191,85 +160,8 @@ impl NativeLedgers for PgBackend {
                     if q.recorded_before.is_some() {
                         diesel::sql_query("SET LOCAL statement_timeout = 0").execute(c).await?;
                     }
-                    let count = match q.ledger {
-                        Ledger::Privacy => {
-                            crate::chain::export_count::<LedgerRow>(c, &q, None).await?
-                        }
-                        Ledger::Api => crate::chain::export_count::<AuditRow>(c, &q, None).await?,
-                        Ledger::Tool => {
-                            crate::chain::export_count::<ToolAuditRow>(c, &q, None).await?
-                        }
-                    };
-                    if counted.take().is_none_or(|c| c.send(Ok(count)).is_err()) {
-                        return Ok(());
-                    }
-                    // One organization at a time, each a range of the ledger's index.
-                    let orgs = match q.organization {
-                        Some(org) => vec![org.uuid()],
-                        None => {
-                            organizations::table
-                                .select(organizations::id)
-                                .order(organizations::id)
-                                .load(c)
-                                .await?
-                        }
-                    };
-                    for org in orgs {
-                        let mut q = ExportQuery {
-                            organization: Some(OrganizationId::from_uuid(org)),
-                            ..q.clone()
-                        };
-                        let mut after = None;
-                        loop {
-                            let chunk = match q.ledger {
-                                Ledger::Privacy => {
-                                    crate::chain::export_chunk::<LedgerRow>(
-                                        c,
-                                        &q,
-                                        after,
-                                        EXPORT_CHUNK,
-                                    )
-                                    .await?
-                                }
-                                Ledger::Api => {
-                                    crate::chain::export_chunk::<AuditRow>(
-                                        c,
-                                        &q,
-                                        after,
-                                        EXPORT_CHUNK,
-                                    )
-                                    .await?
-                                }
-                                Ledger::Tool => {
-                                    crate::chain::export_chunk::<ToolAuditRow>(
-                                        c,
-                                        &q,
-                                        after,
-                                        EXPORT_CHUNK,
-                                    )
-                                    .await?
-                                }
-                            };
-                            let full = chunk.len() == EXPORT_CHUNK;
-                            // In the chain's order the next chunk begins after the last
-                            // position read.
-                            match (&mut q.after_position, chunk.last()) {
-                                (Some(position), Some(last)) => {
-                                    *position = last.entry.position.unwrap_or(i64::MAX);
-                                }
-                                _ => after = chunk.last().map(|e| (e.time, e.entry.id)),
-                            }
-                            for entry in chunk {
-                                if sender.send(Ok(entry)).await.is_err() {
-                                    return Ok(());
-                                }
-                            }
-                            if !full {
-                                break;
-                            }
-                        }
-                    }
-                    Ok(())
+                    let db = &mut PgDb(c);
+                    Ok(recruit_adapters_diesel::export::read(db, &q, &mut counted, &sender).await?)
                 })
                 .await;
             if let Err(e) = read

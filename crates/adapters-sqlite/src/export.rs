@@ -3,28 +3,14 @@
 
 use diesel::prelude::*;
 use diesel::sqlite::SqliteConnection;
-use recruit_domain::OrganizationId;
 use recruit_ports::StoreError;
 
 use diesel::sqlite::Sqlite;
-use recruit_adapters_diesel::LedgerTable;
 use recruit_adapters_diesel::review::Dialect;
-use recruit_adapters_diesel::statement::ExportRead;
-use recruit_domain::{Timestamp, Uuid};
 
 use crate::error::TxError;
 use crate::rows::*;
 use crate::schema::*;
-
-/// The statement of an export of `q` from `R`'s ledger that reads `read`, bound.
-fn export_query<'a, R: LedgerTable<Sqlite>>(
-    q: &'a recruit_ports::chain::ExportQuery,
-    read: ExportRead,
-) -> diesel::query_builder::BoxedSqlQuery<'a, Sqlite, diesel::query_builder::SqlQuery> {
-    use recruit_ports::chain::Chained;
-    let table = (<R::Neutral as Chained>::TABLE, <R::Neutral as Chained>::TIME);
-    bound(recruit_adapters_diesel::statement::export(Dialect::SQLITE, table, q, read))
-}
 
 /// `statement` with its values bound as SQLite stores them.
 pub(crate) fn bound(
@@ -51,107 +37,6 @@ pub(crate) fn bound(
         };
     }
     query
-}
-
-/// How many entries of `R`'s ledger an export of `q` holds.
-pub(crate) fn export_count<R: LedgerTable<Sqlite>>(
-    c: &mut SqliteConnection,
-    q: &recruit_ports::chain::ExportQuery,
-    at_most: Option<u64>,
-) -> Result<u64, TxError> {
-    let recruit_adapters_diesel::CountRow { count } =
-        export_query::<R>(q, ExportRead::Count { at_most }).get_result(c)?;
-    Ok(u64::try_from(count).unwrap_or_default())
-}
-
-/// The next chunk of an export of `q`, which names one organization: up to `limit`
-/// (`EXPORT_CHUNK` for an export) entries after `after` (time, id), in that order; or, when
-/// `q` is after a position, the entries after it in the chain's order.
-pub(crate) fn export_chunk<R: LedgerTable<Sqlite>>(
-    c: &mut SqliteConnection,
-    q: &recruit_ports::chain::ExportQuery,
-    after: Option<(Timestamp, Uuid)>,
-    limit: usize,
-) -> Result<Vec<recruit_ports::chain::ExportedEntry>, TxError> {
-    use recruit_ports::chain::ExportedEntry;
-    let read = ExportRead::Chunk { after, limit };
-    let rows: Vec<R> = export_query::<R>(q, read).load(c)?;
-    Ok(rows
-        .into_iter()
-        .map(|r| ExportedEntry::of(r.into_neutral()?))
-        .collect::<Result<_, StoreError>>()?)
-}
-
-/// Reads an export of `q` in the caller's transaction: sends its count through `counted`,
-/// then its entries through `sender`, a chunk at a time, until the reader stops taking them.
-pub(crate) fn export_ledger(
-    c: &mut SqliteConnection,
-    q: &recruit_ports::chain::ExportQuery,
-    counted: &mut Option<tokio::sync::oneshot::Sender<Result<u64, StoreError>>>,
-    sender: &tokio::sync::mpsc::Sender<Result<recruit_ports::chain::ExportedEntry, StoreError>>,
-) -> Result<(), TxError> {
-    use recruit_adapters_diesel::EXPORT_CHUNK;
-    use recruit_domain::chain::Ledger;
-    let count = match q.ledger {
-        Ledger::Privacy => export_count::<LedgerRow>(c, q, None)?,
-        Ledger::Api => export_count::<AuditRow>(c, q, None)?,
-        Ledger::Tool => export_count::<ToolAuditRow>(c, q, None)?,
-    };
-    if counted.take().is_none_or(|t| t.send(Ok(count)).is_err()) {
-        return Ok(());
-    }
-    // One organization at a time, each a range of the ledger's index.
-    let orgs = match q.organization {
-        Some(org) => vec![org],
-        None => organizations::table
-            .select(organizations::id)
-            .order(organizations::id)
-            .load::<Vec<u8>>(c)?
-            .iter()
-            .map(|id| Ok(OrganizationId::from_uuid(uuid(id)?)))
-            .collect::<Result<_, StoreError>>()?,
-    };
-    for org in orgs {
-        let mut q = recruit_ports::chain::ExportQuery { organization: Some(org), ..q.clone() };
-        let mut after = None;
-        loop {
-            let chunk = match q.ledger {
-                Ledger::Privacy => export_chunk::<LedgerRow>(
-                    c,
-                    &q,
-                    after.take(),
-                    recruit_adapters_diesel::EXPORT_CHUNK,
-                )?,
-                Ledger::Api => export_chunk::<AuditRow>(
-                    c,
-                    &q,
-                    after.take(),
-                    recruit_adapters_diesel::EXPORT_CHUNK,
-                )?,
-                Ledger::Tool => export_chunk::<ToolAuditRow>(
-                    c,
-                    &q,
-                    after.take(),
-                    recruit_adapters_diesel::EXPORT_CHUNK,
-                )?,
-            };
-            let full = chunk.len() == EXPORT_CHUNK;
-            // In the chain's order the next chunk begins after the last position read.
-            match (&mut q.after_position, chunk.last()) {
-                (Some(position), Some(last)) => *position = last.entry.position.unwrap_or(i64::MAX),
-                _ => after = chunk.last().map(|e| (e.time, e.entry.id)),
-            }
-            for entry in chunk {
-                if sender.blocking_send(Ok(entry)).is_err() {
-                    return Ok(());
-                }
-            }
-            if !full {
-                break;
-            }
-        }
-    }
-    Ok(())
 }
 
 /// A connection of this store, to the statements both stores share.

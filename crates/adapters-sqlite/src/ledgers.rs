@@ -16,7 +16,7 @@ use recruit_ports::{AccessesWrite, Claim, KeyClaim, PrivacyLogQuery, StoreError}
 use crate::SqliteBackend;
 use crate::chain::chain;
 use crate::error::TxError;
-use crate::export::{SqliteDb, at_once, export_ledger};
+use crate::export::{SqliteDb, at_once};
 use crate::insert::insert_rows;
 use crate::rows::*;
 use crate::schema::*;
@@ -125,47 +125,6 @@ impl NativeLedgers for SqliteBackend {
         rows.into_iter().map(Row::into_neutral).collect()
     }
 
-    async fn count_entries(
-        &self,
-        query: &recruit_ports::chain::ExportQuery,
-        at_most: u64,
-    ) -> Result<u64, StoreError> {
-        use crate::export::export_count;
-        let q = query.clone();
-        let at_most = Some(at_most);
-        let counted = self
-            .run(move |c| {
-                Ok(match q.ledger {
-                    Ledger::Privacy => export_count::<LedgerRow>(c, &q, at_most),
-                    Ledger::Api => export_count::<AuditRow>(c, &q, at_most),
-                    Ledger::Tool => export_count::<ToolAuditRow>(c, &q, at_most),
-                })
-            })
-            .await?;
-        Ok(counted?)
-    }
-
-    async fn chain_after(
-        &self,
-        ledger: Ledger,
-        organization: recruit_domain::OrganizationId,
-        after: u64,
-        limit: usize,
-    ) -> Result<Vec<recruit_ports::chain::ExportedEntry>, StoreError> {
-        use crate::export::export_chunk;
-        let q = recruit_adapters_diesel::chain_after_query(ledger, organization, after);
-        let read = self
-            .run(move |c| {
-                Ok(match ledger {
-                    Ledger::Privacy => export_chunk::<LedgerRow>(c, &q, None, limit),
-                    Ledger::Api => export_chunk::<AuditRow>(c, &q, None, limit),
-                    Ledger::Tool => export_chunk::<ToolAuditRow>(c, &q, None, limit),
-                })
-            })
-            .await?;
-        Ok(read?)
-    }
-
     async fn export(
         &self,
         query: &recruit_ports::chain::ExportQuery,
@@ -179,7 +138,15 @@ impl NativeLedgers for SqliteBackend {
             let _ = store
                 .run(move |c| {
                     let mut counted = Some(counted);
-                    let read = c.transaction(|c| export_ledger(c, &q, &mut counted, &sender));
+                    let read = c.transaction(|c| -> Result<(), TxError> {
+                        let db = &mut SqliteDb(c);
+                        Ok(at_once(recruit_adapters_diesel::export::read(
+                            db,
+                            &q,
+                            &mut counted,
+                            &sender,
+                        ))?)
+                    });
                     if let Err(e) = read
                         && let Some(e) =
                             recruit_adapters_diesel::export_failed(&mut counted, e.into())

@@ -4,7 +4,7 @@ use async_trait::async_trait;
 use recruit_domain::chain::{Checkpoint, Ledger, RetentionCut};
 use recruit_domain::{OrganizationId, Timestamp, Uuid};
 use recruit_ports::StoredKey;
-use recruit_ports::chain::{ChainEntry, ChainPage, Export, ExportQuery, PlannedCut};
+use recruit_ports::chain::{ChainEntry, ChainPage, Export, ExportQuery, ExportedEntry, PlannedCut};
 use recruit_ports::rows::{self as neutral, LedgerHeadRow};
 use recruit_ports::{
     AccessesWrite, AuditEntry, AuditListQuery, Claim, KeyClaim, LedgerPage, Ledgers,
@@ -19,7 +19,7 @@ use crate::native::*;
 use crate::review::Dialect;
 use crate::statement::Statement;
 use crate::store::{Backend, Diesel, pending};
-use crate::{review, statement, streams};
+use crate::{export, review, statement, streams};
 
 /// The checkpoints `statement` selects.
 async fn checkpoints<D: Db>(
@@ -58,6 +58,7 @@ where
     streams::Probe: diesel::QueryableByName<B::Sql>,
     review::DownloadRow: diesel::QueryableByName<B::Sql>,
     Volume: diesel::QueryableByName<B::Sql>,
+    crate::CountRow: diesel::QueryableByName<B::Sql>,
 {
     async fn read_privacy_audit_logs(
         &self,
@@ -146,8 +147,11 @@ where
         organization: OrganizationId,
         after: u64,
         limit: usize,
-    ) -> Result<Vec<recruit_ports::chain::ExportedEntry>, StoreError> {
-        self.0.chain_after(ledger, organization, after, limit).await
+    ) -> Result<Vec<ExportedEntry>, StoreError> {
+        let q = crate::chain_after_query(ledger, organization, after);
+        self.0
+            .connection(move |db| pending(async move { export::chunk(db, &q, None, limit).await }))
+            .await
     }
 
     async fn chain_start_at(
@@ -164,7 +168,12 @@ where
     }
 
     async fn count_entries(&self, query: &ExportQuery, at_most: u64) -> Result<u64, StoreError> {
-        self.0.count_entries(query, at_most).await
+        let q = query.clone();
+        self.0
+            .connection(move |db| {
+                pending(async move { export::count(db, &q, Some(at_most)).await })
+            })
+            .await
     }
 
     async fn save_checkpoints(&self, checkpoints: &[Checkpoint]) -> Result<(), StoreError> {

@@ -341,13 +341,15 @@ pub async fn an_export_reads_one_snapshot_whatever_is_recorded_meanwhile(store: 
 pub async fn a_chain_is_read_from_a_time_by_its_recording_order(store: &dyn Store) {
     use recruit_domain::chain::{GENESIS, Ledger};
     let org = org_id(ORG_A);
+    // A time 2 ms after the last write and 2 ms before the next: a store may keep
+    // `recorded_at` to the millisecond only (SQLite's clock).
     let pause = || {
         let now = Timestamp::now();
-        let later = Timestamp::from_unix_micros(now.unix_micros() + 2_000).unwrap();
-        while Timestamp::now() <= later {
+        let at = Timestamp::from_unix_micros(now.unix_micros() + 2_000).unwrap();
+        while Timestamp::now().unix_micros() <= at.unix_micros() + 2_000 {
             std::thread::sleep(std::time::Duration::from_millis(1));
         }
-        later
+        at
     };
     let before_all = pause();
     assert_eq!(store.chain_start_at(Ledger::Privacy, org, before_all).await.unwrap(), None);
