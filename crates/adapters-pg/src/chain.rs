@@ -1,6 +1,6 @@
 //! The ledgers' chains (`recruit_ports::chain`) on PostgreSQL: heads locked by `SELECT … FOR
 //! UPDATE` (a chain not begun yet gets its head from an upsert at the start, once), saved by
-//! an update; entries stored before chaining linked once by [`PgStore::migrate`].
+//! an update; entries stored before chaining linked once by [`PgBackend::migrate`].
 
 use diesel::pg::Pg;
 use diesel::prelude::*;

@@ -5,10 +5,12 @@
 //! waiting for a connection is bounded by the pool's wait timeout. At the seam, pool waits and
 //! connection failures become [`StoreError::Unavailable`], a statement timeout becomes
 //! [`StoreError::Timeout`]. Migrations are embedded in the binary and applied by
-//! [`PgStore::migrate`].
+//! [`PgBackend::migrate`].
 //!
-//! This crate implements the ports and nothing else: it must never depend on the service, on
-//! HTTP, or on the SQLite adapter. With the `testkit` feature, the `testkit` module starts
+//! [`PgStore`] is `recruit_adapters_diesel::Diesel<PgBackend>`: the ports are written once in
+//! `recruit-adapters-diesel`. This crate gives them PostgreSQL's connections ([`Backend`]) and
+//! what PostgreSQL does its own way (`COPY`, prepared reads, partitions, the credential cache,
+//! standbys). It must never depend on the service, on HTTP, or on the SQLite adapter. With the `testkit` feature, the `testkit` module starts
 //! throwaway PostgreSQL clusters for tests.
 
 mod insert;

@@ -1,9 +1,9 @@
 //! The ledgers' chains (`recruit_ports::chain`) on SQLite: heads read and saved in the
 //! caller's immediate transaction, which holds the write lock; the writer of grouped read
-//! records; entries stored before chaining linked once by [`SqliteStore::migrate`]; a page of
+//! records; entries stored before chaining linked once by [`SqliteBackend::migrate`]; a page of
 //! a chain's entries.
 //!
-//! [`SqliteStore::migrate`]: crate::SqliteStore::migrate
+//! [`SqliteBackend::migrate`]: crate::SqliteBackend::migrate
 
 use diesel::prelude::*;
 use diesel::sqlite::{Sqlite, SqliteConnection};

@@ -14,8 +14,8 @@ use recruit_ports::{
 
 use crate::SqliteBackend;
 use crate::chain::chain;
+use crate::db::SqliteDb;
 use crate::error::TxError;
-use crate::export::SqliteDb;
 use crate::rows;
 use crate::rows::*;
 use crate::schema::*;
@@ -177,8 +177,8 @@ fn insert_document(
     let mut rows = neutral::DocumentRows::new(doc)?;
     chain(c, &mut rows)?;
     let summary = rows.summary();
-    let db = &mut crate::export::SqliteDb(c);
-    crate::export::at_once(recruit_adapters_diesel::insert_document_rows(db, rows))?;
+    let db = &mut crate::db::SqliteDb(c);
+    crate::db::at_once(recruit_adapters_diesel::insert_document_rows(db, rows))?;
     if !doc.jobs.is_empty() {
         let jobs: Vec<_> = doc.jobs.iter().map(|j| j.id.uuid()).collect();
         keep_resolved_settings(c, Some(&jobs))?;
@@ -194,7 +194,7 @@ pub(crate) fn keep_resolved_settings(
     jobs: Option<&[recruit_domain::Uuid]>,
 ) -> Result<(), TxError> {
     let db = &mut SqliteDb(c);
-    Ok(crate::export::at_once(recruit_adapters_diesel::settings::keep_resolved(db, jobs))?)
+    Ok(crate::db::at_once(recruit_adapters_diesel::settings::keep_resolved(db, jobs))?)
 }
 
 /// The stored privacy ledger entries among the batch's (organization, id) pairs.
@@ -206,7 +206,7 @@ fn stored_ledger_entries(
     let keys = neutral::LedgerKeys::new(batch);
     let mut found = vec![];
     for statement in stored_entries(Dialect::SQLITE, &keys, LOOKUP_CHUNK) {
-        let rows: Vec<LedgerRow> = crate::export::bound(statement).load(c)?;
+        let rows: Vec<LedgerRow> = crate::db::bound(statement).load(c)?;
         keep_stored(&keys, rows, &mut found)?;
     }
     Ok(found)

@@ -31,7 +31,7 @@ pub(crate) fn insert_rows<N: Stored>(
 
 /// A connection in a transaction as the [`Insert`] of every stored row, for code written once
 /// for both stores: each insert runs when asked, and its future is ready.
-impl<N: Stored + Send> Insert<N> for crate::export::SqliteDb<'_> {
+impl<N: Stored + Send> Insert<N> for crate::db::SqliteDb<'_> {
     fn insert(&mut self, rows: Vec<N>) -> impl Future<Output = Result<(), StoreError>> + Send {
         std::future::ready(insert_rows(self.0, rows).map_err(crate::error::store_error))
     }

@@ -15,8 +15,8 @@ use recruit_ports::{AccessesWrite, Claim, KeyClaim, PrivacyLogQuery, StoreError}
 
 use crate::SqliteBackend;
 use crate::chain::chain;
+use crate::db::{SqliteDb, at_once};
 use crate::error::TxError;
-use crate::export::{SqliteDb, at_once};
 use crate::insert::insert_rows;
 use crate::rows::*;
 use crate::schema::*;
@@ -204,7 +204,7 @@ fn page_query(
     values.extend(filtered);
     sql += " ORDER BY access_time DESC, id DESC LIMIT ?";
     values.push(Value::Int(i64::try_from(limit).unwrap_or(i64::MAX - 1) + 1));
-    crate::export::bound(recruit_adapters_diesel::statement::Statement { sql, values })
+    crate::db::bound(recruit_adapters_diesel::statement::Statement { sql, values })
 }
 
 /// The stored row of `claim`'s key.

@@ -4,24 +4,25 @@
 //! SQLite is compiled in (bundled), in WAL mode with foreign keys on and a busy timeout.
 //! Connections are pooled with deadpool; each operation runs as ordinary synchronous diesel on
 //! a pooled connection inside `spawn_blocking`, so the async runtime is never blocked.
-//! Migrations are embedded in the binary and applied by [`SqliteStore::migrate`].
+//! Migrations are embedded in the binary and applied by [`SqliteBackend::migrate`].
 //!
-//! This crate implements the ports and nothing else: it must never depend on the service, on
-//! HTTP, or on the PostgreSQL adapter. Driver errors are translated into
-//! [`StoreError`] here and never cross the port.
-//!
-//! One module per port, as in the PostgreSQL adapter: `directory`, `tokens`, `ledgers`
-//! (with `export`), `import` and `maintenance`, beside the ledgers' chains (`chain`), the
+//! [`SqliteStore`] is `recruit_adapters_diesel::Diesel<SqliteBackend>`: the ports are written
+//! once in `recruit-adapters-diesel`. This crate gives them SQLite's connections ([`Backend`],
+//! the `Db` of `db`) and what SQLite does its own way, one module per port: `directory`,
+//! `tokens`, `ledgers`, `import` and `maintenance`, beside the ledgers' chains (`chain`), the
 //! errors at the seam (`error`), multi-row inserts (`insert`), the rows and the schema.
+//!
+//! It must never depend on the service, on HTTP, or on the PostgreSQL adapter. Driver errors
+//! are translated into [`StoreError`] here and never cross the port.
 
 mod insert;
 #[cfg(feature = "testkit")]
 pub mod testkit;
 
 mod chain;
+mod db;
 mod directory;
 mod error;
-mod export;
 mod import;
 mod ledgers;
 mod maintenance;
@@ -44,8 +45,8 @@ use recruit_adapters_diesel::{Backend, Diesel};
 use recruit_ports::{PoolStatus, StoreError};
 
 use crate::chain::backfill;
+use crate::db::{SqliteDb, at_once};
 use crate::error::{TxError, pool_error, store_error};
-use crate::export::{SqliteDb, at_once};
 use crate::import::keep_resolved_settings;
 
 /// The migrations of the SQLite schema, embedded in the binary.
@@ -116,7 +117,7 @@ const MIN_CACHE_KIB: u32 = 64;
 
 impl SqliteBackend {
     /// Opens (creating when missing) the database file. Does not migrate: call
-    /// [`SqliteStore::migrate`].
+    /// [`SqliteBackend::migrate`].
     pub async fn open(config: &SqliteConfig) -> Result<SqliteStore, StoreError> {
         // `busy_timeout` first: the pragmas after it touch the file, and must wait for a lock
         // another process holds (a closing connection's checkpoint, a WAL recovery, a CLI

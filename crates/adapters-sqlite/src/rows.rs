@@ -112,7 +112,7 @@ macro_rules! sqlite_rows {
         }
         )*
 
-        impl recruit_adapters_diesel::db::Rows for crate::export::SqliteDb<'_> {
+        impl recruit_adapters_diesel::db::Rows for crate::db::SqliteDb<'_> {
             type Backend = diesel::sqlite::Sqlite;
             $(type $row = $row;)*
         }

@@ -1,5 +1,5 @@
-//! Exports of a ledger (`Ledgers::export`): the statements of an export's count and chunks,
-//! and the reading of a whole export in one read transaction, a chunk at a time.
+//! A connection of this store as the code written once for both stores sees it ([`SqliteDb`]),
+//! the shared statements bound as SQLite stores their values ([`bound`]), and [`at_once`].
 
 use diesel::prelude::*;
 use diesel::sqlite::SqliteConnection;
