@@ -37,7 +37,20 @@ macro_rules! row_types {
                 type $row: Stored<Self::Backend, neutral::$row>;
             )*
         }
+
+        $(
+            impl<D: Rows + ?Sized> StoredIn<D> for neutral::$row {
+                type Row = D::$row;
+            }
+        )*
     };
+}
+
+/// A neutral row as the store `D` keeps it: what [`Db::neutral`] loads, named by the neutral
+/// row alone.
+pub trait StoredIn<D: Rows + ?Sized>: Sized {
+    /// The store's row.
+    type Row: Stored<D::Backend, Self>;
 }
 
 recruit_ports::stored_rows!(row_types);
@@ -53,6 +66,20 @@ pub trait Db: Rows + Send {
         &mut self,
         statement: Statement<'_>,
     ) -> impl Future<Output = Result<Vec<R>, StoreError>> + Send;
+
+    /// The rows of `statement`, each as its neutral row `N`.
+    fn neutral<N: StoredIn<Self> + Send + 'static>(
+        &mut self,
+        statement: Statement<'_>,
+    ) -> impl Future<Output = Result<Vec<N>, StoreError>> + Send
+    where
+        Self: Sized,
+    {
+        async move {
+            let rows: Vec<N::Row> = self.load(statement).await?;
+            rows.into_iter().map(Row::into_neutral).collect()
+        }
+    }
 
     /// Runs `statement`; how many rows it changed.
     fn execute(

@@ -12,7 +12,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::db::Db;
 use crate::statement::{ExportRead, Statement, export};
-use crate::{CountRow, EXPORT_CHUNK, Row};
+use crate::{CountRow, EXPORT_CHUNK};
 
 /// The table and time column of `ledger`.
 fn table(ledger: Ledger) -> (&'static str, &'static str) {
@@ -46,14 +46,14 @@ pub async fn chunk<D: Db>(
     after: Option<(Timestamp, Uuid)>,
     limit: usize,
 ) -> Result<Vec<ExportedEntry>, StoreError> {
-    fn entries<R: Row<Neutral: Chained>>(rows: Vec<R>) -> Result<Vec<ExportedEntry>, StoreError> {
-        rows.into_iter().map(|r| ExportedEntry::of(r.into_neutral()?)).collect()
+    fn entries<N: Chained>(rows: Vec<N>) -> Result<Vec<ExportedEntry>, StoreError> {
+        rows.into_iter().map(ExportedEntry::of).collect()
     }
     let statement = || export(D::DIALECT, table(q.ledger), q, ExportRead::Chunk { after, limit });
     match q.ledger {
-        Ledger::Privacy => entries(c.load::<D::LedgerRow>(statement()).await?),
-        Ledger::Api => entries(c.load::<D::AuditRow>(statement()).await?),
-        Ledger::Tool => entries(c.load::<D::ToolAuditRow>(statement()).await?),
+        Ledger::Privacy => entries(c.neutral::<neutral::LedgerRow>(statement()).await?),
+        Ledger::Api => entries(c.neutral::<neutral::AuditRow>(statement()).await?),
+        Ledger::Tool => entries(c.neutral::<neutral::ToolAuditRow>(statement()).await?),
     }
 }
 

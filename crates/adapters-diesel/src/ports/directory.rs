@@ -8,7 +8,7 @@ use recruit_ports::{
     UserLookup,
 };
 
-use super::dialect;
+use super::{dialect, read};
 use crate::Row;
 use crate::db::Db;
 use crate::filter::Value;
@@ -45,7 +45,9 @@ where
         let p = dialect::<B>().param;
         let sql = format!("SELECT * FROM users WHERE organization_id = {} AND id = {}", p(1), p(2));
         let values = vec![Value::Uuid(organization.uuid()), Value::Uuid(id.uuid())];
-        let found = self.0.connection(move |db| pending(users(db, Statement { sql, values })));
+        let found = self.0.connection(move |db| {
+            pending(read(db, Statement { sql, values }, neutral::UserRow::into_user))
+        });
         found.await?.into_iter().next().ok_or(StoreError::NotFound)
     }
 
@@ -63,7 +65,11 @@ where
         );
         let ids = ids.iter().map(|id| id.uuid()).collect();
         let values = vec![Value::Uuid(organization.uuid()), Value::Uuids(ids)];
-        self.0.connection(move |db| pending(users(db, Statement { sql, values }))).await
+        self.0
+            .connection(move |db| {
+                pending(read(db, Statement { sql, values }, neutral::UserRow::into_user))
+            })
+            .await
     }
 
     async fn users_by_email(&self, email: &str) -> Result<Vec<User>, StoreError> {
@@ -76,7 +82,12 @@ where
         self.0
             .connection(move |db| {
                 pending(async move {
-                    users(db, Statement { sql, values: vec![Value::Text(&email)] }).await
+                    read(
+                        db,
+                        Statement { sql, values: vec![Value::Text(&email)] },
+                        neutral::UserRow::into_user,
+                    )
+                    .await
                 })
             })
             .await
@@ -111,7 +122,8 @@ where
         self.0
             .transaction(move |db| {
                 pending(async move {
-                    let stored = users(db, Statement { sql, values }).await?;
+                    let stored =
+                        read(db, Statement { sql, values }, neutral::UserRow::into_user).await?;
                     decision
                         .check_read(stored.iter().map(|u| (u.id.uuid(), u.updated_at)).collect())?;
                     profile::write(db, &user, logged).await
@@ -125,7 +137,9 @@ where
         let p = dialect::<B>().param;
         let sql = format!("SELECT * FROM users WHERE id = {}", p(1));
         let values = vec![Value::Uuid(id.uuid())];
-        let found = self.0.connection(move |db| pending(users(db, Statement { sql, values })));
+        let found = self.0.connection(move |db| {
+            pending(read(db, Statement { sql, values }, neutral::UserRow::into_user))
+        });
         found.await?.into_iter().next().ok_or(StoreError::NotFound)
     }
 
@@ -189,10 +203,4 @@ struct Named {
 /// The UUID of 16 stored bytes.
 fn uuid_of(bytes: &[u8]) -> Result<Uuid, StoreError> {
     Uuid::from_slice(bytes).map_err(|_| neutral::corrupt("a stored id is not 16 bytes"))
-}
-
-/// The users `statement` selects.
-async fn users<D: Db>(c: &mut D, statement: Statement<'_>) -> Result<Vec<User>, StoreError> {
-    let rows: Vec<D::UserRow> = c.load(statement).await?;
-    rows.into_iter().map(|row| row.into_neutral()?.into_user()).collect()
 }

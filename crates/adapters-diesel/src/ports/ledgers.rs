@@ -3,7 +3,6 @@
 use async_trait::async_trait;
 use recruit_domain::chain::{Checkpoint, Ledger, RetentionCut};
 use recruit_domain::{OrganizationId, Timestamp, Uuid};
-use recruit_ports::StoredKey;
 use recruit_ports::chain::{ChainEntry, ChainPage, Export, ExportQuery, ExportedEntry, PlannedCut};
 use recruit_ports::rows::{self as neutral, LedgerHeadRow};
 use recruit_ports::{
@@ -11,8 +10,7 @@ use recruit_ports::{
     PrivacyLogQuery, ReadRecord, StoreError, ToolAuditEntry,
 };
 
-use super::dialect;
-use crate::Row;
+use super::{dialect, read};
 use crate::db::Db;
 use crate::filter::Value;
 use crate::native::*;
@@ -20,24 +18,6 @@ use crate::review::Dialect;
 use crate::statement::Statement;
 use crate::store::{Backend, Diesel, pending};
 use crate::{export, review, statement, streams};
-
-/// The checkpoints `statement` selects.
-async fn checkpoints<D: Db>(
-    c: &mut D,
-    statement: Statement<'_>,
-) -> Result<Vec<Checkpoint>, StoreError> {
-    let rows: Vec<D::CheckpointRow> = c.load(statement).await?;
-    rows.into_iter().map(|r| r.into_neutral()?.into_checkpoint()).collect()
-}
-
-/// The retention cuts `statement` selects.
-async fn retention_cuts<D: Db>(
-    c: &mut D,
-    statement: Statement<'_>,
-) -> Result<Vec<RetentionCut>, StoreError> {
-    let rows: Vec<D::RetentionCutRow> = c.load(statement).await?;
-    rows.into_iter().map(|r| r.into_neutral()?.into_cut()).collect()
-}
 
 impl<B: Backend + NativeLedgers> Diesel<B> {
     /// Commits the audit rows of a read, with those of the reads made meanwhile, before it
@@ -89,7 +69,9 @@ where
         let stored = self.0.connection(move |db| {
             pending(async move {
                 let values = vec![Value::Uuid(org), Value::Text(&key)];
-                stored_key(db, Statement { sql, values }).await
+                let keys =
+                    read(db, Statement { sql, values }, neutral::IdempotencyRow::into_stored);
+                Ok(keys.await?.into_iter().next().flatten())
             })
         });
         Ok(claim.decide(stored.await?.as_ref()))
@@ -111,7 +93,9 @@ where
         query: &AuditListQuery,
     ) -> Result<Vec<AuditEntry>, StoreError> {
         let statement = audit_list("api_audit_log", dialect::<B>(), query);
-        self.0.connection(move |db| pending(audit_entries(db, statement))).await
+        self.0
+            .connection(move |db| pending(read(db, statement, neutral::AuditRow::into_entry)))
+            .await
     }
 
     async fn tool_audit_entries(
@@ -119,7 +103,9 @@ where
         query: &AuditListQuery,
     ) -> Result<Vec<ToolAuditEntry>, StoreError> {
         let statement = audit_list("tool_audit_log", dialect::<B>(), query);
-        self.0.connection(move |db| pending(tool_entries(db, statement))).await
+        self.0
+            .connection(move |db| pending(read(db, statement, neutral::ToolAuditRow::into_entry)))
+            .await
     }
 
     async fn chain_heads(
@@ -134,7 +120,9 @@ where
             None => (String::new(), vec![]),
         };
         let sql = format!("SELECT * FROM ledger_heads{condition} ORDER BY organization_id, ledger");
-        self.0.connection(move |db| pending(heads(db, Statement { sql, values }))).await
+        self.0
+            .connection(move |db| pending(db.neutral::<LedgerHeadRow>(Statement { sql, values })))
+            .await
     }
 
     async fn export(&self, query: &ExportQuery) -> Result<Export, StoreError> {
@@ -187,7 +175,11 @@ where
     ) -> Result<Vec<Checkpoint>, StoreError> {
         let statement =
             statement::checkpoints(dialect::<B>(), organization.map(|o| o.uuid()), ledger);
-        self.0.connection(move |db| pending(async move { checkpoints(db, statement).await })).await
+        self.0
+            .connection(move |db| {
+                pending(read(db, statement, neutral::CheckpointRow::into_checkpoint))
+            })
+            .await
     }
 
     async fn retention_plan(&self, before: Timestamp) -> Result<Vec<PlannedCut>, StoreError> {
@@ -206,7 +198,7 @@ where
         let statement =
             statement::retention_cuts(dialect::<B>(), organization.map(|o| o.uuid()), ledger);
         self.0
-            .connection(move |db| pending(async move { retention_cuts(db, statement).await }))
+            .connection(move |db| pending(read(db, statement, neutral::RetentionCutRow::into_cut)))
             .await
     }
 
@@ -220,8 +212,9 @@ where
         ledger: Ledger,
     ) -> Result<Option<Checkpoint>, StoreError> {
         let statement = statement::latest_checkpoint(dialect::<B>(), organization.uuid(), ledger);
-        let found =
-            self.0.connection(move |db| pending(async move { checkpoints(db, statement).await }));
+        let found = self.0.connection(move |db| {
+            pending(read(db, statement, neutral::CheckpointRow::into_checkpoint))
+        });
         Ok(found.await?.into_iter().next())
     }
 
@@ -290,45 +283,6 @@ where
     }
 }
 
-/// The stored key `statement` selects, if any.
-async fn stored_key<D: Db>(
-    c: &mut D,
-    statement: Statement<'_>,
-) -> Result<Option<StoredKey>, StoreError> {
-    let rows: Vec<D::IdempotencyRow> = c.load(statement).await?;
-    match rows.into_iter().next() {
-        Some(row) => row.into_neutral()?.into_stored(),
-        None => Ok(None),
-    }
-}
-
-/// The API audit entries `statement` selects.
-async fn audit_entries<D: Db>(
-    c: &mut D,
-    statement: Statement<'_>,
-) -> Result<Vec<AuditEntry>, StoreError> {
-    let rows: Vec<D::AuditRow> = c.load(statement).await?;
-    rows.into_iter().map(|r| r.into_neutral()?.into_entry()).collect()
-}
-
-/// The tool audit entries `statement` selects.
-async fn tool_entries<D: Db>(
-    c: &mut D,
-    statement: Statement<'_>,
-) -> Result<Vec<ToolAuditEntry>, StoreError> {
-    let rows: Vec<D::ToolAuditRow> = c.load(statement).await?;
-    rows.into_iter().map(|r| r.into_neutral()?.into_entry()).collect()
-}
-
-/// The chains' heads `statement` selects.
-async fn heads<D: Db>(
-    c: &mut D,
-    statement: Statement<'_>,
-) -> Result<Vec<LedgerHeadRow>, StoreError> {
-    let rows: Vec<D::LedgerHeadRow> = c.load(statement).await?;
-    rows.into_iter().map(Row::into_neutral).collect()
-}
-
 /// The statement of `Ledgers::api_audit_entries` and `tool_audit_entries` on `table`: the
 /// newest entries first, of one organization or of all.
 fn audit_list(table: &str, d: Dialect, query: &AuditListQuery) -> Statement<'static> {
@@ -389,13 +343,10 @@ async fn chained_rows<D: Db>(
     ledger: Ledger,
     statement: Statement<'_>,
 ) -> Result<ChainedRows, StoreError> {
-    fn neutral<R: Row>(rows: Vec<R>) -> Result<Vec<R::Neutral>, StoreError> {
-        rows.into_iter().map(Row::into_neutral).collect()
-    }
     Ok(match ledger {
-        Ledger::Privacy => ChainedRows::Privacy(neutral(c.load::<D::LedgerRow>(statement).await?)?),
-        Ledger::Api => ChainedRows::Api(neutral(c.load::<D::AuditRow>(statement).await?)?),
-        Ledger::Tool => ChainedRows::Tool(neutral(c.load::<D::ToolAuditRow>(statement).await?)?),
+        Ledger::Privacy => ChainedRows::Privacy(c.neutral(statement).await?),
+        Ledger::Api => ChainedRows::Api(c.neutral(statement).await?),
+        Ledger::Tool => ChainedRows::Tool(c.neutral(statement).await?),
     })
 }
 

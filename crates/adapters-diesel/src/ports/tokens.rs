@@ -8,9 +8,8 @@ use recruit_ports::{
     Tokens,
 };
 
-use super::dialect;
+use super::{dialect, read};
 use crate::Insert;
-use crate::Row;
 use crate::db::Db;
 use crate::filter::Value;
 use crate::native::*;
@@ -34,7 +33,8 @@ impl<B: Backend + NativeTokens> Tokens for Diesel<B> {
             .transaction(move |db| {
                 pending(async move {
                     db.insert(vec![row]).await?;
-                    let found = tokens(db, Statement { sql, values }).await?;
+                    let found =
+                        read(db, Statement { sql, values }, neutral::TokenRow::into_token).await?;
                     found.into_iter().next().ok_or(StoreError::NotFound)
                 })
             })
@@ -112,12 +112,10 @@ impl<B: Backend + NativeTokens> Tokens for Diesel<B> {
             None => (String::new(), vec![]),
         };
         let sql = format!("SELECT * FROM api_tokens{condition} ORDER BY created_at DESC, id DESC");
-        self.0.connection(move |db| pending(tokens(db, Statement { sql, values }))).await
+        self.0
+            .connection(move |db| {
+                pending(read(db, Statement { sql, values }, neutral::TokenRow::into_token))
+            })
+            .await
     }
-}
-
-/// The tokens `statement` selects.
-async fn tokens<D: Db>(c: &mut D, statement: Statement<'_>) -> Result<Vec<ApiToken>, StoreError> {
-    let rows: Vec<D::TokenRow> = c.load(statement).await?;
-    rows.into_iter().map(|row| row.into_neutral()?.into_token()).collect()
 }
