@@ -307,15 +307,6 @@ pub struct CountRow {
     pub count: i64,
 }
 
-/// The stored rows of `items`, each made by `neutral` (the neutral row's constructor) and
-/// converted to the adapter's row: what a write of checkpoints or retention cuts inserts.
-pub fn stored<T, N, R: From<N>>(
-    items: &[T],
-    neutral: impl Fn(&T) -> Result<N, StoreError>,
-) -> Result<Vec<R>, StoreError> {
-    items.iter().map(|item| neutral(item).map(R::from)).collect()
-}
-
 /// A pool's timeouts as UNAVAILABLE: no connection free in time, or a new one `opening` (the
 /// backend's words for it) too slowly. Any other failure is handed back for the backend to
 /// word.

@@ -4,7 +4,6 @@
 
 use std::future::Future;
 
-use recruit_domain::chain::{Checkpoint, RetentionCut};
 use recruit_domain::{ApiTokenId, JobId, OrganizationId, Timestamp};
 use recruit_ports::chain::{Export, ExportQuery, PlannedCut};
 use recruit_ports::rows as neutral;
@@ -64,11 +63,11 @@ pub trait NativeLedgers: Send + Sync + 'static {
         query: &PrivacyLogQuery,
     ) -> impl Future<Output = Result<Vec<neutral::LedgerRow>, StoreError>> + Send;
 
-    /// The group commit of reads' records ([`crate::Recorder`]) and how this store writes a
-    /// group.
-    fn recorder(
-        &self,
-    ) -> (&crate::Recorder, impl Fn(neutral::ReadRecords) -> crate::GroupWrite + Send + 'static);
+    /// The group commit of reads' records ([`crate::Recorder`]).
+    fn recorder(&self) -> &crate::Recorder;
+
+    /// How this store writes a group of reads' records: what the recorder's task runs.
+    fn group_writer(&self) -> impl Fn(neutral::ReadRecords) -> crate::GroupWrite + Send + 'static;
 
     /// [`recruit_ports::Ledgers::record_privacy_accesses`].
     fn record_privacy_accesses(
@@ -82,23 +81,11 @@ pub trait NativeLedgers: Send + Sync + 'static {
         query: &ExportQuery,
     ) -> impl Future<Output = Result<Export, StoreError>> + Send;
 
-    /// [`recruit_ports::Ledgers::save_checkpoints`].
-    fn save_checkpoints(
-        &self,
-        checkpoints: &[Checkpoint],
-    ) -> impl Future<Output = Result<(), StoreError>> + Send;
-
     /// [`recruit_ports::Ledgers::retention_plan`].
     fn retention_plan(
         &self,
         before: Timestamp,
     ) -> impl Future<Output = Result<Vec<PlannedCut>, StoreError>> + Send;
-
-    /// [`recruit_ports::Ledgers::save_retention_cuts`].
-    fn save_retention_cuts(
-        &self,
-        cuts: &[RetentionCut],
-    ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
     /// [`recruit_ports::Ledgers::remove_retained`].
     fn remove_retained(

@@ -73,6 +73,9 @@ pub fn planned_cuts(
 pub trait Insert<N> {
     /// Inserts `rows`, as many to a statement as the store takes.
     fn insert(&mut self, rows: Vec<N>) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Inserts those of `rows` whose key is not stored yet: saving what is saved is a no-op.
+    fn insert_new(&mut self, rows: Vec<N>) -> impl Future<Output = Result<(), StoreError>> + Send;
 }
 
 /// Inserts the rows of an import document table by table, in the order of insertion (a row's

@@ -12,7 +12,9 @@ use std::ops::Deref;
 use std::pin::Pin;
 
 use recruit_ports::StoreError;
-use recruit_ports::rows::{ConsoleSessionRow, LogStreamRow, TokenRow};
+use recruit_ports::rows::{
+    CheckpointRow, ConsoleSessionRow, LogStreamRow, RetentionCutRow, TokenRow,
+};
 
 use crate::Insert;
 use crate::db::Db;
@@ -48,6 +50,8 @@ pub trait Backend: Send + Sync + 'static {
         + Insert<LogStreamRow>
         + Insert<ConsoleSessionRow>
         + Insert<TokenRow>
+        + Insert<CheckpointRow>
+        + Insert<RetentionCutRow>
         + Send
         + 'c;
 

@@ -80,6 +80,12 @@ impl<N: Stored> Insert<N> for crate::chain::PgDb<'_> {
         let inserted = insert_rows(self.0, rows);
         async { inserted.await.map_err(crate::error::store_error) }
     }
+
+    fn insert_new(&mut self, rows: Vec<N>) -> impl Future<Output = Result<(), StoreError>> + Send {
+        let rows: Vec<N::Row> = rows.into_iter().map(N::Row::from).collect();
+        let c = &mut *self.0;
+        async move { insert_new(c, &rows).await.map(drop).map_err(crate::error::store_error) }
+    }
 }
 
 /// The most rows of one JSON record set: a statement's parameter stays a few megabytes.

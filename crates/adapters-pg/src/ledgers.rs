@@ -10,7 +10,6 @@ use recruit_adapters_diesel::review::Dialect;
 use recruit_adapters_diesel::{GroupWrite, Recorder};
 use recruit_domain::Id;
 use recruit_domain::Timestamp;
-use recruit_domain::chain::{Checkpoint, RetentionCut};
 use recruit_ports::chain::{Export, ExportQuery};
 use recruit_ports::review::{ReviewFacts, ReviewQuery};
 use recruit_ports::rows as neutral;
@@ -175,8 +174,12 @@ impl NativeLedgers for PgBackend {
         Ok(Export { count, entries: Box::pin(ChannelStream(entries)) })
     }
 
-    fn recorder(&self) -> (&Recorder, impl Fn(ReadRecords) -> GroupWrite + Send + 'static) {
-        (&self.recorder, crate::group::group_writer(&self.copy))
+    fn recorder(&self) -> &Recorder {
+        &self.recorder
+    }
+
+    fn group_writer(&self) -> impl Fn(ReadRecords) -> GroupWrite + Send + 'static {
+        crate::group::group_writer(&self.copy)
     }
 
     /// On a connection of the `COPY` pool, in one transaction: the key taken (a
@@ -192,14 +195,6 @@ impl NativeLedgers for PgBackend {
             drop(deadpool::managed::Object::take(client));
         }
         written
-    }
-
-    async fn save_checkpoints(&self, checkpoints: &[Checkpoint]) -> Result<(), StoreError> {
-        let rows: Vec<CheckpointRow> =
-            recruit_adapters_diesel::stored(checkpoints, neutral::CheckpointRow::new)?;
-        let mut c = self.conn().await?;
-        crate::insert::insert_new(&mut c, &rows).await.map_err(store_error)?;
-        Ok(())
     }
 
     async fn retention_plan(
@@ -226,14 +221,6 @@ impl NativeLedgers for PgBackend {
             .await
             .map_err(StoreError::from)?;
         recruit_adapters_diesel::planned_cuts(planned)
-    }
-
-    async fn save_retention_cuts(&self, cuts: &[RetentionCut]) -> Result<(), StoreError> {
-        let rows: Vec<RetentionCutRow> =
-            recruit_adapters_diesel::stored(cuts, neutral::RetentionCutRow::new)?;
-        let mut c = self.conn().await?;
-        crate::insert::insert_new(&mut c, &rows).await.map_err(store_error)?;
-        Ok(())
     }
 
     async fn remove_retained(&self, before: Timestamp) -> Result<u64, StoreError> {

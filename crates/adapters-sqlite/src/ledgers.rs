@@ -7,7 +7,7 @@ use recruit_adapters_diesel::native::NativeLedgers;
 use recruit_adapters_diesel::review::Dialect;
 use recruit_adapters_diesel::{GroupWrite, Recorder};
 use recruit_domain::Timestamp;
-use recruit_domain::chain::{Checkpoint, Ledger, RetentionCut};
+use recruit_domain::chain::Ledger;
 use recruit_ports::review::{ReviewFacts, ReviewQuery};
 use recruit_ports::rows as neutral;
 use recruit_ports::rows::ReadRecords;
@@ -19,7 +19,6 @@ use crate::db::{SqliteDb, at_once};
 use crate::error::TxError;
 use crate::insert::insert_rows;
 use crate::rows::*;
-use crate::schema::*;
 
 impl NativeLedgers for SqliteBackend {
     async fn record_privacy_accesses(&self, write: &AccessesWrite) -> Result<Claim, StoreError> {
@@ -47,16 +46,6 @@ impl NativeLedgers for SqliteBackend {
         .map_err(StoreError::from)
     }
 
-    async fn save_checkpoints(&self, checkpoints: &[Checkpoint]) -> Result<(), StoreError> {
-        let rows: Vec<CheckpointRow> =
-            recruit_adapters_diesel::stored(checkpoints, neutral::CheckpointRow::new)?;
-        self.run(move |c| {
-            diesel::insert_or_ignore_into(ledger_checkpoints::table).values(&rows).execute(c)
-        })
-        .await?;
-        Ok(())
-    }
-
     async fn retention_plan(
         &self,
         before: Timestamp,
@@ -77,16 +66,6 @@ impl NativeLedgers for SqliteBackend {
             })
             .await?;
         recruit_adapters_diesel::planned_cuts(planned)
-    }
-
-    async fn save_retention_cuts(&self, cuts: &[RetentionCut]) -> Result<(), StoreError> {
-        let rows: Vec<RetentionCutRow> =
-            recruit_adapters_diesel::stored(cuts, neutral::RetentionCutRow::new)?;
-        self.run(move |c| {
-            diesel::insert_or_ignore_into(ledger_retention_cuts::table).values(&rows).execute(c)
-        })
-        .await?;
-        Ok(())
     }
 
     async fn remove_retained(&self, before: Timestamp) -> Result<u64, StoreError> {
@@ -165,8 +144,12 @@ impl NativeLedgers for SqliteBackend {
         })
     }
 
-    fn recorder(&self) -> (&Recorder, impl Fn(ReadRecords) -> GroupWrite + Send + 'static) {
-        (&self.recorder, crate::chain::group_writer(&self.pool))
+    fn recorder(&self) -> &Recorder {
+        &self.recorder
+    }
+
+    fn group_writer(&self) -> impl Fn(ReadRecords) -> GroupWrite + Send + 'static {
+        crate::chain::group_writer(&self.pool)
     }
 }
 

@@ -109,6 +109,13 @@ macro_rules! sqlite_rows {
                 use diesel::RunQueryDsl;
                 diesel::insert_into($table::table).values(rows).execute(c)
             }
+            fn insert_new_values(
+                c: &mut diesel::SqliteConnection,
+                rows: &[$row],
+            ) -> diesel::QueryResult<usize> {
+                use diesel::RunQueryDsl;
+                diesel::insert_or_ignore_into($table::table).values(rows).execute(c)
+            }
         }
         )*
 

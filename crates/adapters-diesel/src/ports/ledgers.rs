@@ -11,6 +11,7 @@ use recruit_ports::{
 };
 
 use super::{dialect, read};
+use crate::Insert;
 use crate::db::Db;
 use crate::filter::Value;
 use crate::native::*;
@@ -27,8 +28,7 @@ impl<B: Backend + NativeLedgers> Diesel<B> {
         api: neutral::AuditRow,
         tool: Option<neutral::ToolAuditRow>,
     ) -> Result<(), StoreError> {
-        let (recorder, writer) = self.0.recorder();
-        recorder.record(|| writer, api, tool).await
+        self.0.recorder().record(|| self.0.group_writer(), api, tool).await
     }
 }
 
@@ -165,7 +165,9 @@ where
     }
 
     async fn save_checkpoints(&self, checkpoints: &[Checkpoint]) -> Result<(), StoreError> {
-        self.0.save_checkpoints(checkpoints).await
+        let rows = checkpoints.iter().map(neutral::CheckpointRow::new);
+        let rows = rows.collect::<Result<Vec<_>, _>>()?;
+        self.0.connection(move |db| pending(db.insert_new(rows))).await
     }
 
     async fn checkpoints(
@@ -187,7 +189,9 @@ where
     }
 
     async fn save_retention_cuts(&self, cuts: &[RetentionCut]) -> Result<(), StoreError> {
-        self.0.save_retention_cuts(cuts).await
+        let rows = cuts.iter().map(neutral::RetentionCutRow::new);
+        let rows = rows.collect::<Result<Vec<_>, _>>()?;
+        self.0.connection(move |db| pending(db.insert_new(rows))).await
     }
 
     async fn retention_cuts(
