@@ -132,6 +132,25 @@ pub(crate) enum Command {
     /// as one of the organization's owners (`--user`), under the rules of `/v1/log-streams`,
     /// and each change is recorded on the API ledger as theirs.
     LogStream(Box<LogStreamArgs>),
+    /// SQLite: write a consistent copy of the database to PATH while the server runs: one
+    /// read transaction, so it holds every write committed before it began and none after.
+    /// Checked and synced before it is renamed into place; PATH must not exist. PostgreSQL is
+    /// backed up with pgBackRest (docs/operations.md).
+    Backup {
+        /// Where the copy goes.
+        path: PathBuf,
+    },
+    /// SQLite: put a copy made by `backup` in the database's place. The copy is checked before
+    /// anything is touched; a database that a server (or any command) still has open is
+    /// refused, so stop the server first. Then prove it with `audit verify --checkpoint`
+    /// against checkpoints kept outside.
+    Restore {
+        /// The copy to put back.
+        backup: PathBuf,
+        /// Replace the database when it exists.
+        #[arg(long)]
+        replace: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]

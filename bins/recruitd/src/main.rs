@@ -15,7 +15,7 @@ use crate::cli::{AuditCommand, Cli, Command, ConsoleCommand, LedgerCommand, LogS
 /// (`docs/performance.md`).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-use crate::commands::{audit, import, ledger, log_stream, mcp, serve, token};
+use crate::commands::{audit, backup, import, ledger, log_stream, mcp, serve, token};
 use crate::wiring::{Opened, checkpoint_key, open_store, service};
 
 mod cli;
@@ -82,6 +82,14 @@ async fn run(
         let keys = public_keys(public_key, cli.checkpoint_key.as_deref())?;
         let checkpoint = checkpoint.as_deref();
         return audit::audit_verify_stream(stream, checkpoint, &keys, *from_position, *json);
+    }
+    // Copies of an SQLite database: the one they copy is neither migrated nor kept open.
+    match &cli.command {
+        Command::Backup { path } => return backup::backup(&cli.database_url, path).await,
+        Command::Restore { backup: from, replace } => {
+            return backup::restore(&cli.database_url, from, *replace).await;
+        }
+        _ => {}
     }
     let opened = open_store(&cli).await?;
     let heavy = opened.heavy_reads(cli.read_replica_wait);
@@ -202,7 +210,9 @@ async fn run(
             })?;
             audit::audit_checkpoint(store.as_ref(), &key, org).await
         }
-        Command::Audit(AuditCommand::Keygen { .. }) => unreachable!("handled before the store"),
+        Command::Audit(AuditCommand::Keygen { .. })
+        | Command::Backup { .. }
+        | Command::Restore { .. } => unreachable!("handled before the store"),
         Command::Audit(AuditCommand::Review { month, org, json }) => {
             audit::audit_review(store.as_ref(), &heavy, month, org, json).await
         }

@@ -1,5 +1,6 @@
 //! The binary end to end, one test binary: the CLI, the server, the client, on both stores.
 
+mod backup;
 mod chain;
 mod client;
 mod common;

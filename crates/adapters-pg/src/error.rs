@@ -23,6 +23,8 @@ pub(crate) fn copy_error(e: tokio_postgres::Error) -> StoreError {
         Some(c) if *c == SqlState::ADMIN_SHUTDOWN || *c == SqlState::CANNOT_CONNECT_NOW => {
             StoreError::Unavailable(e.to_string())
         }
+        // Class 53, insufficient resources: a full disk, no memory, no connection slot.
+        Some(c) if c.code().starts_with("53") => StoreError::Unavailable(db_message(&e)),
         // A connection to a primary that was demoted meanwhile: the primary moved.
         Some(c) if *c == SqlState::READ_ONLY_SQL_TRANSACTION => {
             StoreError::Unavailable(format!("the database is a standby now: {}", db_message(&e)))
@@ -81,7 +83,8 @@ pub(crate) fn store_error(e: DieselError) -> StoreError {
         }
         DieselError::DatabaseError(_, info)
             if info.message().starts_with("terminating connection")
-                || info.message().contains("the database system is") =>
+                || info.message().contains("the database system is")
+                || info.message().contains("No space left on device") =>
         {
             StoreError::Unavailable(info.message().to_owned())
         }

@@ -102,8 +102,7 @@ impl JsonValue for DateTime<Utc> {
 
 impl JsonValue for Vec<u8> {
     fn json(&self) -> Json {
-        let hex: String = self.iter().map(|b| format!("{b:02x}")).collect();
-        Json::from(format!("\\x{hex}"))
+        Json::from(format!("\\x{}", hex::encode(self)))
     }
 }
 

@@ -21,6 +21,11 @@ pub(crate) fn store_error(e: DieselError) -> StoreError {
         {
             StoreError::Timeout
         }
+        // SQLITE_FULL: the volume is full (or the file at its size limit). Nothing was
+        // written; writing goes on once there is room again.
+        Err(DieselError::DatabaseError(_, info)) if info.message().contains("disk is full") => {
+            StoreError::Unavailable(format!("the database's disk is full: {}", info.message()))
+        }
         Err(other) => StoreError::Other(Box::new(other)),
     }
 }

@@ -10,11 +10,13 @@
 //! once in `recruit-adapters-diesel`. This crate gives them SQLite's connections ([`Backend`],
 //! the `Db` of `db`) and what SQLite does its own way, one module per port: `directory`,
 //! `tokens`, `ledgers`, `import` and `maintenance`, beside the ledgers' chains (`chain`), the
-//! errors at the seam (`error`), multi-row inserts (`insert`), the rows and the schema.
+//! errors at the seam (`error`), multi-row inserts (`insert`), the rows and the schema; and
+//! copies of the database taken while it runs and put back while nothing uses it ([`backup`]).
 //!
 //! It must never depend on the service, on HTTP, or on the PostgreSQL adapter. Driver errors
 //! are translated into [`StoreError`] here and never cross the port.
 
+pub mod backup;
 mod insert;
 #[cfg(feature = "testkit")]
 pub mod testkit;

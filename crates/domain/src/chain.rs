@@ -108,24 +108,13 @@ pub fn canonical_json<T: serde::Serialize>(entry: &T) -> Result<Vec<u8>, serde_j
 
 /// A digest in lowercase hexadecimal, as exports and checkpoints show it.
 pub fn hex(digest: &Digest) -> String {
-    use fmt::Write;
-    digest.iter().fold(String::with_capacity(64), |mut s, b| {
-        let _ = write!(s, "{b:02x}");
-        s
-    })
+    hex::encode(digest)
 }
 
 /// The digest a string of 64 hexadecimal digits spells.
 pub fn parse_hex(text: &str) -> Option<Digest> {
-    let bytes = text.as_bytes();
-    if bytes.len() != 64 {
-        return None;
-    }
     let mut out = GENESIS;
-    for (i, pair) in bytes.chunks(2).enumerate() {
-        let digit = |c: u8| (c as char).to_digit(16);
-        out[i] = u8::try_from(digit(pair[0])? * 16 + digit(pair[1])?).ok()?;
-    }
+    hex::decode_to_slice(text, &mut out).ok()?;
     Some(out)
 }
 

@@ -209,8 +209,8 @@ impl From<StoreError> for ServiceError {
                 retry_after: Some(Duration::from_secs(1)),
                 ..Self::new(
                     ErrorCode::Unavailable,
-                    "The service cannot reach its database right now. Retry after the delay in \
-                     `Retry-After`.",
+                    "The service's database cannot take the request right now (unreachable, \
+                     failing over or out of disk space). Retry after the delay in `Retry-After`.",
                 )
             },
             StoreError::Timeout => Self::new(

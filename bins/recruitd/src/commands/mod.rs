@@ -2,6 +2,7 @@
 //! is parsed and the store is open (`audit keygen` needs no store).
 
 pub(crate) mod audit;
+pub(crate) mod backup;
 pub(crate) mod import;
 pub(crate) mod ledger;
 pub(crate) mod log_stream;
