@@ -6,6 +6,7 @@ mod client;
 mod common;
 mod deprovision;
 mod e2e;
+mod full_disk;
 mod hec;
 mod log_streams;
 mod mail;

@@ -1,0 +1,131 @@
+//! A full disk under the embedded SQLite store: the database on a small filesystem of the
+//! test's own (a tmpfs of a few MiB, mounted as root) filled by writers. Writes are refused
+//! with 503 `UNAVAILABLE` and `Retry-After`, never a 500; reads that write nothing go on;
+//! nothing acknowledged is lost, the chains stay whole, and writing resumes by itself once
+//! room is made.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::common::*;
+
+/// A tmpfs of `mib` MiB mounted at a new directory, unmounted when dropped.
+struct SmallDisk {
+    at: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl SmallDisk {
+    /// The filesystem, or None when this process may not mount one (not root): said loudly,
+    /// and a failure where `CI` is set, since CI skips nothing.
+    fn mount(mib: u32) -> Option<Self> {
+        let dir = tempfile::tempdir().unwrap();
+        let at = dir.path().join("volume");
+        std::fs::create_dir(&at).unwrap();
+        let mounted = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={mib}m"), "tmpfs"])
+            .arg(&at)
+            .output()
+            .expect("mount runs");
+        if !mounted.status.success() {
+            let why = String::from_utf8_lossy(&mounted.stderr);
+            assert!(std::env::var_os("CI").is_none(), "CI must mount a tmpfs: {why}");
+            let _ = writeln!(std::io::stderr(), "SKIPPED: a full disk needs a tmpfs: {why}");
+            return None;
+        }
+        Some(Self { at, _dir: dir })
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.at).status();
+    }
+}
+
+/// Fills what is left of the filesystem holding `dir` with a file; returns its path.
+fn fill(dir: &Path) -> PathBuf {
+    let filler = dir.join("filler");
+    let mut file = std::fs::File::create(&filler).unwrap();
+    let block = vec![0u8; 64 * 1024];
+    while file.write_all(&block).is_ok() {}
+    let _ = file.sync_all();
+    filler
+}
+
+#[test]
+fn a_full_disk_refuses_writes_with_503_loses_nothing_and_recovers() {
+    let Some(disk) = SmallDisk::mount(24) else { return };
+    let url = format!("sqlite://{}", disk.at.join("recruitd.db").display());
+    let world = World::new(url, tempfile::tempdir().unwrap(), Box::new(|_| {}));
+    let server = world.serve(&["--rate-limit-writes", "off", "--rate-limit-reads", "off"]);
+    let body = json!({ "entries": accesses(50, "READ", "People") }).to_string();
+    let mut acknowledged: Vec<String> = Vec::new();
+    let write = |n: &mut u32, acknowledged: &mut Vec<String>| {
+        *n += 1;
+        let key = format!("disk-{n}");
+        let (status, headers, said) =
+            server.post("/v1/audit-logs/privacy", &world.secret, Some(&key), &body);
+        match status {
+            201 => {
+                let stored: Value = serde_json::from_str(&said).unwrap();
+                let ids = stored["entries"].as_array().unwrap().iter();
+                acknowledged.extend(ids.map(|e| e["id"].as_str().unwrap().to_owned()));
+            }
+            503 => {
+                assert_eq!(code(&serde_json::from_str(&said).unwrap()), "UNAVAILABLE", "{said}");
+                assert!(!header(&headers, "retry-after").is_empty(), "{headers:?}");
+            }
+            other => panic!("a write answered {other} on a full disk: {said}"),
+        }
+        status
+    };
+
+    // Room for a few batches, then none: every write refused, none a 500.
+    let mut n = 0;
+    for _ in 0..20 {
+        assert_eq!(write(&mut n, &mut acknowledged), 201, "the disk has room yet");
+    }
+    let filler = fill(&disk.at);
+    let mut refused = 0;
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while refused < 10 {
+        assert!(Instant::now() < deadline, "the writes were never refused");
+        if write(&mut n, &mut acknowledged) == 503 {
+            refused += 1;
+        }
+    }
+    let full = acknowledged.len();
+
+    // Reads that write nothing go on.
+    let (status, _, org) = server.request("GET", "/v1/organization", Some(&world.secret));
+    assert_eq!(status, 200, "{org}");
+
+    // Room again: writing resumes by itself.
+    std::fs::remove_file(&filler).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while write(&mut n, &mut acknowledged) != 201 {
+        assert!(Instant::now() < deadline, "writing did not resume once room was made");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(acknowledged.len() > full);
+    server.stop();
+
+    // Nothing acknowledged is lost, and the chains prove themselves.
+    let export = disk.at.join("privacy.ndjson");
+    let org = org_id(recruit_ports::testkit::ORG_A).to_string();
+    let export_arg = export.to_str().unwrap();
+    cli(&world.url, &["audit", "export", "--ledger", "privacy", "--org", &org, export_arg]);
+    let lines = std::fs::read_to_string(&export).unwrap();
+    let held: std::collections::HashSet<String> = lines
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap()["entry"]["id"].as_str().unwrap().into())
+        .collect();
+    let lost: Vec<_> = acknowledged.iter().filter(|id| !held.contains(*id)).collect();
+    assert!(lost.is_empty(), "{} acknowledged entries lost: {lost:?}", lost.len());
+    cli(&world.url, &["audit", "verify"]);
+}
