@@ -1,5 +1,6 @@
-//! A full disk under the embedded SQLite store: the database on a small filesystem of the
-//! test's own (a tmpfs of a few MiB, mounted as root) filled by writers. Writes are refused
+//! A full disk under each store: the SQLite database, or the tablespace of PostgreSQL's
+//! database, on a small filesystem of the test's own (a tmpfs of a few MiB, mounted as root),
+//! filled. Writes are refused
 //! with 503 `UNAVAILABLE` and `Retry-After`, never a 500; reads that write nothing go on;
 //! nothing acknowledged is lost, the chains stay whole, and writing resumes by itself once
 //! room is made.
@@ -58,10 +59,32 @@ fn fill(dir: &Path) -> PathBuf {
 }
 
 #[test]
-fn a_full_disk_refuses_writes_with_503_loses_nothing_and_recovers() {
+fn a_full_disk_under_sqlite_refuses_writes_with_503_loses_nothing_and_recovers() {
     let Some(disk) = SmallDisk::mount(24) else { return };
     let url = format!("sqlite://{}", disk.at.join("recruitd.db").display());
     let world = World::new(url, tempfile::tempdir().unwrap(), Box::new(|_| {}));
+    refused_until_room_is_made(&world, &disk.at);
+}
+
+#[test]
+fn a_full_disk_under_postgresql_refuses_writes_with_503_loses_nothing_and_recovers() {
+    let Some(disk) = SmallDisk::mount(48) else { return };
+    // The database's tablespace on the small disk; the write-ahead log stays on the cluster's
+    // own (a separate WAL volume, as recommended; a full WAL volume stops PostgreSQL itself).
+    let space = disk.at.join("tablespace");
+    std::fs::create_dir(&space).unwrap();
+    let owned = Command::new("chown").arg("postgres:postgres").arg(&space).status();
+    assert!(owned.is_ok_and(|s| s.success()), "the tablespace's directory is handed over");
+    let cluster = recruit_adapters_pg::testkit::DedicatedCluster::start();
+    let location = space.display();
+    cluster.execute("postgres", &format!("CREATE TABLESPACE small LOCATION '{location}'"));
+    cluster.execute("postgres", "CREATE DATABASE recruitd TABLESPACE small");
+    let world = World::new(cluster.url("recruitd"), tempfile::tempdir().unwrap(), Box::new(|_| {}));
+    refused_until_room_is_made(&world, &disk.at);
+}
+
+/// Writers fill the disk holding `volume` under `world`'s server, then room is made again.
+fn refused_until_room_is_made(world: &World, volume: &Path) {
     let server = world.serve(&["--rate-limit-writes", "off", "--rate-limit-reads", "off"]);
     let body = json!({ "entries": accesses(50, "READ", "People") }).to_string();
     let mut acknowledged: Vec<String> = Vec::new();
@@ -90,7 +113,7 @@ fn a_full_disk_refuses_writes_with_503_loses_nothing_and_recovers() {
     for _ in 0..20 {
         assert_eq!(write(&mut n, &mut acknowledged), 201, "the disk has room yet");
     }
-    let filler = fill(&disk.at);
+    let filler = fill(volume);
     let mut refused = 0;
     let deadline = Instant::now() + Duration::from_secs(120);
     while refused < 10 {
@@ -116,7 +139,7 @@ fn a_full_disk_refuses_writes_with_503_loses_nothing_and_recovers() {
     server.stop();
 
     // Nothing acknowledged is lost, and the chains prove themselves.
-    let export = disk.at.join("privacy.ndjson");
+    let export = volume.join("privacy.ndjson");
     let org = org_id(recruit_ports::testkit::ORG_A).to_string();
     let export_arg = export.to_str().unwrap();
     cli(&world.url, &["audit", "export", "--ledger", "privacy", "--org", &org, export_arg]);
