@@ -127,6 +127,16 @@ fn refused_until_room_is_made(world: &World, volume: &Path) {
     // Reads that write nothing go on.
     let (status, _, org) = server.request("GET", "/v1/organization", Some(&world.secret));
     assert_eq!(status, 200, "{org}");
+    // An export to the full disk fails, says why, and leaves no file, whole or partial.
+    let file = volume.join("export.ndjson");
+    let out = Command::new(BIN)
+        .args(["--database-url", &world.url, "audit", "export", "--ledger", "privacy"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && said.contains("No space left"), "{said}");
+    assert!(!file.exists() && !volume.join("export.ndjson.partial").exists(), "{said}");
 
     // Room again: writing resumes by itself.
     std::fs::remove_file(&filler).unwrap();
