@@ -379,6 +379,12 @@ pub(crate) struct ServiceArgs {
     /// each holding a database connection; further ones get 429 RATE_LIMITED until one ends.
     #[arg(long, env = "RECRUITD_MAX_EXPORTS", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub(crate) max_exports: u32,
+    /// How far this replica's clock may be off the database's (PostgreSQL), checked at start
+    /// and every 10 s. Past it the replica refuses every request that needs a credential with
+    /// 503 UNAVAILABLE, purges nothing, claims no log stream and is not ready, until the
+    /// clocks agree again. Keep clocks synchronised (NTP): see docs/operations.md.
+    #[arg(long, env = "RECRUITD_MAX_CLOCK_SKEW", default_value = "2s", value_parser = humantime::parse_duration)]
+    pub(crate) max_clock_skew: Duration,
     /// The most batches of recorded accesses read and written at once. Each holds its entries
     /// in memory (a few MB for 1 000) while it is written; the batches of one organization
     /// take turns at its ledger's head anyway. Further batches wait their turn.

@@ -47,6 +47,26 @@ pub(crate) fn spawn<J: Job>(mut job: J) -> tokio::task::JoinHandle<()> {
     })
 }
 
+/// This replica's clock checked against the database's every ten seconds (and once before the
+/// server starts serving).
+pub(crate) struct CheckClock(pub(crate) Arc<Service>);
+
+impl Job for CheckClock {
+    const NAME: &'static str = "check the clock";
+
+    fn first(&self) -> Duration {
+        Duration::from_secs(10)
+    }
+
+    fn every(&self) -> Duration {
+        Duration::from_secs(10)
+    }
+
+    async fn run(&mut self) -> Result<Option<String>, String> {
+        self.0.check_clock().await.map(|()| None).map_err(|e| e.to_string())
+    }
+}
+
 /// Idempotency keys past their 24 hours, purged every ten minutes from start.
 pub(crate) struct PurgeKeys(pub(crate) Arc<Service>);
 

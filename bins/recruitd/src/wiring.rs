@@ -117,6 +117,7 @@ pub(crate) async fn service(
     config.outbound = Some(recruit_service::outbound::Fetcher(outbound));
     config.ledger_retention = ledger_retention;
     config.max_exports = args.max_exports as usize;
+    config.max_clock_skew = args.max_clock_skew;
     config.console_sessions = recruit_service::console::SessionLimits {
         idle: args.console_idle_timeout,
         longest: args.console_session_max,

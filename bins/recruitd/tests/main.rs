@@ -3,6 +3,7 @@
 mod backup;
 mod chain;
 mod client;
+mod clock;
 mod common;
 mod deprovision;
 mod e2e;

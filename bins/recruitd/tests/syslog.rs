@@ -36,13 +36,17 @@ fn install_rsyslog() {
     }
     let install = || {
         Command::new("apt-get")
-            .args(["install", "-y", "-q", "--no-install-recommends", "rsyslog", "rsyslog-gnutls"])
+            .args(["install", "-y", "-q", "--no-install-recommends", "-o"])
+            // Another test may be installing its own package at the same moment.
+            .args(["DPkg::Lock::Timeout=120", "rsyslog", "rsyslog-gnutls"])
             .env("DEBIAN_FRONTEND", "noninteractive")
             .status()
             .is_ok_and(|s| s.success())
     };
     if !install() {
-        let updated = Command::new("apt-get").args(["update", "-q"]).status();
+        let updated = Command::new("apt-get")
+            .args(["update", "-q", "-o", "DPkg::Lock::Timeout=120"])
+            .status();
         assert!(updated.is_ok_and(|s| s.success()), "apt-get update");
         assert!(install(), "apt-get install rsyslog rsyslog-gnutls");
     }

@@ -49,6 +49,9 @@ pub struct Dialect {
     /// `privacy_review_slots`, `privacy_review_subjects` and `privacy_review_addresses`),
     /// which the months [`kept_serve`] accepts are read from instead of the entries.
     pub kept: bool,
+    /// A query of the database server's clock, in microseconds since the epoch as `count`,
+    /// where it keeps one apart from this process (PostgreSQL's `clock_timestamp()`).
+    pub clock: Option<&'static str>,
 }
 
 impl Dialect {
@@ -66,6 +69,9 @@ impl Dialect {
         in_ids: (" = ANY(", ")"),
         id_bytes: ("uuid_send(", ")"),
         kept: true,
+        clock: Some(
+            "SELECT CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000000 AS BIGINT) AS count",
+        ),
     };
 
     /// SQLite's: `access_time` stored as microseconds; the addresses of a JSON array.
@@ -84,6 +90,7 @@ impl Dialect {
         in_ids: (" IN (SELECT unhex(value) FROM json_each(", "))"),
         id_bytes: ("", ""),
         kept: false,
+        clock: None,
     };
 }
 

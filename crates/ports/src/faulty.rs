@@ -407,6 +407,10 @@ impl<S: Maintenance> Maintenance for Faulty<S> {
         self.check().await?;
         self.inner.ping().await
     }
+    async fn database_clock(&self) -> Result<Option<Timestamp>, StoreError> {
+        self.check().await?;
+        self.inner.database_clock().await
+    }
     async fn server_secret(&self, name: &str, proposed: &[u8]) -> Result<Vec<u8>, StoreError> {
         self.check().await?;
         self.inner.server_secret(name, proposed).await

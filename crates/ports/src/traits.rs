@@ -373,6 +373,11 @@ pub trait Maintenance: Send + Sync + 'static {
     /// Succeeds when the database answers and its schema is up to date.
     async fn ping(&self) -> Result<(), StoreError>;
 
+    /// The database server's clock now, when it keeps one apart from this process (PostgreSQL);
+    /// None when the database runs on this process's own clock (SQLite). What a replica checks
+    /// its clock against.
+    async fn database_clock(&self) -> Result<Option<Timestamp>, StoreError>;
+
     /// The secret stored under `name`. When there is none, stores `proposed` and returns it;
     /// concurrent callers all get the one that was stored first.
     async fn server_secret(&self, name: &str, proposed: &[u8]) -> Result<Vec<u8>, StoreError>;

@@ -26,6 +26,7 @@
 pub mod accesses;
 pub mod auth;
 pub mod checkpoint;
+pub mod clock;
 pub mod console;
 pub mod cursor;
 pub mod demo;

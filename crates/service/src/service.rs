@@ -68,6 +68,9 @@ pub struct ServiceConfig {
     /// How the server sends its own requests (to identity providers, to log destinations);
     /// without it, neither single sign-on nor log streams can be configured or used.
     pub outbound: Option<crate::outbound::Fetcher>,
+    /// How far this replica's clock may be off the database's before it refuses requests
+    /// ([`crate::clock`]).
+    pub max_clock_skew: Duration,
 }
 
 /// How many batches of recorded accesses are read and written at once. Each holds its entries
@@ -116,6 +119,7 @@ impl ServiceConfig {
             console_sessions: crate::console::SessionLimits::DEFAULT,
             mail: None,
             outbound: None,
+            max_clock_skew: crate::clock::DEFAULT_MAX_SKEW,
         }
     }
 }
@@ -150,6 +154,8 @@ pub struct Service {
     sso_seal_key: tokio::sync::OnceCell<Vec<u8>>,
     /// How this process's deliveries of log streams go.
     deliveries: Arc<crate::log_stream::deliver::Deliveries>,
+    /// This replica's clock against the database's.
+    clock: Arc<crate::clock::Clock>,
 }
 
 impl std::fmt::Debug for Service {
@@ -172,6 +178,7 @@ impl Service {
             batch_turns: tokio::sync::Semaphore::new(config.batch_writes.at_once.max(1)),
             sso_discovered: Default::default(),
             deliveries: Default::default(),
+            clock: Arc::new(crate::clock::Clock::new(config.max_clock_skew)),
             sso_seal_key: tokio::sync::OnceCell::new(),
             config,
         }
@@ -242,7 +249,10 @@ impl Service {
             Identity::Secret(secret) => {
                 self.authenticate(secret.as_deref(), context.client_ip).await?
             }
-            Identity::Authenticated(caller) => *caller,
+            Identity::Authenticated(caller) => {
+                self.clock.admit()?;
+                *caller
+            }
         };
         let kind = operation.kind();
         let rate_limit = self.limits.admit(caller.token.id, kind.spec().class)?;
@@ -297,11 +307,28 @@ impl Service {
     /// Removes the idempotency keys past their retention; returns how many. The server runs
     /// it periodically.
     pub async fn purge_expired_keys(&self) -> Result<usize, ServiceError> {
+        // A clock ahead of the others would remove keys still within their window.
+        if !self.clock.trusted() {
+            return Ok(0);
+        }
         Ok(self.store.purge_idempotency_keys(Timestamp::now()).await?)
     }
 
-    /// Whether the service can serve: its database answers and its schema is up to date.
+    /// Checks this replica's clock against the database's ([`crate::clock`]); the server runs
+    /// it at start and periodically.
+    pub async fn check_clock(&self) -> Result<(), ServiceError> {
+        Ok(self.clock.check(self.store.as_ref()).await?)
+    }
+
+    /// This replica's clock, as last checked against the database's.
+    pub fn clock(&self) -> Arc<crate::clock::Clock> {
+        Arc::clone(&self.clock)
+    }
+
+    /// Whether the service can serve: its clock agrees with the database's, the database
+    /// answers and its schema is up to date.
     pub async fn ready(&self) -> Result<(), ServiceError> {
+        self.clock.admit()?;
         self.store.ping().await.map_err(|e| match e {
             StoreError::Unavailable(_) | StoreError::Timeout => {
                 ServiceError::from(StoreError::Unavailable(e.to_string()))

@@ -39,6 +39,11 @@ pub(crate) async fn serve(
     if args.demo {
         demo(&service, &public, args.console == crate::cli::Switch::On).await?;
     }
+    // The clock first: nothing is purged or claimed on a clock off the database's.
+    if let Err(e) = service.check_clock().await {
+        tracing::warn!(error = %e, "the clock could not be checked yet; it is every 10 s");
+    }
+    scheduler::spawn(scheduler::CheckClock(Arc::clone(&service)));
     scheduler::spawn(scheduler::PurgeKeys(Arc::clone(&service)));
     if let Some(key) = checkpoint_key.filter(|_| !args.checkpoint_interval.is_zero()) {
         let interval = args.checkpoint_interval;
@@ -71,7 +76,8 @@ pub(crate) async fn serve(
                 ..Default::default()
             };
             let parts = (Arc::clone(&store), fetch, service.deliveries());
-            Some(crate::streams::spawn(parts, settings, stopping, args.shutdown_grace))
+            let (clock, grace) = (service.clock(), args.shutdown_grace);
+            Some(crate::streams::spawn(parts, clock, settings, stopping, grace))
         }
         _ => None,
     };

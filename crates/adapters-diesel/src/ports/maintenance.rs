@@ -63,6 +63,17 @@ where
             .await
     }
 
+    async fn database_clock(&self) -> Result<Option<Timestamp>, StoreError> {
+        let Some(sql) = dialect::<B>().clock else { return Ok(None) };
+        let sql = sql.to_owned();
+        let read = self.0.connection(move |db| {
+            pending(async move { db.load::<CountRow>(Statement { sql, values: vec![] }).await })
+        });
+        let micros = read.await?.first().map(|row| row.count);
+        let clock = micros.and_then(|m| Timestamp::from_unix_micros(m).ok());
+        clock.map(Some).ok_or_else(|| StoreError::other("the database did not tell its time"))
+    }
+
     async fn is_empty(&self) -> Result<bool, StoreError> {
         let sql = "SELECT count(*) AS count FROM (SELECT 1 FROM organizations LIMIT 1) AS o".into();
         let counted = self.0.connection(move |db| {

@@ -34,6 +34,7 @@ impl Service {
         client_ip: Option<IpAddr>,
         verify: impl Future<Output = Result<T, ServiceError>>,
     ) -> Result<T, ServiceError> {
+        self.clock.admit()?;
         self.limits.before_authentication(client_ip)?;
         match verify.await {
             Err(e) if e.code == ErrorCode::Unauthenticated => {
