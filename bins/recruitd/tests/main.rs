@@ -12,5 +12,6 @@ mod hec;
 mod log_streams;
 mod mail;
 mod replica;
+mod restore;
 mod sso;
 mod syslog;

@@ -338,6 +338,32 @@ impl DedicatedCluster {
             .expect("the watchdog starts");
     }
 
+    /// Its data directory (owned by the `postgres` user when the tests run as root).
+    pub fn data_dir(&self) -> &Path {
+        &self.data
+    }
+
+    /// The directory of its Unix socket.
+    pub fn socket_dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Its port.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// Stops the server at once (`immediate`: no checkpoint, as a crash), waiting until it is
+    /// down.
+    pub fn crash(&self) {
+        let out = as_server_user(&self.pg_ctl)
+            .arg("-D")
+            .arg(&self.data)
+            .args(["-m", "immediate", "-w", "stop"])
+            .output();
+        assert!(out.is_ok_and(|o| o.status.success()), "pg_ctl stop failed");
+    }
+
     /// The URL of database `name` on this cluster.
     pub fn url(&self, name: &str) -> String {
         format!("postgres://postgres@127.0.0.1:{}/{name}", self.port)
