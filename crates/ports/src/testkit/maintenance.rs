@@ -18,3 +18,16 @@ pub async fn a_fresh_store_is_empty_and_answers(store: &dyn Store) {
     loaded(store).await;
     assert!(!store.is_empty().await.unwrap());
 }
+
+/// A database with a clock of its own tells it, within a second of this process's (both run
+/// on this machine here); one on the process's clock tells none.
+pub async fn the_database_tells_its_clock_or_that_it_has_none(store: &dyn Store) {
+    let before = recruit_domain::Timestamp::now().unix_micros();
+    let told = store.database_clock().await.unwrap();
+    let after = recruit_domain::Timestamp::now().unix_micros();
+    if let Some(clock) = told {
+        let at = clock.unix_micros();
+        assert!(before - 1_000_000 <= at && at <= after + 1_000_000, "{before} {at} {after}");
+        assert!(store.database_clock().await.unwrap().is_some(), "it always tells");
+    }
+}

@@ -103,6 +103,7 @@ macro_rules! store_contract_tests {
             server_secrets_keep_the_first_value,
             log_streams_are_kept_and_delivered_by_one_holder_at_a_time,
             a_fresh_store_is_empty_and_answers,
+            the_database_tells_its_clock_or_that_it_has_none,
         );
     };
     (@cases $make:expr; $($name:ident,)*) => {
