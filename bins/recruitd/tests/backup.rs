@@ -5,7 +5,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::common::*;
 
@@ -19,19 +19,6 @@ fn run(url: &str, args: &[&str]) -> (bool, String, String) {
         .expect("runs");
     let text = |b: Vec<u8>| String::from_utf8(b).expect("UTF-8");
     (out.status.success(), text(out.stdout), text(out.stderr))
-}
-
-/// The ids of organization A's privacy entries stored in the database at `url`.
-fn stored_ids(url: &str, dir: &std::path::Path, name: &str) -> Vec<String> {
-    let file = dir.join(name);
-    let file = file.to_str().unwrap();
-    let org = org_id(recruit_ports::testkit::ORG_A).to_string();
-    cli(url, &["audit", "export", "--ledger", "privacy", "--org", &org, file]);
-    let lines = std::fs::read_to_string(file).unwrap();
-    lines
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap()["entry"]["id"].as_str().unwrap().into())
-        .collect()
 }
 
 #[test]
@@ -66,12 +53,7 @@ fn a_backup_taken_under_writes_restores_every_entry_acknowledged_before_it() {
                 while !stop.load(Ordering::Relaxed) {
                     n += 1;
                     let key = format!("backup-{w}-{n}");
-                    let (status, _, said) =
-                        server.post("/v1/audit-logs/privacy", secret, Some(&key), &body);
-                    assert_eq!(status, 201, "{said}");
-                    let stored: Value = serde_json::from_str(&said).unwrap();
-                    let ids = stored["entries"].as_array().unwrap().iter();
-                    let ids = ids.map(|e| e["id"].as_str().unwrap().to_owned()).collect();
+                    let ids = record_batch(server, secret, &key, &body);
                     acknowledged.lock().unwrap().push((Instant::now(), ids));
                 }
             });
@@ -114,8 +96,7 @@ fn a_backup_taken_under_writes_restores_every_entry_acknowledged_before_it() {
 
     // Every entry acknowledged before the copy began is there, nothing acknowledged after it
     // ended is, and the chains prove themselves against the checkpoint kept outside.
-    let held = stored_ids(&world.url, dir.path(), "restored.ndjson");
-    let held: std::collections::HashSet<_> = held.into_iter().collect();
+    let held = stored_ids(&world.url, &dir.path().join("restored.ndjson"));
     let batches = acknowledged.into_inner().unwrap();
     let (mut before, mut after) = (0, 0);
     for (at, ids) in batches.iter() {
@@ -139,5 +120,5 @@ fn a_backup_taken_under_writes_restores_every_entry_acknowledged_before_it() {
     std::fs::write(&damaged, bytes).unwrap();
     let (ok, _, refused) = run(&world.url, &["restore", damaged.to_str().unwrap(), "--replace"]);
     assert!(!ok, "{refused}");
-    assert_eq!(stored_ids(&world.url, dir.path(), "still.ndjson").len(), held.len());
+    assert_eq!(stored_ids(&world.url, &dir.path().join("still.ndjson")).len(), held.len());
 }

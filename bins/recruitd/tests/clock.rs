@@ -24,22 +24,7 @@ fn libfaketime() -> PathBuf {
     if let Some(path) = found() {
         return PathBuf::from(path);
     }
-    let install = || {
-        Command::new("apt-get")
-            .args(["install", "-y", "-q", "--no-install-recommends", "-o"])
-            .arg("DPkg::Lock::Timeout=120")
-            .arg("libfaketime")
-            .env("DEBIAN_FRONTEND", "noninteractive")
-            .status()
-            .is_ok_and(|s| s.success())
-    };
-    if !install() {
-        let updated = Command::new("apt-get")
-            .args(["update", "-q", "-o", "DPkg::Lock::Timeout=120"])
-            .status();
-        assert!(updated.is_ok_and(|s| s.success()), "apt-get update");
-        assert!(install(), "apt-get install libfaketime");
-    }
+    apt_install(&["libfaketime"]);
     PathBuf::from(found().expect("libfaketime installed"))
 }
 

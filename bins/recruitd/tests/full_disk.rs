@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::common::*;
 
@@ -94,11 +94,7 @@ fn refused_until_room_is_made(world: &World, volume: &Path) {
         let (status, headers, said) =
             server.post("/v1/audit-logs/privacy", &world.secret, Some(&key), &body);
         match status {
-            201 => {
-                let stored: Value = serde_json::from_str(&said).unwrap();
-                let ids = stored["entries"].as_array().unwrap().iter();
-                acknowledged.extend(ids.map(|e| e["id"].as_str().unwrap().to_owned()));
-            }
+            201 => acknowledged.extend(entry_ids(&said)),
             503 => {
                 assert_eq!(code(&serde_json::from_str(&said).unwrap()), "UNAVAILABLE", "{said}");
                 assert!(!header(&headers, "retry-after").is_empty(), "{headers:?}");
@@ -149,15 +145,7 @@ fn refused_until_room_is_made(world: &World, volume: &Path) {
     server.stop();
 
     // Nothing acknowledged is lost, and the chains prove themselves.
-    let export = volume.join("privacy.ndjson");
-    let org = org_id(recruit_ports::testkit::ORG_A).to_string();
-    let export_arg = export.to_str().unwrap();
-    cli(&world.url, &["audit", "export", "--ledger", "privacy", "--org", &org, export_arg]);
-    let lines = std::fs::read_to_string(&export).unwrap();
-    let held: std::collections::HashSet<String> = lines
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap()["entry"]["id"].as_str().unwrap().into())
-        .collect();
+    let held = stored_ids(&world.url, &volume.join("privacy.ndjson"));
     let lost: Vec<_> = acknowledged.iter().filter(|id| !held.contains(*id)).collect();
     assert!(lost.is_empty(), "{} acknowledged entries lost: {lost:?}", lost.len());
     cli(&world.url, &["audit", "verify"]);

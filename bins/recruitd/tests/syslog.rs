@@ -34,22 +34,7 @@ fn install_rsyslog() {
     if present.is_ok_and(|s| s.success()) && gtls_installed() {
         return;
     }
-    let install = || {
-        Command::new("apt-get")
-            .args(["install", "-y", "-q", "--no-install-recommends", "-o"])
-            // Another test may be installing its own package at the same moment.
-            .args(["DPkg::Lock::Timeout=120", "rsyslog", "rsyslog-gnutls"])
-            .env("DEBIAN_FRONTEND", "noninteractive")
-            .status()
-            .is_ok_and(|s| s.success())
-    };
-    if !install() {
-        let updated = Command::new("apt-get")
-            .args(["update", "-q", "-o", "DPkg::Lock::Timeout=120"])
-            .status();
-        assert!(updated.is_ok_and(|s| s.success()), "apt-get update");
-        assert!(install(), "apt-get install rsyslog rsyslog-gnutls");
-    }
+    apt_install(&["rsyslog", "rsyslog-gnutls"]);
 }
 
 fn openssl(dir: &Path, args: &[&str]) {

@@ -492,3 +492,51 @@ impl Peer {
         answer.json().await.unwrap()
     }
 }
+
+/// Debian's `packages`, installed with apt-get (waiting for another test's install to finish,
+/// and reading the package lists first when they are missing).
+pub(crate) fn apt_install(packages: &[&str]) {
+    let install = || {
+        Command::new("apt-get")
+            .args(["install", "-y", "-q", "--no-install-recommends"])
+            .args(["-o", "DPkg::Lock::Timeout=120"])
+            .args(packages)
+            .env("DEBIAN_FRONTEND", "noninteractive")
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    if !install() {
+        let update = ["update", "-q", "-o", "DPkg::Lock::Timeout=120"];
+        let updated = Command::new("apt-get").args(update).status();
+        assert!(updated.is_ok_and(|s| s.success()), "apt-get update");
+        assert!(install(), "apt-get install {packages:?}");
+    }
+}
+
+/// Records a batch of `body` through `server` with the idempotency key `key`: the ids of its
+/// entries, once acknowledged (any other answer panics).
+pub(crate) fn record_batch(server: &Server, secret: &str, key: &str, body: &str) -> Vec<String> {
+    let (status, _, said) = server.post("/v1/audit-logs/privacy", secret, Some(key), body);
+    assert_eq!(status, 201, "{said}");
+    entry_ids(&said)
+}
+
+/// The ids of the entries of a recording's answer.
+pub(crate) fn entry_ids(answer: &str) -> Vec<String> {
+    let stored: Value = serde_json::from_str(answer).unwrap();
+    let entries = stored["entries"].as_array().expect("entries").iter();
+    entries.map(|e| e["id"].as_str().unwrap().to_owned()).collect()
+}
+
+/// The ids of organization A's privacy entries in the database at `url`, through
+/// `audit export` to `file`.
+pub(crate) fn stored_ids(url: &str, file: &std::path::Path) -> std::collections::HashSet<String> {
+    let _ = std::fs::remove_file(file);
+    let org = org_id(ORG_A).to_string();
+    cli(url, &["audit", "export", "--ledger", "privacy", "--org", &org, file.to_str().unwrap()]);
+    let lines = std::fs::read_to_string(file).unwrap();
+    lines
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap()["entry"]["id"].as_str().unwrap().into())
+        .collect()
+}
