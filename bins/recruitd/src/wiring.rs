@@ -31,10 +31,17 @@ impl Opened {
     }
 }
 
+/// The SQLite file the database URL names (`sqlite://PATH` or a plain path); None for
+/// PostgreSQL (`postgres://…`, `postgresql://…`).
+pub(crate) fn sqlite_file(url: &str) -> Option<&str> {
+    let postgres = url.starts_with("postgres://") || url.starts_with("postgresql://");
+    (!postgres).then(|| url.strip_prefix("sqlite://").unwrap_or(url))
+}
+
 /// Opens the store the URL names and applies its pending migrations.
 pub(crate) async fn open_store(cli: &Cli) -> Result<Opened, Failure> {
     let url = cli.database_url.as_str();
-    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+    if sqlite_file(url).is_none() {
         let mut config = PgConfig::new(url);
         config.pool_size = cli.db_pool_size;
         config.wait_timeout = cli.db_wait_timeout;
@@ -66,7 +73,7 @@ pub(crate) async fn open_store(cli: &Cli) -> Result<Opened, Failure> {
         if cli.read_database_url.is_some() {
             return Err(Failure("--read-database-url needs a PostgreSQL --database-url".into()));
         }
-        let path = url.strip_prefix("sqlite://").unwrap_or(url);
+        let path = sqlite_file(url).unwrap_or(url);
         let mut config = SqliteConfig::new(path);
         config.pool_size = cli.db_pool_size;
         config.wait_timeout = cli.db_wait_timeout;

@@ -356,12 +356,7 @@ impl DedicatedCluster {
     /// Stops the server at once (`immediate`: no checkpoint, as a crash), waiting until it is
     /// down.
     pub fn crash(&self) {
-        let out = as_server_user(&self.pg_ctl)
-            .arg("-D")
-            .arg(&self.data)
-            .args(["-m", "immediate", "-w", "stop"])
-            .output();
-        assert!(out.is_ok_and(|o| o.status.success()), "pg_ctl stop failed");
+        self.stopped("immediate");
     }
 
     /// The URL of database `name` on this cluster.
@@ -386,12 +381,17 @@ impl DedicatedCluster {
 
     /// Stops the server (fast shutdown: connections are cut) and waits until it is down.
     pub fn stop(&self) {
+        self.stopped("fast");
+    }
+
+    /// `pg_ctl stop` in shutdown `mode`, waiting until the server is down.
+    fn stopped(&self, mode: &str) {
         let out = as_server_user(&self.pg_ctl)
             .arg("-D")
             .arg(&self.data)
-            .args(["-m", "fast", "-w", "stop"])
+            .args(["-m", mode, "-w", "stop"])
             .output();
-        assert!(out.is_ok_and(|o| o.status.success()), "pg_ctl stop failed");
+        assert!(out.is_ok_and(|o| o.status.success()), "pg_ctl stop -m {mode} failed");
     }
 
     /// Starts the server again and waits until it accepts connections.

@@ -13,14 +13,13 @@ use crate::output::print;
 
 /// The SQLite file `database_url` names, or why these commands do not apply.
 fn sqlite_file(database_url: &str) -> Result<&Path, Failure> {
-    if database_url.starts_with("postgres://") || database_url.starts_with("postgresql://") {
-        return Err(Failure(
+    crate::wiring::sqlite_file(database_url).map(Path::new).ok_or_else(|| {
+        Failure(
             "backup and restore are for the SQLite store; back PostgreSQL up with pgBackRest \
              (docs/operations.md)"
                 .into(),
-        ));
-    }
-    Ok(Path::new(database_url.strip_prefix("sqlite://").unwrap_or(database_url)))
+        )
+    })
 }
 
 /// `recruitd backup PATH`.
