@@ -37,6 +37,7 @@ import argparse
 import http.client
 import datetime
 import json
+import math
 import os
 import pwd
 import re
@@ -651,6 +652,9 @@ def main():
     parser.add_argument("--minutes", type=float, default=10)
     parser.add_argument("--trials", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--sides", default="0,3", type=lambda s: [int(n) for n in s.split(",")],
+                        help="stream: the numbers of streams to record beside (3 alone for the "
+                             "10-minute delivery run, whose other side the disk cannot hold too)")
     parser.add_argument("--reads", default="job,organization,recorded",
                         type=lambda s: s.split(","))
     parser.add_argument("--stores", default="postgres,sqlite", type=lambda s: s.split(","))
@@ -1276,8 +1280,8 @@ def scenario_stream(url, args):
     try:
         for connections in args.connections:
             # Rounds interleave the two sides: the machine's drift moves both alike.
-            measured = {0: [], 3: []}
-            for streams in [0, 3] * args.rounds:
+            measured = {n: [] for n in args.sides}
+            for streams in args.sides * args.rounds:
                 server = Server(url, "--outbound-allow", "127.0.0.1")
                 made = [api(server.base, token, "POST", "/v1/log-streams",
                             {"name": f"bench {n}", "destination": {
@@ -1326,15 +1330,20 @@ def scenario_stream(url, args):
                 server.stop()
                 measured[streams].append((recorded / args.duration, cpu / recorded * 1e6, ratio,
                                           lag, drained))
-            # Each figure's median over the rounds; the ratio of the medians of the rates.
-            median = lambda side: [statistics.median(c) for c in zip(*measured[side])]
+            # Each figure's median over the rounds; the ratio of the medians of the rates. A side
+            # not run (--sides) shows as "-".
+            median = lambda side: [statistics.median(c) for c in zip(*measured[side])] \
+                if measured.get(side) else [float("nan")] * 5
             (bare, bare_cpu, _, _, _), (rate, rate_cpu, ratio, lag, drained) = \
                 median(0), median(3)
             print("rounds (entries/s without, with three streams): " + ", ".join(
-                f"{a[0]:,.0f} / {b[0]:,.0f}" for a, b in zip(measured[0], measured[3])))
-            rows.append((connections, f"{bare:,.0f}", f"{rate:,.0f}", f"{rate / bare:.2f}",
-                         f"{ratio:.3f}", f"{lag:,}", f"{drained:.1f}", f"{bare_cpu:.1f}",
-                         f"{rate_cpu:.1f}"))
+                f"{a[0]:,.0f} / {b[0]:,.0f}" for a, b in zip(measured.get(0, []),
+                                                              measured.get(3, []))))
+            shown = lambda x, f: "-" if math.isnan(x) else format(x, f)
+            rows.append((connections, shown(bare, ",.0f"), shown(rate, ",.0f"),
+                         shown(rate / bare, ".2f"), shown(ratio, ".3f"),
+                         shown(lag, ",.0f"), shown(drained, ".1f"), shown(bare_cpu, ".1f"),
+                         shown(rate_cpu, ".1f")))
     finally:
         sink.kill()
     table(("connections", "entries/s, no stream", "entries/s, 3 streams", "ratio",
