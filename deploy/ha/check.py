@@ -13,7 +13,11 @@ flight, 429, 502/503/504); an unknown batch is sent again with the same key unti
 failed. Two readers page through the ledger meanwhile, and an exporter exports one writer's
 entries at a time (`--read-database-url`: on a standby once it has caught up).
 Nemesis: the primary's postgres killed (SIGKILL), the primary frozen (SIGSTOP for 20 s, then
-SIGCONT), a recruitd replica killed and started again.
+SIGCONT), a recruitd replica killed and started again. When the members run in network
+namespaces (`HA_NETNS=1 deploy/ha/up`), partitions too (`deploy/ha/net`): the primary cut off
+from the other members for 30 s while its clients still reach it (split brain); what the
+primary sends the others lost, on and off (asymmetric, flapping); a tenth of the packets
+between all members lost for 20 s. `--faults` picks some.
 Checker, from the history and the final state only: every acknowledged entry stored exactly
 once; nothing stored that no batch explains (a batch that failed finally explains nothing);
 every batch resolved within 20 s of the cluster having a primary again; every export holds
@@ -24,6 +28,9 @@ receiver here that checks every batch's Standard Webhooks signature and answers 
 seven 503 and drops the connection on one in eleven after reading it. Checked: every
 acknowledged entry received, positions first received in chain order without a gap, every
 signature valid, and what was received clean under `recruitd audit verify --stream`.
+Self-tests: `--self-test` runs the checker on histories made to fail it; `--expect-loss` on a
+topology started with `HA_SYNC=async` passes only if the checker finds acknowledged entries
+lost (what asynchronous replication loses to a split brain), showing it can.
 Needs only Python's standard library and the PostgreSQL client binaries.
 """
 
@@ -211,10 +218,15 @@ class Cluster:
         return [postmaster] + [int(c) for c in children]
 
     def writable(self):
-        """Whether the write port reaches a primary that takes writes."""
+        """Whether the write port reaches a primary that commits a write: a message written to
+        the WAL in a transaction (no table needed), whose commit waits for the synchronous
+        standby as any write's does, so a primary cut off from its standbys does not count. (A
+        transaction id alone writes no WAL and would not wait.)"""
+        probe = ("SELECT NOT pg_is_in_recovery() AND "
+                 "pg_logical_emit_message(true, 'failover-check', 'probe') IS NOT NULL")
         result = subprocess.run(
             [f"{self.values['PG_BIN']}/psql", self.values["DATABASE_URL"], "-X", "-At", "-c",
-             "SELECT NOT pg_is_in_recovery()"],
+             probe],
             capture_output=True, text=True, timeout=5,
             env={**os.environ, "PGCONNECT_TIMEOUT": "2"})
         return result.returncode == 0 and result.stdout.strip() == "t"
@@ -237,6 +249,11 @@ class Cluster:
                 return int(pid)
         raise KeyError(name)
 
+    def net(self, *args):
+        """deploy/ha/net on this topology's members."""
+        subprocess.run([str(Path(__file__).with_name("net")), *map(str, args)], check=True,
+                       env={**os.environ, "HA_PORT": self.values["HA_PORT"]})
+
     def restart_app(self, name, command):
         log = open(self.dir / f"{name}.out", "ab")
         process = subprocess.Popen(command, stdout=log, stderr=log,
@@ -246,7 +263,7 @@ class Cluster:
         return process
 
 
-def nemesis(cluster, history, stop, pause):
+def nemesis(cluster, history, stop, pause, faults):
     """The faults, about `pause` seconds apart. After each, a probe logs when the write port
     takes writes again (while a frozen primary is still frozen, if another took over)."""
     def probe():
@@ -286,10 +303,49 @@ def nemesis(cluster, history, stop, pause):
         cluster.restart_app("app1", [c.decode() for c in command])
         probe()
 
-    for fault in (kill_primary, freeze_primary, kill_app):
+    def isolate_primary():
+        member = cluster.leader()
+        history.add(kind="fault", member=member,
+                    fault="primary cut off from the other members 30 s, clients still reach it")
+        cluster.net("isolate", member)
+        time.sleep(1)
+        watching = threading.Thread(target=probe)
+        watching.start()
+        time.sleep(29)
+        cluster.net("heal", member)
+        history.add(kind="note", note="partition healed")
+        watching.join()
+
+    def flap_primary():
+        member = cluster.leader()
+        history.add(kind="fault", member=member,
+                    fault="what the primary sends the other members lost, 4 s on, 4 s off, x4")
+        for _ in range(4):
+            cluster.net("oneway", member)
+            time.sleep(4)
+            cluster.net("heal", member)
+            time.sleep(4)
+        probe()
+
+    def lossy_links():
+        history.add(kind="fault", fault="10 % of the packets between the members lost 20 s")
+        for member in (1, 2, 3):
+            cluster.net("lossy", member, 10)
+        time.sleep(20)
+        cluster.net("heal")
+        probe()
+
+    named = {"kill": kill_primary, "freeze": freeze_primary, "app": kill_app,
+             "isolate": isolate_primary, "flap": flap_primary, "lossy": lossy_links}
+    for name in faults:
         if stop.wait(pause):
             return
-        fault()
+        named[name]()
+
+
+# The faults by name (--faults), in the order they run; the network's need HA_NETNS=1.
+FAULTS = ("kill", "freeze", "app", "isolate", "flap", "lossy")
+NETWORK_FAULTS = ("isolate", "flap", "lossy")
 
 
 class Receiver:
@@ -568,12 +624,21 @@ def main():
     parser.add_argument("--duration", type=float, default=150.0)
     parser.add_argument("--writers", type=int, default=8)
     parser.add_argument("--self-test", action="store_true")
+    parser.add_argument("--faults", type=lambda v: v.split(","), default=None,
+                        help=f"some of {','.join(FAULTS)} (default: all the topology allows)")
+    parser.add_argument("--expect-loss", action="store_true",
+                        help="pass only if acknowledged entries were lost (HA_SYNC=async)")
     args = parser.parse_args()
     if args.self_test:
         result = unittest.main(argv=[sys.argv[0]], exit=False, verbosity=1).result
         sys.exit(0 if result.wasSuccessful() else 1)
     values = env()
     cluster = Cluster(values)
+    netns = values.get("HA_NETNS") == "1"
+    faults = args.faults or [f for f in FAULTS if netns or f not in NETWORK_FAULTS]
+    unknown = [f for f in faults if f not in FAULTS or (f in NETWORK_FAULTS and not netns)]
+    if unknown:
+        sys.exit(f"faults {unknown}: not faults of this checker, or need HA_NETNS=1")
     organization, owner, tokens = setup(values, cluster.dir, args.writers + 3)
     receiver = Receiver(cluster.dir)
     open_stream(values, cluster.dir, owner, receiver)
@@ -592,8 +657,9 @@ def main():
         target=exporter, args=(apps, tokens[args.writers + 2], window, history, stop, args.writers)))
     for t in threads:
         t.start()
-    pause = args.duration / 4
-    chaos = threading.Thread(target=nemesis, args=(cluster, history, stop_nemesis, pause))
+    pause = args.duration / (len(faults) + 1)
+    chaos = threading.Thread(target=nemesis,
+                             args=(cluster, history, stop_nemesis, pause, faults))
     chaos.start()
     chaos.join()
     time.sleep(max(0.0, args.duration - (time.monotonic() - history.start)))
@@ -604,6 +670,15 @@ def main():
     (cluster.dir / "history.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
     stored = stored_ids(values, organization)
     findings, figures = check(events, stored)
+    if args.expect_loss:
+        # The self-test of an asynchronous topology: the loss must be seen.
+        lost = findings["lost"]
+        print(f"acknowledged entries: {figures['acknowledged entries']}, lost: {len(lost)}")
+        if not lost:
+            sys.exit("FAILED: nothing acknowledged was lost on an asynchronous topology under "
+                     f"{', '.join(faults)}: the checker or the fault cannot show a loss")
+        print("as expected, the checker caught the entries asynchronous replication lost")
+        sys.exit(0)
     streamed, stream_figures = delivered(values, receiver, stored)
     ok = {e["batch"] for e in events if e["kind"] == "ok"}
     acknowledged = [i for e in events if e["kind"] == "invoke" and e["batch"] in ok
