@@ -28,6 +28,10 @@ receiver here that checks every batch's Standard Webhooks signature and answers 
 seven 503 and drops the connection on one in eleven after reading it. Checked: every
 acknowledged entry received, positions first received in chain order without a gap, every
 signature valid, and what was received clean under `recruitd audit verify --stream`.
+Restore drill (`--restore-drill`): writers record, a differential backup is taken, a signed
+checkpoint kept, the last WAL segment archived; every member is killed and its data removed,
+the cluster restored (`deploy/ha/restore`); every acknowledged entry must be back exactly
+once and the chains must verify against the checkpoint.
 Self-tests: `--self-test` runs the checker on histories made to fail it; `--expect-loss` on a
 topology started with `HA_SYNC=async` passes only if the checker finds acknowledged entries
 lost (what asynchronous replication loses to a split brain), showing it can.
@@ -618,6 +622,73 @@ def setup(values, work, clients):
     return str(uuid.UUID(org)), f"usr_{owner}", tokens
 
 
+def restore_drill(values, cluster, writers, duration):
+    """The restore drill on the topology: writers record for `duration` s; a differential
+    backup a third of the way, a checkpoint kept outside (signed, in the topology's
+    directory) two thirds of the way; the writers stopped, the last WAL segment archived
+    (`deploy/ha/backup check`), every member killed and its data removed, the cluster restored
+    (`deploy/ha/restore --lost`). Then every acknowledged entry must be stored exactly once,
+    nothing unexplained, and the chains must verify against the checkpoint. Returns the exit
+    status."""
+    here = Path(__file__).parent
+    binary, url = values["RECRUITD_BINARY"], values["DATABASE_URL"]
+    quiet = {**os.environ, "RUST_LOG": "warn"}
+    key, kept = cluster.dir / "checkpoint.pem", cluster.dir / "kept.ndjson"
+    subprocess.run([binary, "audit", "keygen", str(key)], check=True, capture_output=True,
+                   env=quiet)
+    organization, owner, tokens = setup(values, cluster.dir, writers)
+    apps, history, stop = values["APP_URLS"].split(), History(), threading.Event()
+    threads = [threading.Thread(target=writer, args=(n, apps, tokens[n], owner, history, stop))
+               for n in range(writers)]
+    for t in threads:
+        t.start()
+    time.sleep(duration / 3)
+    subprocess.run([str(here / "backup"), "--type=diff", "backup"], check=True)
+    history.add(kind="note", note="differential backup taken")
+    time.sleep(duration / 3)
+    with open(kept, "w") as out:
+        subprocess.run([binary, "--database-url", url, "--checkpoint-key", str(key), "audit",
+                        "checkpoint"], check=True, stdout=out, env=quiet)
+    time.sleep(duration / 3)
+    stop.set()
+    for t in threads:
+        t.join()
+    subprocess.run([str(here / "backup"), "check"], check=True)
+    began = time.monotonic()
+    subprocess.run([str(here / "restore"), "--lost"], check=True)
+    took = time.monotonic() - began
+    stored = stored_ids(values, organization)
+    findings, figures = check(history.events, stored)
+    findings["chains"] = chains(values, "--checkpoint-key", key, "audit", "verify",
+                                "--checkpoint", kept)
+    print(f"restore drill: {figures['acknowledged entries']} entries acknowledged, "
+          f"{figures['stored entries']} stored after every member was lost and the cluster "
+          f"restored from pgBackRest (latest point) in {took:.1f} s")
+    return verdict(findings, "every acknowledged entry restored exactly once, nothing "
+                   "unexplained, the chains verify against the checkpoint kept outside")
+
+
+def chains(values, *command):
+    """What `recruitd --database-url … COMMAND` (a verification) found wrong: nothing, or the
+    end of what it printed."""
+    verified = subprocess.run(
+        [values["RECRUITD_BINARY"], "--database-url", values["DATABASE_URL"], *map(str, command)],
+        capture_output=True, text=True, env={**os.environ, "RUST_LOG": "warn"})
+    if verified.returncode == 0:
+        return []
+    return [verified.stdout.strip()[-500:] or verified.stderr.strip()[-500:]]
+
+
+def verdict(findings, passed):
+    """Prints each finding, or `passed` when there is none; the exit status."""
+    failed = {k: v for k, v in findings.items() if v}
+    for name, found in failed.items():
+        print(f"FAILED, {name}: {found[:10]}{' …' if len(found) > 10 else ''}")
+    if not failed:
+        print(passed)
+    return 1 if failed else 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -626,6 +697,8 @@ def main():
     parser.add_argument("--self-test", action="store_true")
     parser.add_argument("--faults", type=lambda v: v.split(","), default=None,
                         help=f"some of {','.join(FAULTS)} (default: all the topology allows)")
+    parser.add_argument("--restore-drill", action="store_true",
+                        help="write, back up, lose every member, restore (deploy/ha/restore)")
     parser.add_argument("--expect-loss", action="store_true",
                         help="pass only if acknowledged entries were lost (HA_SYNC=async)")
     args = parser.parse_args()
@@ -634,6 +707,8 @@ def main():
         sys.exit(0 if result.wasSuccessful() else 1)
     values = env()
     cluster = Cluster(values)
+    if args.restore_drill:
+        sys.exit(restore_drill(values, cluster, args.writers, args.duration))
     netns = values.get("HA_NETNS") == "1"
     faults = args.faults or [f for f in FAULTS if netns or f not in NETWORK_FAULTS]
     unknown = [f for f in faults if f not in FAULTS or (f in NETWORK_FAULTS and not netns)]
@@ -686,11 +761,7 @@ def main():
     findings.update(streamed)
     findings.update(stream_findings(acknowledged, receiver.arrivals()))
     figures.update(stream_figures)
-    verified = subprocess.run(
-        [values["RECRUITD_BINARY"], "--database-url", values["DATABASE_URL"], "audit", "verify"],
-        capture_output=True, text=True, env={**os.environ, "RUST_LOG": "warn"})
-    if verified.returncode != 0:
-        findings["chains"] = [verified.stdout.strip()[-500:] or verified.stderr.strip()[-500:]]
+    findings["chains"] = chains(values, "audit", "verify")
     print("\n| fault | at s | writable again after s | first new batch acknowledged after s |")
     print("|---|---|---|---|")
     for fault, at, back, first in recoveries(events):
@@ -710,14 +781,10 @@ def main():
     print(f"exports: {len(exports)}, whole: {sum(1 for e in exports if e['status'] == 200)}, "
           f"entries held: {sum(len(e.get('ids', [])) for e in exports)}; heavy reads "
           f"(replicas that ran to the end): {heavy_reads(apps)}")
-    failed = {k: v for k, v in findings.items() if v}
-    for name, found in failed.items():
-        print(f"FAILED, {name}: {found[:10]}{' …' if len(found) > 10 else ''}")
-    if not failed:
-        print("every acknowledged entry stored exactly once, nothing unexplained, every batch "
-              f"resolved within {RESOLVE_LIMIT_S:.0f} s of a writable primary, no 500, the "
-              "chains verify; the log stream delivered every entry in order, verified")
-    sys.exit(1 if failed else 0)
+    sys.exit(verdict(findings, "every acknowledged entry stored exactly once, nothing "
+                     f"unexplained, every batch resolved within {RESOLVE_LIMIT_S:.0f} s of a "
+                     "writable primary, no 500, the chains verify; the log stream delivered "
+                     "every entry in order, verified"))
 
 
 class CheckerTest(unittest.TestCase):
