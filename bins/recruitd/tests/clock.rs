@@ -78,6 +78,11 @@ async fn a_replica_off_the_databases_clock_refuses_requests_and_purges_nothing()
         let (status, _, said) =
             skewed.post("/v1/audit-logs/privacy", &world.secret, Some("clock-2"), &body);
         assert_eq!(status, 503, "no write either: {said}");
+        // Nor a single sign-on, whose sign-in age and ID token times it could not check.
+        let (status, _, page) =
+            skewed.request_raw("GET", "/console/sso/callback?state=s&code=c", None);
+        assert_eq!(status, 503, "no sign-in either: {page}");
+        assert!(page.contains("clock disagrees"), "{page}");
         // Its purge at start has had its chance: the key is still there, so the first
         // replica's retry is answered from it, not written again.
         std::thread::sleep(Duration::from_secs(2));

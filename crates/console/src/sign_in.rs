@@ -158,6 +158,7 @@ impl Console {
             SsoFailure::Refused => (StatusCode::UNAUTHORIZED, "sso-refused"),
             SsoFailure::NotAUser => (StatusCode::FORBIDDEN, "sso-not-a-user"),
             SsoFailure::NotAnOwner => (StatusCode::FORBIDDEN, "sso-not-an-owner"),
+            SsoFailure::ClockSkewed => (StatusCode::SERVICE_UNAVAILABLE, "sso-clock"),
         };
         Failure::Said(status, key)
     }

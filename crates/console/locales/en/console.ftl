@@ -271,6 +271,7 @@ sso-continue = Continue to the access review
 sso-unavailable = This server does not offer single sign-on.
 sso-not-configured = No organization signs in with an identity provider for this address. Sign in with an API token or a one-time link.
 sso-unreachable = Your organization's identity provider could not be reached. Try again later, or sign in with an API token or a one-time link if your organization allows it.
+sso-clock = This server's clock disagrees with its database's, so a sign-in cannot be checked. Try again in a minute; if it happens again, tell your administrator.
 sso-expired = This sign-in was not started in this browser, took longer than 10 minutes, or came back altered. Start it again.
 sso-refused = Your identity provider's answer could not be verified, or it refused the sign-in. Start it again; if it happens again, tell your administrator.
 sso-not-a-user = Your identity provider signed you in, but you are not a user of this organization in recruitd.

@@ -70,6 +70,9 @@ pub enum SsoFailure {
     NotAUser,
     /// The user is not an active owner, or not in the groups that may sign in.
     NotAnOwner,
+    /// This server's clock is off its database's: a sign-in's age and an ID token's times
+    /// cannot be checked until they agree (as every request is refused meanwhile).
+    ClockSkewed,
 }
 
 /// A single sign-on refused: why, and a detail for the log.
@@ -117,7 +120,14 @@ impl Service {
         self.sso_started(email, redirect_uri).await.inspect_err(log_refusal)
     }
 
+    /// Nothing while this server's clock agrees with its database's; else the refusal of a
+    /// sign-in, whose times it could not check.
+    fn clock_agrees(&self) -> Result<(), SsoRefusal> {
+        self.clock.admit().map_err(|e| refused(SsoFailure::ClockSkewed, e.message))
+    }
+
     async fn sso_started(&self, email: &str, redirect_uri: &str) -> Result<SsoStart, SsoRefusal> {
+        self.clock_agrees()?;
         let (organization, settings) = self.sso_of(email).await?;
         let client = self.sso_client(&settings, redirect_uri, false).await?;
         let (challenge, verifier) = PkceCodeChallenge::new_random_sha256();
@@ -177,6 +187,7 @@ impl Service {
         redirect_uri: &str,
         context: &RequestContext,
     ) -> Result<OpenedSession, SsoRefusal> {
+        self.clock_agrees()?;
         let seal = self.sso_seal().await?;
         let flight = cookie
             .and_then(|c| seal.open(c))
