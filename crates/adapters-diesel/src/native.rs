@@ -8,7 +8,7 @@ use recruit_domain::{ApiTokenId, JobId, OrganizationId, Timestamp};
 use recruit_ports::chain::{Export, ExportQuery, PlannedCut};
 use recruit_ports::rows as neutral;
 use recruit_ports::{
-    AccessesWrite, ApiToken, Claim, ImportDocument, ImportError, ImportSummary, JobRecord,
+    AccessesWrite, ApiToken, ImportDocument, ImportError, ImportSummary, JobRecord,
     OrganizationRecord, PrivacyLogQuery, ResumedBatch, SecretHash, SessionHolder, StoreError,
     TokenHolder,
 };
@@ -73,7 +73,7 @@ pub trait NativeLedgers: Send + Sync + 'static {
     fn record_privacy_accesses(
         &self,
         write: &AccessesWrite,
-    ) -> impl Future<Output = Result<Claim, StoreError>> + Send;
+    ) -> impl Future<Output = Result<recruit_ports::AccessesWritten, StoreError>> + Send;
 
     /// [`recruit_ports::Ledgers::export`].
     fn export(

@@ -27,7 +27,7 @@ pub(crate) async fn chain(
     // Before the heads are locked: the lock is held for the hashing only.
     let contents = rows.contents()?;
     let mut heads = lock_heads(c, &keys).await?;
-    rows.link(&mut heads, contents)?;
+    rows.link(&mut heads, &contents)?;
     save_heads(c, &heads).await
 }
 
@@ -99,20 +99,22 @@ async fn save_heads(c: &mut AsyncPgConnection, heads: &Heads) -> Result<(), TxEr
     Ok(())
 }
 
-/// [`chain`] on a `tokio-postgres` transaction (the `COPY` connections).
+/// [`chain`] on a `tokio-postgres` transaction (the `COPY` connections); returns the rows'
+/// canonical JSON ([`ChainedRows::contents`]).
 pub(crate) async fn chain_copy(
     tx: &tokio_postgres::Transaction<'_>,
     rows: &mut impl ChainedRows,
-) -> Result<(), StoreError> {
+) -> Result<Vec<Vec<u8>>, StoreError> {
     let keys = rows.chain_keys();
     if keys.is_empty() {
-        return Ok(());
+        return Ok(vec![]);
     }
     // Before the heads are locked: the lock is held for the hashing only.
     let contents = rows.contents()?;
     let mut heads = lock_heads_copy(tx, &keys).await?;
-    rows.link(&mut heads, contents)?;
-    save_heads_copy(tx, &heads).await
+    rows.link(&mut heads, &contents)?;
+    save_heads_copy(tx, &heads).await?;
+    Ok(contents)
 }
 
 /// Locks the heads of the chains `keys` name until the commit of `tx`, a missing one created

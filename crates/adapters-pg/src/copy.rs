@@ -133,7 +133,7 @@ impl PgBackend {
                     break;
                 }
                 let contents = part.contents()?;
-                heads.link(&mut part, &mut contents.into_iter())?;
+                heads.link(&mut part, &mut contents.iter())?;
                 for row in part {
                     writer.as_mut().write(&LedgerRow::from(row).copy_values()).await?;
                 }

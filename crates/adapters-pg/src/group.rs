@@ -131,7 +131,7 @@ impl GroupConnection {
         if let Some(seen) = seen {
             let mut heads = Heads::new(seen.iter().cloned())?;
             let mut linked = group.clone();
-            linked.link(&mut heads, contents)?;
+            linked.link(&mut heads, &contents)?;
             match self.advance(&seen, &heads, linked).await {
                 Ok(()) => {
                     self.remember(&heads);
@@ -140,8 +140,6 @@ impl GroupConnection {
                 Err(e) if e.code().is_some_and(|c| c.code() == HEAD_MOVED) => self.seen.clear(),
                 Err(e) => return Err(write_error(e)),
             }
-            let contents = group.contents()?;
-            return self.write_locked(group, contents).await;
         }
         self.write_locked(group, contents).await
     }
@@ -193,7 +191,7 @@ impl GroupConnection {
             locked = client.query(&self.start, &lock.start_params()).await.map_err(write_error)?;
         }
         let mut heads: Heads = heads_from(&locked)?;
-        group.link(&mut heads, contents)?;
+        group.link(&mut heads, &contents)?;
         let (api, tool) = rows_of(group);
         let moved = heads.moved();
         let saved = SavedHeads::new(&moved);

@@ -14,7 +14,7 @@ use recruit_ports::chain::{Export, ExportQuery};
 use recruit_ports::review::{ReviewFacts, ReviewQuery};
 use recruit_ports::rows as neutral;
 use recruit_ports::rows::ReadRecords;
-use recruit_ports::{AccessesWrite, Claim, PrivacyLogQuery, StoreError};
+use recruit_ports::{AccessesWrite, AccessesWritten, Claim, PrivacyLogQuery, StoreError};
 
 use crate::PgBackend;
 use crate::chain::PgDb;
@@ -186,7 +186,10 @@ impl NativeLedgers for PgBackend {
     /// transaction-scoped advisory lock: another transaction writing it is in flight, and the
     /// lock goes with the transaction or its connection) and decided on what is committed,
     /// then written with the response, then the entries and the audit rows by binary `COPY`.
-    async fn record_privacy_accesses(&self, write: &AccessesWrite) -> Result<Claim, StoreError> {
+    async fn record_privacy_accesses(
+        &self,
+        write: &AccessesWrite,
+    ) -> Result<AccessesWritten, StoreError> {
         let mut client = self.writers.get().await.map_err(writer_pool_error)?;
         let written = write_accesses(&mut client, write).await;
         if matches!(written, Err(StoreError::Unavailable(_))) {
@@ -301,7 +304,7 @@ impl NativeLedgers for PgBackend {
 async fn write_accesses(
     client: &mut tokio_postgres::Client,
     write: &AccessesWrite,
-) -> Result<Claim, StoreError> {
+) -> Result<AccessesWritten, StoreError> {
     let mut rows = neutral::AccessRows::new(write)?;
     let done =
         IdempotencyRow::from(neutral::IdempotencyRow::completed(&write.claim, &write.response));
@@ -315,7 +318,7 @@ async fn write_accesses(
         .map_err(write_error)?
         .get(0);
     if !locked {
-        return Ok(write.claim.in_flight());
+        return Ok(AccessesWritten::refused(write.claim.in_flight()));
     }
     let stored = tx
         .query_opt(
@@ -341,7 +344,7 @@ async fn write_accesses(
     };
     let found = write.claim.decide(stored.as_ref());
     if found != Claim::Granted {
-        return Ok(found);
+        return Ok(AccessesWritten::refused(found));
     }
     tokio_postgres::Transaction::execute(
         &tx,
@@ -363,7 +366,8 @@ async fn write_accesses(
     )
     .await
     .map_err(write_error)?;
-    crate::chain::chain_copy(&tx, &mut rows).await?;
+    let contents = crate::chain::chain_copy(&tx, &mut rows).await?;
+    let chained = recruit_ports::chain::linked_entries(&rows.privacy_audit_logs, contents);
     let entries: Vec<LedgerRow> =
         rows.privacy_audit_logs.into_iter().map(LedgerRow::from).collect();
     let audit = [AuditRow::from(rows.api)];
@@ -372,5 +376,5 @@ async fn write_accesses(
     crate::copy::copy_rows(&tx, &audit).await.map_err(write_error)?;
     crate::copy::copy_rows(&tx, &tool).await.map_err(write_error)?;
     tx.commit().await.map_err(write_error)?;
-    Ok(Claim::Granted)
+    Ok(AccessesWritten { claim: Claim::Granted, chained })
 }

@@ -472,7 +472,7 @@ async fn a_write_whose_connection_dies_before_its_commit_leaves_its_key_free() {
     holder.batch_execute("ROLLBACK").await.unwrap();
 
     assert_eq!(store.idempotency_key(&claim).await.unwrap(), Claim::Granted);
-    assert_eq!(store.record_privacy_accesses(&write).await.unwrap(), Claim::Granted);
+    assert_eq!(store.record_privacy_accesses(&write).await.unwrap().claim, Claim::Granted);
     assert!(matches!(store.idempotency_key(&claim).await.unwrap(), Claim::Completed(_)));
 }
 

@@ -44,11 +44,15 @@ pub(crate) fn group_writer(
 
 /// Links the ledger rows of a write in the caller's transaction, which holds the database's
 /// write lock (an immediate transaction) until it ends: reads the heads of their chains
-/// (starting a missing one), links the rows, saves the heads.
-pub(crate) fn chain(c: &mut SqliteConnection, rows: &mut impl ChainedRows) -> Result<(), TxError> {
+/// (starting a missing one), links the rows, saves the heads. Returns the rows' canonical
+/// JSON ([`ChainedRows::contents`]).
+pub(crate) fn chain(
+    c: &mut SqliteConnection,
+    rows: &mut impl ChainedRows,
+) -> Result<Vec<Vec<u8>>, TxError> {
     let keys = rows.chain_keys();
     if keys.is_empty() {
-        return Ok(());
+        return Ok(vec![]);
     }
     // Before the heads are locked: the lock is held for the hashing only.
     let contents = rows.contents()?;
@@ -63,13 +67,13 @@ pub(crate) fn chain(c: &mut SqliteConnection, rows: &mut impl ChainedRows) -> Re
         found.push(row.into_neutral()?);
     }
     let mut heads = Heads::new(found)?;
-    rows.link(&mut heads, contents)?;
+    rows.link(&mut heads, &contents)?;
     for head in heads.moved().into_iter().map(LedgerHeadRow::from) {
         diesel::update(ledger_heads::table.find((&head.organization_id, &head.ledger)))
             .set((ledger_heads::position.eq(head.position), ledger_heads::hash.eq(&head.hash)))
             .execute(c)?;
     }
-    Ok(())
+    Ok(contents)
 }
 
 /// Links, once, the entries stored before the ledgers were chained: in one transaction, while

@@ -11,7 +11,7 @@ use recruit_domain::chain::Ledger;
 use recruit_ports::review::{ReviewFacts, ReviewQuery};
 use recruit_ports::rows as neutral;
 use recruit_ports::rows::ReadRecords;
-use recruit_ports::{AccessesWrite, Claim, KeyClaim, PrivacyLogQuery, StoreError};
+use recruit_ports::{AccessesWrite, AccessesWritten, Claim, KeyClaim, PrivacyLogQuery, StoreError};
 
 use crate::SqliteBackend;
 use crate::chain::chain;
@@ -21,26 +21,30 @@ use crate::insert::insert_rows;
 use crate::rows::*;
 
 impl NativeLedgers for SqliteBackend {
-    async fn record_privacy_accesses(&self, write: &AccessesWrite) -> Result<Claim, StoreError> {
+    async fn record_privacy_accesses(
+        &self,
+        write: &AccessesWrite,
+    ) -> Result<AccessesWritten, StoreError> {
         use crate::schema::idempotency_keys as keys;
         let mut rows = neutral::AccessRows::new(write)?;
         let done =
             IdempotencyRow::from(neutral::IdempotencyRow::completed(&write.claim, &write.response));
         let claim = write.claim.clone();
         // SQLite writes one transaction at a time: the key is decided on what is committed.
-        self.transaction(move |c| -> Result<Claim, TxError> {
+        self.transaction(move |c| -> Result<AccessesWritten, TxError> {
             let row = stored_key(c, &claim)?;
             let stored = row.map(|r| r.into_neutral()?.into_stored()).transpose()?.flatten();
             let found = claim.decide(stored.as_ref());
             if found != Claim::Granted {
-                return Ok(found);
+                return Ok(AccessesWritten::refused(found));
             }
             diesel::replace_into(keys::table).values(&done).execute(c)?;
-            chain(c, &mut rows)?;
+            let contents = chain(c, &mut rows)?;
+            let chained = recruit_ports::chain::linked_entries(&rows.privacy_audit_logs, contents);
             insert_rows(c, rows.privacy_audit_logs)?;
             insert_rows(c, [rows.api])?;
             insert_rows(c, rows.tool)?;
-            Ok(Claim::Granted)
+            Ok(AccessesWritten { claim: Claim::Granted, chained })
         })
         .await
         .map_err(StoreError::from)

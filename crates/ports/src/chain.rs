@@ -143,10 +143,10 @@ impl Heads {
     /// Gives each of `rows`, in order, the next position of its chain and its hashes, taking
     /// each row's canonical JSON from `contents` ([`ChainedRows::contents`], computed before
     /// the heads were locked, so that the lock is held for the hashing only).
-    pub fn link<R: Chained>(
+    pub fn link<'c, R: Chained>(
         &mut self,
         rows: &mut [R],
-        contents: &mut impl Iterator<Item = Vec<u8>>,
+        contents: &mut impl Iterator<Item = &'c Vec<u8>>,
     ) -> Result<(), StoreError> {
         for row in rows {
             let key = (row.organization(), R::LEDGER);
@@ -160,7 +160,7 @@ impl Heads {
                 .ok_or_else(|| StoreError::other("a ledger row's JSON was not computed"))?;
             let next = position + 1;
             let at = u64::try_from(next).map_err(|_| corrupt("a negative chain position"))?;
-            let hash = entry_hash(R::LEDGER, Id::from_uuid(key.0), at, &prev, &content);
+            let hash = entry_hash(R::LEDGER, Id::from_uuid(key.0), at, &prev, content);
             row.set_link(next, prev, hash);
             self.heads.insert(key, (next, hash));
             self.moved.insert(key);
@@ -193,7 +193,7 @@ pub trait ChainedRows {
     fn contents(&self) -> Result<Vec<Vec<u8>>, StoreError>;
     /// Links every ledger row of the write, in the order they are written, with their
     /// [`ChainedRows::contents`].
-    fn link(&mut self, heads: &mut Heads, contents: Vec<Vec<u8>>) -> Result<(), StoreError>;
+    fn link(&mut self, heads: &mut Heads, contents: &[Vec<u8>]) -> Result<(), StoreError>;
 }
 
 fn contents_of<R: Chained>(rows: &[R], out: &mut Vec<Vec<u8>>) -> Result<(), StoreError> {
@@ -218,8 +218,8 @@ macro_rules! chained_rows {
                 $({ let $w = self; contents_of($part, &mut out)?; })+
                 Ok(out)
             }
-            fn link(&mut self, heads: &mut Heads, contents: Vec<Vec<u8>>) -> Result<(), StoreError> {
-                let mut contents = contents.into_iter();
+            fn link(&mut self, heads: &mut Heads, contents: &[Vec<u8>]) -> Result<(), StoreError> {
+                let mut contents = contents.iter();
                 $({ let $m = &mut *self; heads.link($part_mut, &mut contents)?; })+
                 Ok(())
             }
@@ -236,8 +236,8 @@ impl<R: Chained> ChainedRows for Vec<R> {
         contents_of(self, &mut out)?;
         Ok(out)
     }
-    fn link(&mut self, heads: &mut Heads, contents: Vec<Vec<u8>>) -> Result<(), StoreError> {
-        heads.link(self, &mut contents.into_iter())
+    fn link(&mut self, heads: &mut Heads, contents: &[Vec<u8>]) -> Result<(), StoreError> {
+        heads.link(self, &mut contents.iter())
     }
 }
 
@@ -485,6 +485,24 @@ pub struct ExportedEntry {
 }
 
 impl ExportedEntry {
+    /// A row just linked ([`Heads::link`]) as an export shows it, with `canonical` the
+    /// canonical JSON it was linked with.
+    pub fn linked<R: Chained>(row: &R, canonical: Vec<u8>) -> Self {
+        let (position, prev, hash) = row.link();
+        let (time, id) = row.time_and_id();
+        Self {
+            organization_id: recruit_domain::OrganizationId::from_uuid(row.organization()),
+            time,
+            entry: ChainEntry {
+                id,
+                position,
+                prev_hash: prev.map(<[u8]>::to_vec),
+                hash: hash.map(<[u8]>::to_vec),
+                canonical,
+            },
+        }
+    }
+
     /// A stored row as an export shows it.
     pub fn of<R: Chained>(row: R) -> Result<Self, StoreError> {
         Ok(Self {
@@ -493,6 +511,15 @@ impl ExportedEntry {
             entry: ChainEntry::of(row)?,
         })
     }
+}
+
+/// `rows` as just linked, with their canonical JSON the first of `contents`
+/// ([`ChainedRows::contents`] of a write whose first part they are).
+pub fn linked_entries<R: Chained>(rows: &[R], contents: Vec<Vec<u8>>) -> Vec<ExportedEntry> {
+    rows.iter()
+        .zip(contents)
+        .map(|(row, canonical)| ExportedEntry::linked(row, canonical))
+        .collect()
 }
 
 /// The entries of an export, as they are read.

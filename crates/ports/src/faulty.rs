@@ -38,6 +38,8 @@ pub struct Faulty<S> {
     spare_tokens: std::sync::atomic::AtomicBool,
     /// Whether the next write of accesses fails, the store going down with it.
     die_on_record: std::sync::atomic::AtomicBool,
+    /// How many entries `chain_after` has returned.
+    read_after: std::sync::atomic::AtomicU64,
 }
 
 impl<S> Faulty<S> {
@@ -48,7 +50,14 @@ impl<S> Faulty<S> {
             fault: Mutex::new(Fault::None),
             spare_tokens: std::sync::atomic::AtomicBool::new(false),
             die_on_record: std::sync::atomic::AtomicBool::new(false),
+            read_after: std::sync::atomic::AtomicU64::new(0),
         }
+    }
+
+    /// How many entries [`Ledgers::chain_after`] has returned so far: what readers of the chain
+    /// read back from the store.
+    pub fn entries_read_after(&self) -> u64 {
+        self.read_after.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// Makes the next write of accesses fail as if the database died in its middle: the write
@@ -240,7 +249,10 @@ impl<S: Ledgers> Ledgers for Faulty<S> {
         self.check().await?;
         self.inner.idempotency_key(claim).await
     }
-    async fn record_privacy_accesses(&self, write: &AccessesWrite) -> Result<Claim, StoreError> {
+    async fn record_privacy_accesses(
+        &self,
+        write: &AccessesWrite,
+    ) -> Result<crate::AccessesWritten, StoreError> {
         if self.die_on_record.swap(false, std::sync::atomic::Ordering::SeqCst) {
             self.set(Fault::Unavailable);
         }
@@ -262,7 +274,10 @@ impl<S: Ledgers> Ledgers for Faulty<S> {
         limit: usize,
     ) -> Result<Vec<crate::chain::ExportedEntry>, StoreError> {
         self.check().await?;
-        self.inner.chain_after(ledger, organization, after, limit).await
+        let read = self.inner.chain_after(ledger, organization, after, limit).await?;
+        let n = read.len() as u64;
+        self.read_after.fetch_add(n, std::sync::atomic::Ordering::SeqCst);
+        Ok(read)
     }
     async fn chain_start_at(
         &self,

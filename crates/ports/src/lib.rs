@@ -36,9 +36,9 @@ pub use import::{
     ResumedBatch,
 };
 pub use records::{
-    AccessesWrite, ApiToken, AuditEntry, AuditListQuery, ConsoleSession, EntryFilter, Interface,
-    JobRecord, LedgerEntry, LedgerPage, LedgerPosition, NewApiToken, OrganizationRecord,
-    PoolStatus, PrivacyLogQuery, ProfileUpdate, Provisioning, ReadRecord, SecretHash,
-    SessionHolder, SsoSettings, SubjectFilter, TokenHolder, ToolAuditEntry, UserLookup,
+    AccessesWrite, AccessesWritten, ApiToken, AuditEntry, AuditListQuery, ConsoleSession,
+    EntryFilter, Interface, JobRecord, LedgerEntry, LedgerPage, LedgerPosition, NewApiToken,
+    OrganizationRecord, PoolStatus, PrivacyLogQuery, ProfileUpdate, Provisioning, ReadRecord,
+    SecretHash, SessionHolder, SsoSettings, SubjectFilter, TokenHolder, ToolAuditEntry, UserLookup,
 };
 pub use traits::{Directory, Import, Ledgers, Maintenance, Replica, Store, Tokens};

@@ -504,6 +504,23 @@ pub struct AccessesWrite {
     pub response: crate::StoredResponse,
 }
 
+/// What recording accesses did ([`crate::Ledgers::record_privacy_accesses`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AccessesWritten {
+    /// What the claim of the key found: the entries were written only when it was granted.
+    pub claim: crate::Claim,
+    /// The entries written, as their chain holds them once committed, in chain order (none
+    /// when nothing was written).
+    pub chained: Vec<crate::chain::ExportedEntry>,
+}
+
+impl AccessesWritten {
+    /// Nothing written: the claim found `claim`.
+    pub fn refused(claim: crate::Claim) -> Self {
+        Self { claim, chained: vec![] }
+    }
+}
+
 /// Which users of an organization a SCIM client asks for
 /// ([`crate::Directory::provisioned_users`]).
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -16,10 +16,10 @@ use recruit_domain::{ApiTokenId, JobId, OrganizationId, Timestamp, User, UserId,
 use crate::chain::{ChainEntry, ChainPage, Export, ExportQuery, PlannedCut};
 use crate::rows::LedgerHeadRow;
 use crate::{
-    AccessesWrite, ApiToken, AuditEntry, AuditListQuery, Claim, ConsoleSession, ImportDocument,
-    ImportError, ImportSummary, JobRecord, KeyClaim, LedgerEntry, LedgerPage, NewApiToken,
-    OrganizationRecord, PrivacyLogQuery, ProfileUpdate, Provisioning, ReadRecord, ResumedBatch,
-    SecretHash, SessionHolder, StoreError, TokenHolder, ToolAuditEntry, UserLookup,
+    AccessesWrite, AccessesWritten, ApiToken, AuditEntry, AuditListQuery, Claim, ConsoleSession,
+    ImportDocument, ImportError, ImportSummary, JobRecord, KeyClaim, LedgerEntry, LedgerPage,
+    NewApiToken, OrganizationRecord, PrivacyLogQuery, ProfileUpdate, Provisioning, ReadRecord,
+    ResumedBatch, SecretHash, SessionHolder, StoreError, TokenHolder, ToolAuditEntry, UserLookup,
 };
 
 /// Organizations, their people, queues and jobs.
@@ -196,8 +196,11 @@ pub trait Ledgers: Send + Sync + 'static {
     /// flight in another transaction, used for another request, or completed. The key is never
     /// stored without its response, so a failure at any point leaves it free. `Conflict` when an
     /// entry's id is already in its organization's ledger or appears twice; nothing is written
-    /// then.
-    async fn record_privacy_accesses(&self, write: &AccessesWrite) -> Result<Claim, StoreError>;
+    /// then. Granted, it returns the entries as committed, linked into their chain.
+    async fn record_privacy_accesses(
+        &self,
+        write: &AccessesWrite,
+    ) -> Result<AccessesWritten, StoreError>;
 
     /// Removes the idempotency keys that expired at or before `now`; returns how many.
     async fn purge_idempotency_keys(&self, now: Timestamp) -> Result<usize, StoreError>;

@@ -20,14 +20,29 @@ use recruit_service::{
     Identity, Operation, OperationKind, Outcome, RequestContext, Service, ServiceConfig,
 };
 
-/// A network that admits every host, and takes every batch (200) or none.
+/// A network that admits every host, and takes every batch (200, the bodies kept) or none.
 struct Network {
     takes: bool,
+    sent: std::sync::Mutex<Vec<Vec<u8>>>,
+}
+
+impl Network {
+    /// The chain positions of every entry taken, in the order they were sent.
+    fn positions(&self) -> Vec<u64> {
+        let sent = self.sent.lock().unwrap();
+        let lines = sent.iter().flat_map(|body| body.split(|b| *b == b'\n'));
+        let lines = lines.filter(|line| !line.is_empty());
+        let entry = |line: &[u8]| serde_json::from_slice::<serde_json::Value>(line).unwrap();
+        lines.map(|line| entry(line)["position"].as_u64().unwrap()).collect()
+    }
 }
 
 impl Fetch for Network {
-    fn fetch(&self, _: Request<Vec<u8>>) -> Fetched {
+    fn fetch(&self, request: Request<Vec<u8>>) -> Fetched {
         let takes = self.takes;
+        if takes {
+            self.sent.lock().unwrap().push(request.into_body());
+        }
         Box::pin(async move {
             match takes {
                 true => Ok(Response::builder().status(200).body(vec![]).unwrap()),
@@ -43,6 +58,13 @@ impl Fetch for Network {
     }
 }
 
+fn config(network: &Arc<Network>) -> ServiceConfig {
+    let key = CursorKey::new(&[9; 32]).unwrap();
+    let mut config = ServiceConfig::new("https://app.example.com/", key);
+    config.outbound = Some(Fetcher(Arc::clone(network) as Arc<dyn Fetch>));
+    config
+}
+
 struct World {
     store: Arc<Faulty<SqliteStore>>,
     service: Service,
@@ -54,12 +76,14 @@ impl World {
     async fn new(takes: bool) -> Self {
         let TestStore { store, dir } = TestStore::world().await;
         let store = Arc::new(Faulty::new(store));
-        let network = Arc::new(Network { takes });
-        let key = CursorKey::new(&[9; 32]).unwrap();
-        let mut config = ServiceConfig::new("https://app.example.com/", key);
-        config.outbound = Some(Fetcher(Arc::clone(&network) as Arc<dyn Fetch>));
-        let service = Service::new(Arc::clone(&store) as Arc<dyn Store>, config);
+        let network = Arc::new(Network { takes, sent: Default::default() });
+        let service = Service::new(Arc::clone(&store) as Arc<dyn Store>, config(&network));
         Self { store, service, network, _dir: dir }
+    }
+
+    /// A configuration of a replica sending through the world's network.
+    fn config(&self) -> ServiceConfig {
+        config(&self.network)
     }
 
     /// Runs `kind` on the stream `id` with `body` as organization A's owner.
@@ -139,6 +163,67 @@ async fn a_delivery_outlives_an_outage_of_the_database() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert_eq!(lag, 0, "everything delivered once the database answered");
+    stop_it.send(true).unwrap();
+    assert_eq!(delivery.await.unwrap().unwrap(), Ended::Shutdown);
+}
+
+/// Entries this replica records are delivered from memory once the delivery has caught up;
+/// entries another replica writes between them are read back from the store. Either way every
+/// entry is sent once, in chain order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn entries_recorded_here_are_delivered_without_reading_them_back() {
+    let w = World::new(true).await;
+    let (made, lease) = w.claimed().await;
+    let settings = Settings { poll: Duration::from_millis(50), ..Settings::default() };
+    let (stop_it, stop) = tokio::sync::watch::channel(false);
+    let delivery = tokio::spawn(deliver::run(w.parts(), lease, settings, stop));
+    let id = made.id.to_string();
+    let caught_up = async || {
+        for _ in 0..100 {
+            let Outcome::LogStream(now) =
+                w.run(OperationKind::GetLogStream, Some(id.clone()), None).await
+            else {
+                panic!("a stream");
+            };
+            if now.lag_entries == 0 {
+                return now.delivered_position;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("the stream did not catch up");
+    };
+    let at_start = caught_up().await;
+    // A second replica on the same store, whose writes this one never sees.
+    let other = Service::new(Arc::clone(&w.store) as Arc<dyn Store>, w.config());
+    let owner = user_id(ORG_A, Role::Owner);
+    let org = recruit_domain::OrganizationId::from_uuid(Uuid::from_u128(ORG_A));
+    let scopes = vec![Scope::AuditLogsWrite];
+    let (_, secret) = w.service.create_token(org, owner, "t".into(), scopes, None).await.unwrap();
+    let caller = w.service.authenticate(Some(&secret), None).await.unwrap();
+    let record = async |replica: &Service, key: &str, n: usize| {
+        let entries: Vec<_> =
+            (0..n).map(|k| recruit_ports::testkit::access_entry(&format!("menu {k}"))).collect();
+        let operation = Operation::RecordPrivacyAccesses(recruit_service::RecordParams {
+            idempotency_key: Some(key.into()),
+            body: Some(serde_json::json!({ "entries": entries }).to_string().into_bytes()),
+            problems: vec![],
+        });
+        let identity = Identity::Authenticated(Box::new(caller.clone()));
+        let context = RequestContext::rest("req-2", None);
+        replica.execute(identity, &context, operation).await.unwrap();
+    };
+    let read_before = w.store.entries_read_after();
+    record(&w.service, "here-1", 5).await;
+    assert_eq!(caught_up().await, at_start + 5);
+    assert_eq!(w.store.entries_read_after(), read_before, "recorded here: sent from memory");
+    record(&other, "elsewhere", 3).await;
+    assert_eq!(caught_up().await, at_start + 8);
+    assert_eq!(w.store.entries_read_after(), read_before + 3, "written elsewhere: read back");
+    record(&w.service, "here-2", 4).await;
+    assert_eq!(caught_up().await, at_start + 12);
+    assert_eq!(w.store.entries_read_after(), read_before + 3, "recorded here again: from memory");
+    let expected: Vec<u64> = (1..=at_start + 12).collect();
+    assert_eq!(w.network.positions(), expected, "every entry once, in chain order");
     stop_it.send(true).unwrap();
     assert_eq!(delivery.await.unwrap().unwrap(), Ended::Shutdown);
 }

@@ -77,7 +77,10 @@ where
         Ok(claim.decide(stored.await?.as_ref()))
     }
 
-    async fn record_privacy_accesses(&self, write: &AccessesWrite) -> Result<Claim, StoreError> {
+    async fn record_privacy_accesses(
+        &self,
+        write: &AccessesWrite,
+    ) -> Result<recruit_ports::AccessesWritten, StoreError> {
         self.0.record_privacy_accesses(write).await
     }
 

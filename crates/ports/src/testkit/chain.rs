@@ -357,17 +357,21 @@ pub async fn a_chain_is_read_from_a_time_by_its_recording_order(store: &dyn Stor
     let loaded_at = pause();
     let base = store.chain_after(Ledger::Privacy, org, 0, 10_000).await.unwrap().len() as u64;
     // Three writes of five entries each, a pause apart; the entries' own times run backwards.
-    let mut between = vec![];
+    let (mut between, mut written) = (vec![], vec![]);
     for n in 0..3u128 {
         let claim = super::ledgers::key_claim(ORG_A, &format!("from-time-{n}"), 1, 100);
         let entries =
             (0..5).map(|k| ledger_entry(ORG_A, 500 + n * 10 + k, t(900 - n as i64))).collect();
         let write = super::ledgers::accesses(&claim, entries, 0x50 + n);
-        assert_eq!(store.record_privacy_accesses(&write).await.unwrap(), crate::Claim::Granted);
+        let done = store.record_privacy_accesses(&write).await.unwrap();
+        assert_eq!(done.claim, crate::Claim::Granted);
+        written.extend(done.chained);
         between.push(pause());
     }
     let chain = store.chain_after(Ledger::Privacy, org, 0, 10_000).await.unwrap();
     assert_eq!(chain.len() as u64, base + 15);
+    // What a write returns is what the chain holds once it is read back.
+    assert_eq!(written, chain[chain.len() - 15..], "the entries written, as the chain holds them");
     let link = |position: u64| {
         let e = &chain[usize::try_from(position).unwrap() - 1];
         Some((position, e.entry.hash.clone().unwrap()))
@@ -394,7 +398,7 @@ pub async fn concurrent_reads_and_writes_extend_one_chain(store: &dyn Store) {
     store.record_read(&record(ORG_A, 30), 0).await.unwrap();
     let claim = super::ledgers::key_claim(ORG_A, "chain-before", 1, 100);
     let write = super::ledgers::accesses(&claim, vec![ledger_entry(ORG_A, 70, t(90))], 0x90);
-    assert_eq!(store.record_privacy_accesses(&write).await.unwrap(), crate::Claim::Granted);
+    assert_eq!(store.record_privacy_accesses(&write).await.unwrap().claim, crate::Claim::Granted);
     store.record_read(&record(ORG_A, 31), 0).await.unwrap();
     store.record_read(&record(ORG_A, 32), 0).await.unwrap();
     let writes: Vec<_> = (0..6u128)
@@ -411,7 +415,7 @@ pub async fn concurrent_reads_and_writes_extend_one_chain(store: &dyn Store) {
         if n % 4 == 0 {
             let write = &writes[n / 4];
             steps.push(Box::pin(async move {
-                format!("{:?}", store.record_privacy_accesses(write).await)
+                format!("{:?}", store.record_privacy_accesses(write).await.map(|w| w.claim))
             }));
         }
     }

@@ -285,7 +285,7 @@ pub async fn an_idempotency_key_is_granted_once_then_replayed(store: &dyn Store)
         "a look writes nothing"
     );
     let write = accesses(&claim, vec![ledger_entry(ORG_A, 40, t(90))], 1);
-    assert_eq!(store.record_privacy_accesses(&write).await.unwrap(), Claim::Granted);
+    assert_eq!(store.record_privacy_accesses(&write).await.unwrap().claim, Claim::Granted);
 
     let again = key_claim(ORG_A, "key-1", 1, 101);
     assert_eq!(
@@ -300,10 +300,11 @@ pub async fn an_idempotency_key_is_granted_once_then_replayed(store: &dyn Store)
     let twice = accesses(&again, vec![ledger_entry(ORG_A, 44, t(90))], 2);
     assert_eq!(
         store.record_privacy_accesses(&twice).await.unwrap(),
-        Claim::Completed(write.response.clone())
+        crate::AccessesWritten::refused(Claim::Completed(write.response.clone())),
+        "nothing written"
     );
     let reused = accesses(&other, vec![ledger_entry(ORG_A, 45, t(90))], 3);
-    assert_eq!(store.record_privacy_accesses(&reused).await.unwrap(), Claim::OtherRequest);
+    assert_eq!(store.record_privacy_accesses(&reused).await.unwrap().claim, Claim::OtherRequest);
 
     let entries = read(store, &query(ORG_A, 100), 4).await;
     assert_eq!(entries.len(), 13);
@@ -321,11 +322,11 @@ pub async fn idempotency_keys_expire_and_are_purged(store: &dyn Store) {
     loaded(store).await;
     let claim = key_claim(ORG_A, "key-2", 1, 100);
     let write = accesses(&claim, vec![ledger_entry(ORG_A, 41, t(90))], 3);
-    assert_eq!(store.record_privacy_accesses(&write).await.unwrap(), Claim::Granted);
+    assert_eq!(store.record_privacy_accesses(&write).await.unwrap().claim, Claim::Granted);
     let next_day = key_claim(ORG_A, "key-2", 2, 100 + 86_400);
     assert_eq!(store.idempotency_key(&next_day).await.unwrap(), Claim::Granted);
     let anew = accesses(&next_day, vec![ledger_entry(ORG_A, 42, t(90))], 4);
-    assert_eq!(store.record_privacy_accesses(&anew).await.unwrap(), Claim::Granted);
+    assert_eq!(store.record_privacy_accesses(&anew).await.unwrap().claim, Claim::Granted);
     let after = key_claim(ORG_A, "key-2", 2, 101 + 86_400);
     assert_eq!(store.idempotency_key(&after).await.unwrap(), Claim::Completed(anew.response));
     assert_eq!(read(store, &query(ORG_A, 100), 5).await.len(), 14);
@@ -355,7 +356,7 @@ pub async fn recorded_accesses_are_written_whole_or_not_at_all(store: &dyn Store
     let again = key_claim(ORG_A, "key-3", 1, 101);
     assert_eq!(store.idempotency_key(&again).await.unwrap(), Claim::Granted, "nothing sticks");
     let write = accesses(&again, vec![fresh], 8);
-    assert_eq!(store.record_privacy_accesses(&write).await.unwrap(), Claim::Granted);
+    assert_eq!(store.record_privacy_accesses(&write).await.unwrap().claim, Claim::Granted);
 }
 
 /// Of concurrent writes with one key, exactly one writes; the others find it being written or
@@ -367,6 +368,7 @@ pub async fn concurrent_writes_with_a_key_write_once(store: &dyn Store) {
         .map(|n| accesses(&claim, vec![ledger_entry(ORG_A, 50 + n, t(90))], 10 + n))
         .collect();
     let results = futures_join_all(writes.iter().map(|w| store.record_privacy_accesses(w))).await;
+    let results: Vec<_> = results.into_iter().map(|r| r.map(|w| w.claim)).collect();
     let granted = results.iter().filter(|r| matches!(r, Ok(Claim::Granted))).count();
     assert_eq!(granted, 1, "{results:?}");
     assert!(

@@ -17,7 +17,7 @@ use recruit_ports::chain::ExportedEntry;
 use recruit_ports::streams::{Failure, Health, Lease, StreamRecord};
 use recruit_ports::{Store, StoreError};
 
-use super::runs::{Run, linked};
+use super::runs::{Checked, Run, linked};
 use super::send::{Attempt, acknowledged, body, send};
 use super::webhook::message_id;
 use crate::outbound::Fetch;
@@ -87,9 +87,16 @@ pub struct Figures {
 pub struct Deliveries {
     figures: std::sync::Mutex<std::collections::BTreeMap<uuid::Uuid, Figures>>,
     runs: super::runs::Runs,
+    tail: super::tail::Tail,
 }
 
 impl Deliveries {
+    /// Entries this process has just recorded, committed: kept a while for the deliveries of
+    /// their organizations' streams that run here, which send them without reading them back.
+    pub(crate) fn recorded(&self, chained: Vec<ExportedEntry>) {
+        self.tail.publish(chained);
+    }
+
     /// Every stream this process has delivered since it started, with its figures.
     pub fn figures(&self) -> Vec<(uuid::Uuid, Figures)> {
         let held = self.figures.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -154,6 +161,7 @@ pub async fn run(
 ) -> Result<Ended, StoreError> {
     let id = lease.stream_id;
     figures.update(id, |f| f.held = true);
+    let _watching = figures.tail.watch(lease.organization_id, id);
     let mut pause = settings.backoff_initial;
     let ended = loop {
         let parts = (Arc::clone(&store), Arc::clone(&fetch));
@@ -276,17 +284,33 @@ async fn delivered(
             let run = match shared {
                 Some(run) => run,
                 None => {
-                    let ledger = Ledger::Privacy;
-                    let read =
-                        store.chain_after(ledger, org, position, settings.read_ahead).await?;
+                    // What this process just recorded, linked already; else read back.
+                    let kept = (position, &hash);
+                    let kept = figures.tail.after(org, stream.id, kept, settings.read_ahead);
+                    let checked = match kept.is_some() {
+                        true => Checked::Links,
+                        false => Checked::Hashes,
+                    };
+                    let read = match kept {
+                        Some(kept) => kept,
+                        None => {
+                            let ledger = Ledger::Privacy;
+                            store.chain_after(ledger, org, position, settings.read_ahead).await?
+                        }
+                    };
                     if read.is_empty() {
                         drop(slot);
                         caught_up = Instant::now();
                         figures.update(stream.id, |f| (f.lag_entries, f.lag_seconds) = (0, 0.0));
-                        sleep(settings.poll, &mut stop).await;
+                        // Until a batch's worth is recorded here, or the poll's interval.
+                        let want = settings.batch_entries;
+                        tokio::select! {
+                            () = figures.tail.wait(org, position, want, settings.poll) => {}
+                            () = sleep(settings.poll, &mut stop) => {}
+                        }
                         continue;
                     }
-                    let linked = match linked(&stream, &read) {
+                    let linked = match linked(&stream, &read, checked) {
                         Ok((linked, _)) => linked,
                         Err(why) => {
                             // A gap (entries removed before they were delivered) or an entry
@@ -598,23 +622,27 @@ mod tests {
     #[test]
     fn a_batch_continues_the_chain_from_the_streams_position_or_stops_before_a_break() {
         let entries = chain(6);
-        let (n, last) = linked(&stream(&entries[..2], "NDJSON"), &entries[2..]).unwrap();
+        let (n, last) =
+            linked(&stream(&entries[..2], "NDJSON"), &entries[2..], Checked::Hashes).unwrap();
         assert_eq!((n, last.entry.position), (4, Some(6)));
         // A gap: entries 3 and 4 removed before they were delivered.
-        let why = linked(&stream(&entries[..2], "NDJSON"), &entries[4..]).unwrap_err();
+        let why =
+            linked(&stream(&entries[..2], "NDJSON"), &entries[4..], Checked::Hashes).unwrap_err();
         assert!(why.contains("after position 2 up to 4"), "{why}");
         // An altered entry stops the batch before it, and is refused when it comes first.
         let mut altered = entries.clone();
         altered[3].entry.canonical = b"{\"n\":0}".to_vec();
-        let (n, _) = linked(&stream(&entries[..2], "NDJSON"), &altered[2..]).unwrap();
+        let (n, _) =
+            linked(&stream(&entries[..2], "NDJSON"), &altered[2..], Checked::Hashes).unwrap();
         assert_eq!(n, 1);
-        let why = linked(&stream(&entries[..3], "NDJSON"), &altered[3..]).unwrap_err();
+        let why =
+            linked(&stream(&entries[..3], "NDJSON"), &altered[3..], Checked::Hashes).unwrap_err();
         assert!(why.contains("position 4 was altered"), "{why}");
         // An entry that does not link to the one the stream delivered last.
         let other = stream(&chain(2)[..1], "NDJSON");
         let mut forked = entries[1..3].to_vec();
         forked[0].entry.prev_hash = Some(vec![9; 32]);
-        let why = linked(&other, &forked).unwrap_err();
+        let why = linked(&other, &forked, Checked::Hashes).unwrap_err();
         assert!(why.contains("does not link"), "{why}");
     }
 

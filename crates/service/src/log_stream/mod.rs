@@ -14,6 +14,7 @@ mod runs;
 mod send;
 pub mod splunk;
 pub mod syslog;
+mod tail;
 pub mod webhook;
 
 use recruit_domain::model::{

@@ -71,19 +71,33 @@ impl Runs {
     }
 }
 
-/// How many of `read` continue `stream`'s chain from the position it holds, each proving
-/// itself (its hash that of its contents and of the hash before it), and the last of them; or
-/// why the first does not.
+/// What [`linked`] checks of each entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Checked {
+    /// Its position and the hash before it: of entries this process hashed as it recorded them.
+    Links,
+    /// Those, and that its hash is that of its contents: of entries read back from the store.
+    Hashes,
+}
+
+/// How many of `read` continue `stream`'s chain from the position it holds, each linking to
+/// the one before it and, checking `Hashes`, proving itself (its hash that of its contents and
+/// of the hash before it), and the last of them; or why the first does not.
 pub(super) fn linked(
     stream: &StreamRecord,
     read: &[ExportedEntry],
+    checked: Checked,
 ) -> Result<(usize, ExportedEntry), String> {
     let (mut position, mut hash) = (stream.delivery.position, stream.delivery.hash);
     for (i, e) in read.iter().enumerate() {
         let at = u64::try_from(e.entry.position.unwrap_or_default()).unwrap_or_default();
         let prev = digest(&e.entry.prev_hash);
-        let expected =
-            entry_hash(Ledger::Privacy, e.organization_id, at, &prev, &e.entry.canonical);
+        let expected = match checked {
+            Checked::Links => digest(&e.entry.hash),
+            Checked::Hashes => {
+                entry_hash(Ledger::Privacy, e.organization_id, at, &prev, &e.entry.canonical)
+            }
+        };
         let why = if at != position + 1 {
             format!(
                 "the entries after position {position} up to {} are no longer stored \

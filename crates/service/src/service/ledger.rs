@@ -367,10 +367,11 @@ impl Service {
             response,
         };
         match self.store.record_privacy_accesses(&write).await {
-            Ok(Claim::Granted) => {
+            Ok(written) if written.claim == Claim::Granted => {
+                self.deliveries.recorded(written.chained);
                 Ok(Recorded { status: CREATED, body: write.response.body, replayed: false })
             }
-            Ok(found) => key_answer(&write.claim, found).unwrap_or_else(|| {
+            Ok(found) => key_answer(&write.claim, found.claim).unwrap_or_else(|| {
                 Err(ServiceError::internal_because("the key was granted twice"))
             }),
             // Nothing was written, the key included: a retry runs anew.
