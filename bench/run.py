@@ -141,8 +141,7 @@ class Server:
         sys.exit("recruitd did not become ready")
 
     def cpu_seconds(self):
-        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / TICK
+        return cpu_seconds(self.process.pid)
 
     def peak_rss_mib(self):
         for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
@@ -1237,6 +1236,12 @@ def record_load(url):
 
 # A log destination that takes every batch at once: what the streams deliver to, so that the
 # server's side is what is measured.
+def cpu_seconds(pid):
+    """The CPU time process `pid` has used, in seconds (user and system)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICK
+
+
 STREAM_SINK = r"""
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 class Sink(BaseHTTPRequestHandler):
@@ -1305,13 +1310,13 @@ def scenario_stream(url, args):
                 script.write(RECORD_LUA % (json.dumps(body), token))
                 script.close()
                 before = int(psql(url, "SELECT count(*) FROM privacy_audit_logs"))
-                cpu = server.cpu_seconds()
+                cpu, sink_cpu = server.cpu_seconds(), cpu_seconds(sink.pid)
                 out = subprocess.run(["wrk", f"-t{min(2, connections)}", f"-c{connections}",
                                       f"-d{args.duration}s", "--timeout", "10s", "-s",
                                       script.name, server.base],
                                      check=True, capture_output=True, text=True).stdout
                 os.unlink(script.name)
-                cpu = server.cpu_seconds() - cpu
+                cpu, sink_cpu = server.cpu_seconds() - cpu, cpu_seconds(sink.pid) - sink_cpu
                 recorded = int(psql(url, "SELECT count(*) FROM privacy_audit_logs")) - before
                 end = positions()
                 if "Non-2xx" in out or "Socket errors" in out:
@@ -1329,12 +1334,12 @@ def scenario_stream(url, args):
                     api(server.base, token, "DELETE", f"/v1/log-streams/{s['id']}")
                 server.stop()
                 measured[streams].append((recorded / args.duration, cpu / recorded * 1e6, ratio,
-                                          lag, drained))
+                                          lag, drained, sink_cpu / recorded * 1e6))
             # Each figure's median over the rounds; the ratio of the medians of the rates. A side
             # not run (--sides) shows as "-".
             median = lambda side: [statistics.median(c) for c in zip(*measured[side])] \
-                if measured.get(side) else [float("nan")] * 5
-            (bare, bare_cpu, _, _, _), (rate, rate_cpu, ratio, lag, drained) = \
+                if measured.get(side) else [float("nan")] * 6
+            (bare, bare_cpu, *_), (rate, rate_cpu, ratio, lag, drained, sink_cpu) = \
                 median(0), median(3)
             print("rounds (entries/s without, with three streams): " + ", ".join(
                 f"{a[0]:,.0f} / {b[0]:,.0f}" for a, b in zip(measured.get(0, []),
@@ -1343,12 +1348,13 @@ def scenario_stream(url, args):
             rows.append((connections, shown(bare, ",.0f"), shown(rate, ",.0f"),
                          shown(rate / bare, ".2f"), shown(ratio, ".3f"),
                          shown(lag, ",.0f"), shown(drained, ".1f"), shown(bare_cpu, ".1f"),
-                         shown(rate_cpu, ".1f")))
+                         shown(rate_cpu, ".1f"), shown(sink_cpu, ".1f")))
     finally:
         sink.kill()
     table(("connections", "entries/s, no stream", "entries/s, 3 streams", "ratio",
            "delivered / recorded (slowest stream)", "lag at the end", "caught up in s",
-           "server CPU µs/entry, no stream", "server CPU µs/entry, 3 streams"), rows)
+           "server CPU µs/entry, no stream", "server CPU µs/entry, 3 streams",
+           "receiver CPU µs/entry"), rows)
     print(f"\n(medians of {args.rounds} interleaved rounds; 1 000-entry batches, {args.duration} s "
           "of wrk per run; three HTTPS streams to a local receiver; PostgreSQL with fsync and "
           "synchronous_commit on)")

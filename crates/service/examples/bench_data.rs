@@ -1,9 +1,11 @@
 //! Data and cursors for the benchmarks of `bench/`.
 //!
-//! `bench_data generate DIR --organizations N --entries N [--days N] [--until T]` writes the
-//! deterministic demo data at that size, its entries in the `--days` (default 365) before
-//! `--until` (default now): `DIR/directory.json` (organizations, users, jobs, candidates) and
-//! `DIR/ledger.ndjson` (the privacy ledger), for `recruitd import`.
+//! `bench_data generate DIR --organizations N --entries N [--days N] [--until T] [--part K]`
+//! writes the deterministic demo data at that size, its entries in the `--days` (default 365)
+//! before `--until` (default now): `DIR/directory.json` (organizations, users, jobs,
+//! candidates) and `DIR/ledger.ndjson` (the privacy ledger), for `recruitd import`. Parts 1, 2,
+//! … have entries of their own by the same people: imported after part 0 (the directory once),
+//! they grow one ledger.
 //!
 //! `bench_data cursor --secret S --org ORG --gte T --lt T --at T --id PAL` prints the cursor the
 //! server (configured with the cursor secret `S`) issues after entry `PAL` at time `--at`, for the
@@ -56,6 +58,7 @@ fn main() {
                 organizations: number("--organizations"),
                 ledger_entries: number("--entries"),
                 days: flag_or(&flags, "--days").map_or(365, |d| d.parse().expect("a number")),
+                part: flag_or(&flags, "--part").map_or(0, |p| p.parse().expect("a number")),
                 ..DemoConfig::quick_start(until)
             };
             std::fs::create_dir_all(&dir).expect("the directory");

@@ -50,7 +50,8 @@ fn office_addresses(o: usize) -> [String; 3] {
 pub fn ledger(config: &DemoConfig) -> impl Iterator<Item = LedgerEntry> + Send + use<> {
     let (directory, people) = build(config);
     let zones: Vec<chrono_tz::Tz> = directory.organizations.iter().map(|o| o.time_zone).collect();
-    let mut rng = ChaCha8Rng::seed_from_u64(config.seed ^ 0x5EED_1ED6_E500_0001);
+    let part = config.part.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    let mut rng = ChaCha8Rng::seed_from_u64(config.seed ^ 0x5EED_1ED6_E500_0001 ^ part);
     let now_ms = config.now.unix_micros().div_euclid(1000);
     let days = config.days.max(2);
     let mut last: Option<(i64, usize, usize)> = None;

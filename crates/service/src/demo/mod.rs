@@ -38,6 +38,9 @@ pub struct DemoConfig {
     pub now: Timestamp,
     /// How many days before `now` entries fall in.
     pub days: i64,
+    /// Which part of a ledger grown in parts: each part has entries of its own (other ids and
+    /// times) by the same people, so that parts imported one after another grow one ledger.
+    pub part: u64,
 }
 
 impl DemoConfig {
@@ -52,6 +55,7 @@ impl DemoConfig {
             ledger_entries: 40_000,
             now,
             days: 365,
+            part: 0,
         }
     }
 }
@@ -408,6 +412,10 @@ mod tests {
         assert!(ledger(&config()).eq(ledger(&config())));
         let other = DemoConfig { seed: 8, ..config() };
         assert_ne!(directory(&other), directory(&config()));
+        let part = DemoConfig { part: 1, ..config() };
+        assert_eq!(directory(&part), directory(&config()), "the same people");
+        let ids = |c: &DemoConfig| ledger(c).map(|e| e.entry.id).collect::<std::collections::HashSet<_>>();
+        assert!(ids(&part).is_disjoint(&ids(&config())), "entries of its own");
     }
 
     #[test]
