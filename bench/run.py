@@ -49,6 +49,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 import urllib.request
 import zoneinfo
 from pathlib import Path
@@ -642,7 +643,7 @@ def main():
     parser.add_argument("scenario", choices=["jobs", "ledger", "adapter", "ids", "import", "soak",
                                              "revocation", "record", "recorded", "stream",
                                              "verify", "export",
-                                             "review", "reference", "instructions"])
+                                             "review", "reference", "instructions", "scale"])
     parser.add_argument("--duration", type=int, default=20)
     parser.add_argument("--connections", default="8,64",
                         type=lambda s: [int(c) for c in s.split(",")])
@@ -657,6 +658,11 @@ def main():
     parser.add_argument("--reads", default="job,organization,recorded",
                         type=lambda s: s.split(","))
     parser.add_argument("--stores", default="postgres,sqlite", type=lambda s: s.split(","))
+    parser.add_argument("--sizes", default="1000000,10000000,30000000",
+                        type=lambda s: [int(n) for n in s.split(",")],
+                        help="scale: the ledger's sizes, in entries, grown one after another")
+    parser.add_argument("--plot", type=Path, default=ROOT / "docs" / "scale.png",
+                        help="scale: where to draw the plot")
     parser.add_argument("--requests", type=int, default=2000)
     parser.add_argument("--profiles", type=Path, default=None,
                         help="instructions: keep callgrind's profiles in this directory "
@@ -689,7 +695,8 @@ def main():
                 cluster.stop()
         sys.exit(code)
     ensure_tool("wrk", "wrk")
-    build(*(["bench_data"] if args.scenario in ("ledger", "verify", "export", "review") else []))
+    build(*(["bench_data"] if args.scenario in ("ledger", "verify", "export", "review", "scale")
+            else []))
     if args.scenario == "soak":
         scenario_soak(args)
         return
@@ -698,7 +705,7 @@ def main():
     if not url:
         # Anything that writes is measured at PostgreSQL's default durability.
         cluster = Cluster(durable=args.scenario in ("record", "recorded", "stream", "verify",
-                                                    "export", "reference"))
+                                                    "export", "reference", "scale"))
         url = cluster.url
     try:
         scenarios = {"jobs": scenario_jobs, "ledger": scenario_ledger,
@@ -707,6 +714,7 @@ def main():
                      "recorded": scenario_recorded,
                      "verify": scenario_verify, "export": scenario_export,
                      "review": scenario_review, "reference": scenario_reference,
+                     "scale": scenario_scale,
                      "instructions": scenario_instructions}
         scenarios[args.scenario](url, args)
     finally:
@@ -887,6 +895,190 @@ def scenario_review(url, args):
     print(f"\n(audit review --json: {time.monotonic() - started:.3f} s with the process's start; "
           f"import of the generated data, chained: {imported:.0f} s, {entries:,} entries in "
           f"{args.organizations} organization(s))")
+
+
+SCALE_PART = 5_000_000
+
+
+def grow(url, args, have, target, part):
+    """Imports parts of the generated ledger from `part` on (at most SCALE_PART entries each,
+    the directory with part 0) until it holds `target` entries; returns the seconds the
+    imports took and the next part."""
+    took = 0.0
+    while have < target:
+        entries = min(SCALE_PART, target - have)
+        work = Path(tempfile.mkdtemp(prefix="recruitd-bench-scale-"))
+        try:
+            subprocess.run([str(EXAMPLE), "generate", str(work), "--organizations",
+                            str(args.organizations), "--entries", str(entries), "--part",
+                            str(part)], check=True, stdout=subprocess.DEVNULL)
+            files = [work / "ledger.ndjson"] if have else [work / "directory.json",
+                                                           work / "ledger.ndjson"]
+            started = time.monotonic()
+            subprocess.run([str(BIN), "--database-url", url, "import", *map(str, files)],
+                           check=True, stdout=subprocess.DEVNULL,
+                           env={**os.environ, "RUST_LOG": "warn"})
+            took += time.monotonic() - started
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        have, part = have + entries, part + 1
+    psql(url, "VACUUM ANALYZE")
+    return took, part
+
+
+def plot_scale(rows, columns, path):
+    """A PNG of each measured cost (relative to its value at the smallest size) against the
+    ledger's size; matplotlib installed when missing."""
+    try:
+        import matplotlib
+    except ImportError:
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "matplotlib"], check=True)
+        import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import matplotlib.ticker
+    sizes = [r["size"] / 1e6 for r in rows]
+    figure, axes = plt.subplots(figsize=(9, 5.5))
+    colours = plt.get_cmap("tab20").colors
+    for n, (key, label) in enumerate(columns):
+        base = rows[0][key]
+        if not base:
+            continue
+        axes.plot(sizes, [r[key] / base for r in rows], marker="os^D"[n % 4],
+                  color=colours[n % len(colours)], label=label)
+    axes.axhline(1.2, color="grey", linestyle=":", linewidth=1)
+    axes.set_xscale("log")
+    axes.xaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
+    axes.set_xticks(sizes)
+    axes.set_xlabel("entries in the ledger (millions)")
+    axes.set_ylabel("cost relative to the smallest ledger")
+    axes.set_title("recruitd: each cost against the ledger's size")
+    axes.legend(fontsize=7, ncol=2)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+
+
+def scenario_scale(url, args):
+    """How each cost grows with the ledger. One PostgreSQL ledger grown by imports of the
+    generator's parts to each of --sizes entries over --organizations (the first holding two
+    thirds); at each size, for that largest organization: the p50 and p99 of the first page
+    of its list over the whole year, of a page halfway down, and of the first page under each
+    filter alone (wrk, the first of --connections, --duration s each); its export through the
+    server (entries/s, against COPY of its rows); the review of its busiest month, first and
+    again; and `audit verify` of the whole ledger (entries/s, against a COPY read). The same
+    queries at every size. A table, and a plot (--plot) of each cost against the size."""
+    have, part, rows = 0, 0, []
+    org = picks = token = None
+    now = time.time()
+    gte = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now - 365 * 86400))
+    lt = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now + 86400))
+    connections = args.connections[0]
+    for size in args.sizes:
+        imported, part = grow(url, args, have, size, part)
+        have = size
+        if org is None:
+            org = psql(url, "SELECT organization_id FROM privacy_audit_logs "
+                            "GROUP BY 1 ORDER BY count(*) DESC LIMIT 1")
+            owner = psql(url, f"SELECT id FROM users WHERE organization_id = '{org}' AND "
+                              "role = 'OWNER' LIMIT 1")
+            session = Session(url)
+            _, token = new_token(session, org, owner)
+            session.close()
+            # The filters' values, chosen once: an account and a data subject of middling
+            # volume, an address, the rarest category and area.
+            middling = lambda column: psql(url, f"""SELECT {column} FROM (SELECT {column},
+                row_number() OVER (ORDER BY count(*)) AS n, count(*) OVER () AS k
+                FROM privacy_audit_logs WHERE organization_id = '{org}' AND {column} IS NOT NULL
+                GROUP BY 1) t WHERE n = (k + 1) / 2""")
+            rarest = lambda column: psql(url, f"""SELECT {column} FROM privacy_audit_logs
+                WHERE organization_id = '{org}' GROUP BY 1 ORDER BY count(*) LIMIT 1""")
+            address = psql(url, f"""SELECT a FROM privacy_audit_logs, unnest(ip_addresses) a
+                WHERE organization_id = '{org}' GROUP BY 1 ORDER BY count(*) DESC LIMIT 1""")
+            picks = [
+                ("account", "account_id=usr_" + middling("account_id").replace("-", "")),
+                ("data subject", "data_subject_id=can_" +
+                 middling("subject_candidate_id").replace("-", "")),
+                ("IP address", "ip_address=" + urllib.parse.quote(address)),
+                ("category", "activity_category=" + rarest("activity_category")),
+                ("product area", "access_menu=" + urllib.parse.quote(rarest("access_menu"))),
+                ("outside work hours", "outside_work_hours=true"),
+            ]
+        in_org = int(psql(url, f"SELECT count(*) FROM privacy_audit_logs "
+                               f"WHERE organization_id = '{org}'"))
+        org_id = "org_" + org.replace("-", "")
+        at, entry = psql(url, f"""SELECT to_char(access_time AT TIME ZONE 'UTC',
+            'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), id FROM privacy_audit_logs
+            WHERE organization_id = '{org}' AND access_time >= '{gte}' AND access_time < '{lt}'
+            ORDER BY access_time DESC, id DESC OFFSET {in_org // 2} LIMIT 1""").split("|")
+        cursor = subprocess.run([str(EXAMPLE), "cursor", "--secret", SECRET, "--org", org_id,
+                                 "--gte", gte, "--lt", lt, "--at", at, "--id",
+                                 "pal_" + entry.replace("-", "")],
+                                check=True, capture_output=True, text=True).stdout.strip()
+        first = f"/v1/audit-logs/privacy?timestamp_gte={gte}&timestamp_lt={lt}&limit=100"
+        zone = psql(url, f"SELECT time_zone FROM organizations WHERE id = '{org}'")
+        month = psql(url, f"""SELECT to_char(access_time AT TIME ZONE '{zone}', 'YYYY-MM')
+            FROM privacy_audit_logs WHERE organization_id = '{org}'
+            GROUP BY 1 ORDER BY count(*) DESC LIMIT 1""")
+        row = {"size": size, "organization": in_org, "imported": imported}
+        server = Server(url, env={"RECRUITD_CURSOR_SECRET": SECRET})
+        try:
+            paths = [("first page", first), ("page halfway", f"{first}&cursor={cursor}")]
+            paths += [(name, f"{first}&{query}") for name, query in picks]
+            for name, path in paths:
+                _, p50, p99, _ = wrk(server.base, [path], token, connections, args.duration)
+                row[name] = p50
+                row[name + " p99"] = p99
+            for attempt in ("review", "review again"):
+                started = time.monotonic()
+                request = urllib.request.Request(
+                    f"{server.base}/v1/audit-logs/privacy/reviews/{month}",
+                    headers={"Authorization": f"Bearer {token}"})
+                with urllib.request.urlopen(request, timeout=600) as response:
+                    json.load(response)
+                row[attempt] = time.monotonic() - started
+            started = time.monotonic()
+            request = urllib.request.Request(
+                f"{server.base}/v1/audit-logs/privacy/export?timestamp_gte={gte}&timestamp_lt={lt}",
+                headers={"Authorization": f"Bearer {token}"})
+            lines = 0
+            with urllib.request.urlopen(request, timeout=3600) as response:
+                while chunk := response.read(1 << 20):
+                    lines += chunk.count(b"\n")
+            exported = time.monotonic() - started
+            row["peak MiB"] = server.peak_rss_mib()
+        finally:
+            server.stop()
+        read = copy_seconds(url, f"SELECT * FROM privacy_audit_logs WHERE organization_id = "
+                                 f"'{org}' ORDER BY access_time, id")
+        row["export s/M"], row["export ratio"] = exported / lines * 1e6, read / exported
+        started = time.monotonic()
+        subprocess.run([str(BIN), "--database-url", url, "audit", "verify", "--ledger", "privacy",
+                        "--json"], check=True, stdout=subprocess.DEVNULL,
+                       env={**os.environ, "RUST_LOG": "warn"})
+        verified = time.monotonic() - started
+        read = copy_seconds(url, "SELECT * FROM privacy_audit_logs "
+                                 "ORDER BY organization_id, position")
+        row["verify s/M"], row["verify ratio"] = verified / size * 1e6, read / verified
+        row["month"] = month
+        rows.append(row)
+        print(f"{size:,} entries: {json.dumps(row)}", flush=True)
+    names = ["first page", "page halfway"] + [name for name, _ in picks]
+    table(("entries", "largest org", *[f"{n} p50 ms" for n in names], "review s (first, again)",
+           "export s per M (× COPY)", "verify s per M (× COPY)", "server peak MiB",
+           "import s"),
+          [(f"{r['size']:,}", f"{r['organization']:,}", *[f"{r[n]:.2f}" for n in names],
+            f"{r['review']:.2f}, {r['review again']:.2f}",
+            f"{r['export s/M']:.1f} ({r['export ratio']:.2f})",
+            f"{r['verify s/M']:.1f} ({r['verify ratio']:.2f})", f"{r['peak MiB']:.1f}",
+            f"{r['imported']:.0f}") for r in rows])
+    print("\np50 at the largest size ÷ at the smallest: " + ", ".join(
+        f"{n} {rows[-1][n] / rows[0][n]:.2f}" for n in names))
+    print(f"(--organizations {args.organizations}; {connections} connections, {args.duration} s "
+          f"of wrk per page; the review of the busiest month, {rows[-1]['month']} at the end)")
+    plot_scale(rows, [(n, n + " p50") for n in names] + [
+        ("review", "review (first)"), ("export s/M", "export s per entry"),
+        ("verify s/M", "verify s per entry")], args.plot)
+    print(f"plot: {args.plot}")
 
 
 def postgres_cpu_seconds(url):
