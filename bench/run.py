@@ -985,7 +985,7 @@ def scenario_scale(url, args):
             _, token = new_token(session, org, owner)
             session.close()
             # The filters' values, chosen once: an account and a data subject of middling
-            # volume, an address, the rarest category and area.
+            # volume, an address, the rarest category and area, and values no entry has.
             middling = lambda column: psql(url, f"""SELECT {column} FROM (SELECT {column},
                 row_number() OVER (ORDER BY count(*)) AS n, count(*) OVER () AS k
                 FROM privacy_audit_logs WHERE organization_id = '{org}' AND {column} IS NOT NULL
@@ -1002,6 +1002,9 @@ def scenario_scale(url, args):
                 ("category", "activity_category=" + rarest("activity_category")),
                 ("product area", "access_menu=" + urllib.parse.quote(rarest("access_menu"))),
                 ("outside work hours", "outside_work_hours=true"),
+                # Values no entry has: a page that must say so without reading the year.
+                ("account, none", "account_id=usr_" + os.urandom(16).hex()),
+                ("data subject, none", "data_subject_id=can_" + os.urandom(16).hex()),
             ]
         in_org = int(psql(url, f"SELECT count(*) FROM privacy_audit_logs "
                                f"WHERE organization_id = '{org}'"))

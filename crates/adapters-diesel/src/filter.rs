@@ -39,6 +39,9 @@ pub enum Piece<'a> {
     Value(Value<'a>),
 }
 
+const EMPLOYEE: Piece<'static> = Piece::Sql(" AND subject_type = 'EMPLOYEE'");
+const CANDIDATE: Piece<'static> = Piece::Sql(" AND subject_type = 'CANDIDATE'");
+
 /// The conditions of `f` on a row of `privacy_audit_logs`, each beginning with ` AND `; none
 /// for an empty filter.
 pub fn entry_conditions(d: Dialect, f: &EntryFilter) -> Vec<Piece<'_>> {
@@ -54,17 +57,16 @@ pub fn entry_conditions(d: Dialect, f: &EntryFilter) -> Vec<Piece<'_>> {
         out.extend([Sql(" AND access_menu = "), V(Value::Text(menu))]);
     }
     if let Some(s) = f.subject {
-        let id = || V(Value::Uuid(s.id));
+        // As the subject index has it: an entry's subject is one column or the other by its
+        // type, so one expression finds either, and the type tells them apart.
+        let subject = [
+            Sql(" AND coalesce(subject_user_id, subject_candidate_id) = "),
+            V(Value::Uuid(s.id)),
+        ];
         match (s.user, s.candidate) {
-            (true, true) => out.extend([
-                Sql(" AND (subject_user_id = "),
-                id(),
-                Sql(" OR subject_candidate_id = "),
-                id(),
-                Sql(")"),
-            ]),
-            (true, false) => out.extend([Sql(" AND subject_user_id = "), id()]),
-            (false, true) => out.extend([Sql(" AND subject_candidate_id = "), id()]),
+            (true, true) => out.extend(subject),
+            (true, false) => out.extend([subject[0].clone(), subject[1].clone(), EMPLOYEE]),
+            (false, true) => out.extend([subject[0].clone(), subject[1].clone(), CANDIDATE]),
             (false, false) => out.push(Sql(" AND 1 = 0")),
         }
     }
@@ -127,12 +129,12 @@ mod tests {
         let (sql, values) = render(&entry_conditions(Dialect::POSTGRES, &f), |i| format!("${i}"));
         assert_eq!(
             sql,
-            " AND account_id = $0 AND activity_category = $1 AND (subject_user_id = $2 OR \
-             subject_candidate_id = $3) AND $4 = ANY(ip_addresses) AND ((access_time >= $5 AND \
-             access_time < $6) OR (access_time >= $7 AND access_time < $8))"
+            " AND account_id = $0 AND activity_category = $1 AND coalesce(subject_user_id, \
+             subject_candidate_id) = $2 AND $3 = ANY(ip_addresses) AND ((access_time >= $4 AND \
+             access_time < $5) OR (access_time >= $6 AND access_time < $7))"
         );
-        assert_eq!(values.len(), 9);
-        assert_eq!(values[4], Value::Text("10.0.0.1"));
+        assert_eq!(values.len(), 8);
+        assert_eq!(values[3], Value::Text("10.0.0.1"));
         let empty = EntryFilter { spans: Some(vec![]), ..EntryFilter::default() };
         assert_eq!(
             render(&entry_conditions(Dialect::SQLITE, &empty), |_| "?".into()).0,

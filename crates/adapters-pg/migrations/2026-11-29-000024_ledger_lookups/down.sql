@@ -1,0 +1,2 @@
+DROP INDEX privacy_audit_logs_subject;
+DROP INDEX privacy_audit_logs_account;
