@@ -766,6 +766,20 @@ def copy_seconds(url, select):
     return time.monotonic() - started
 
 
+def http_export(base, token, gte, lt):
+    """`GET /v1/audit-logs/privacy/export` of the window, read to its end in 1 MiB reads: the
+    lines received and the count the server announced."""
+    request = urllib.request.Request(
+        f"{base}/v1/audit-logs/privacy/export?timestamp_gte={gte}&timestamp_lt={lt}",
+        headers={"Authorization": f"Bearer {token}"})
+    lines = 0
+    with urllib.request.urlopen(request, timeout=3600) as response:
+        announced = int(response.headers["Recruitd-Export-Count"])
+        while chunk := response.read(1 << 20):
+            lines += chunk.count(b"\n")
+    return lines, announced
+
+
 def scenario_export(url, args):
     """`recruitd audit export --ledger privacy -` (to /dev/null) of the generated ledger,
     against PostgreSQL writing the same rows in the same order (`COPY (SELECT …) TO STDOUT`,
@@ -812,14 +826,7 @@ def scenario_export(url, args):
         before = server.peak_rss_mib()
         for run in range(2):
             started = time.monotonic()
-            request = urllib.request.Request(
-                f"{server.base}/v1/audit-logs/privacy/export?timestamp_gte={gte}&timestamp_lt={lt}",
-                headers={"Authorization": f"Bearer {secret}"})
-            lines = 0
-            with urllib.request.urlopen(request, timeout=600) as response:
-                announced = int(response.headers["Recruitd-Export-Count"])
-                while chunk := response.read(1 << 20):
-                    lines += chunk.count(b"\n")
+            lines, announced = http_export(server.base, secret, gte, lt)
             export = time.monotonic() - started
             if lines != announced or lines != count:
                 sys.exit(f"the export sent {lines} lines of {announced} announced, {count} stored")
@@ -1040,13 +1047,7 @@ def scenario_scale(url, args):
                     json.load(response)
                 row[attempt] = time.monotonic() - started
             started = time.monotonic()
-            request = urllib.request.Request(
-                f"{server.base}/v1/audit-logs/privacy/export?timestamp_gte={gte}&timestamp_lt={lt}",
-                headers={"Authorization": f"Bearer {token}"})
-            lines = 0
-            with urllib.request.urlopen(request, timeout=3600) as response:
-                while chunk := response.read(1 << 20):
-                    lines += chunk.count(b"\n")
+            lines, _ = http_export(server.base, token, gte, lt)
             exported = time.monotonic() - started
             row["peak MiB"] = server.peak_rss_mib()
         finally:

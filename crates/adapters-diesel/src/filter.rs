@@ -59,10 +59,8 @@ pub fn entry_conditions(d: Dialect, f: &EntryFilter) -> Vec<Piece<'_>> {
     if let Some(s) = f.subject {
         // As the subject index has it: an entry's subject is one column or the other by its
         // type, so one expression finds either, and the type tells them apart.
-        let subject = [
-            Sql(" AND coalesce(subject_user_id, subject_candidate_id) = "),
-            V(Value::Uuid(s.id)),
-        ];
+        let subject =
+            [Sql(" AND coalesce(subject_user_id, subject_candidate_id) = "), V(Value::Uuid(s.id))];
         match (s.user, s.candidate) {
             (true, true) => out.extend(subject),
             (true, false) => out.extend([subject[0].clone(), subject[1].clone(), EMPLOYEE]),

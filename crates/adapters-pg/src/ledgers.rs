@@ -58,6 +58,11 @@ pub(crate) fn page_query<ST>(
     ) {
         query = filter_piece(query, piece);
     }
+    // An account's or a person's entries may be a handful or a third of the window: a generic
+    // plan, which guesses a handful, reads every one of them and sorts them for each page.
+    if q.filter.account.is_some() || q.filter.subject.is_some() {
+        query = query.planned_each_run();
+    }
     if let Some(after) = q.after {
         query = query
             .sql(" AND (access_time, id) < (")
@@ -377,4 +382,39 @@ async fn write_accesses(
     crate::copy::copy_rows(&tx, &tool).await.map_err(write_error)?;
     tx.commit().await.map_err(write_error)?;
     Ok(AccessesWritten { claim: Claim::Granted, chained })
+}
+
+#[cfg(test)]
+mod tests {
+    use diesel::pg::Pg;
+    use diesel::query_builder::QueryFragment;
+    use recruit_domain::{OrganizationId, TimeWindow, Timestamp, Uuid};
+    use recruit_ports::{EntryFilter, PrivacyLogQuery, SubjectFilter};
+
+    fn kept(filter: EntryFilter) -> bool {
+        let t = |s: i64| Timestamp::from_unix_micros(s * 1_000_000).unwrap();
+        let query = PrivacyLogQuery {
+            organization_id: OrganizationId::from_uuid(Uuid::from_u128(1)),
+            window: TimeWindow::new(t(0), t(86_400)).unwrap(),
+            ids: None,
+            after: None,
+            filter,
+            limit: 100,
+        };
+        super::page_query::<diesel::sql_types::Untyped>("", &query)
+            .is_safe_to_cache_prepared(&Pg)
+            .unwrap()
+    }
+
+    /// The pages by account and by data subject are planned for their value; the others are
+    /// kept prepared, their generic plan the same whatever the values.
+    #[test]
+    fn pages_by_account_or_subject_are_planned_for_their_value() {
+        let id = Uuid::from_u128(7);
+        assert!(kept(EntryFilter::default()));
+        assert!(kept(EntryFilter { category: Some("READ".into()), ..EntryFilter::default() }));
+        assert!(!kept(EntryFilter { account: Some(id), ..EntryFilter::default() }));
+        let subject = SubjectFilter { id, user: true, candidate: true };
+        assert!(!kept(EntryFilter { subject: Some(subject), ..EntryFilter::default() }));
+    }
 }

@@ -23,12 +23,14 @@ pub(crate) struct PreparedSql<ST = Untyped> {
     pieces: Vec<Piece>,
     /// Whether its text numbers its parameters (`$1`…), each bound in order.
     numbered: bool,
+    /// Whether it is planned anew at every run, for its values, rather than kept.
+    each_run: bool,
     rows: std::marker::PhantomData<fn() -> ST>,
 }
 
 impl<ST> Default for PreparedSql<ST> {
     fn default() -> Self {
-        Self { pieces: vec![], numbered: false, rows: std::marker::PhantomData }
+        Self { pieces: vec![], numbered: false, each_run: false, rows: std::marker::PhantomData }
     }
 }
 
@@ -47,6 +49,14 @@ impl<ST> PreparedSql<ST> {
     /// bind their values with [`PreparedSql::bind`] in the same order.
     pub(crate) fn numbered(text: &'static str) -> Self {
         Numbered::new(text).statement()
+    }
+
+    /// Not kept prepared: planned at every run with its values (an unnamed statement). For a
+    /// statement whose best plan depends on a value: PostgreSQL's generic plan of a kept one
+    /// guesses every value alike.
+    pub(crate) fn planned_each_run(mut self) -> Self {
+        self.each_run = true;
+        self
     }
 
     /// Appends SQL text.
@@ -75,6 +85,9 @@ impl<ST> PreparedSql<ST> {
 
 impl<ST> QueryFragment<Pg> for PreparedSql<ST> {
     fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
+        if self.each_run {
+            out.unsafe_to_cache_prepared();
+        }
         for piece in &self.pieces {
             match piece {
                 Piece::Sql(text) => out.push_sql(text),
@@ -129,7 +142,7 @@ impl Numbered {
             }
             pieces.push(Piece::Sql(Cow::Borrowed(*text)));
         }
-        PreparedSql { pieces, numbered: true, rows: std::marker::PhantomData }
+        PreparedSql { pieces, numbered: true, each_run: false, rows: std::marker::PhantomData }
     }
 }
 

@@ -414,7 +414,9 @@ mod tests {
         assert_ne!(directory(&other), directory(&config()));
         let part = DemoConfig { part: 1, ..config() };
         assert_eq!(directory(&part), directory(&config()), "the same people");
-        let ids = |c: &DemoConfig| ledger(c).map(|e| e.entry.id).collect::<std::collections::HashSet<_>>();
+        let ids = |c: &DemoConfig| {
+            ledger(c).map(|e| e.entry.id).collect::<std::collections::HashSet<_>>()
+        };
         assert!(ids(&part).is_disjoint(&ids(&config())), "entries of its own");
     }
 
