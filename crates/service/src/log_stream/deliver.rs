@@ -285,19 +285,18 @@ async fn delivered(
                 Some(run) => run,
                 None => {
                     // What this process just recorded, linked already; else read back.
-                    let kept = (position, &hash);
-                    let kept = figures.tail.after(org, stream.id, kept, settings.read_ahead);
-                    let checked = match kept.is_some() {
-                        true => Checked::Links,
-                        false => Checked::Hashes,
-                    };
-                    let read = match kept {
-                        Some(kept) => kept,
-                        None => {
-                            let ledger = Ledger::Privacy;
-                            store.chain_after(ledger, org, position, settings.read_ahead).await?
-                        }
-                    };
+                    let at = (position, &hash);
+                    let (read, checked) =
+                        match figures.tail.after(org, stream.id, at, settings.read_ahead) {
+                            Some(kept) => (kept, Checked::Links),
+                            None => {
+                                let (ledger, n) = (Ledger::Privacy, settings.read_ahead);
+                                (
+                                    store.chain_after(ledger, org, position, n).await?,
+                                    Checked::Hashes,
+                                )
+                            }
+                        };
                     if read.is_empty() {
                         drop(slot);
                         caught_up = Instant::now();
