@@ -290,7 +290,11 @@ async fn delivered(
                         match figures.tail.after(org, stream.id, at, settings.read_ahead) {
                             Some(kept) => (kept, Checked::Links),
                             None => {
-                                let (ledger, n) = (Ledger::Privacy, settings.read_ahead);
+                                // Up to what is kept, should a later entry be.
+                                let gap = figures.tail.gap(org, position).filter(|n| *n > 0);
+                                let n =
+                                    gap.map_or(settings.read_ahead, |n| n.min(settings.read_ahead));
+                                let ledger = Ledger::Privacy;
                                 (
                                     store.chain_after(ledger, org, position, n).await?,
                                     Checked::Hashes,
@@ -301,7 +305,8 @@ async fn delivered(
                         drop(slot);
                         caught_up = Instant::now();
                         figures.update(stream.id, |f| (f.lag_entries, f.lag_seconds) = (0, 0.0));
-                        // Until a batch's worth is recorded here, or the poll's interval.
+                        // Until the chain has gone a batch's worth further (as far as what is
+                        // recorded here shows), or the poll's interval.
                         let want = settings.batch_entries;
                         tokio::select! {
                             () = figures.tail.wait(org, position, want, settings.poll) => {}

@@ -55,6 +55,12 @@ impl Kept {
             .take_while(|(i, (at, _))| **at == position + 1 + *i as u64)
             .count()
     }
+
+    /// How far the chain has gone past `position`, as far as the entries kept show: to the
+    /// newest, kept or not (a gap before it was committed by another writer).
+    fn advanced(&self, position: u64) -> u64 {
+        self.entries.last_key_value().map_or(0, |(at, _)| at.saturating_sub(position))
+    }
 }
 
 /// The entries kept, by organization.
@@ -136,8 +142,20 @@ impl Tail {
         })
     }
 
-    /// Waits until at least `want` entries follow `position` without a gap, or `most` has
-    /// passed (all of it for an organization not watched).
+    /// How many entries after `position` are not kept though a later one is: what a delivery
+    /// reads back from the store before it can go on from memory. None when nothing later is
+    /// kept.
+    pub(super) fn gap(&self, organization: OrganizationId, position: u64) -> Option<usize> {
+        self.kept(|orgs| {
+            let kept = orgs.get(&organization)?;
+            let (at, _) = kept.entries.range(position + 1..).next()?;
+            usize::try_from(at - position - 1).ok()
+        })
+    }
+
+    /// Waits until the chain has gone at least `want` entries past `position` (those this
+    /// process recorded kept, any between them written elsewhere), or `most` has passed (all
+    /// of it for an organization not watched).
     pub(super) async fn wait(
         &self,
         organization: OrganizationId,
@@ -146,10 +164,11 @@ impl Tail {
         most: Duration,
     ) {
         let deadline = tokio::time::Instant::now() + most;
+        let want = u64::try_from(want).unwrap_or(u64::MAX);
         loop {
             let arrived = self.kept(|orgs| {
                 let kept = orgs.get(&organization)?;
-                Some((kept.following(position) < want).then(|| Arc::clone(&kept.arrived)))
+                Some((kept.advanced(position) < want).then(|| Arc::clone(&kept.arrived)))
             });
             let arrived = match arrived {
                 None => return tokio::time::sleep_until(deadline).await,
@@ -161,7 +180,7 @@ impl Tail {
             // Enabled before looking again, so that no publication between is missed.
             notified.as_mut().enable();
             let enough = self.kept(|orgs| {
-                orgs.get(&organization).is_none_or(|kept| kept.following(position) >= want)
+                orgs.get(&organization).is_none_or(|kept| kept.advanced(position) >= want)
             });
             if enough {
                 return;
@@ -307,5 +326,25 @@ mod tests {
         let started = tokio::time::Instant::now();
         tail.wait(org(), 4, 1, Duration::from_millis(100)).await;
         assert!(started.elapsed() >= Duration::from_millis(100), "nothing more: the whole wait");
+    }
+
+    #[tokio::test]
+    async fn a_gap_counts_toward_the_wait_and_is_measured() {
+        let tail = Tail::default();
+        let stream = uuid::Uuid::from_u128(1);
+        let entries = chain(6);
+        let _watching = tail.watch(org(), stream);
+        assert_eq!(tail.gap(org(), 0), None, "nothing kept");
+        // Positions 1 to 4 written elsewhere; 5 and 6 here.
+        tail.publish(entries[4..].to_vec());
+        assert_eq!(tail.gap(org(), 0), Some(4));
+        assert_eq!(tail.gap(org(), 4), Some(0));
+        assert_eq!(tail.gap(org(), 6), None);
+        let started = tokio::time::Instant::now();
+        tail.wait(org(), 0, 6, Duration::from_secs(30)).await;
+        assert!(started.elapsed() < Duration::from_secs(5), "six past 0, four of them elsewhere");
+        let started = tokio::time::Instant::now();
+        tail.wait(org(), 0, 7, Duration::from_millis(100)).await;
+        assert!(started.elapsed() >= Duration::from_millis(100), "not seven");
     }
 }
