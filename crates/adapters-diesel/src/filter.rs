@@ -28,6 +28,9 @@ pub enum Value<'a> {
     Bool(bool),
     /// Bytes (a hash).
     Bytes(&'a [u8]),
+    /// What lies outside spans of time (each `[from, to)`, in order): the gaps before, between
+    /// and after them, one parameter; see [`Dialect::spans`].
+    Gaps(&'a [(Timestamp, Timestamp)]),
 }
 
 /// A piece of a statement: SQL text, or a parameter holding a value.
@@ -75,6 +78,8 @@ pub fn entry_conditions(d: Dialect, f: &EntryFilter) -> Vec<Piece<'_>> {
     if let Some(spans) = &f.spans {
         if spans.is_empty() {
             out.push(Sql(" AND 1 = 0"));
+        } else if let Some((before, after)) = d.spans {
+            out.extend([Sql(" AND "), Sql(before), V(Value::Gaps(spans)), Sql(after)]);
         } else {
             out.push(Sql(" AND ("));
             for (i, &(from, to)) in spans.iter().enumerate() {
@@ -128,11 +133,20 @@ mod tests {
         assert_eq!(
             sql,
             " AND account_id = $0 AND activity_category = $1 AND coalesce(subject_user_id, \
-             subject_candidate_id) = $2 AND $3 = ANY(ip_addresses) AND ((access_time >= $4 AND \
-             access_time < $5) OR (access_time >= $6 AND access_time < $7))"
+             subject_candidate_id) = $2 AND $3 = ANY(ip_addresses) AND NOT (access_time <@ \
+             (SELECT CAST($4 AS tstzmultirange)))"
         );
-        assert_eq!(values.len(), 8);
+        assert_eq!(values.len(), 5);
         assert_eq!(values[3], Value::Text("10.0.0.1"));
+        assert_eq!(values[4], Value::Gaps(&[(t(1), t(2)), (t(3), t(4))]));
+        let spans = EntryFilter { spans: f.spans.clone(), ..EntryFilter::default() };
+        let (sql, values) = render(&entry_conditions(Dialect::SQLITE, &spans), |i| format!("?{i}"));
+        assert_eq!(
+            sql,
+            " AND ((access_time >= ?0 AND access_time < ?1) OR (access_time >= ?2 AND \
+             access_time < ?3))"
+        );
+        assert_eq!(values, [t(1), t(2), t(3), t(4)].map(Value::Time));
         let empty = EntryFilter { spans: Some(vec![]), ..EntryFilter::default() };
         assert_eq!(
             render(&entry_conditions(Dialect::SQLITE, &empty), |_| "?".into()).0,

@@ -321,9 +321,24 @@ pub(crate) fn bound(
             Value::OptUuid(id) => query.bind::<diesel::sql_types::Nullable<Uuid>, _>(id),
             Value::Bool(b) => query.bind::<diesel::sql_types::Bool, _>(b),
             Value::Bytes(bytes) => query.bind::<diesel::sql_types::Binary, _>(bytes),
+            Value::Gaps(spans) => query.bind::<Text, _>(gaps(spans)),
         };
     }
     query
+}
+
+/// What lies outside `spans` (each `[from, to)`, in order), as the text of a
+/// `tstzmultirange`: `{(,from₁),[to₁,from₂),…,[toₙ,)}`, in UTC to the microsecond.
+pub(crate) fn gaps(spans: &[(recruit_domain::Timestamp, recruit_domain::Timestamp)]) -> String {
+    use std::fmt::Write;
+    let at = |t: recruit_domain::Timestamp| t.as_datetime().format("%Y-%m-%d %H:%M:%S%.6f+00");
+    let mut text = String::with_capacity(8 + spans.len() * 64);
+    text.push_str("{(");
+    for (from, to) in spans {
+        let _ = write!(text, ",\"{}\"),[\"{}\"", at(*from), at(*to));
+    }
+    text.push_str(",)}");
+    text
 }
 
 /// A connection of this store, to the statements both stores share.

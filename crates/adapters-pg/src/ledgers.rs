@@ -98,6 +98,9 @@ fn filter_piece<ST>(
         }
         Piece::Value(Value::Bool(b)) => query.bind::<sql_types::Bool, _>(b),
         Piece::Value(Value::Bytes(bytes)) => query.bind::<sql_types::Binary, _>(bytes.to_vec()),
+        Piece::Value(Value::Gaps(spans)) => {
+            query.bind::<sql_types::Text, _>(crate::chain::gaps(spans))
+        }
     }
 }
 

@@ -182,6 +182,7 @@ impl Kept {
             Value::OptUuid(id) => Owned::OptUuid(id),
             Value::Bool(b) => Owned::Bool(b),
             Value::Bytes(bytes) => Owned::Bytes(bytes.to_vec()),
+            Value::Gaps(spans) => Owned::Text(crate::chain::gaps(spans)),
         });
         Self { sql: statement.sql, values: values.collect() }
     }

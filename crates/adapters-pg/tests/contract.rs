@@ -123,6 +123,24 @@ async fn the_page_query_is_an_index_scan_without_sort_at_the_first_page_and_deep
     // The deep page reads one page and one more row, not the 40 000 before it.
     assert!(plan.contains("rows=101 "), "the deep page should read 101 rows:\n{plan}");
 
+    // Outside work hours over the year: a span every night and weekend, hundreds of them,
+    // tested as one value per row while the page index is read in order.
+    let night = |day: i64| {
+        let start = year().gte().unix_micros() + day * 86_400_000_000;
+        let at = |hour: i64| Timestamp::from_unix_micros(start + hour * 3_600_000_000).unwrap();
+        (at(9), at(24))
+    };
+    let spans: Vec<_> = (0..365).map(night).collect();
+    let outside = PrivacyLogQuery {
+        filter: recruit_ports::EntryFilter { spans: Some(spans), ..Default::default() },
+        ..first.clone()
+    };
+    let plan = db.explain_privacy_page(&outside, true).await.unwrap();
+    assert_index_scan_without_sort(&plan, "outside work hours");
+    assert!(!plan.contains("BitmapOr"), "a scan for each span:\n{plan}");
+    assert!(plan.contains("InitPlan 1"), "the spans not made once:\n{plan}");
+    assert!(plan.contains("rows=101 "), "the page should read 101 rows:\n{plan}");
+
     let filter = IdFilter::new(
         (1..=50).map(|n| recruit_domain::PrivacyAuditLogId::from_uuid(Uuid::from_u128(n))),
     )

@@ -34,6 +34,13 @@ pub(crate) fn bound(
             Value::OptUuid(id) => query.bind::<Nullable<Binary>, _>(id.map(blob)),
             Value::Bool(b) => query.bind::<diesel::sql_types::Bool, _>(b),
             Value::Bytes(bytes) => query.bind::<Binary, _>(bytes),
+            // SQLite's dialect writes spans as `OR`ed ranges; as one value, a JSON array of
+            // the spans, `[from, to]` in microseconds.
+            Value::Gaps(spans) => {
+                let micros: Vec<_> =
+                    spans.iter().map(|(a, b)| [a.unix_micros(), b.unix_micros()]).collect();
+                query.bind::<Text, _>(serde_json::to_string(&micros).unwrap_or_default())
+            }
         };
     }
     query

@@ -305,9 +305,11 @@ async fn delivered(
                         drop(slot);
                         caught_up = Instant::now();
                         figures.update(stream.id, |f| (f.lag_entries, f.lag_seconds) = (0, 0.0));
-                        // Until the chain has gone a batch's worth further (as far as what is
-                        // recorded here shows), or the poll's interval.
-                        let want = settings.batch_entries;
+                        // Until the chain has gone a few batches further (as far as what is
+                        // recorded here shows), or the poll's interval: a run's read is
+                        // recorded once, in the organization's chain that recording writes.
+                        let want =
+                            (CAUGHT_UP_BATCHES * settings.batch_entries).min(settings.read_ahead);
                         tokio::select! {
                             () = figures.tail.wait(org, position, want, settings.poll) => {}
                             () = sleep(settings.poll, &mut stop) => {}
@@ -392,6 +394,11 @@ async fn delivered(
         }
     }
 }
+
+/// How many batches' worth a caught-up delivery waits for (or the poll's interval) before it
+/// reads on: each read is a ledger entry, written under the organization's chain as every
+/// recording is, so a delivery under heavy recording reads a few batches at once.
+const CAUGHT_UP_BATCHES: usize = 4;
 
 /// The longest wait between two questions about an acknowledgement.
 const MAX_ACK_POLL: Duration = Duration::from_secs(10);
