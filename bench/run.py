@@ -1465,6 +1465,14 @@ def api(base, token, method, path, body=None):
     return json.loads(text) if text else None
 
 
+def database_flushes(url):
+    """Transactions committed in the database and WAL flushes, so far: what a run adds to them is
+    what it made PostgreSQL wait for the disk."""
+    commits = psql(url, "SELECT xact_commit FROM pg_stat_database "
+                        "WHERE datname = current_database()")
+    return int(commits), int(psql(url, "SELECT wal_sync FROM pg_stat_wal"))
+
+
 def scenario_stream(url, args):
     """Log streams beside recording: entries per second recorded through POST
     /v1/audit-logs/privacy (batches of 1 000, as `record`) with no stream, then with three HTTPS
@@ -1507,12 +1515,15 @@ def scenario_stream(url, args):
                 script.close()
                 before = int(psql(url, "SELECT count(*) FROM privacy_audit_logs"))
                 cpu, sink_cpu = server.cpu_seconds(), cpu_seconds(sink.pid)
+                flushes = database_flushes(url)
                 out = subprocess.run(["wrk", f"-t{min(2, connections)}", f"-c{connections}",
                                       f"-d{args.duration}s", "--timeout", "10s", "-s",
                                       script.name, server.base],
                                      check=True, capture_output=True, text=True).stdout
                 os.unlink(script.name)
                 cpu, sink_cpu = server.cpu_seconds() - cpu, cpu_seconds(sink.pid) - sink_cpu
+                time.sleep(1.5)  # backends report their counts at most once a second
+                flushes = [b - a for a, b in zip(flushes, database_flushes(url))]
                 recorded = int(psql(url, "SELECT count(*) FROM privacy_audit_logs")) - before
                 end = positions()
                 if "Non-2xx" in out or "Socket errors" in out:
@@ -1530,12 +1541,14 @@ def scenario_stream(url, args):
                     api(server.base, token, "DELETE", f"/v1/log-streams/{s['id']}")
                 server.stop()
                 measured[streams].append((recorded / args.duration, cpu / recorded * 1e6, ratio,
-                                          lag, drained, sink_cpu / recorded * 1e6))
+                                          lag, drained, sink_cpu / recorded * 1e6,
+                                          *(n / recorded * 1000 for n in flushes)))
             # Each figure's median over the rounds; the ratio of the medians of the rates. A side
             # not run (--sides) shows as "-".
             median = lambda side: [statistics.median(c) for c in zip(*measured[side])] \
-                if measured.get(side) else [float("nan")] * 6
-            (bare, bare_cpu, *_), (rate, rate_cpu, ratio, lag, drained, sink_cpu) = \
+                if measured.get(side) else [float("nan")] * 8
+            (bare, bare_cpu, _, _, _, _, bare_commits, bare_syncs), \
+                (rate, rate_cpu, ratio, lag, drained, sink_cpu, commits, syncs) = \
                 median(0), median(3)
             print("rounds (entries/s without, with three streams): " + ", ".join(
                 f"{a[0]:,.0f} / {b[0]:,.0f}" for a, b in zip(measured.get(0, []),
@@ -1544,13 +1557,16 @@ def scenario_stream(url, args):
             rows.append((connections, shown(bare, ",.0f"), shown(rate, ",.0f"),
                          shown(rate / bare, ".2f"), shown(ratio, ".3f"),
                          shown(lag, ",.0f"), shown(drained, ".1f"), shown(bare_cpu, ".1f"),
-                         shown(rate_cpu, ".1f"), shown(sink_cpu, ".1f")))
+                         shown(rate_cpu, ".1f"), shown(sink_cpu, ".1f"),
+                         f"{shown(bare_commits, '.1f')} / {shown(commits, '.1f')}",
+                         f"{shown(bare_syncs, '.1f')} / {shown(syncs, '.1f')}"))
     finally:
         sink.kill()
     table(("connections", "entries/s, no stream", "entries/s, 3 streams", "ratio",
            "delivered / recorded (slowest stream)", "lag at the end", "caught up in s",
            "server CPU µs/entry, no stream", "server CPU µs/entry, 3 streams",
-           "receiver CPU µs/entry"), rows)
+           "receiver CPU µs/entry", "commits per 1 000 entries, no stream / 3",
+           "WAL flushes per 1 000 entries, no stream / 3"), rows)
     print(f"\n(medians of {args.rounds} interleaved rounds; 1 000-entry batches, {args.duration} s "
           "of wrk per run; three HTTPS streams to a local receiver; PostgreSQL with fsync and "
           "synchronous_commit on)")

@@ -183,9 +183,18 @@ async fn under_lease<D: Db>(
     c: &mut D,
     lease: &Lease,
     set: &str,
-    mut values: Vec<Value<'_>>,
-    at: Option<u64>,
+    values: Vec<Value<'_>>,
 ) -> Result<bool, StoreError> {
+    Ok(c.execute(leased::<D>(lease, set, values, None)?).await? == 1)
+}
+
+/// The `UPDATE` of [`under_lease`], of a stream whose delivery stands at `at` when given.
+fn leased<'a, D: Db>(
+    lease: &Lease,
+    set: &str,
+    mut values: Vec<Value<'a>>,
+    at: Option<u64>,
+) -> Result<Statement<'a>, StoreError> {
     let p = D::DIALECT.param;
     let n = values.len();
     // Only a delivered position is written unflushed: losing it to a crash sends its batch
@@ -212,7 +221,7 @@ async fn under_lease<D: Db>(
         sql.push_str(&format!(" AND delivered_position = {}", p(n + 5)));
         values.push(Value::Int(i64::try_from(position).map_err(|_| out_of_range())?));
     }
-    Ok(c.execute(Statement { sql, values }).await? == 1)
+    Ok(Statement { sql, values })
 }
 
 fn epoch(lease: &Lease) -> Result<i64, StoreError> {
@@ -226,13 +235,13 @@ fn out_of_range() -> StoreError {
 /// `LogStreams::renew_lease`.
 pub async fn renew<D: Db>(c: &mut D, lease: &Lease, until: Timestamp) -> Result<bool, StoreError> {
     let set = format!("lease_expires_at = {}", (D::DIALECT.param)(1));
-    under_lease(c, lease, &set, vec![Value::Time(until)], None).await
+    under_lease(c, lease, &set, vec![Value::Time(until)]).await
 }
 
 /// `LogStreams::release_lease`.
 pub async fn release<D: Db>(c: &mut D, lease: &Lease, now: Timestamp) -> Result<(), StoreError> {
     let set = format!("lease_expires_at = {}", (D::DIALECT.param)(1));
-    under_lease(c, lease, &set, vec![Value::Time(now)], None).await.map(drop)
+    under_lease(c, lease, &set, vec![Value::Time(now)]).await.map(drop)
 }
 
 /// `LogStreams::advance_stream`.
@@ -242,7 +251,7 @@ pub async fn advance<D: Db>(
     (from, to): (u64, u64),
     hash: &[u8; 32],
     at: Timestamp,
-) -> Result<bool, StoreError> {
+) -> Result<Option<StreamRecord>, StoreError> {
     let p = D::DIALECT.param;
     let set = format!(
         "delivered_position = {}, delivered_hash = {}, delivered_at = {}, health = 'OK', \
@@ -254,7 +263,10 @@ pub async fn advance<D: Db>(
     );
     let to = i64::try_from(to).map_err(|_| out_of_range())?;
     let values = vec![Value::Int(to), Value::Bytes(hash), Value::Time(at)];
-    under_lease(c, lease, &set, values, Some(from)).await
+    let mut statement = leased::<D>(lease, &set, values, Some(from))?;
+    statement.sql.push_str(" RETURNING *");
+    let rows: Vec<D::LogStreamRow> = c.load(statement).await?;
+    rows.into_iter().next().map(|r| crate::Row::into_neutral(r)?.into_stream()).transpose()
 }
 
 /// `LogStreams::stream_failed`.
@@ -276,7 +288,7 @@ pub async fn failed<D: Db>(c: &mut D, lease: &Lease, f: &Failure) -> Result<bool
         Value::Text(&error),
         Value::Time(f.next_attempt_at),
     ];
-    under_lease(c, lease, &set, values, None).await
+    under_lease(c, lease, &set, values).await
 }
 
 /// `LogStreams::set_pending`.
@@ -289,7 +301,7 @@ pub async fn pending<D: Db>(
     let (p, (before, after)) = (d.param, d.json_param);
     let text = pending.map(serde_json::Value::to_string);
     let set = format!("pending = {before}{}{after}", p(1));
-    under_lease(c, lease, &set, vec![Value::OptText(text.as_deref())], None).await
+    under_lease(c, lease, &set, vec![Value::OptText(text.as_deref())]).await
 }
 
 /// One entry of a chain, as [`start_at`] probes it.

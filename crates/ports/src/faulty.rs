@@ -508,7 +508,7 @@ impl<S: crate::streams::LogStreams> crate::streams::LogStreams for Faulty<S> {
         to: u64,
         hash: [u8; 32],
         at: Timestamp,
-    ) -> Result<bool, StoreError> {
+    ) -> Result<Option<crate::streams::StreamRecord>, StoreError> {
         self.check().await?;
         self.inner.advance_stream(lease, from, to, hash, at).await
     }

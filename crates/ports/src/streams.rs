@@ -214,7 +214,8 @@ pub trait LogStreams: Send + Sync {
     async fn renew_lease(&self, lease: &Lease, until: Timestamp) -> Result<bool, StoreError>;
 
     /// Records that the entries after `from` up to `to` (with `hash`) are delivered, at `at`:
-    /// healthy, no attempts, no batch pending. False, nothing changed, unless `lease` holds the
+    /// healthy, no attempts, no batch pending; the stream as it then stands (its holder sends
+    /// on from it without reading it again). None, nothing changed, unless `lease` holds the
     /// stream and its delivery stands at `from`.
     async fn advance_stream(
         &self,
@@ -223,7 +224,7 @@ pub trait LogStreams: Send + Sync {
         to: u64,
         hash: [u8; 32],
         at: Timestamp,
-    ) -> Result<bool, StoreError>;
+    ) -> Result<Option<StreamRecord>, StoreError>;
 
     /// Records a failed attempt: one more attempt, the failure, the health, when to try next.
     /// False, nothing changed, unless `lease` holds the stream.

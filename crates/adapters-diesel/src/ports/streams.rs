@@ -101,7 +101,7 @@ where
         to: u64,
         hash: [u8; 32],
         at: Timestamp,
-    ) -> Result<bool, StoreError> {
+    ) -> Result<Option<StreamRecord>, StoreError> {
         let lease = *lease;
         self.0
             .connection(move |db| {

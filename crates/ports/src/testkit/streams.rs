@@ -55,9 +55,11 @@ pub async fn log_streams_are_kept_and_delivered_by_one_holder_at_a_time(store: &
     assert_eq!(store.claim_streams(b, t(210), t(240), 10).await.unwrap(), [], "all held");
     assert!(store.renew_lease(&lease, t(260)).await.unwrap());
     let hash = [7; 32];
-    assert!(!store.advance_stream(&lease, 5, 9, hash, t(211)).await.unwrap(), "not at 5");
-    assert!(store.advance_stream(&lease, 0, 9, hash, t(211)).await.unwrap());
-    let delivered = store.stream(org, first.id).await.unwrap().delivery;
+    assert_eq!(store.advance_stream(&lease, 5, 9, hash, t(211)).await.unwrap(), None, "not at 5");
+    let advanced = store.advance_stream(&lease, 0, 9, hash, t(211)).await.unwrap();
+    let delivered = store.stream(org, first.id).await.unwrap();
+    assert_eq!(advanced.as_ref(), Some(&delivered), "the stream as it stands");
+    let delivered = delivered.delivery;
     assert_eq!((delivered.position, delivered.hash, delivered.at), (9, hash, Some(t(211))));
 
     // The lease runs out; another claims it; the first holder changes nothing any more.
@@ -65,7 +67,10 @@ pub async fn log_streams_are_kept_and_delivered_by_one_holder_at_a_time(store: &
     let stolen = *taken.iter().find(|l| l.stream_id == first.id).unwrap();
     assert_eq!((stolen.holder, stolen.epoch), (b, 2));
     assert!(!store.renew_lease(&lease, t(400)).await.unwrap());
-    assert!(!store.advance_stream(&lease, 9, 12, [8; 32], t(262)).await.unwrap(), "fenced");
+    assert!(
+        store.advance_stream(&lease, 9, 12, [8; 32], t(262)).await.unwrap().is_none(),
+        "fenced"
+    );
     let failure = Failure {
         health: Health::Failing,
         error: serde_json::json!({"status": 503}),
@@ -79,7 +84,7 @@ pub async fn log_streams_are_kept_and_delivered_by_one_holder_at_a_time(store: &
     let failing = store.stream(org, first.id).await.unwrap().delivery;
     assert_eq!((failing.health, failing.attempts, failing.position), (Health::Failing, 1, 9));
     assert_eq!((failing.failing_since, failing.pending), (Some(t(262)), Some(pending)));
-    assert!(store.advance_stream(&stolen, 9, 12, [8; 32], t(263)).await.unwrap());
+    assert!(store.advance_stream(&stolen, 9, 12, [8; 32], t(263)).await.unwrap().is_some());
     let healthy = store.stream(org, first.id).await.unwrap().delivery;
     assert_eq!((healthy.health, healthy.attempts, healthy.pending), (Health::Ok, 0, None));
     assert_eq!(healthy.lease, Some((b, 2, t(300))));

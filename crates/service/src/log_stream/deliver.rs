@@ -206,6 +206,7 @@ async fn delivered(
     let mut held_until = Instant::now() + settings.lease;
     let mut renewed = Instant::now();
     let mut batch_entries = settings.batch_entries;
+    let mut fresh: Option<StreamRecord> = None;
     loop {
         // Stopping, or the process dropped what tells it so.
         if *stop.borrow() || stop.has_changed().is_err() {
@@ -221,11 +222,15 @@ async fn delivered(
             }
             (renewed, held_until) = (asked, asked + settings.lease);
         }
-        let stream = match store.stream(lease.organization_id, lease.stream_id).await {
-            Ok(stream) => stream,
-            // Removed since it was claimed: its lease went with it.
-            Err(StoreError::NotFound) => return Ok(Ended::LeaseLost),
-            Err(e) => return Err(e),
+        // As the last batch's settling left it, else read.
+        let stream = match fresh.take() {
+            Some(stream) => stream,
+            None => match store.stream(lease.organization_id, lease.stream_id).await {
+                Ok(stream) => stream,
+                // Removed since it was claimed: its lease went with it.
+                Err(StoreError::NotFound) => return Ok(Ended::LeaseLost),
+                Err(e) => return Err(e),
+            },
         };
         figures.update(stream.id, |f| f.health = stream.delivery.health.as_str());
         if stream.paused || stream.delivery.health == Health::Suspended {
@@ -268,9 +273,11 @@ async fn delivered(
                 Sent { from: stream.delivery.position, to: awaited.to, hash, count: awaited.count };
             let id = message_id(stream.id, batch.from + 1, batch.to);
             match settle(store.as_ref(), &lease, &stream, &settings, &id, outcome, &batch).await? {
-                Settled::Moved(true) | Settled::Shrink => continue,
+                Settled::Advanced(now) => fresh = Some(*now),
+                Settled::Moved(true) | Settled::Shrink => {}
                 Settled::Moved(false) => return Ok(Ended::LeaseLost),
             }
+            continue;
         }
         let (org, position, hash) =
             (lease.organization_id, stream.delivery.position, stream.delivery.hash);
@@ -379,18 +386,14 @@ async fn delivered(
         }
         let batch = Sent { from: position, to, hash: digest(&last_sent.entry.hash), count };
         let settled = settle(store.as_ref(), &lease, &stream, &settings, &id, outcome, &batch);
-        let moved = match settled.await? {
-            Settled::Moved(moved) => {
+        match settled.await? {
+            Settled::Advanced(now) => {
                 batch_entries = settings.batch_entries;
-                moved
+                fresh = Some(*now);
             }
-            Settled::Shrink => {
-                batch_entries = (count / 2).max(1);
-                continue;
-            }
-        };
-        if !moved {
-            return Ok(Ended::LeaseLost);
+            Settled::Moved(true) => batch_entries = settings.batch_entries,
+            Settled::Moved(false) => return Ok(Ended::LeaseLost),
+            Settled::Shrink => batch_entries = (count / 2).max(1),
         }
     }
 }
@@ -413,6 +416,8 @@ struct Sent {
 
 /// What settling a batch did.
 enum Settled {
+    /// The batch is delivered: the stream as it now stands.
+    Advanced(Box<StreamRecord>),
     /// The stream's delivery changed (false: the lease is lost).
     Moved(bool),
     /// The batch is to be sent again, smaller.
@@ -440,7 +445,11 @@ async fn settle(
                 store.record_read(&record(stream, CHANGED, id, filters), 0).await?;
             }
             let now = Timestamp::now();
-            store.advance_stream(lease, batch.from, batch.to, batch.hash, now).await?
+            let advanced = store.advance_stream(lease, batch.from, batch.to, batch.hash, now);
+            return Ok(match advanced.await? {
+                Some(stream) => Settled::Advanced(Box::new(stream)),
+                None => Settled::Moved(false),
+            });
         }
         Attempt::Pending(ack_id) => {
             let awaited = Awaited {
