@@ -52,7 +52,12 @@ async fn record(client: &Client, n: usize) -> u64 {
 }
 
 fn stream(url: &str, index: Option<&str>, token: &str) -> LogStreamSettings {
-    let destination = json!({"type": "splunk_hec", "url": url, "index": index, "token": token});
+    gzipped(url, index, token, false)
+}
+
+fn gzipped(url: &str, index: Option<&str>, token: &str, gzip: bool) -> LogStreamSettings {
+    let destination =
+        json!({"type": "splunk_hec", "url": url, "index": index, "token": token, "gzip": gzip});
     LogStreamSettings {
         name: format!("Splunk {token}"),
         destination: serde_json::from_value::<LogStreamDestination>(destination).unwrap(),
@@ -148,4 +153,26 @@ async fn every_entry_is_indexed_by_the_collector_and_acknowledged_batches_wait_f
         refused.as_array().unwrap().iter().all(|r| [1, 7].contains(&r["code"].as_i64().unwrap())),
         "only what the settings caused is refused: {refused}"
     );
+}
+
+/// A stream asked to compress sends every batch gzipped, as the collector reads it, and shows
+/// that it does.
+#[tokio::test(flavor = "multi_thread")]
+async fn batches_go_compressed_when_the_stream_asks() {
+    let collector = Peer::start(Path::new("python3"), "hec_collector.py");
+    collector.control("__config", json!({"tokens": {"plain": {}}})).await;
+    let world = World::sqlite();
+    let server = world.serve(&["--outbound-allow", "127.0.0.1"]);
+    let client = world.client(&server);
+    let recorded = record(&client, 40).await;
+    let made = client.create_log_stream(&gzipped(&collector.url, None, "plain", true)).await;
+    let shown = serde_json::to_value(made.unwrap()).unwrap();
+    assert_eq!(shown["destination"]["gzip"], true, "{shown}");
+    chained(&collector.indexed(None, recorded).await);
+    let received = collector.received().await;
+    let gzipped = &received["gzipped"];
+    assert_eq!(gzipped["requests"], received["requests"], "every batch compressed: {received}");
+    let (sent, inflated) =
+        (gzipped["bytes"].as_u64().unwrap(), gzipped["inflated"].as_u64().unwrap());
+    assert!(sent * 4 < inflated, "{sent} bytes sent for {inflated}");
 }

@@ -7,8 +7,8 @@ can run here (docs/decisions.md, D47). It enforces what a sender meets at a real
   events concatenated, parsed one after another as Splunk does; an event without `event` is
   400 code 12, a blank one code 13; a `time` that is not a number, or `fields` whose values
   are not strings (or lists of them), code 15; an index the token may not write, code 7; each
-  with `invalid-event-number`. `Content-Encoding: gzip` is read. A body over
-  `max_content_length` is 413.
+  with `invalid-event-number`. `Content-Encoding: gzip` is read (counted in `gzipped`, with
+  the bytes before and after). A body over `max_content_length` is 413.
 - Tokens with indexer acknowledgement need a channel (`X-Splunk-Request-Channel` or
   `?channel=`, a GUID): none is 400 code 10, another value code 11. Each request taken gets
   the channel's next `ackId` (from 0); `POST /services/collector/ack` says `true` for an id
@@ -48,6 +48,8 @@ state = {
     "channels": {},
     # events indexed: without acknowledgement when taken, with it when the ack is ready
     "indexed": [], "requests": 0, "ack_queries": 0, "refused": [],
+    # event requests that came compressed: how many, their bytes, and those bytes inflated
+    "gzipped": {"requests": 0, "bytes": 0, "inflated": 0},
 }
 
 
@@ -73,10 +75,17 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def read(self):
+    def read(self, events=False):
         data = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         if (self.headers.get("Content-Encoding") or "").lower() == "gzip":
-            data = gzip.decompress(data)
+            inflated = gzip.decompress(data)
+            if events:
+                with lock:
+                    counts = state["gzipped"]
+                    counts["requests"] += 1
+                    counts["bytes"] += len(data)
+                    counts["inflated"] += len(inflated)
+            data = inflated
         return data
 
     def token(self):
@@ -108,7 +117,8 @@ class Handler(BaseHTTPRequestHandler):
             return self.reply(200, answer_of(17))
         if path == "/__received":
             with lock:
-                report = {k: state[k] for k in ("indexed", "requests", "ack_queries", "refused")}
+                report = {k: state[k] for k in ("indexed", "requests", "ack_queries", "refused",
+                                                "gzipped")}
             return self.reply(200, report)
         self.reply(404, {"text": "The requested URL was not found on this server.", "code": 404})
 
@@ -130,7 +140,7 @@ class Handler(BaseHTTPRequestHandler):
         if too_large:
             self.rfile.read(length)
             return self.reply(413, {"text": "Content too large", "code": 413})
-        data = self.read()
+        data = self.read(events=True)
         token, refused = self.token()
         if refused:
             return self.refuse(*refused)

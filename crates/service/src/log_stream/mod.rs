@@ -209,6 +209,7 @@ pub fn problems(settings: &LogStreamSettings) -> Vec<(&'static str, String)> {
             host,
             channel,
             token,
+            gzip: _,
         } => {
             if let Err(why) = endpoint(url) {
                 problems.push(("destination.url", why));
@@ -256,9 +257,19 @@ pub fn with_channel(destination: LogStreamDestination) -> LogStreamDestination {
             sourcetype,
             host,
             token,
+            gzip,
         } => {
             let channel = Some(uuid::Uuid::now_v7().hyphenated().to_string());
-            LogStreamDestination::SplunkHec { url, index, source, sourcetype, host, channel, token }
+            LogStreamDestination::SplunkHec {
+                url,
+                index,
+                source,
+                sourcetype,
+                host,
+                channel,
+                token,
+                gzip,
+            }
         }
         other => other,
     }
