@@ -17,7 +17,7 @@ use recruit_ports::chain::ExportedEntry;
 use recruit_ports::streams::{Failure, Health, Lease, StreamRecord};
 use recruit_ports::{Store, StoreError};
 
-use super::runs::{Checked, Run, linked};
+use super::runs::{Checked, Prepared, Run, linked};
 use super::send::{Attempt, acknowledged, body, send};
 use super::webhook::message_id;
 use crate::outbound::Fetch;
@@ -302,10 +302,8 @@ async fn delivered(
                                 let n =
                                     gap.map_or(settings.read_ahead, |n| n.min(settings.read_ahead));
                                 let ledger = Ledger::Privacy;
-                                (
-                                    store.chain_after(ledger, org, position, n).await?,
-                                    Checked::Hashes,
-                                )
+                                let read = store.chain_after(ledger, org, position, n).await?;
+                                (read.into_iter().map(Prepared::new).collect(), Checked::Hashes)
                             }
                         };
                     if read.is_empty() {
@@ -323,8 +321,9 @@ async fn delivered(
                         }
                         continue;
                     }
-                    let linked = match linked(&stream, &read, checked) {
-                        Ok((linked, _)) => linked,
+                    let entries = read.iter().map(|p| &p.exported);
+                    let linked = match linked(&stream, entries, checked) {
+                        Ok(linked) => linked,
                         Err(why) => {
                             // A gap (entries removed before they were delivered) or an entry
                             // that does not prove itself: never skipped, never sent; an owner
@@ -582,7 +581,6 @@ async fn sleep(d: Duration, stop: &mut tokio::sync::watch::Receiver<bool>) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::runs::Prepared;
     use super::super::send::classify;
     use super::super::webhook::SigningSecret;
     use super::*;
@@ -642,9 +640,8 @@ mod tests {
     #[test]
     fn a_batch_continues_the_chain_from_the_streams_position_or_stops_before_a_break() {
         let entries = chain(6);
-        let (n, last) =
-            linked(&stream(&entries[..2], "NDJSON"), &entries[2..], Checked::Hashes).unwrap();
-        assert_eq!((n, last.entry.position), (4, Some(6)));
+        let n = linked(&stream(&entries[..2], "NDJSON"), &entries[2..], Checked::Hashes).unwrap();
+        assert_eq!(n, 4);
         // A gap: entries 3 and 4 removed before they were delivered.
         let why =
             linked(&stream(&entries[..2], "NDJSON"), &entries[4..], Checked::Hashes).unwrap_err();
@@ -652,8 +649,7 @@ mod tests {
         // An altered entry stops the batch before it, and is refused when it comes first.
         let mut altered = entries.clone();
         altered[3].entry.canonical = b"{\"n\":0}".to_vec();
-        let (n, _) =
-            linked(&stream(&entries[..2], "NDJSON"), &altered[2..], Checked::Hashes).unwrap();
+        let n = linked(&stream(&entries[..2], "NDJSON"), &altered[2..], Checked::Hashes).unwrap();
         assert_eq!(n, 1);
         let why =
             linked(&stream(&entries[..3], "NDJSON"), &altered[3..], Checked::Hashes).unwrap_err();
@@ -670,7 +666,7 @@ mod tests {
     fn a_run_serves_the_streams_that_stand_in_it_on_its_chain() {
         let entries = chain(6);
         let hash = |i: usize| digest(&entries[i].entry.hash);
-        let run = Run::new(2, hash(1), entries[2..].to_vec());
+        let run = Run::new(2, hash(1), entries[2..].iter().cloned().map(Prepared::new).collect());
         assert_eq!(run.last(), 6);
         let after = |position, hash| run.after(position, &hash).map(|e| e.len());
         assert_eq!(after(2, hash(1)), Some(4), "from its start");
@@ -680,7 +676,7 @@ mod tests {
         assert_eq!(after(4, hash(2)), None, "a stream on another chain");
         assert_eq!(after(2, [9; 32]), None);
         let first = &run.after(2, &hash(1)).unwrap()[0];
-        assert_eq!(first.line, crate::export::line(Ledger::Privacy, &entries[2]));
+        assert_eq!(first.line(), crate::export::line(Ledger::Privacy, &entries[2]));
     }
 
     #[test]

@@ -13,16 +13,22 @@ use recruit_ports::streams::StreamRecord;
 
 use super::deliver::digest;
 
-/// An entry as it is sent: the entry, and its export line.
+/// An entry as it is sent: the entry, and its export line, written when a delivery first
+/// asks for it and shared by every run, and every stream, that holds the entry.
 #[derive(Debug)]
 pub(super) struct Prepared {
     pub(super) exported: ExportedEntry,
-    pub(super) line: Vec<u8>,
+    line: std::sync::OnceLock<Vec<u8>>,
 }
 
 impl Prepared {
-    pub(super) fn new(exported: ExportedEntry) -> Self {
-        Self { line: crate::export::line(Ledger::Privacy, &exported), exported }
+    pub(super) fn new(exported: ExportedEntry) -> Arc<Self> {
+        Arc::new(Self { exported, line: std::sync::OnceLock::new() })
+    }
+
+    /// Its export line, with its line feed.
+    pub(super) fn line(&self) -> &[u8] {
+        self.line.get_or_init(|| crate::export::line(Ledger::Privacy, &self.exported))
     }
 }
 
@@ -32,18 +38,18 @@ impl Prepared {
 pub(super) struct Run {
     after: u64,
     prev: Digest,
-    entries: Vec<Prepared>,
+    entries: Vec<Arc<Prepared>>,
 }
 
 impl Run {
     /// The run of `entries`, checked already to follow `(after, prev)` link by link.
-    pub(super) fn new(after: u64, prev: Digest, entries: Vec<ExportedEntry>) -> Self {
-        Self { after, prev, entries: entries.into_iter().map(Prepared::new).collect() }
+    pub(super) fn new(after: u64, prev: Digest, entries: Vec<Arc<Prepared>>) -> Self {
+        Self { after, prev, entries }
     }
 
     /// Its entries after `position`, when it holds the next one and continues the hash
     /// `hash` there (what a stream that delivered up to `position` sends next).
-    pub(super) fn after(&self, position: u64, hash: &Digest) -> Option<&[Prepared]> {
+    pub(super) fn after(&self, position: u64, hash: &Digest) -> Option<&[Arc<Prepared>]> {
         let i = usize::try_from(position.checked_sub(self.after)?).ok()?;
         let before = match i {
             0 => self.prev,
@@ -82,14 +88,15 @@ pub(super) enum Checked {
 
 /// How many of `read` continue `stream`'s chain from the position it holds, each linking to
 /// the one before it and, checking `Hashes`, proving itself (its hash that of its contents and
-/// of the hash before it), and the last of them; or why the first does not.
-pub(super) fn linked(
+/// of the hash before it); or why the first does not.
+pub(super) fn linked<'a>(
     stream: &StreamRecord,
-    read: &[ExportedEntry],
+    read: impl IntoIterator<Item = &'a ExportedEntry>,
     checked: Checked,
-) -> Result<(usize, ExportedEntry), String> {
+) -> Result<usize, String> {
     let (mut position, mut hash) = (stream.delivery.position, stream.delivery.hash);
-    for (i, e) in read.iter().enumerate() {
+    let mut count = 0;
+    for (i, e) in read.into_iter().enumerate() {
         let at = u64::try_from(e.entry.position.unwrap_or_default()).unwrap_or_default();
         let prev = digest(&e.entry.prev_hash);
         let expected = match checked {
@@ -109,13 +116,13 @@ pub(super) fn linked(
         } else if digest(&e.entry.hash) != expected {
             format!("the entry at position {at} was altered: its hash does not match it")
         } else {
-            (position, hash) = (at, expected);
+            (position, hash, count) = (at, expected, i + 1);
             continue;
         };
         return match i {
             0 => Err(why),
-            _ => Ok((i, read[i - 1].clone())),
+            _ => Ok(i),
         };
     }
-    Ok((read.len(), read[read.len() - 1].clone()))
+    Ok(count)
 }

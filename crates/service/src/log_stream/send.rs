@@ -34,7 +34,11 @@ pub(super) enum Attempt {
 
 /// The body of a batch of `entries` in the stream's format, at most `max` bytes unless its
 /// first entry alone is larger, and how many entries it holds.
-pub(super) fn body(stream: &StreamRecord, entries: &[Prepared], max: usize) -> (Vec<u8>, usize) {
+pub(super) fn body(
+    stream: &StreamRecord,
+    entries: &[std::sync::Arc<Prepared>],
+    max: usize,
+) -> (Vec<u8>, usize) {
     let destination = super::destination(stream);
     let array = matches!(
         destination,
@@ -42,9 +46,10 @@ pub(super) fn body(stream: &StreamRecord, entries: &[Prepared], max: usize) -> (
     );
     let sender = destination.as_ref().and_then(super::sender);
     let collector = destination.as_ref().and_then(super::collector);
-    let mut out = Vec::with_capacity(max.min(entries.iter().map(|p| p.line.len()).sum()));
+    let mut out = Vec::with_capacity(max.min(entries.iter().map(|p| p.line().len()).sum()));
     let mut count = 0;
-    for Prepared { exported: e, line } in entries {
+    for prepared in entries {
+        let (e, line) = (&prepared.exported, prepared.line());
         // The line as the destination takes it (with its line feed): as prepared for HTTPS.
         let wrapped = if let Some(sender) = &sender {
             Some(super::syslog::frame(&syslog_message(sender, e, line)))

@@ -17,6 +17,7 @@ use recruit_domain::chain::Digest;
 use recruit_ports::chain::ExportedEntry;
 
 use super::deliver::digest;
+use super::runs::Prepared;
 
 /// The most entries kept for an organization.
 pub(super) const KEPT_ENTRIES: usize = 20_000;
@@ -28,7 +29,7 @@ pub(super) const KEPT_BYTES: usize = 16 * 1024 * 1024;
 struct Kept {
     /// The position each delivery here last asked after, by stream.
     readers: HashMap<uuid::Uuid, u64>,
-    entries: BTreeMap<u64, ExportedEntry>,
+    entries: BTreeMap<u64, Arc<Prepared>>,
     bytes: usize,
     arrived: Arc<tokio::sync::Notify>,
 }
@@ -43,7 +44,7 @@ impl Kept {
             if *entry.key() > passed && !beyond {
                 break;
             }
-            self.bytes -= entry.remove().entry.canonical.len();
+            self.bytes -= entry.remove().exported.entry.canonical.len();
         }
     }
 
@@ -104,8 +105,8 @@ impl Tail {
                 };
                 touched.insert(entry.organization_id);
                 kept.bytes += entry.entry.canonical.len();
-                if let Some(old) = kept.entries.insert(at, entry) {
-                    kept.bytes -= old.entry.canonical.len();
+                if let Some(old) = kept.entries.insert(at, Prepared::new(entry)) {
+                    kept.bytes -= old.exported.entry.canonical.len();
                 }
             }
             for org in touched {
@@ -126,19 +127,25 @@ impl Tail {
         stream: uuid::Uuid,
         (position, hash): (u64, &Digest),
         limit: usize,
-    ) -> Option<Vec<ExportedEntry>> {
+    ) -> Option<Vec<Arc<Prepared>>> {
         self.kept(|orgs| {
             let kept = orgs.get_mut(&organization)?;
             kept.readers.insert(stream, position);
             kept.trim();
             let first = kept.entries.get(&(position + 1))?;
-            if digest(&first.entry.prev_hash) != *hash {
+            if digest(&first.exported.entry.prev_hash) != *hash {
                 // Not the chain the store holds (a restore, a retention cut): not kept.
                 (kept.entries, kept.bytes) = (BTreeMap::new(), 0);
                 return None;
             }
             let count = kept.following(position).min(limit);
-            Some(kept.entries.range(position + 1..).take(count).map(|(_, e)| e.clone()).collect())
+            Some(
+                kept.entries
+                    .range(position + 1..)
+                    .take(count)
+                    .map(|(_, e)| Arc::clone(e))
+                    .collect(),
+            )
         })
     }
 
@@ -242,8 +249,8 @@ mod tests {
             .collect()
     }
 
-    fn positions(entries: Option<Vec<ExportedEntry>>) -> Option<Vec<i64>> {
-        entries.map(|e| e.iter().map(|e| e.entry.position.unwrap()).collect())
+    fn positions(entries: Option<Vec<Arc<Prepared>>>) -> Option<Vec<i64>> {
+        entries.map(|e| e.iter().map(|e| e.exported.entry.position.unwrap()).collect())
     }
 
     fn hash_at(entries: &[ExportedEntry], at: usize) -> Digest {
@@ -258,12 +265,12 @@ mod tests {
         let (tail, entries) = (Tail::default(), chain(3));
         let stream = uuid::Uuid::from_u128(1);
         tail.publish(entries.clone());
-        assert_eq!(tail.after(org(), stream, (0, &GENESIS), 10), None, "not watched");
+        assert!(tail.after(org(), stream, (0, &GENESIS), 10).is_none(), "not watched");
         let watching = tail.watch(org(), stream);
         tail.publish(entries.clone());
         assert_eq!(positions(tail.after(org(), stream, (0, &GENESIS), 10)), Some(vec![1, 2, 3]));
         drop(watching);
-        assert_eq!(tail.after(org(), stream, (0, &GENESIS), 10), None, "dropped with the watch");
+        assert!(tail.after(org(), stream, (0, &GENESIS), 10).is_none(), "dropped with the watch");
     }
 
     #[test]
@@ -273,7 +280,7 @@ mod tests {
         let _watching = tail.watch(org(), stream);
         // Published out of order (writes commit in order, their publications need not).
         tail.publish(entries[2..4].to_vec());
-        assert_eq!(tail.after(org(), stream, (0, &GENESIS), 10), None, "the first is missing");
+        assert!(tail.after(org(), stream, (0, &GENESIS), 10).is_none(), "the first is missing");
         tail.publish(entries[..2].to_vec());
         tail.publish(entries[5..].to_vec());
         let got = tail.after(org(), stream, (0, &GENESIS), 10);
@@ -281,8 +288,8 @@ mod tests {
         let got = tail.after(org(), stream, (0, &GENESIS), 3);
         assert_eq!(positions(got), Some(vec![1, 2, 3]), "up to the limit");
         let other = hash_at(&entries, 3);
-        assert_eq!(tail.after(org(), stream, (2, &other), 10), None, "a hash not of the chain");
-        assert_eq!(tail.after(org(), stream, (2, &hash_at(&entries, 2)), 10), None, "dropped");
+        assert!(tail.after(org(), stream, (2, &other), 10).is_none(), "a hash not of the chain");
+        assert!(tail.after(org(), stream, (2, &hash_at(&entries, 2)), 10).is_none(), "dropped");
     }
 
     #[test]
@@ -294,13 +301,13 @@ mod tests {
         assert!(tail.after(org(), one, (4, &hash_at(&entries, 4)), 10).is_some());
         assert!(tail.after(org(), two, (2, &hash_at(&entries, 2)), 10).is_some(), "kept for two");
         assert!(tail.after(org(), one, (6, &hash_at(&entries, 6)), 10).is_some());
-        assert_eq!(tail.after(org(), two, (1, &hash_at(&entries, 1)), 10), None, "two passed 2");
+        assert!(tail.after(org(), two, (1, &hash_at(&entries, 1)), 10).is_none(), "two passed 2");
         tail.publish(entries[10..].to_vec());
         // The newest KEPT_ENTRIES kept: from position 6 of 20 005.
         let before_oldest = entries.len() - KEPT_ENTRIES;
         let at = |n: usize| (n as u64, hash_at(&entries, n));
         let (n, hash) = at(before_oldest - 1);
-        assert_eq!(tail.after(org(), one, (n, &hash), 10), None, "beyond bounds");
+        assert!(tail.after(org(), one, (n, &hash), 10).is_none(), "beyond bounds");
         let (n, hash) = at(before_oldest);
         let kept = positions(tail.after(org(), one, (n, &hash), usize::MAX)).unwrap();
         assert_eq!(kept.len(), KEPT_ENTRIES, "the newest kept");
@@ -326,6 +333,19 @@ mod tests {
         let started = tokio::time::Instant::now();
         tail.wait(org(), 4, 1, Duration::from_millis(100)).await;
         assert!(started.elapsed() >= Duration::from_millis(100), "nothing more: the whole wait");
+    }
+
+    #[test]
+    fn streams_share_each_entry_kept_and_its_export_line() {
+        let tail = Tail::default();
+        let (one, two) = (uuid::Uuid::from_u128(1), uuid::Uuid::from_u128(2));
+        let (_a, _b) = (tail.watch(org(), one), tail.watch(org(), two));
+        tail.publish(chain(2));
+        let first = tail.after(org(), one, (0, &GENESIS), 10).unwrap();
+        let second = tail.after(org(), two, (0, &GENESIS), 10).unwrap();
+        let line = first[0].line().as_ptr();
+        assert!(Arc::ptr_eq(&first[1], &second[1]), "one entry for both streams");
+        assert_eq!(second[0].line().as_ptr(), line, "its line written once");
     }
 
     #[tokio::test]
