@@ -52,10 +52,6 @@ pub struct Dialect {
     /// A query of the database server's clock, in microseconds since the epoch as `count`,
     /// where it keeps one apart from this process (PostgreSQL's `clock_timestamp()`).
     pub clock: Option<&'static str>,
-    /// A `FROM` item of an `UPDATE` whose commit need not wait for its flush: what a crash may
-    /// lose of it is only redone (PostgreSQL's transaction-local `synchronous_commit = off`;
-    /// SQLite has none).
-    pub unflushed: Option<&'static str>,
     /// The SQL around a parameter holding the gaps between spans of time
     /// ([`crate::filter::Value::Gaps`]), true when `access_time` lies in one of the spans.
     /// PostgreSQL's: not in the gaps as one `tstzmultirange`, made once for the statement (a
@@ -84,7 +80,6 @@ impl Dialect {
         clock: Some(
             "SELECT CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000000 AS BIGINT) AS count",
         ),
-        unflushed: Some("(SELECT set_config('synchronous_commit', 'off', true)) AS unflushed"),
         spans: Some(("NOT (access_time <@ (SELECT CAST(", " AS tstzmultirange)))")),
     };
 
@@ -105,7 +100,6 @@ impl Dialect {
         id_bytes: ("", ""),
         kept: false,
         clock: None,
-        unflushed: None,
         spans: None,
     };
 }

@@ -197,14 +197,8 @@ fn leased<'a, D: Db>(
 ) -> Result<Statement<'a>, StoreError> {
     let p = D::DIALECT.param;
     let n = values.len();
-    // Only a delivered position is written unflushed: losing it to a crash sends its batch
-    // again, which the receiver drops by id; never skips one.
-    let from = match (at, D::DIALECT.unflushed) {
-        (Some(_), Some(item)) => format!(" FROM {item}"),
-        _ => String::new(),
-    };
     let mut sql = format!(
-        "UPDATE log_streams SET {set}{from} WHERE organization_id = {} AND id = {} \
+        "UPDATE log_streams SET {set} WHERE organization_id = {} AND id = {} \
          AND lease_holder = {} AND lease_epoch = {}",
         p(n + 1),
         p(n + 2),

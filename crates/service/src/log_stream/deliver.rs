@@ -297,10 +297,10 @@ async fn delivered(
                         match figures.tail.after(org, stream.id, at, settings.read_ahead) {
                             Some(kept) => (kept, Checked::Links),
                             None => {
-                                // Up to what is kept, should a later entry be.
-                                let gap = figures.tail.gap(org, position).filter(|n| *n > 0);
-                                let n =
-                                    gap.map_or(settings.read_ahead, |n| n.min(settings.read_ahead));
+                                // A whole read-ahead: with other replicas' entries
+                                // between this one's, reading only up to what is kept
+                                // would send batches of a few entries.
+                                let n = settings.read_ahead;
                                 let ledger = Ledger::Privacy;
                                 let read = store.chain_after(ledger, org, position, n).await?;
                                 (read.into_iter().map(Prepared::new).collect(), Checked::Hashes)

@@ -149,17 +149,6 @@ impl Tail {
         })
     }
 
-    /// How many entries after `position` are not kept though a later one is: what a delivery
-    /// reads back from the store before it can go on from memory. None when nothing later is
-    /// kept.
-    pub(super) fn gap(&self, organization: OrganizationId, position: u64) -> Option<usize> {
-        self.kept(|orgs| {
-            let kept = orgs.get(&organization)?;
-            let (at, _) = kept.entries.range(position + 1..).next()?;
-            usize::try_from(at - position - 1).ok()
-        })
-    }
-
     /// Waits until the chain has gone at least `want` entries past `position` (those this
     /// process recorded kept, any between them written elsewhere), or `most` has passed (all
     /// of it for an organization not watched).
@@ -349,17 +338,13 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_gap_counts_toward_the_wait_and_is_measured() {
+    async fn a_gap_counts_toward_the_wait() {
         let tail = Tail::default();
         let stream = uuid::Uuid::from_u128(1);
         let entries = chain(6);
         let _watching = tail.watch(org(), stream);
-        assert_eq!(tail.gap(org(), 0), None, "nothing kept");
         // Positions 1 to 4 written elsewhere; 5 and 6 here.
         tail.publish(entries[4..].to_vec());
-        assert_eq!(tail.gap(org(), 0), Some(4));
-        assert_eq!(tail.gap(org(), 4), Some(0));
-        assert_eq!(tail.gap(org(), 6), None);
         let started = tokio::time::Instant::now();
         tail.wait(org(), 0, 6, Duration::from_secs(30)).await;
         assert!(started.elapsed() < Duration::from_secs(5), "six past 0, four of them elsewhere");
