@@ -247,32 +247,11 @@ pub fn problems(settings: &LogStreamSettings) -> Vec<(&'static str, String)> {
 /// `destination` with its channel chosen when it names none (a Splunk collector's requests
 /// name one, kept for the stream's life, so that acknowledgements are asked where they were
 /// given).
-pub fn with_channel(destination: LogStreamDestination) -> LogStreamDestination {
-    match destination {
-        LogStreamDestination::SplunkHec {
-            channel: None,
-            url,
-            index,
-            source,
-            sourcetype,
-            host,
-            token,
-            gzip,
-        } => {
-            let channel = Some(uuid::Uuid::now_v7().hyphenated().to_string());
-            LogStreamDestination::SplunkHec {
-                url,
-                index,
-                source,
-                sourcetype,
-                host,
-                channel,
-                token,
-                gzip,
-            }
-        }
-        other => other,
+pub fn with_channel(mut destination: LogStreamDestination) -> LogStreamDestination {
+    if let LogStreamDestination::SplunkHec { channel: channel @ None, .. } = &mut destination {
+        *channel = Some(uuid::Uuid::now_v7().hyphenated().to_string());
     }
+    destination
 }
 
 /// The SD-ID of the chain's coordinates in syslog messages (32473: the private enterprise
