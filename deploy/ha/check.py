@@ -17,7 +17,9 @@ SIGCONT), a recruitd replica killed and started again. When the members run in n
 namespaces (`HA_NETNS=1 deploy/ha/up`), partitions too (`deploy/ha/net`): the primary cut off
 from the other members for 30 s while its clients still reach it (split brain); what the
 primary sends the others lost, on and off (asymmetric, flapping); a tenth of the packets
-between all members lost for 20 s. `--faults` picks some.
+between all members lost for 20 s; a recruitd replica (each runs in a namespace too) cut off
+from the database and everything else for 30 s while its clients still reach it: what it
+held open (a transaction, a lease) must not stall the other replica. `--faults` picks some.
 Checker, from the history and the final state only: every acknowledged entry stored exactly
 once; nothing stored that no batch explains (a batch that failed finally explains nothing);
 every batch resolved within 20 s of the cluster having a primary again; every export holds
@@ -47,12 +49,14 @@ import http.server
 import json
 import os
 import signal
+import ssl
 import subprocess
 import sys
 import threading
 import time
 import unittest
 import urllib.error
+import urllib.parse
 import urllib.request
 import uuid
 from datetime import datetime, timedelta, timezone
@@ -246,6 +250,58 @@ class Cluster:
             time.sleep(0.25)
         return False
 
+    def held(self):
+        """The primary's sessions in a transaction for over 5 s (what a stalled write may wait
+        for), as text; printed when a fault ends, so that a slow batch can be explained."""
+        query = ("SELECT pid, state, wait_event_type || ':' || wait_event, "
+                 "round(extract(epoch FROM now() - xact_start)), "
+                 "left(regexp_replace(query, '\\s+', ' ', 'g'), 80) FROM pg_stat_activity "
+                 "WHERE backend_type = 'client backend' AND pid <> pg_backend_pid() "
+                 "AND xact_start < now() - interval '5 s'")
+        try:
+            result = subprocess.run(
+                [f"{self.values['PG_BIN']}/psql", self.values["DATABASE_URL"], "-X", "-At",
+                 "-c", query], capture_output=True, text=True, timeout=5,
+                env={**os.environ, "PGCONNECT_TIMEOUT": "2"})
+            return result.stdout.strip() or result.stderr.strip() or "none"
+        except subprocess.TimeoutExpired:
+            return "the primary did not answer"
+
+    STUCK_LOCK = 4242
+
+    def stuck_copy(self):
+        """A client in replica 1's namespace that takes a lock in a transaction and starts a
+        `COPY … FROM STDIN`, then sends nothing: what a writer of recruitd looks like to the
+        database when its network is cut mid-batch. Returned once the lock is held."""
+        psql = f"{self.values['PG_BIN']}/psql"
+        process = subprocess.Popen(
+            [str(Path(__file__).with_name("net")), "app-exec", "1", psql,
+             self.values["DATABASE_URL"], "-X", "-q", "-c", "BEGIN",
+             "-c", "CREATE TEMP TABLE stuck (n int)",
+             "-c", f"SELECT pg_advisory_xact_lock({self.STUCK_LOCK})",
+             "-c", "COPY stuck FROM STDIN"],
+            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            env={**os.environ, "HA_PORT": self.values["HA_PORT"]})
+        for _ in range(100):
+            if self.stuck_held():
+                return process
+            time.sleep(0.1)
+        process.kill()
+        raise RuntimeError("the stuck COPY never took its lock")
+
+    def stuck_held(self):
+        """Whether the primary still holds the stuck COPY's lock (None: no answer)."""
+        query = ("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted "
+                 f"AND objid = {self.STUCK_LOCK}")
+        try:
+            result = subprocess.run(
+                [f"{self.values['PG_BIN']}/psql", self.values["DATABASE_URL"], "-X", "-At",
+                 "-c", query], capture_output=True, text=True, timeout=5,
+                env={**os.environ, "PGCONNECT_TIMEOUT": "2"})
+        except subprocess.TimeoutExpired:
+            return None
+        return None if result.returncode else result.stdout.strip() != "0"
+
     def app_pid(self, name):
         for line in (self.dir / "pids").read_text().splitlines():
             label, pid = line.split()
@@ -258,9 +314,10 @@ class Cluster:
         subprocess.run([str(Path(__file__).with_name("net")), *map(str, args)], check=True,
                        env={**os.environ, "HA_PORT": self.values["HA_PORT"]})
 
-    def restart_app(self, name, command):
+    def restart_app(self, name):
+        """Replica `name` started again by the command deploy/ha/up kept for it."""
         log = open(self.dir / f"{name}.out", "ab")
-        process = subprocess.Popen(command, stdout=log, stderr=log,
+        process = subprocess.Popen([str(self.dir / name)], stdout=log, stderr=log,
                                    env={**os.environ, "RUST_LOG": "warn"})
         with open(self.dir / "pids", "a") as pids:
             pids.write(f"{name} {process.pid}\n")
@@ -300,12 +357,38 @@ def nemesis(cluster, history, stop, pause, faults):
 
     def kill_app():
         pid = cluster.app_pid("app1")
-        command = Path(f"/proc/{pid}/cmdline").read_bytes().rstrip(b"\0").split(b"\0")
         history.add(kind="fault", fault="recruitd replica killed (SIGKILL)", member="app1")
         os.kill(pid, signal.SIGKILL)
         time.sleep(3)
-        cluster.restart_app("app1", [c.decode() for c in command])
+        cluster.restart_app("app1")
         probe()
+
+    def cut_app():
+        port = urllib.parse.urlsplit(cluster.values["APP_URLS"].split()[0]).port
+        history.add(kind="fault", member="app1", fault="recruitd replica cut off from the "
+                    "database 30 s, its clients still reach it")
+        stuck = cluster.stuck_copy()
+        cut = time.monotonic()
+        cluster.net("cut-app", 1, port)
+        watching = threading.Thread(target=probe)
+        watching.start()
+        # How long the database keeps the transaction of a client cut off mid-COPY (waiting for
+        # data, no statement or idle timeout applies): the lock it holds stops every writer.
+        released = None
+        while time.monotonic() - cut < 29:
+            if cluster.stuck_held() is False:
+                released = round(time.monotonic() - cut, 1)
+                break
+            time.sleep(0.5)
+        history.add(kind="stuck", released=released)
+        time.sleep(max(0.0, 29 - (time.monotonic() - cut)))
+        print(f"sessions held open 1 s before the cut replica is healed:\n{cluster.held()}",
+              flush=True)
+        time.sleep(1)
+        cluster.net("heal-app", 1)
+        stuck.kill()
+        history.add(kind="note", note="replica's link healed")
+        watching.join()
 
     def isolate_primary():
         member = cluster.leader()
@@ -340,7 +423,8 @@ def nemesis(cluster, history, stop, pause, faults):
         probe()
 
     named = {"kill": kill_primary, "freeze": freeze_primary, "app": kill_app,
-             "isolate": isolate_primary, "flap": flap_primary, "lossy": lossy_links}
+             "isolate": isolate_primary, "flap": flap_primary, "lossy": lossy_links,
+             "cut-app": cut_app}
     for name in faults:
         if stop.wait(pause):
             return
@@ -348,17 +432,17 @@ def nemesis(cluster, history, stop, pause, faults):
 
 
 # The faults by name (--faults), in the order they run; the network's need HA_NETNS=1.
-FAULTS = ("kill", "freeze", "app", "isolate", "flap", "lossy")
-NETWORK_FAULTS = ("isolate", "flap", "lossy")
+FAULTS = ("kill", "freeze", "app", "isolate", "flap", "lossy", "cut-app")
+NETWORK_FAULTS = ("isolate", "flap", "lossy", "cut-app")
 
 
 class Receiver:
-    """A log stream's receiver on loopback: each batch's signature checked against the stream's
+    """A log stream's receiver on this machine, where the replicas reach it: each batch's signature checked against the stream's
     secret (Standard Webhooks, v1), its lines kept in the order they arrive, and faults of its
     own: a 503 with Retry-After on every seventh batch, the connection dropped after reading
     every eleventh. Until it has the secret it answers 503."""
 
-    def __init__(self, work):
+    def __init__(self, work, host):
         self.lines, self.unverified, self.batches = [], 0, 0
         self.secret, self.lock = None, threading.Lock()
         self.file = work / "received.ndjson"
@@ -376,12 +460,14 @@ class Receiver:
                 if secret is None or n % 7 == 0:
                     self.send_response(503)
                     self.send_header("Retry-After", "1")
+                    self.send_header("Content-Length", "0")
                     self.end_headers()
                     return
                 if not signed(secret, self.headers, body):
                     with receiver.lock:
                         receiver.unverified += 1
                     self.send_response(401)
+                    self.send_header("Content-Length", "0")
                     self.end_headers()
                     return
                 with receiver.lock:
@@ -393,11 +479,17 @@ class Receiver:
                     # Stored, and the answer lost: the batch comes again.
                     self.close_connection = True
                     return
+                # Each answer says where it ends: TLS closed without close_notify is an error.
                 self.send_response(200)
+                self.send_header("Content-Length", "0")
                 self.end_headers()
 
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/in"
+        self.server = http.server.ThreadingHTTPServer((host, 0), Handler)
+        # HTTPS with the certificate deploy/ha/up made for this machine's address.
+        tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        tls.load_cert_chain(work / "tls" / "receiver.pem", work / "tls" / "receiver.key")
+        self.server.socket = tls.wrap_socket(self.server.socket, server_side=True)
+        self.url = f"https://{host}:{self.server.server_address[1]}/in"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     def arrivals(self):
@@ -423,9 +515,12 @@ def open_stream(values, work, owner, receiver):
                                     "destination": {"type": "https", "url": receiver.url}}))
     made = subprocess.run(
         [values["RECRUITD_BINARY"], "--database-url", values["DATABASE_URL"],
-         "--outbound-allow", "127.0.0.1", "log-stream", "create", "--user", owner,
+         "--outbound-allow", values["HOST_ADDRESS"], "log-stream", "create", "--user", owner,
          "--settings", str(settings), "--json"],
-        check=True, capture_output=True, text=True, env={**os.environ, "RUST_LOG": "warn"})
+        capture_output=True, text=True,
+        env={**os.environ, "RUST_LOG": "warn", "SSL_CERT_FILE": str(work / "tls" / "ca.pem")})
+    if made.returncode != 0:
+        sys.exit(f"the log stream was not made: {made.stderr}")
     stream = json.loads(made.stdout)
     with receiver.lock:
         receiver.secret = stream["signing_secret"]
@@ -515,6 +610,12 @@ def check(events, stored):
         "slow": [],
         "server errors": [fivexx] if fivexx else [],
         "stale exports": stale_exports(events, outcome, resolved_at, batches),
+        # A cut-off client's transaction mid-COPY the database kept past the limit.
+        "transactions held": [
+            "a cut-off client's COPY " + ("held to the end of the cut" if e["released"] is None
+                                          else f"held {e['released']} s")
+            for e in events if e["kind"] == "stuck"
+            and (e["released"] is None or e["released"] > RESOLVE_LIMIT_S)],
     }
     fault_times = [f["t"] for f in faults]
     longest = 0.0
@@ -535,6 +636,9 @@ def check(events, stored):
             findings["slow"].append(f"{b} ({took:.1f} s)")
     figures = {"batches": len(batches), "acknowledged entries": len(acknowledged),
                "stored entries": len(stored), "longest resolution s": round(longest, 1)}
+    held = [e["released"] for e in events if e["kind"] == "stuck"]
+    if held:
+        figures["a cut-off client's COPY ended after s"] = held
     return findings, figures
 
 
@@ -715,7 +819,7 @@ def main():
     if unknown:
         sys.exit(f"faults {unknown}: not faults of this checker, or need HA_NETNS=1")
     organization, owner, tokens = setup(values, cluster.dir, args.writers + 3)
-    receiver = Receiver(cluster.dir)
+    receiver = Receiver(cluster.dir, values["HOST_ADDRESS"])
     open_stream(values, cluster.dir, owner, receiver)
     apps = values["APP_URLS"].split()
     history = History()
@@ -826,6 +930,15 @@ class CheckerTest(unittest.TestCase):
         self.assertEqual(findings["slow"], ["b (25.0 s)"])
         self.assertEqual(findings["server errors"], [1])
         self.assertEqual(findings["stale exports"], ["export at 33.0 s lacks 1"])
+
+    def test_a_transaction_the_database_kept_for_a_cut_off_client_is_named(self):
+        events = self.history() + [{"kind": "stuck", "released": None, "t": 40.0},
+                                   {"kind": "stuck", "released": 8.5, "t": 80.0},
+                                   {"kind": "stuck", "released": 21.0, "t": 120.0}]
+        findings, _ = check(events, ["p1", "p2", "p3"])
+        self.assertEqual(findings["transactions held"],
+                         ["a cut-off client's COPY held to the end of the cut",
+                          "a cut-off client's COPY held 21.0 s"])
 
     def test_a_batch_never_resolved_is_named(self):
         events = self.history()[:4]

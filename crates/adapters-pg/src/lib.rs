@@ -1,8 +1,8 @@
 //! The PostgreSQL storage adapter of recruitd: every port of `recruit-ports` on diesel-async,
 //! pooled by deadpool, for server deployments.
 //!
-//! Every new connection gets the configured `statement_timeout` and an `application_name`;
-//! waiting for a connection is bounded by the pool's wait timeout. At the seam, pool waits and
+//! Every new connection gets the configured `statement_timeout`, twice that as its
+//! `idle_in_transaction_session_timeout`, and an `application_name`; waiting for a connection is bounded by the pool's wait timeout. At the seam, pool waits and
 //! connection failures become [`StoreError::Unavailable`], a statement timeout becomes
 //! [`StoreError::Timeout`]. Migrations are embedded in the binary and applied by
 //! [`PgBackend::migrate`].
@@ -69,6 +69,12 @@ pub struct PgConfig {
     /// How long opening a connection may take.
     pub connect_timeout: Duration,
     /// The longest a statement may run (`statement_timeout`, set on every new connection).
+    /// Twice this is how long PostgreSQL keeps a transaction that waits for its client
+    /// (`idle_in_transaction_session_timeout`): a server cut off from the database mid-write
+    /// leaves its transaction open, holding the lock on its organization's chain that every
+    /// other write of the organization waits for, until PostgreSQL ends it. None of this
+    /// store's transactions waits on its client longer (the review's second connection reads
+    /// from the first's snapshot within one statement; an export sets its own limit).
     pub statement_timeout: Duration,
     /// The `application_name` connections carry, as `pg_stat_activity` shows it.
     pub application_name: String,
@@ -168,8 +174,10 @@ impl PgBackend {
     /// now does not stop the server from starting: requests get `Unavailable` until it is up.
     pub fn connect(config: &PgConfig) -> Result<PgStore, StoreError> {
         let setup: Arc<str> = format!(
-            "SET statement_timeout = {}; SET application_name = '{}';",
+            "SET statement_timeout = {}; SET idle_in_transaction_session_timeout = {}; \
+             SET application_name = '{}';",
             config.statement_timeout.as_millis(),
+            config.statement_timeout.as_millis() * 2,
             config.application_name.replace('\'', "''")
         )
         .into();
