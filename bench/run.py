@@ -25,6 +25,7 @@ port; as the `postgres` user when run as root) unless DATABASE_URL names a datab
 builds recruitd in release mode, loads the data, runs the HTTP load (wrk) and the database load
 (pgbench) for the same duration and client counts, and prints a table. Nothing else may run on
 the machine meanwhile; the ratios are what to compare between machines, not the absolute rates.
+BENCH_SERVER_LOG=FILE keeps the servers' logs (warnings and errors) in FILE.
 
 Options: --duration SECONDS (default 20), --connections 8,64, --entries N (ledger),
 --organizations N (ledger), --minutes N (soak, default 10), --stores postgres,sqlite (soak),
@@ -117,6 +118,12 @@ def psql(url, sql, *args):
     return out.stdout.strip()
 
 
+def server_log():
+    """Where a server's log goes: appended to $BENCH_SERVER_LOG when set, else nowhere."""
+    path = os.environ.get("BENCH_SERVER_LOG")
+    return open(path, "a") if path else subprocess.DEVNULL
+
+
 class Server:
     """recruitd serving the database; its CPU time and peak memory read from /proc. Rate limits
     are off: the benchmarks measure the server's capacity, not its quotas."""
@@ -127,7 +134,7 @@ class Server:
         self.process = subprocess.Popen(
             [*wrapper, str(binary), "--database-url", url, "--db-pool-size", "32", "serve",
              "--listen", f"127.0.0.1:{self.port}", *extra],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+            stdout=subprocess.PIPE, stderr=server_log(), text=True,
             env={**os.environ, "RUST_LOG": "warn", "RECRUITD_RATE_LIMIT_READS": "off",
                  "RECRUITD_RATE_LIMIT_LEDGER_READS": "off", "RECRUITD_RATE_LIMIT_WRITES": "off",
                  "RECRUITD_RATE_LIMIT_AUTH_FAILURES": "off", **(env or {})})
@@ -149,6 +156,11 @@ class Server:
             if line.startswith("VmHWM:"):
                 return int(line.split()[1]) / 1024
         return float("nan")
+
+    def reset_peak(self):
+        """Starts VmHWM again from the current RSS (`clear_refs` 5), so that the next peak is
+        one phase's."""
+        Path(f"/proc/{self.process.pid}/clear_refs").write_text("5")
 
     def stop(self):
         self.process.send_signal(signal.SIGTERM)
@@ -973,8 +985,15 @@ def scenario_scale(url, args):
     filter alone (wrk, the first of --connections, --duration s each); its export through the
     server (entries/s, against COPY of its rows); the review of its busiest month, first and
     again; and `audit verify` of the whole ledger (entries/s, against a COPY read). The same
-    queries at every size. A table, and a plot (--plot) of each cost against the size."""
+    queries at every size. A table, and a plot (--plot) of each cost against the size.
+    A DATABASE_URL whose ledger is loaded already is measured as it is, at its one size."""
     have, part, rows = 0, 0, []
+    held = psql(url, "SELECT CASE WHEN to_regclass('privacy_audit_logs') IS NULL THEN 0 "
+                     "ELSE (SELECT count(*) FROM privacy_audit_logs) END")
+    if int(held or 0):
+        have = int(held)
+        print(f"measuring the ledger loaded already: {have:,} entries (--sizes ignored)")
+        args.sizes = [have]
     org = picks = token = None
     now = time.time()
     gte = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now - 365 * 86400))
@@ -1038,6 +1057,9 @@ def scenario_scale(url, args):
                 _, p50, p99, _ = wrk(server.base, [path], token, connections, args.duration)
                 row[name] = p50
                 row[name + " p99"] = p99
+            # The peak of each phase apart: the pages, the reviews, the export.
+            row["peak pages MiB"] = server.peak_rss_mib()
+            server.reset_peak()
             for attempt in ("review", "review again"):
                 started = time.monotonic()
                 request = urllib.request.Request(
@@ -1046,10 +1068,14 @@ def scenario_scale(url, args):
                 with urllib.request.urlopen(request, timeout=600) as response:
                     json.load(response)
                 row[attempt] = time.monotonic() - started
+            row["peak review MiB"] = server.peak_rss_mib()
+            server.reset_peak()
             started = time.monotonic()
             lines, _ = http_export(server.base, token, gte, lt)
             exported = time.monotonic() - started
-            row["peak MiB"] = server.peak_rss_mib()
+            row["peak export MiB"] = server.peak_rss_mib()
+            row["peak MiB"] = max(row["peak pages MiB"], row["peak review MiB"],
+                                  row["peak export MiB"])
         finally:
             server.stop()
         read = copy_seconds(url, f"SELECT * FROM privacy_audit_logs WHERE organization_id = "
@@ -1068,12 +1094,14 @@ def scenario_scale(url, args):
         print(f"{size:,} entries: {json.dumps(row)}", flush=True)
     names = ["first page", "page halfway"] + [name for name, _ in picks]
     table(("entries", "largest org", *[f"{n} p50 ms" for n in names], "review s (first, again)",
-           "export s per M (× COPY)", "verify s per M (× COPY)", "server peak MiB",
-           "import s"),
+           "export s per M (× COPY)", "verify s per M (× COPY)",
+           "server peak MiB (pages, review, export)", "import s"),
           [(f"{r['size']:,}", f"{r['organization']:,}", *[f"{r[n]:.2f}" for n in names],
             f"{r['review']:.2f}, {r['review again']:.2f}",
             f"{r['export s/M']:.1f} ({r['export ratio']:.2f})",
-            f"{r['verify s/M']:.1f} ({r['verify ratio']:.2f})", f"{r['peak MiB']:.1f}",
+            f"{r['verify s/M']:.1f} ({r['verify ratio']:.2f})",
+            f"{r['peak MiB']:.1f} ({r['peak pages MiB']:.1f}, {r['peak review MiB']:.1f}, "
+            f"{r['peak export MiB']:.1f})",
             f"{r['imported']:.0f}") for r in rows])
     print("\np50 at the largest size ÷ at the smallest: " + ", ".join(
         f"{n} {rows[-1][n] / rows[0][n]:.2f}" for n in names))
