@@ -225,6 +225,13 @@ class Cluster:
                                   text=True).stdout.split()
         return [postmaster] + [int(c) for c in children]
 
+    def sql(self, query):
+        """psql's answer to `query` on the write port, within 5 s (TimeoutExpired past it)."""
+        return subprocess.run(
+            [f"{self.values['PG_BIN']}/psql", self.values["DATABASE_URL"], "-X", "-At", "-c",
+             query], capture_output=True, text=True, timeout=5,
+            env={**os.environ, "PGCONNECT_TIMEOUT": "2"})
+
     def writable(self):
         """Whether the write port reaches a primary that commits a write: a message written to
         the WAL in a transaction (no table needed), whose commit waits for the synchronous
@@ -232,11 +239,7 @@ class Cluster:
         transaction id alone writes no WAL and would not wait.)"""
         probe = ("SELECT NOT pg_is_in_recovery() AND "
                  "pg_logical_emit_message(true, 'failover-check', 'probe') IS NOT NULL")
-        result = subprocess.run(
-            [f"{self.values['PG_BIN']}/psql", self.values["DATABASE_URL"], "-X", "-At", "-c",
-             probe],
-            capture_output=True, text=True, timeout=5,
-            env={**os.environ, "PGCONNECT_TIMEOUT": "2"})
+        result = self.sql(probe)
         return result.returncode == 0 and result.stdout.strip() == "t"
 
     def wait_writable(self, limit=120.0):
@@ -259,10 +262,7 @@ class Cluster:
                  "WHERE backend_type = 'client backend' AND pid <> pg_backend_pid() "
                  "AND xact_start < now() - interval '5 s'")
         try:
-            result = subprocess.run(
-                [f"{self.values['PG_BIN']}/psql", self.values["DATABASE_URL"], "-X", "-At",
-                 "-c", query], capture_output=True, text=True, timeout=5,
-                env={**os.environ, "PGCONNECT_TIMEOUT": "2"})
+            result = self.sql(query)
             return result.stdout.strip() or result.stderr.strip() or "none"
         except subprocess.TimeoutExpired:
             return "the primary did not answer"
@@ -294,10 +294,7 @@ class Cluster:
         query = ("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted "
                  f"AND objid = {self.STUCK_LOCK}")
         try:
-            result = subprocess.run(
-                [f"{self.values['PG_BIN']}/psql", self.values["DATABASE_URL"], "-X", "-At",
-                 "-c", query], capture_output=True, text=True, timeout=5,
-                env={**os.environ, "PGCONNECT_TIMEOUT": "2"})
+            result = self.sql(query)
         except subprocess.TimeoutExpired:
             return None
         return None if result.returncode else result.stdout.strip() != "0"
