@@ -13,7 +13,8 @@ flight, 429, 502/503/504); an unknown batch is sent again with the same key unti
 failed. Two readers page through the ledger meanwhile, and an exporter exports one writer's
 entries at a time (`--read-database-url`: on a standby once it has caught up).
 Nemesis: the primary's postgres killed (SIGKILL), the primary frozen (SIGSTOP for 20 s, then
-SIGCONT), a recruitd replica killed and started again. When the members run in network
+SIGCONT), a recruitd replica killed and started again, a recruitd replica frozen for 30 s with
+a client beside it stopped mid-COPY (what it holds must not stall the other replica). When the members run in network
 namespaces (`HA_NETNS=1 deploy/ha/up`), partitions too (`deploy/ha/net`): the primary cut off
 from the other members for 30 s while its clients still reach it (split brain); what the
 primary sends the others lost, on and off (asymmetric, flapping); a tenth of the packets
@@ -22,7 +23,8 @@ from the database and everything else for 30 s while its clients still reach it:
 held open (a transaction, a lease) must not stall the other replica. `--faults` picks some.
 Checker, from the history and the final state only: every acknowledged entry stored exactly
 once; nothing stored that no batch explains (a batch that failed finally explains nothing);
-every batch resolved within 20 s of the cluster having a primary again; every export holds
+every batch resolved within 20 s of the cluster having a primary again (a client's wait for
+an answer from a frozen replica, to its own timeout of 15 s, not counted); every export holds
 every batch of its writer acknowledged before it began; no 500; the chains verify (`recruitd audit verify`). It prints each fault's recovery time (from the fault to the
 first acknowledged batch after it).
 Log stream: a stream of the organization, delivered by both replicas (one at a time) to a
@@ -85,8 +87,11 @@ class History:
         self.lock = threading.Lock()
         self.start = time.monotonic()
 
+    def now(self):
+        return round(time.monotonic() - self.start, 3)
+
     def add(self, **event):
-        event["t"] = round(time.monotonic() - self.start, 3)
+        event["t"] = self.now()
         with self.lock:
             self.events.append(event)
         return event["t"]
@@ -135,6 +140,7 @@ def writer(n, apps, token, subject, history, stop):
         while True:
             app = apps[(n + attempt) % len(apps)]
             attempt += 1
+            sent = history.now()
             status, headers, body = request(
                 "POST", f"{app}/v1/audit-logs/privacy", token, {"entries": entries}, key=key)
             if status == 201:
@@ -143,7 +149,8 @@ def writer(n, apps, token, subject, history, stop):
                 break
             code = (body or {}).get("error", {}).get("code") if isinstance(body, dict) else None
             if status in (0, 409, 429, 500, 502, 503, 504):
-                history.add(kind="unknown", batch=name, status=status, code=code)
+                history.add(kind="unknown", batch=name, status=status, code=code, app=app,
+                            sent=sent)
                 if time.monotonic() - started > GIVE_UP_S:
                     history.add(kind="unresolved", batch=name)
                     break
@@ -270,13 +277,15 @@ class Cluster:
     STUCK_LOCK = 4242
 
     def stuck_copy(self):
-        """A client in replica 1's namespace that takes a lock in a transaction and starts a
-        `COPY … FROM STDIN`, then sends nothing: what a writer of recruitd looks like to the
-        database when its network is cut mid-batch. Returned once the lock is held."""
+        """A client beside replica 1 (in its namespace, when it has one) that takes a lock in a
+        transaction and starts a `COPY … FROM STDIN`, then sends nothing: what a writer of
+        recruitd looks like to the database when its network is cut, or its process frozen,
+        mid-batch. Returned once the lock is held."""
+        beside = ([str(Path(__file__).with_name("net")), "app-exec", "1"]
+                  if self.values.get("HA_NETNS") == "1" else [])
         psql = f"{self.values['PG_BIN']}/psql"
         process = subprocess.Popen(
-            [str(Path(__file__).with_name("net")), "app-exec", "1", psql,
-             self.values["DATABASE_URL"], "-X", "-q", "-c", "BEGIN",
+            [*beside, psql, self.values["DATABASE_URL"], "-X", "-q", "-c", "BEGIN",
              "-c", "CREATE TEMP TABLE stuck (n int)",
              "-c", f"SELECT pg_advisory_xact_lock({self.STUCK_LOCK})",
              "-c", "COPY stuck FROM STDIN"],
@@ -300,11 +309,12 @@ class Cluster:
         return None if result.returncode else result.stdout.strip() != "0"
 
     def app_pid(self, name):
-        for line in (self.dir / "pids").read_text().splitlines():
-            label, pid = line.split()
-            if label == name:
-                return int(pid)
-        raise KeyError(name)
+        """The pid of replica `name` now: the last one started."""
+        pids = [int(pid) for label, pid in map(str.split, (self.dir / "pids").read_text()
+                                                .splitlines()) if label == name]
+        if not pids:
+            raise KeyError(name)
+        return pids[-1]
 
     def net(self, *args):
         """deploy/ha/net on this topology's members."""
@@ -360,6 +370,22 @@ def nemesis(cluster, history, stop, pause, faults):
         cluster.restart_app("app1")
         probe()
 
+    def stuck_released(began, until):
+        """Logs how long after `began` the stuck COPY's lock went (None: not within `until`
+        s). The database applies no statement or idle timeout to a COPY waiting for data: the
+        lock it holds stops every writer until something ends it."""
+        released = None
+        while time.monotonic() - began < until:
+            if cluster.stuck_held() is False:
+                released = round(time.monotonic() - began, 1)
+                break
+            time.sleep(0.5)
+        history.add(kind="stuck", released=released)
+        time.sleep(max(0.0, until - (time.monotonic() - began)))
+        print(f"sessions held open {30 - until} s before the fault ends:\n{cluster.held()}",
+              flush=True)
+        time.sleep(max(0.0, 30 - (time.monotonic() - began)))
+
     def cut_app():
         port = urllib.parse.urlsplit(cluster.values["APP_URLS"].split()[0]).port
         history.add(kind="fault", member="app1", fault="recruitd replica cut off from the "
@@ -369,22 +395,27 @@ def nemesis(cluster, history, stop, pause, faults):
         cluster.net("cut-app", 1, port)
         watching = threading.Thread(target=probe)
         watching.start()
-        # How long the database keeps the transaction of a client cut off mid-COPY (waiting for
-        # data, no statement or idle timeout applies): the lock it holds stops every writer.
-        released = None
-        while time.monotonic() - cut < 29:
-            if cluster.stuck_held() is False:
-                released = round(time.monotonic() - cut, 1)
-                break
-            time.sleep(0.5)
-        history.add(kind="stuck", released=released)
-        time.sleep(max(0.0, 29 - (time.monotonic() - cut)))
-        print(f"sessions held open 1 s before the cut replica is healed:\n{cluster.held()}",
-              flush=True)
-        time.sleep(1)
+        stuck_released(cut, 29)
         cluster.net("heal-app", 1)
         stuck.kill()
         history.add(kind="note", note="replica's link healed")
+        watching.join()
+
+    def freeze_app():
+        # Its connections stay alive (the kernel answers for a stopped process): no keepalive
+        # ends them, only the other replica.
+        pid, url = cluster.app_pid("app1"), cluster.values["APP_URLS"].split()[0]
+        history.add(kind="fault", member="app1", fault="recruitd replica frozen 30 s (SIGSTOP) "
+                    "mid-COPY, its connections alive", frozen=url)
+        stuck = cluster.stuck_copy()
+        frozen = time.monotonic()
+        os.kill(pid, signal.SIGSTOP)
+        watching = threading.Thread(target=probe)
+        watching.start()
+        stuck_released(frozen, 29)
+        os.kill(pid, signal.SIGCONT)
+        stuck.kill()
+        history.add(kind="note", note="frozen replica resumed (SIGCONT)", thawed=url)
         watching.join()
 
     def isolate_primary():
@@ -421,15 +452,20 @@ def nemesis(cluster, history, stop, pause, faults):
 
     named = {"kill": kill_primary, "freeze": freeze_primary, "app": kill_app,
              "isolate": isolate_primary, "flap": flap_primary, "lossy": lossy_links,
-             "cut-app": cut_app}
+             "cut-app": cut_app, "freeze-app": freeze_app}
     for name in faults:
         if stop.wait(pause):
             return
-        named[name]()
+        try:
+            named[name]()
+        except Exception as e:
+            # A fault not injected is a run that proves nothing: the verdict fails.
+            history.add(kind="nemesis failed", fault=name, error=repr(e))
+            raise
 
 
 # The faults by name (--faults), in the order they run; the network's need HA_NETNS=1.
-FAULTS = ("kill", "freeze", "app", "isolate", "flap", "lossy", "cut-app")
+FAULTS = ("kill", "freeze", "app", "freeze-app", "isolate", "flap", "lossy", "cut-app")
 NETWORK_FAULTS = ("isolate", "flap", "lossy", "cut-app")
 
 
@@ -606,15 +642,27 @@ def check(events, stored):
         "unresolved": sorted(b for b in batches if outcome.get(b) in (None, "unresolved")),
         "slow": [],
         "server errors": [fivexx] if fivexx else [],
+        "faults not injected": [f"{e['fault']}: {e['error']}" for e in events
+                                if e["kind"] == "nemesis failed"],
         "stale exports": stale_exports(events, outcome, resolved_at, batches),
-        # A cut-off client's transaction mid-COPY the database kept past the limit.
+        # A cut-off or frozen client's transaction mid-COPY kept past the limit.
         "transactions held": [
-            "a cut-off client's COPY " + ("held to the end of the cut" if e["released"] is None
+            "a stalled client's COPY " + ("held to the end of the fault" if e["released"] is None
                                           else f"held {e['released']} s")
             for e in events if e["kind"] == "stuck"
             and (e["released"] is None or e["released"] > RESOLVE_LIMIT_S)],
     }
     fault_times = [f["t"] for f in faults]
+    frozen = frozen_windows(events)
+    waited = {}
+    for e in events:
+        # A client's wait for a replica that was frozen (no answer until its own timeout) is
+        # no server's doing: not counted against the batch.
+        if e["kind"] == "unknown" and e.get("status") == 0:
+            for app, begin, end in frozen:
+                if e.get("app") == app:
+                    overlap = min(e["t"], end) - max(e["sent"], begin)
+                    waited[e["batch"]] = waited.get(e["batch"], 0.0) + max(0.0, overlap)
     longest = 0.0
     for b, done in resolved_at.items():
         # From when it began; or, for a batch a fault caught (one that struck while it ran, or
@@ -627,16 +675,28 @@ def check(events, stored):
             since = max(began, back) if back is not None and back <= done else done
         else:
             since = began
-        took = done - since
+        took = done - since - waited.get(b, 0.0)
         longest = max(longest, took)
         if took > RESOLVE_LIMIT_S:
             findings["slow"].append(f"{b} ({took:.1f} s)")
     figures = {"batches": len(batches), "acknowledged entries": len(acknowledged),
                "stored entries": len(stored), "longest resolution s": round(longest, 1)}
+    if waited:
+        figures["longest wait on a frozen replica s"] = round(max(waited.values()), 1)
     held = [e["released"] for e in events if e["kind"] == "stuck"]
     if held:
-        figures["a cut-off client's COPY ended after s"] = held
+        figures["a stalled client's COPY ended after s"] = held
     return findings, figures
+
+
+def frozen_windows(events):
+    """(replica, from, to) of each time a replica was frozen (to: its end, or never)."""
+    windows = []
+    for f in (e for e in events if e["kind"] == "fault" and "frozen" in e):
+        thawed = next((e["t"] for e in events if e.get("thawed") == f["frozen"]
+                       and e["t"] > f["t"]), float("inf"))
+        windows.append((f["frozen"], f["t"], thawed))
+    return windows
 
 
 def stale_exports(events, outcome, resolved_at, batches):
@@ -934,8 +994,35 @@ class CheckerTest(unittest.TestCase):
                                    {"kind": "stuck", "released": 21.0, "t": 120.0}]
         findings, _ = check(events, ["p1", "p2", "p3"])
         self.assertEqual(findings["transactions held"],
-                         ["a cut-off client's COPY held to the end of the cut",
-                          "a cut-off client's COPY held 21.0 s"])
+                         ["a stalled client's COPY held to the end of the fault",
+                          "a stalled client's COPY held 21.0 s"])
+
+    def test_waiting_on_a_frozen_replica_is_the_clients_and_on_a_live_one_the_servers(self):
+        frozen, live = "http://10.0.0.21:1", "http://10.0.0.22:1"
+        events = [
+            {"kind": "fault", "fault": "replica frozen", "frozen": frozen, "t": 10.0},
+            {"kind": "writable", "ok": True, "t": 10.2},
+            {"kind": "invoke", "batch": "a", "ids": ["p1"], "t": 10.5},
+            {"kind": "unknown", "batch": "a", "status": 504, "app": live, "sent": 10.5,
+             "t": 20.5},
+            {"kind": "unknown", "batch": "a", "status": 0, "app": frozen, "sent": 21.0,
+             "t": 36.0},
+            {"kind": "ok", "batch": "a", "status": 201, "t": 36.5},
+            {"kind": "invoke", "batch": "b", "ids": ["p2"], "t": 11.0},
+            {"kind": "unknown", "batch": "b", "status": 0, "app": live, "sent": 11.0,
+             "t": 26.0},
+            {"kind": "ok", "batch": "b", "status": 201, "t": 36.5},
+            {"kind": "note", "note": "resumed", "thawed": frozen, "t": 40.0},
+        ]
+        findings, figures = check(events, ["p1", "p2"])
+        self.assertEqual(findings["slow"], ["b (25.5 s)"])
+        self.assertEqual(figures["longest wait on a frozen replica s"], 15.0)
+
+    def test_a_fault_that_could_not_be_injected_fails_the_run(self):
+        events = self.history() + [{"kind": "nemesis failed", "fault": "freeze-app",
+                                    "error": "ProcessLookupError(3)", "t": 50.0}]
+        findings, _ = check(events, ["p1", "p2", "p3"])
+        self.assertEqual(findings["faults not injected"], ["freeze-app: ProcessLookupError(3)"])
 
     def test_a_batch_never_resolved_is_named(self):
         events = self.history()[:4]

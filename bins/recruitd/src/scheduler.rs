@@ -1,5 +1,5 @@
 //! The server's scheduled jobs: idempotency keys purged, the chains' heads signed, the months
-//! to come prepared, and retention. Each job is a small type saying when it first runs, how
+//! to come prepared, stalled writes ended, and retention. Each job is a small type saying when it first runs, how
 //! often, and what one run does; [`spawn`] runs it for as long as the server serves, a failed
 //! run logged and tried again at the next tick.
 
@@ -133,6 +133,27 @@ impl Job for PrepareMonths {
     async fn run(&mut self) -> Result<Option<String>, String> {
         self.0.prepare().await.map_err(|e| e.to_string())?;
         Ok(None)
+    }
+}
+
+/// Writes stalled mid-way at their client (a replica frozen or cut off while it held its
+/// organization's chain) ended every two seconds, by whichever replica sees them first.
+pub(crate) struct EndStalledWrites(pub(crate) Arc<dyn Store>);
+
+impl Job for EndStalledWrites {
+    const NAME: &'static str = "end stalled writes";
+
+    fn first(&self) -> Duration {
+        self.every()
+    }
+
+    fn every(&self) -> Duration {
+        Duration::from_secs(2)
+    }
+
+    async fn run(&mut self) -> Result<Option<String>, String> {
+        // Each one ended is a warning of the store's, naming the session.
+        self.0.end_stalled_writes().await.map(|_| None).map_err(|e| e.to_string())
     }
 }
 

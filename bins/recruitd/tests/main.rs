@@ -14,4 +14,5 @@ mod mail;
 mod replica;
 mod restore;
 mod sso;
+mod stalled;
 mod syslog;

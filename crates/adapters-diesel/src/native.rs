@@ -126,4 +126,9 @@ pub trait NativeMaintenance: Send + Sync + 'static {
     fn prepare(&self) -> impl Future<Output = Result<(), StoreError>> + Send {
         async { Ok(()) }
     }
+
+    /// [`recruit_ports::Maintenance::end_stalled_writes`].
+    fn end_stalled_writes(&self) -> impl Future<Output = Result<usize, StoreError>> + Send {
+        async { Ok(0) }
+    }
 }

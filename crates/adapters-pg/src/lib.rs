@@ -29,6 +29,7 @@ mod prepared;
 mod replica;
 mod rows;
 mod schema;
+mod stalls;
 #[cfg(feature = "testkit")]
 pub mod testkit;
 mod tokens;
@@ -74,7 +75,9 @@ pub struct PgConfig {
     /// leaves its transaction open, holding the lock on its organization's chain that every
     /// other write of the organization waits for, until PostgreSQL ends it. None of this
     /// store's transactions waits on its client longer (the review's second connection reads
-    /// from the first's snapshot within one statement; an export sets its own limit).
+    /// from the first's snapshot within one statement; an export sets its own limit). A
+    /// `COPY` that has read nothing from its client for as long is ended by
+    /// [`Maintenance::end_stalled_writes`](recruit_ports::Maintenance::end_stalled_writes).
     pub statement_timeout: Duration,
     /// The `application_name` connections carry, as `pg_stat_activity` shows it.
     pub application_name: String,
@@ -117,6 +120,8 @@ pub struct PgBackend {
     recorder: Arc<recruit_adapters_diesel::Recorder>,
     /// On standbys: what each connection must have replayed before it reads.
     floor: Option<replica::Floor>,
+    /// The writes seen waiting for their client, ended when stalled too long.
+    stalls: Arc<stalls::Stalls>,
 }
 
 impl std::fmt::Debug for PgBackend {
@@ -204,8 +209,9 @@ impl PgBackend {
             .map(|max_age| credentials::CredentialCache::start(direct.clone(), max_age));
         let copy = Arc::new(CopySettings { config: direct, setup: Arc::clone(&setup) });
         let writers = build_pool(copy::CopyManager(Arc::clone(&copy)), config)?;
-        let backend =
-            Self { pool, copy, writers, credentials, recorder: Arc::default(), floor: None };
+        let stalls = Arc::new(stalls::Stalls::new(config.statement_timeout * 2));
+        let recorder = Arc::default();
+        let backend = Self { pool, copy, writers, credentials, recorder, floor: None, stalls };
         Ok(Diesel::new(backend))
     }
 

@@ -28,4 +28,8 @@ impl NativeMaintenance for PgBackend {
         }
         Ok(())
     }
+
+    async fn end_stalled_writes(&self) -> Result<usize, StoreError> {
+        self.end_stalled().await
+    }
 }

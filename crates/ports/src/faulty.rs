@@ -438,6 +438,10 @@ impl<S: Maintenance> Maintenance for Faulty<S> {
         self.check().await?;
         self.inner.prepare().await
     }
+    async fn end_stalled_writes(&self) -> Result<usize, StoreError> {
+        self.check().await?;
+        self.inner.end_stalled_writes().await
+    }
 }
 
 #[async_trait]

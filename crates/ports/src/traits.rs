@@ -394,6 +394,17 @@ pub trait Maintenance: Send + Sync + 'static {
     async fn prepare(&self) -> Result<(), StoreError> {
         Ok(())
     }
+
+    /// Ends the database sessions of this store's writers that have sent nothing in the middle
+    /// of a write for longer than the store lets a transaction wait on its client; returns how
+    /// many. A writer frozen or cut off mid-write otherwise keeps its transaction, and with it
+    /// the lock on its organization's chain that every other write there waits for, for as
+    /// long as its connection looks alive (PostgreSQL applies no timeout to a `COPY` waiting
+    /// for data). Servers run it every few seconds: a live replica ends a frozen one's write.
+    /// Does nothing where the database lives in the writing process (SQLite).
+    async fn end_stalled_writes(&self) -> Result<usize, StoreError> {
+        Ok(0)
+    }
 }
 
 /// Standbys of the store's database, for the heavy reads: exports, the chains' verification,

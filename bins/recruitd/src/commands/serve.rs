@@ -50,6 +50,7 @@ pub(crate) async fn serve(
         scheduler::spawn(scheduler::SignHeads { store: Arc::clone(&store), key, interval });
     }
     scheduler::spawn(scheduler::PrepareMonths(Arc::clone(&store)));
+    scheduler::spawn(scheduler::EndStalledWrites(Arc::clone(&store)));
     // Retention on a schedule, when the server has a key to sign cuts and a place for exports.
     match (checkpoint_key_for_retention, &args.retention_export_dir) {
         (Some(key), Some(dir)) if !args.retention_interval.is_zero() => {

@@ -85,6 +85,10 @@ where
     async fn prepare(&self) -> Result<(), StoreError> {
         self.0.prepare().await
     }
+
+    async fn end_stalled_writes(&self) -> Result<usize, StoreError> {
+        self.0.end_stalled_writes().await
+    }
 }
 
 /// A server secret's value.
