@@ -18,7 +18,7 @@ a client beside it stopped mid-COPY (what it holds must not stall the other repl
 namespaces (`HA_NETNS=1 deploy/ha/up`), partitions too (`deploy/ha/net`): the primary cut off
 from the other members for 30 s while its clients still reach it (split brain); what the
 primary sends the others lost, on and off (asymmetric, flapping); a tenth of the packets
-between all members lost for 20 s; a recruitd replica (each runs in a namespace too) cut off
+between all members lost for 20 s; the primary's link to the others congested for 20 s; a recruitd replica (each runs in a namespace too) cut off
 from the database and everything else for 30 s while its clients still reach it: what it
 held open (a transaction, a lease) must not stall the other replica. `--faults` picks some.
 Checker, from the history and the final state only: every acknowledged entry stored exactly
@@ -450,9 +450,18 @@ def nemesis(cluster, history, stop, pause, faults):
         cluster.net("heal")
         probe()
 
+    def slow_links():
+        member = cluster.leader()
+        history.add(kind="fault", member=member, fault=f"the primary's link to the other "
+                    f"members held to {SLOW_KBIT} kbit/s 20 s (congested: packets queue, then drop)")
+        cluster.net("slow", member, SLOW_KBIT)
+        time.sleep(20)
+        cluster.net("heal", member)
+        probe()
+
     named = {"kill": kill_primary, "freeze": freeze_primary, "app": kill_app,
              "isolate": isolate_primary, "flap": flap_primary, "lossy": lossy_links,
-             "cut-app": cut_app, "freeze-app": freeze_app}
+             "cut-app": cut_app, "freeze-app": freeze_app, "slow": slow_links}
     for name in faults:
         if stop.wait(pause):
             return
@@ -465,8 +474,10 @@ def nemesis(cluster, history, stop, pause, faults):
 
 
 # The faults by name (--faults), in the order they run; the network's need HA_NETNS=1.
-FAULTS = ("kill", "freeze", "app", "freeze-app", "isolate", "flap", "lossy", "cut-app")
-NETWORK_FAULTS = ("isolate", "flap", "lossy", "cut-app")
+FAULTS = ("kill", "freeze", "app", "freeze-app", "isolate", "flap", "lossy", "slow", "cut-app")
+NETWORK_FAULTS = ("isolate", "flap", "lossy", "slow", "cut-app")
+# The congested link's rate: below what the writers' WAL needs under load.
+SLOW_KBIT = 2000
 
 
 class Receiver:
