@@ -1,7 +1,7 @@
 //! The server's scheduled jobs: idempotency keys purged, the chains' heads signed, the months
-//! to come prepared, stalled writes ended, and retention. Each job is a small type saying when it first runs, how
-//! often, and what one run does; [`spawn`] runs it for as long as the server serves, a failed
-//! run logged and tried again at the next tick.
+//! to come prepared, stalled writes ended, and retention. Each job is a small type saying when
+//! it first runs, how often, and what one run does; [`spawn`] runs it for as long as the
+//! server serves, a failed run logged and tried again at the next tick.
 
 use std::path::PathBuf;
 use std::sync::Arc;
