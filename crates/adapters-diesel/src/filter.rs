@@ -72,8 +72,13 @@ pub fn entry_conditions(d: Dialect, f: &EntryFilter) -> Vec<Piece<'_>> {
         }
     }
     if let Some(address) = &f.ip_address {
-        let (before, after) = d.has_address;
-        out.extend([Sql(" AND "), Sql(before), V(Value::Text(address)), Sql(after)]);
+        out.push(Sql(" AND "));
+        for (i, &sql) in d.has_address.iter().enumerate() {
+            if i > 0 {
+                out.push(V(Value::Text(address)));
+            }
+            out.push(Sql(sql));
+        }
     }
     if let Some(spans) = &f.spans {
         if spans.is_empty() {
@@ -133,12 +138,13 @@ mod tests {
         assert_eq!(
             sql,
             " AND account_id = $0 AND activity_category = $1 AND coalesce(subject_user_id, \
-             subject_candidate_id) = $2 AND $3 = ANY(ip_addresses) AND NOT (access_time <@ \
-             (SELECT CAST($4 AS tstzmultirange)))"
+             subject_candidate_id) = $2 AND CAST(ip_addresses AS varchar(256)[]) @> \
+             ARRAY[CAST($3 AS varchar(256))] AND $4 = ANY(ip_addresses) AND NOT (access_time \
+             <@ (SELECT CAST($5 AS tstzmultirange)))"
         );
-        assert_eq!(values.len(), 5);
-        assert_eq!(values[3], Value::Text("10.0.0.1"));
-        assert_eq!(values[4], Value::Gaps(&[(t(1), t(2)), (t(3), t(4))]));
+        assert_eq!(values.len(), 6);
+        assert_eq!(values[3..5], [Value::Text("10.0.0.1"), Value::Text("10.0.0.1")]);
+        assert_eq!(values[5], Value::Gaps(&[(t(1), t(2)), (t(3), t(4))]));
         let spans = EntryFilter { spans: f.spans.clone(), ..EntryFilter::default() };
         let (sql, values) = render(&entry_conditions(Dialect::SQLITE, &spans), |i| format!("?{i}"));
         assert_eq!(

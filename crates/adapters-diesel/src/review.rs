@@ -31,9 +31,9 @@ pub struct Dialect {
     /// The sum of a group's `bulk_count`s as a `BIGINT`, the largest one where it is larger:
     /// counts come from clients, and two of the largest overflow a plain sum.
     pub bulk_sum: &'static str,
-    /// The SQL before and after a parameter holding an address, true when a row of
-    /// `privacy_audit_logs` recorded that address.
-    pub has_address: (&'static str, &'static str),
+    /// The SQL around parameters each holding the same address, true when a row of
+    /// `privacy_audit_logs` recorded that address: a parameter between each two of these.
+    pub has_address: &'static [&'static str],
     /// The SQL around a parameter holding JSON text, for a JSON column.
     pub json_param: (&'static str, &'static str),
     /// What ends a `SELECT` whose rows the transaction writes after, so that writers of them
@@ -71,7 +71,14 @@ impl Dialect {
         addresses: "unnest(ip_addresses) AS a(address)",
         address: "a.address",
         bulk_sum: "CAST(LEAST(coalesce(sum(bulk_count), 0), 9223372036854775807) AS BIGINT)",
-        has_address: ("", " = ANY(ip_addresses)"),
+        // Containment of the address's first 256 characters, which the addresses' GIN index
+        // answers (`= ANY` is not indexable; GIN refuses keys of over 2 712 bytes, and an
+        // address is any text), then the whole address among the row's.
+        has_address: &[
+            "CAST(ip_addresses AS varchar(256)[]) @> ARRAY[CAST(",
+            " AS varchar(256))] AND ",
+            " = ANY(ip_addresses)",
+        ],
         json_param: ("CAST(", " AS jsonb)"),
         lock: " FOR UPDATE",
         in_ids: (" = ANY(", ")"),
@@ -90,10 +97,10 @@ impl Dialect {
         addresses: "json_each(privacy_audit_logs.ip_addresses) AS a",
         address: "a.value",
         bulk_sum: "CAST(min(total(bulk_count), 9223372036854775807.0) AS INTEGER)",
-        has_address: (
+        has_address: &[
             "EXISTS (SELECT 1 FROM json_each(privacy_audit_logs.ip_addresses) WHERE value = ",
             ")",
-        ),
+        ],
         json_param: ("", ""),
         lock: "",
         in_ids: (" IN (SELECT unhex(value) FROM json_each(", "))"),

@@ -58,9 +58,10 @@ pub(crate) fn page_query<ST>(
     ) {
         query = filter_piece(query, piece);
     }
-    // An account's or a person's entries may be a handful or a third of the window: a generic
-    // plan, which guesses a handful, reads every one of them and sorts them for each page.
-    if q.filter.account.is_some() || q.filter.subject.is_some() {
+    // An account's, a person's or an address's entries may be a handful or a third of the
+    // window: a generic plan, which guesses a handful, reads every one of them and sorts them
+    // for each page; one planned for a common address reads the whole window for a rare one.
+    if q.filter.account.is_some() || q.filter.subject.is_some() || q.filter.ip_address.is_some() {
         query = query.planned_each_run();
     }
     if let Some(after) = q.after {
@@ -148,6 +149,8 @@ impl NativeLedgers for PgBackend {
         let (counted, count) = tokio::sync::oneshot::channel();
         let (sender, entries) = tokio::sync::mpsc::channel(EXPORT_CHUNK);
         let q = query.clone();
+        // Retention's export of everything older than a boundary is a job, not a request.
+        let limit = if q.recorded_before.is_some() { 0 } else { self.export_timeout_ms };
         // A task of its own reads the export from one snapshot, a chunk at a time, as fast as
         // the reader takes it; the reader dropping the stream ends the task and the
         // transaction, and gives the connection back.
@@ -162,11 +165,11 @@ impl NativeLedgers for PgBackend {
                     diesel::sql_query("SET LOCAL idle_in_transaction_session_timeout = '5min'")
                         .execute(c)
                         .await?;
-                    // Retention's export of everything older than a boundary is a job, not a
-                    // request: its count may take longer than a request's statement.
-                    if q.recorded_before.is_some() {
-                        diesel::sql_query("SET LOCAL statement_timeout = 0").execute(c).await?;
-                    }
+                    // The count reads the whole window: bounded by the export's own limit
+                    // (the request deadline), not by a request's statement.
+                    diesel::sql_query(format!("SET LOCAL statement_timeout = {limit}"))
+                        .execute(c)
+                        .await?;
                     let db = &mut PgDb(c);
                     Ok(recruit_adapters_diesel::export::read(db, &q, &mut counted, &sender).await?)
                 })
@@ -409,15 +412,19 @@ mod tests {
             .unwrap()
     }
 
-    /// The pages by account and by data subject are planned for their value; the others are
-    /// kept prepared, their generic plan the same whatever the values.
+    /// The pages by account, data subject and address are planned for their value; the
+    /// others are kept prepared, their generic plan the same whatever the values.
     #[test]
-    fn pages_by_account_or_subject_are_planned_for_their_value() {
+    fn pages_by_account_subject_or_address_are_planned_for_their_value() {
         let id = Uuid::from_u128(7);
         assert!(kept(EntryFilter::default()));
         assert!(kept(EntryFilter { category: Some("READ".into()), ..EntryFilter::default() }));
         assert!(!kept(EntryFilter { account: Some(id), ..EntryFilter::default() }));
         let subject = SubjectFilter { id, user: true, candidate: true };
         assert!(!kept(EntryFilter { subject: Some(subject), ..EntryFilter::default() }));
+        assert!(!kept(EntryFilter {
+            ip_address: Some("10.0.0.1".into()),
+            ..EntryFilter::default()
+        }));
     }
 }

@@ -79,6 +79,11 @@ pub struct PgConfig {
     /// `COPY` that has read nothing from its client for as long is ended by
     /// [`Maintenance::end_stalled_writes`](recruit_ports::Maintenance::end_stalled_writes).
     pub statement_timeout: Duration,
+    /// The longest an export's statements may run (None: no limit). Its count reads its whole
+    /// window before the first entry is sent, seconds for tens of millions of entries: a
+    /// server sets this to its request deadline, which bounds the wait for the first byte
+    /// anyway, rather than to one statement's limit.
+    pub export_statement_timeout: Option<Duration>,
     /// The `application_name` connections carry, as `pg_stat_activity` shows it.
     pub application_name: String,
     /// Keep verified credentials in memory for at most this long, so that authentication
@@ -90,7 +95,8 @@ pub struct PgConfig {
 }
 
 impl PgConfig {
-    /// Defaults: 16 connections, 2 s to get one, 5 s to open one, statements up to 5 s.
+    /// Defaults: 16 connections, 2 s to get one, 5 s to open one, statements up to 5 s, an
+    /// export's up to 10 s.
     pub fn new(url: impl Into<String>) -> Self {
         Self {
             url: url.into(),
@@ -98,6 +104,7 @@ impl PgConfig {
             wait_timeout: Duration::from_secs(2),
             connect_timeout: Duration::from_secs(5),
             statement_timeout: Duration::from_secs(5),
+            export_statement_timeout: Some(Duration::from_secs(10)),
             application_name: "recruitd".into(),
             credential_cache: None,
         }
@@ -122,6 +129,8 @@ pub struct PgBackend {
     floor: Option<replica::Floor>,
     /// The writes seen waiting for their client, ended when stalled too long.
     stalls: Arc<stalls::Stalls>,
+    /// An export's `statement_timeout`, in milliseconds (0: none).
+    export_timeout_ms: u128,
 }
 
 impl std::fmt::Debug for PgBackend {
@@ -211,7 +220,17 @@ impl PgBackend {
         let writers = build_pool(copy::CopyManager(Arc::clone(&copy)), config)?;
         let stalls = Arc::new(stalls::Stalls::new(config.statement_timeout * 2));
         let recorder = Arc::default();
-        let backend = Self { pool, copy, writers, credentials, recorder, floor: None, stalls };
+        let export_timeout_ms = config.export_statement_timeout.map_or(0, |t| t.as_millis().max(1));
+        let backend = Self {
+            pool,
+            copy,
+            writers,
+            credentials,
+            recorder,
+            floor: None,
+            stalls,
+            export_timeout_ms,
+        };
         Ok(Diesel::new(backend))
     }
 

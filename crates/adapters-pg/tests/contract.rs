@@ -141,6 +141,47 @@ async fn the_page_query_is_an_index_scan_without_sort_at_the_first_page_and_deep
     assert!(plan.contains("InitPlan 1"), "the spans not made once:\n{plan}");
     assert!(plan.contains("rows=101 "), "the page should read 101 rows:\n{plan}");
 
+    // By address: one every entry has is read by the page index in order, as the first page;
+    // one that thirty have, or none, by the addresses' index, without reading the window.
+    raw(&db)
+        .await
+        .batch_execute(&format!(
+            "INSERT INTO privacy_audit_logs (organization_id, id, access_time, account_id, \
+               ip_addresses, subject_type, subject_user_id, access_data, access_menu, \
+               access_menu_path, activity_category)
+             SELECT '{}'::uuid, gen_random_uuid(), timestamptz '2025-07-01 00:00:00+00' + g * \
+                    interval '1 day', gen_random_uuid(), '{{198.51.100.99}}', 'EMPLOYEE', \
+                    gen_random_uuid(), '{{NAME}}', 'CANDIDATE_PROFILE', 'Candidates', 'READ'
+             FROM generate_series(1, 30) AS g;
+             ANALYZE privacy_audit_logs;",
+            org.uuid()
+        ))
+        .await
+        .unwrap();
+    let from = |address: &str| PrivacyLogQuery {
+        filter: recruit_ports::EntryFilter {
+            ip_address: Some(address.into()),
+            ..Default::default()
+        },
+        ..first.clone()
+    };
+    let plan = db.explain_privacy_page(&from("203.0.113.7"), true).await.unwrap();
+    assert_index_scan_without_sort(&plan, "a common address");
+    assert!(plan.contains("rows=101 "), "the page should read 101 rows:\n{plan}");
+    for (address, found) in [("198.51.100.99", 30), ("192.0.2.1", 0)] {
+        let plan = db.explain_privacy_page(&from(address), true).await.unwrap();
+        assert!(
+            plan.contains("privacy_audit_logs_addresses") || plan.contains("ip_addresses_idx"),
+            "{address}: not the addresses' index:\n{plan}"
+        );
+        assert!(
+            plan.lines().filter(|l| l.contains("Seq Scan")).all(|l| l.contains(" rows=0 loops=")),
+            "{address}: the window is scanned:\n{plan}"
+        );
+        let top = plan.lines().next().unwrap_or_default();
+        assert!(top.contains(&format!("rows={found} loops=1")), "{address}: {found}:\n{plan}");
+    }
+
     let filter = IdFilter::new(
         (1..=50).map(|n| recruit_domain::PrivacyAuditLogId::from_uuid(Uuid::from_u128(n))),
     )
@@ -256,6 +297,62 @@ async fn a_statement_past_its_deadline_is_a_timeout() {
         store.read_privacy_audit_logs(&query, &recruit_ports::testkit::record(ORG_A, 1)).await;
     assert!(matches!(result, Err(StoreError::Timeout)), "{result:?}");
     blocker.batch_execute("ROLLBACK").await.unwrap();
+}
+
+/// An export of ORG_A's privacy ledger on `store`, its count and its entries read through;
+/// while the count runs, a lock on the ledger is held for `held`.
+async fn export_while_locked(
+    db: &TestDatabase,
+    store: &PgStore,
+    held: Duration,
+) -> Result<(u64, usize), StoreError> {
+    use futures_util::StreamExt;
+    use recruit_ports::Ledgers;
+    let mut blocker = raw(db).await;
+    blocker
+        .batch_execute("BEGIN; LOCK TABLE privacy_audit_logs IN ACCESS EXCLUSIVE MODE;")
+        .await
+        .unwrap();
+    let release = tokio::spawn(async move {
+        tokio::time::sleep(held).await;
+        blocker.batch_execute("ROLLBACK").await.unwrap();
+    });
+    let query = recruit_ports::chain::ExportQuery {
+        ledger: recruit_domain::chain::Ledger::Privacy,
+        organization: Some(recruit_domain::OrganizationId::from_uuid(Uuid::from_u128(ORG_A))),
+        from: None,
+        to: None,
+        ids: None,
+        recorded_before: None,
+        after_position: None,
+        filter: Default::default(),
+    };
+    let export = store.export(&query).await;
+    release.await.unwrap();
+    let export = export?;
+    let entries: Vec<_> = export.entries.collect().await;
+    assert!(entries.iter().all(Result::is_ok), "{entries:?}");
+    Ok((export.count, entries.len()))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_export_counts_under_its_own_limit_not_a_statements() {
+    // Statements of 50 ms; the count waits 600 ms for the ledger, within the export's limit.
+    let (db, store) = with_short_deadline().await;
+    let (count, read) = export_while_locked(&db, &store, Duration::from_millis(600)).await.unwrap();
+    let stored = world()
+        .privacy_audit_logs
+        .iter()
+        .filter(|e| e.organization_id.uuid() == Uuid::from_u128(ORG_A))
+        .count();
+    assert_eq!((count, read), (stored as u64, stored));
+
+    // Past the export's own limit, it is a timeout.
+    let mut config = PgConfig::new(db.url());
+    config.export_statement_timeout = Some(Duration::from_millis(200));
+    let limited = PgBackend::connect(&config).unwrap();
+    let result = export_while_locked(&db, &limited, Duration::from_millis(1500)).await;
+    assert!(matches!(result, Err(StoreError::Timeout)), "{result:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

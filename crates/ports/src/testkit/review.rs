@@ -586,5 +586,20 @@ pub async fn a_months_review_counts_texts_of_any_length(store: &dyn Store) {
     let categories: Vec<(&str, u64)> =
         facts.slots.iter().map(|s| (s.category.as_str(), s.entries)).collect();
     assert_eq!(categories, [(category.as_str(), 1)]);
-    assert_eq!(facts.new_addresses, [(long.entry.account_id.uuid(), address)]);
+    assert_eq!(facts.new_addresses, [(long.entry.account_id.uuid(), address.clone())]);
+
+    // An address is found by the whole of it, where an index keeps only its beginning.
+    let mut twin = ledger_entry(ORG_B, 81, at("2026-07-10T11:00:00Z"));
+    twin.entry.ip_addresses = vec![format!("{}.", &address[..3000])];
+    let doc = ImportDocument { privacy_audit_logs: vec![twin.clone()], ..Default::default() };
+    store.import(&doc).await.unwrap();
+    let twin_address = twin.entry.ip_addresses[0].clone();
+    for (n, (address, found)) in
+        [(address, long.entry.id), (twin_address, twin.entry.id)].into_iter().enumerate()
+    {
+        let filter = crate::EntryFilter { ip_address: Some(address), ..Default::default() };
+        let july = recruit_domain::TimeWindow::new(window.1, window.2).unwrap();
+        let q = crate::PrivacyLogQuery { filter, window: july, ..super::query(ORG_B, 100) };
+        assert_eq!(super::ids_of(&super::read(store, &q, 90 + n as u128).await), [found]);
+    }
 }

@@ -1,0 +1,1 @@
+DROP INDEX privacy_audit_logs_addresses;
