@@ -244,6 +244,11 @@ impl Stream for Chunks {
         loop {
             match this.entries.as_mut().poll_next(cx) {
                 Poll::Ready(Some(Ok(entry))) => {
+                    // Room for a full chunk and the line that passes it, made once an entry
+                    // has come, so that a chunk is not copied as it grows.
+                    if chunk.capacity() < CHUNK_BYTES {
+                        chunk.reserve(CHUNK_BYTES + 4 * 1024);
+                    }
                     this.sent += 1;
                     if this.sent > this.expected {
                         return this.failed(format!(
@@ -252,7 +257,7 @@ impl Stream for Chunks {
                         ));
                     }
                     match this.format {
-                        Format::Ndjson => chunk.extend_from_slice(&line(this.ledger, &entry)),
+                        Format::Ndjson => write_line(&mut chunk, this.ledger, &entry),
                         Format::Csv => chunk.extend_from_slice(&csv_line(&entry)),
                     }
                     if chunk.len() >= CHUNK_BYTES {
@@ -293,25 +298,43 @@ pub enum ExportError {
 
 /// One line of an export, with its line feed.
 pub fn line(ledger: Ledger, exported: &ExportedEntry) -> Vec<u8> {
+    let mut out = Vec::with_capacity(exported.entry.canonical.len() + 256);
+    write_line(&mut out, ledger, exported);
+    out
+}
+
+/// Appends [`line`] to `out`, written in place.
+pub fn write_line(out: &mut Vec<u8>, ledger: Ledger, exported: &ExportedEntry) {
+    use std::io::Write as _;
     let e = &exported.entry;
-    let digest = |bytes: &Option<Vec<u8>>| {
-        bytes
-            .as_deref()
-            .and_then(|b| <[u8; 32]>::try_from(b).ok())
-            .map_or_else(|| "null".to_owned(), |d| format!("\"{}\"", hex(&d)))
+    let digest = |out: &mut Vec<u8>, bytes: &Option<Vec<u8>>| match bytes
+        .as_deref()
+        .and_then(|b| <[u8; 32]>::try_from(b).ok())
+    {
+        Some(d) => {
+            out.push(b'"');
+            out.extend_from_slice(hex(&d).as_bytes());
+            out.push(b'"');
+        }
+        None => out.extend_from_slice(b"null"),
     };
-    let position = e.position.map_or_else(|| "null".to_owned(), |p| p.to_string());
-    let mut out = format!(
-        "{{\"ledger\":\"{ledger}\",\"organization_id\":\"{}\",\"position\":{position},\
-         \"prev_hash\":{},\"hash\":{},\"entry\":",
-        exported.organization_id,
-        digest(&e.prev_hash),
-        digest(&e.hash),
-    )
-    .into_bytes();
+    // Writing into a vector cannot fail.
+    let _ = write!(
+        out,
+        "{{\"ledger\":\"{ledger}\",\"organization_id\":\"{}\",\"position\":",
+        exported.organization_id
+    );
+    let _ = match e.position {
+        Some(p) => write!(out, "{p}"),
+        None => out.write_all(b"null"),
+    };
+    out.extend_from_slice(b",\"prev_hash\":");
+    digest(out, &e.prev_hash);
+    out.extend_from_slice(b",\"hash\":");
+    digest(out, &e.hash);
+    out.extend_from_slice(b",\"entry\":");
     out.extend_from_slice(&e.canonical);
     out.extend_from_slice(b"}\n");
-    out
 }
 
 /// One row of a CSV export of the privacy ledger, with its line end: the entry's position,

@@ -7,3 +7,7 @@
 -- client sent. The filter checks the whole address after the index (filter.rs).
 CREATE INDEX privacy_audit_logs_addresses
     ON privacy_audit_logs USING gin ((CAST(ip_addresses AS varchar(256)[])));
+-- The planner knows the expression's values once the ledger is analysed: until then it
+-- guesses that any address is in 0.5 % of the entries, and plans a rare one's page for that
+-- (0.27 s on ten million entries, with a parallel sort and its code compiled, for 3 ms).
+ANALYZE privacy_audit_logs;
