@@ -303,7 +303,7 @@ pub fn line(ledger: Ledger, exported: &ExportedEntry) -> Vec<u8> {
     out
 }
 
-/// Appends [`line`] to `out`, written in place.
+/// Appends [`line()`] to `out`, written in place.
 pub fn write_line(out: &mut Vec<u8>, ledger: Ledger, exported: &ExportedEntry) {
     use std::io::Write as _;
     let e = &exported.entry;
