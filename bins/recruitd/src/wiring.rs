@@ -48,19 +48,16 @@ pub(crate) async fn open_store(cli: &Cli) -> Result<Opened, Failure> {
         config.statement_timeout = cli.db_statement_timeout;
         // Only long-running commands serve requests; the others need no extra connection, and
         // their exports (a command's own) no limit but the operator's.
-        config.export_statement_timeout = None;
         let service = match &cli.command {
             Command::Serve(args) => Some(&args.service),
             Command::Mcp(args) => Some(&args.service),
             _ => None,
         };
-        if let Some(service) = service {
-            config.credential_cache = Some(cli.credential_cache_max_age);
-            // The request deadline bounds an export until its first entry: its count may use
-            // all of it, not only one statement's limit.
-            config.export_statement_timeout =
-                Some(service.request_deadline.max(cli.db_statement_timeout));
-        }
+        config.credential_cache = service.map(|_| cli.credential_cache_max_age);
+        // The request deadline bounds an export until its first entry: its count may use all
+        // of it, not only one statement's limit.
+        config.export_statement_timeout =
+            service.map(|s| s.request_deadline.max(cli.db_statement_timeout));
         let store = PgBackend::connect(&config)?;
         let applied = store
             .migrate()

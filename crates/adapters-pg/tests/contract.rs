@@ -317,16 +317,7 @@ async fn export_while_locked(
         tokio::time::sleep(held).await;
         blocker.batch_execute("ROLLBACK").await.unwrap();
     });
-    let query = recruit_ports::chain::ExportQuery {
-        ledger: recruit_domain::chain::Ledger::Privacy,
-        organization: Some(recruit_domain::OrganizationId::from_uuid(Uuid::from_u128(ORG_A))),
-        from: None,
-        to: None,
-        ids: None,
-        recorded_before: None,
-        after_position: None,
-        filter: Default::default(),
-    };
+    let query = recruit_ports::testkit::privacy_export(ORG_A);
     let export = store.export(&query).await;
     release.await.unwrap();
     let export = export?;

@@ -187,16 +187,7 @@ pub async fn an_export_holds_its_count_in_order_with_the_chain_and_is_recorded_f
     use crate::chain::ExportQuery;
     use recruit_domain::chain::{Ledger, entry_hash};
     loaded(store).await;
-    let a = ExportQuery {
-        ledger: Ledger::Privacy,
-        organization: Some(org_id(ORG_A)),
-        from: None,
-        to: None,
-        ids: None,
-        recorded_before: None,
-        after_position: None,
-        filter: Default::default(),
-    };
+    let a = super::privacy_export(ORG_A);
     let export = store.export(&a).await.unwrap();
     // Recorded as the service does, once counted and before any entry is taken.
     let n = usize::try_from(export.count).unwrap();
@@ -291,7 +282,6 @@ pub async fn an_export_holds_its_count_in_order_with_the_chain_and_is_recorded_f
 /// chunk the store holds ready) are not in it, and it yields exactly its count.
 pub async fn an_export_reads_one_snapshot_whatever_is_recorded_meanwhile(store: &dyn Store) {
     use crate::chain::ExportQuery;
-    use recruit_domain::chain::Ledger;
     loaded(store).await;
     let batch = |range: std::ops::Range<u128>| ImportDocument {
         privacy_audit_logs: range
@@ -301,16 +291,7 @@ pub async fn an_export_reads_one_snapshot_whatever_is_recorded_meanwhile(store: 
         ..Default::default()
     };
     store.import(&batch(1_000..4_500)).await.unwrap();
-    let q = ExportQuery {
-        ledger: Ledger::Privacy,
-        organization: Some(org_id(ORG_B)),
-        from: Some(t(10_000)),
-        to: None,
-        ids: None,
-        recorded_before: None,
-        after_position: None,
-        filter: Default::default(),
-    };
+    let q = ExportQuery { from: Some(t(10_000)), ..super::privacy_export(ORG_B) };
     let mut export = store.export(&q).await.unwrap();
     assert_eq!(export.count, 3_500);
     let first = next_exported(&mut export).await.unwrap().unwrap();

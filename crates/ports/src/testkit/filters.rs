@@ -4,7 +4,7 @@ use recruit_domain::{PrivacyAuditLog, Uuid};
 
 use crate::{PrivacyLogQuery, Store};
 
-use super::{ORG_A, expected_order, ids_of, loaded, org_id, query, read, t};
+use super::{ORG_A, expected_order, ids_of, loaded, query, read, t};
 
 /// Each condition of a filter keeps exactly the entries that meet it, alone and together, in
 /// a page and in an export alike: the account, the category, the product area, the data
@@ -99,16 +99,7 @@ pub async fn field_filters_keep_only_matching_entries(store: &dyn Store) {
         let q = PrivacyLogQuery { filter: filter.clone(), ..query(ORG_A, 100) };
         let listed = ids_of(&read(store, &q, n as u128 + 1).await);
         assert_eq!(listed, expected, "listed with {filter:?}");
-        let export = ExportQuery {
-            ledger: recruit_domain::chain::Ledger::Privacy,
-            organization: Some(org_id(ORG_A)),
-            from: None,
-            to: None,
-            ids: None,
-            recorded_before: None,
-            after_position: None,
-            filter: filter.clone(),
-        };
+        let export = ExportQuery { filter: filter.clone(), ..super::privacy_export(ORG_A) };
         let exported = super::chain::drain_export(store.export(&export).await.unwrap()).await;
         // Oldest first, as an export is.
         let exported: Vec<Uuid> = exported.iter().rev().map(|e| e.entry.id).collect();

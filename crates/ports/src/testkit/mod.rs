@@ -457,6 +457,20 @@ fn everything() -> TimeWindow {
     TimeWindow::new(t(0), t(100_000)).expect("valid window")
 }
 
+/// An export of the whole privacy ledger of `org`, unfiltered.
+pub fn privacy_export(org: u128) -> crate::chain::ExportQuery {
+    crate::chain::ExportQuery {
+        ledger: recruit_domain::chain::Ledger::Privacy,
+        organization: Some(org_id(org)),
+        from: None,
+        to: None,
+        ids: None,
+        recorded_before: None,
+        after_position: None,
+        filter: Default::default(),
+    }
+}
+
 fn query(org: u128, limit: u32) -> PrivacyLogQuery {
     PrivacyLogQuery {
         organization_id: org_id(org),
