@@ -59,6 +59,11 @@ async fn a_write_frozen_mid_copy_holds_the_organizations_writes_no_longer_than_t
     }
     let held = frozen_at.elapsed();
     assert!(refused > 0, "the frozen write held the chain for a while ({held:?})");
+    // The replica signals the frozen session's end; its client hears of it a moment later.
+    let told_by = Instant::now() + Duration::from_secs(5);
+    while !frozen.is_closed() && Instant::now() < told_by {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     assert!(frozen.is_closed(), "its session was ended");
     cli(&world.url, &["audit", "verify"]);
     server.stop();
