@@ -61,7 +61,13 @@ fn main() -> ExitCode {
         }
     }
     let logging = logging::init(cli.log_format);
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let mut runtime = tokio::runtime::Builder::new_multi_thread();
+    if !serves && std::env::var_os("TOKIO_WORKER_THREADS").is_none() {
+        // A command that ends is one task on this thread driving its connections: with one
+        // worker beside it, their I/O wakes one thread, not either of two (D58).
+        runtime.worker_threads(1);
+    }
+    let runtime = match runtime.enable_all().build() {
         Ok(r) => r,
         Err(e) => return fail(&format!("cannot start the runtime: {e}")),
     };

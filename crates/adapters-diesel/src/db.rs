@@ -81,6 +81,21 @@ pub trait Db: Rows + Send {
         }
     }
 
+    /// [`Db::neutral`] of a page: at most `limit` rows, read into room made for that many at
+    /// once rather than grown to it (a page of ten thousand ledger rows is megabytes, copied
+    /// at every growth).
+    fn neutral_page<N: StoredIn<Self> + Send + 'static>(
+        &mut self,
+        statement: Statement<'_>,
+        limit: usize,
+    ) -> impl Future<Output = Result<Vec<N>, StoreError>> + Send
+    where
+        Self: Sized,
+    {
+        let _ = limit;
+        self.neutral(statement)
+    }
+
     /// Runs `statement`; how many rows it changed.
     fn execute(
         &mut self,

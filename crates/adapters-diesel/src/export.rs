@@ -127,8 +127,10 @@ async fn read_rows<D: Db, N: crate::db::StoredIn<D> + Chained + Send + 'static>(
                 &q,
                 ExportRead::Chunk { after: after.take(), limit: EXPORT_CHUNK },
             );
-            let (rows, taken) =
-                tokio::join!(c.neutral::<N>(next), hand_over(std::mem::take(&mut read), sender));
+            let (rows, taken) = tokio::join!(
+                c.neutral_page::<N>(next, EXPORT_CHUNK),
+                hand_over(std::mem::take(&mut read), sender)
+            );
             if !taken? {
                 return Ok(());
             }

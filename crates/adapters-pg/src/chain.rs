@@ -361,6 +361,24 @@ impl recruit_adapters_diesel::db::Db for PgDb<'_> {
         crate::prepared::Kept::new(statement).load(self.0).await.map_err(store_error)
     }
 
+    async fn neutral_page<N: recruit_adapters_diesel::db::StoredIn<Self> + Send + 'static>(
+        &mut self,
+        statement: recruit_adapters_diesel::statement::Statement<'_>,
+        limit: usize,
+    ) -> Result<Vec<N>, StoreError> {
+        use futures_util::TryStreamExt as _;
+        use recruit_adapters_diesel::Row as _;
+        let mut rows = Vec::with_capacity(limit);
+        let mut read = crate::prepared::Kept::new(statement)
+            .load_stream::<N::Row>(self.0)
+            .await
+            .map_err(store_error)?;
+        while let Some(row) = read.try_next().await.map_err(store_error)? {
+            rows.push(row.into_neutral()?);
+        }
+        Ok(rows)
+    }
+
     async fn execute(
         &mut self,
         statement: recruit_adapters_diesel::statement::Statement<'_>,

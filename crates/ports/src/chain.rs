@@ -276,7 +276,7 @@ pub struct ChainPage {
 
 impl ChainPage {
     /// The page after this one, which ended with `last`.
-    pub fn after(self, last: &ChainEntry) -> Self {
+    pub fn after(self, last: &CheckedEntry) -> Self {
         Self { from: self.from.after(last), ..self }
     }
 }
@@ -293,7 +293,7 @@ pub enum ChainFrom {
 
 impl ChainFrom {
     /// Where the page after one that ended with `last` begins.
-    pub fn after(self, last: &ChainEntry) -> Self {
+    pub fn after(self, last: &CheckedEntry) -> Self {
         match (self, last.position) {
             (Self::Linked(_), Some(position)) => Self::Linked(Some((position, last.id))),
             _ => Self::Unlinked(Some(last.id)),
@@ -328,6 +328,59 @@ impl ChainEntry {
             hash,
             canonical: row.into_canonical()?,
         })
+    }
+}
+
+/// A stored entry as verification reads it: its link as stored, and whether its hash is that
+/// of its fields there, decided by the thread that read it (the hashing is most of the work,
+/// and pages are read and checked side by side), so that the chain's own order is followed
+/// with it done.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CheckedEntry {
+    /// The entry's id.
+    pub id: Uuid,
+    /// Its position; none for an entry stored unlinked.
+    pub position: Option<i64>,
+    /// The hash before it, as stored.
+    pub prev_hash: Option<Vec<u8>>,
+    /// Its hash, as stored.
+    pub hash: Option<Vec<u8>>,
+    /// Its canonical JSON, computed from what is stored, kept only when its hash is not that
+    /// of its fields at its position after the hash before it, as stored: verification then
+    /// looks for the place it was recorded at. `None` when it is: without a collision of
+    /// SHA-256 it matches no other place.
+    pub misfit: Option<Vec<u8>>,
+}
+
+impl CheckedEntry {
+    /// A stored row, checked.
+    pub fn of<R: Chained>(row: R) -> Result<Self, StoreError> {
+        let organization = recruit_domain::OrganizationId::from_uuid(row.organization());
+        Ok(Self::checked(R::LEDGER, organization, ChainEntry::of(row)?))
+    }
+
+    /// `entry` of `organization`'s chain of `ledger`, checked against its own link.
+    pub fn checked(
+        ledger: Ledger,
+        organization: recruit_domain::OrganizationId,
+        entry: ChainEntry,
+    ) -> Self {
+        let ChainEntry { id, position, prev_hash, hash, canonical } = entry;
+        let fits = match (position.map(u64::try_from), prev_hash.as_deref(), hash.as_deref()) {
+            (Some(Ok(at)), Some(prev), Some(stored)) => {
+                <Digest>::try_from(prev).is_ok_and(|prev| {
+                    entry_hash(ledger, organization, at, &prev, &canonical) == stored
+                })
+            }
+            _ => false,
+        };
+        Self { id, position, prev_hash, hash, misfit: (!fits).then_some(canonical) }
+    }
+
+    /// Whether its stored hash is that of its fields at its stored position after its stored
+    /// previous hash.
+    pub fn fits(&self) -> bool {
+        self.misfit.is_none()
     }
 }
 

@@ -397,7 +397,7 @@ impl<S: Ledgers> Ledgers for Faulty<S> {
     async fn chain_entries(
         &self,
         page: crate::chain::ChainPage,
-    ) -> Result<Vec<crate::chain::ChainEntry>, StoreError> {
+    ) -> Result<Vec<crate::chain::CheckedEntry>, StoreError> {
         self.check().await?;
         self.inner.chain_entries(page).await
     }

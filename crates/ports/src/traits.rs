@@ -13,7 +13,7 @@ use async_trait::async_trait;
 use recruit_domain::chain::{Checkpoint, Ledger, RetentionCut};
 use recruit_domain::{ApiTokenId, JobId, OrganizationId, Timestamp, User, UserId, Uuid};
 
-use crate::chain::{ChainEntry, ChainPage, Export, ExportQuery, PlannedCut};
+use crate::chain::{ChainPage, CheckedEntry, Export, ExportQuery, PlannedCut};
 use crate::rows::LedgerHeadRow;
 use crate::{
     AccessesWrite, AccessesWritten, ApiToken, AuditEntry, AuditListQuery, Claim, ConsoleSession,
@@ -351,7 +351,7 @@ pub trait Ledgers: Send + Sync + 'static {
     /// where `page.from` says: those with a position in the order of (position, id), so that a
     /// page never ends between two entries sharing a position unseen; or those stored without
     /// one (which a store never writes once its entries are linked), in id order.
-    async fn chain_entries(&self, page: ChainPage) -> Result<Vec<ChainEntry>, StoreError>;
+    async fn chain_entries(&self, page: ChainPage) -> Result<Vec<CheckedEntry>, StoreError>;
 }
 
 /// Loading whole documents.

@@ -34,7 +34,7 @@ use futures_util::{StreamExt as _, TryStreamExt as _};
 use recruit_domain::chain::{Checkpoint, Digest, GENESIS, Ledger, entry_hash, hex};
 pub use recruit_domain::chain::{Finding, FindingKind};
 use recruit_domain::{OrganizationId, PrivacyAuditLogId, Uuid};
-use recruit_ports::chain::{ChainEntry, ChainFrom, ChainPage};
+use recruit_ports::chain::{ChainFrom, ChainPage, CheckedEntry};
 use recruit_ports::{Store, StoreError};
 use serde::Serialize;
 
@@ -106,8 +106,8 @@ pub async fn verify(
     for kept in anchors.kept {
         chains.entry((kept.organization_id.uuid(), kept.ledger)).or_insert((0, GENESIS));
     }
-    // Chains side by side: each page's canonical JSON is made off the runtime's threads, so two
-    // chains keep two cores busy where one chain keeps one.
+    // Chains side by side: each page's canonical JSON is made and hashed off the runtime's
+    // threads, so two chains keep two cores busy where one chain keeps one.
     let wanted: Vec<_> = chains
         .into_iter()
         .map(|((org, ledger), head)| (OrganizationId::from_uuid(org), ledger, head))
@@ -269,10 +269,10 @@ struct Chain {
     /// The last entry at or below the head, its hash, and whether it was found wrong.
     previous: Option<(i64, Vec<u8>, bool)>,
     /// Entries that match their fields at no position yet: resolved when the chain is read.
-    suspects: Vec<(ChainEntry, i64)>,
+    suspects: Vec<(CheckedEntry, i64)>,
     /// The entries read at the latest position, more than one if a forged entry claims it:
     /// the chain's is the one the next entry (or the head) links to.
-    held: Vec<ChainEntry>,
+    held: Vec<CheckedEntry>,
     /// The hash each signed checkpoint holds, by position.
     anchors: BTreeMap<i64, Digest>,
     checkpoints: u64,
@@ -344,16 +344,23 @@ impl Chain {
         });
     }
 
-    /// Whether `entry`'s hash is that of its fields at `position` after `prev`.
-    fn matches(&self, entry: &ChainEntry, position: i64, prev: &[u8]) -> bool {
-        let (Ok(at), Ok(prev)) = (u64::try_from(position), <Digest>::try_from(prev)) else {
+    /// Whether `entry`'s hash is that of its fields at `position` after `prev`. At its own
+    /// place, as checked when it was read; elsewhere, only an entry that does not fit its own
+    /// place can (another would need a collision of SHA-256).
+    fn matches(&self, entry: &CheckedEntry, position: i64, prev: &[u8]) -> bool {
+        if entry.position == Some(position) && entry.prev_hash.as_deref() == Some(prev) {
+            return entry.fits();
+        }
+        let (Some(canonical), Ok(at), Ok(prev)) =
+            (&entry.misfit, u64::try_from(position), <Digest>::try_from(prev))
+        else {
             return false;
         };
-        let hash = entry_hash(self.ledger, self.organization, at, &prev, &entry.canonical);
+        let hash = entry_hash(self.ledger, self.organization, at, &prev, canonical);
         entry.hash.as_deref() == Some(hash.as_slice())
     }
 
-    fn push(&mut self, entry: ChainEntry) {
+    fn push(&mut self, entry: CheckedEntry) {
         self.entries += 1;
         let Some(position) = entry.position.filter(|p| *p >= 1 && *p <= self.head.0) else {
             // Never written by a store: without a position, or beyond the head.
@@ -377,19 +384,15 @@ impl Chain {
     fn settle(&mut self, next: Option<&[u8]>) {
         let mut held = std::mem::take(&mut self.held);
         if held.len() > 1 {
-            let fits = |chain: &Self, e: &ChainEntry| {
-                let prev = e.prev_hash.clone().unwrap_or_default();
-                e.position.is_some_and(|p| chain.matches(e, p, &prev))
-            };
             let chosen = held
                 .iter()
                 .position(|e| next.is_some() && e.hash.as_deref() == next)
-                .or_else(|| held.iter().position(|e| fits(self, e)))
+                .or_else(|| held.iter().position(CheckedEntry::fits))
                 .unwrap_or(0);
             let entry = held.remove(chosen);
             for other in held {
                 match other.position {
-                    Some(position) if !fits(self, &other) => self.suspects.push((other, position)),
+                    Some(position) if !other.fits() => self.suspects.push((other, position)),
                     _ => self.finding(FindingKind::Inserted, other.position, Some(other.id)),
                 }
             }
@@ -400,7 +403,7 @@ impl Chain {
     }
 
     /// Checks the entry the chain holds at its position.
-    fn take(&mut self, entry: ChainEntry) {
+    fn take(&mut self, entry: CheckedEntry) {
         let Some(position) = entry.position else { return };
         self.begin(position);
         let expected = self.previous.as_ref().map_or(1, |p| p.0 + 1);
@@ -408,7 +411,7 @@ impl Chain {
             self.finding(FindingKind::Deleted, Some(gone), None);
         }
         let prev = entry.prev_hash.clone().unwrap_or_default();
-        let fits = self.matches(&entry, position, &prev);
+        let fits = entry.fits();
         let linked = match &self.previous {
             Some((p, hash, _)) if *p == position - 1 => *hash == prev,
             None if position == 1 => prev == GENESIS,

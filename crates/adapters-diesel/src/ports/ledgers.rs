@@ -3,7 +3,9 @@
 use async_trait::async_trait;
 use recruit_domain::chain::{Checkpoint, Ledger, RetentionCut};
 use recruit_domain::{OrganizationId, Timestamp, Uuid};
-use recruit_ports::chain::{ChainEntry, ChainPage, Export, ExportQuery, ExportedEntry, PlannedCut};
+use recruit_ports::chain::{
+    ChainPage, CheckedEntry, Export, ExportQuery, ExportedEntry, PlannedCut,
+};
 use recruit_ports::rows::{self as neutral, LedgerHeadRow};
 use recruit_ports::{
     AccessesWrite, AuditEntry, AuditListQuery, Claim, KeyClaim, LedgerPage, Ledgers,
@@ -278,12 +280,15 @@ where
             .await
     }
 
-    async fn chain_entries(&self, page: ChainPage) -> Result<Vec<ChainEntry>, StoreError> {
+    async fn chain_entries(&self, page: ChainPage) -> Result<Vec<CheckedEntry>, StoreError> {
         let statement = chain_page(dialect::<B>(), &page);
-        let rows = self.0.connection(move |db| pending(chained_rows(db, page.ledger, statement)));
+        let limit = usize::try_from(page.limit).unwrap_or(usize::MAX);
+        let rows =
+            self.0.connection(move |db| pending(chained_rows(db, page.ledger, statement, limit)));
         let rows = rows.await?;
-        // Off the runtime's threads: the canonical JSON of a page is most of a verification's
-        // work, and the pages of chains verified side by side are turned into it in parallel.
+        // Off the runtime's threads: the canonical JSON of a page and its hashes are most of a
+        // verification's work, and the pages of chains verified side by side are checked in
+        // parallel.
         tokio::task::spawn_blocking(move || rows.into_entries())
             .await
             .map_err(|e| StoreError::other(format!("a chain's page was not read: {e}")))?
@@ -335,11 +340,11 @@ enum ChainedRows {
 
 impl ChainedRows {
     /// The page's entries as a chain reads them.
-    fn into_entries(self) -> Result<Vec<ChainEntry>, StoreError> {
+    fn into_entries(self) -> Result<Vec<CheckedEntry>, StoreError> {
         match self {
-            Self::Privacy(rows) => rows.into_iter().map(ChainEntry::of).collect(),
-            Self::Api(rows) => rows.into_iter().map(ChainEntry::of).collect(),
-            Self::Tool(rows) => rows.into_iter().map(ChainEntry::of).collect(),
+            Self::Privacy(rows) => rows.into_iter().map(CheckedEntry::of).collect(),
+            Self::Api(rows) => rows.into_iter().map(CheckedEntry::of).collect(),
+            Self::Tool(rows) => rows.into_iter().map(CheckedEntry::of).collect(),
         }
     }
 }
@@ -349,11 +354,12 @@ async fn chained_rows<D: Db>(
     c: &mut D,
     ledger: Ledger,
     statement: Statement<'_>,
+    limit: usize,
 ) -> Result<ChainedRows, StoreError> {
     Ok(match ledger {
-        Ledger::Privacy => ChainedRows::Privacy(c.neutral(statement).await?),
-        Ledger::Api => ChainedRows::Api(c.neutral(statement).await?),
-        Ledger::Tool => ChainedRows::Tool(c.neutral(statement).await?),
+        Ledger::Privacy => ChainedRows::Privacy(c.neutral_page(statement, limit).await?),
+        Ledger::Api => ChainedRows::Api(c.neutral_page(statement, limit).await?),
+        Ledger::Tool => ChainedRows::Tool(c.neutral_page(statement, limit).await?),
     })
 }
 

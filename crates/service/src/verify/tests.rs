@@ -1,5 +1,7 @@
 //! Tests of the chains' verification ([`super`]): every kind of tampering named where it is.
 
+use recruit_ports::chain::ChainEntry;
+
 use super::*;
 
 fn org() -> OrganizationId {
@@ -36,7 +38,7 @@ fn chain(n: i64) -> (Vec<ChainEntry>, (i64, Digest)) {
 fn findings(entries: Vec<ChainEntry>, head: (i64, Digest)) -> Vec<(FindingKind, Option<i64>)> {
     let mut chain = Chain::new(Ledger::Api, org(), head.0, head.1);
     for e in entries {
-        chain.push(e);
+        chain.push(CheckedEntry::checked(Ledger::Api, org(), e));
     }
     chain.finish().findings.into_iter().map(|f| (f.kind, f.position)).collect()
 }
@@ -52,7 +54,7 @@ fn findings_after_cuts(
         chain.cut(*position, *hash);
     }
     for e in entries {
-        chain.push(e);
+        chain.push(CheckedEntry::checked(Ledger::Api, org(), e));
     }
     chain.finish().findings.into_iter().map(|f| (f.kind, f.position)).collect()
 }
@@ -130,7 +132,7 @@ fn a_consistent_forgery_at_a_position_already_held_is_inserted_whichever_comes_f
         stored.insert(if forged_first { 2 } else { 3 }, forged.clone());
         let mut chain = Chain::new(Ledger::Api, org(), head.0, head.1);
         for e in stored {
-            chain.push(e);
+            chain.push(CheckedEntry::checked(Ledger::Api, org(), e));
         }
         let found: Vec<_> =
             chain.finish().findings.into_iter().map(|f| (f.kind, f.position, f.id)).collect();
@@ -152,7 +154,7 @@ fn an_entry_moved_onto_a_position_held_is_reordered_not_inserted() {
         stored.insert(if moved_first { 2 } else { 3 }, moved.clone());
         let mut chain = Chain::new(Ledger::Api, org(), head.0, head.1);
         for e in stored {
-            chain.push(e);
+            chain.push(CheckedEntry::checked(Ledger::Api, org(), e));
         }
         let found: Vec<_> = chain
             .finish()
@@ -180,7 +182,7 @@ fn a_rewritten_chain_shows_at_a_checkpoint_and_a_cut_below_one_is_a_truncation()
         let mut chain = Chain::new(Ledger::Api, org(), head.0, head.1);
         chain.anchor(3, signed);
         for e in entries {
-            chain.push(e);
+            chain.push(CheckedEntry::checked(Ledger::Api, org(), e));
         }
         chain.finish().findings.into_iter().map(|f| (f.kind, f.position, f.expected_position))
     };
