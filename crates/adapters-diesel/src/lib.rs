@@ -189,6 +189,36 @@ pub trait Row: Sized {
     fn into_neutral(self) -> Result<Self::Neutral, StoreError>;
 }
 
+/// The value of the column `name` of `row`, looked for first at `*next`, where the column
+/// after the last one read is, and then by name; `*next` moves past the column read.
+///
+/// Rows are read by name (a statement may list its columns in any order), but statements list
+/// them in the row's order almost always: one comparison of names finds each column then,
+/// where a search by name compares it with every column before it. On a ledger entry's 22
+/// columns that search was 5 % of a verification's main thread.
+pub fn placed<'a, DB, ST, T>(
+    row: &impl diesel::row::NamedRow<'a, DB>,
+    next: &mut usize,
+    name: &str,
+) -> diesel::deserialize::Result<T>
+where
+    DB: diesel::backend::Backend,
+    T: diesel::deserialize::FromSql<ST, DB>,
+{
+    use diesel::row::{Field as _, Row, RowIndex};
+    if let Some(field) = Row::get(row, *next)
+        && field.field_name() == Some(name)
+    {
+        *next += 1;
+        return T::from_nullable_sql(field.value());
+    }
+    let at = RowIndex::<&str>::idx(row, name)
+        .ok_or_else(|| format!("Column `{name}` was not present in query"))?;
+    *next = at + 1;
+    let field = Row::get(row, at).ok_or(diesel::result::UnexpectedEndOfRow)?;
+    T::from_nullable_sql(field.value())
+}
+
 /// Declares an adapter's row struct `$row` for diesel table `$table`, checked against the
 /// diesel backend `$db`: its fields are the neutral row's, with the types
 /// `<$ty as Column<$backend>>::Stored`. Implements `From<neutral row>` and [`Row`] for it. Meant
@@ -198,13 +228,26 @@ pub trait Row: Sized {
 macro_rules! stored_row {
     ($db:ident, $backend:ty; $(#[$doc:meta])* $row:ident in $table:ident { $($field:ident: $ty:ty),* $(,)? }) => {
         $(#[$doc])*
-        #[derive(
-            ::diesel::Queryable, ::diesel::QueryableByName, ::diesel::Selectable, ::diesel::Insertable
-        )]
+        #[derive(::diesel::Queryable, ::diesel::Selectable, ::diesel::Insertable)]
         #[diesel(table_name = $table, check_for_backend($db))]
         #[diesel(treat_none_as_default_value = false)]
         pub struct $row {
             $(pub(crate) $field: <$ty as $crate::Column<$backend>>::Stored,)*
+        }
+
+        impl ::diesel::deserialize::QueryableByName<$db> for $row {
+            fn build<'__a>(
+                row: &impl ::diesel::row::NamedRow<'__a, $db>,
+            ) -> ::diesel::deserialize::Result<Self> {
+                let mut next = 0;
+                Ok(Self {
+                    $($field: $crate::placed::<
+                        $db,
+                        ::diesel::dsl::SqlTypeOf<$table::$field>,
+                        _,
+                    >(row, &mut next, stringify!($field))?,)*
+                })
+            }
         }
 
         impl From<::recruit_ports::rows::$row> for $row {

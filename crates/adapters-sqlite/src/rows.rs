@@ -127,3 +127,38 @@ macro_rules! sqlite_rows {
 }
 
 recruit_ports::stored_rows!(sqlite_rows);
+
+#[cfg(test)]
+mod tests {
+    use diesel::{Connection, RunQueryDsl, SqliteConnection};
+
+    use super::LedgerHeadRow;
+
+    fn load(sql: &str) -> diesel::QueryResult<Vec<LedgerHeadRow>> {
+        let mut c = SqliteConnection::establish(":memory:").expect("an in-memory database");
+        diesel::sql_query(sql).load(&mut c)
+    }
+
+    fn read(row: &LedgerHeadRow) -> (&[u8], &str, i64, &[u8]) {
+        (&row.organization_id, &row.ledger, row.position, &row.hash)
+    }
+
+    #[test]
+    fn a_row_is_read_by_its_columns_names_in_any_order() {
+        let expected: (&[u8], &str, i64, &[u8]) = (&[1; 16], "privacy", 7, &[9, 9]);
+        for sql in [
+            "SELECT zeroblob(0) AS other, x'01010101010101010101010101010101' AS organization_id, \
+             'privacy' AS ledger, 7 AS position, x'0909' AS hash",
+            "SELECT x'0909' AS hash, 7 AS position, 'privacy' AS ledger, \
+             x'01010101010101010101010101010101' AS organization_id",
+            "SELECT 'privacy' AS ledger, x'0909' AS hash, \
+             x'01010101010101010101010101010101' AS organization_id, 7 AS position",
+        ] {
+            let rows = load(sql).expect("the row reads");
+            assert_eq!(rows.iter().map(read).collect::<Vec<_>>(), [expected], "{sql}");
+        }
+        let missing = load("SELECT 'privacy' AS ledger, 7 AS position, x'0909' AS hash").err();
+        let missing = missing.expect("a column is missing").to_string();
+        assert!(missing.contains("organization_id"), "{missing}");
+    }
+}

@@ -202,22 +202,91 @@ fn joined<T>(result: Result<T, tokio::task::JoinError>) -> Result<T, ImportFailu
 }
 
 /// The first pass of [`import_ndjson`]: the number of entries, or the first problem.
+///
+/// The lines are read in chunks, and the chunks of a round are parsed side by side, one per
+/// core, while nothing else runs yet: the pass took as long as a twentieth of the whole
+/// import on one thread. Each chunk's result is taken in the file's order, so the problem
+/// reported is still the first in the file.
 fn check_ndjson(reader: impl BufRead) -> Result<usize, ImportFailure> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 8);
     let mut seen: HashSet<(OrganizationId, PrivacyAuditLogId)> = HashSet::new();
-    for (index, line) in reader.lines().enumerate() {
-        let line = line?;
-        if line.trim().is_empty() {
-            continue;
+    let mut lines = reader.lines().enumerate();
+    loop {
+        let (mut chunks, mut ended) = (vec![], false);
+        while !ended && chunks.len() < cores {
+            let chunk = read_chunk(&mut lines);
+            ended = chunk.1.is_some() || chunk.0.len() < CHECKED_AT_A_TIME;
+            chunks.push(chunk);
         }
-        let entry = parse_ledger_line(index + 1, &line)?;
-        if !seen.insert((entry.organization_id, entry.entry.id)) {
-            return Err(ImportFailure::Invalid {
-                at: format!("line {}: id", index + 1),
-                reason: "the entry appears twice in the file".into(),
-            });
+        let checked: Vec<Checked> = std::thread::scope(|scope| {
+            let others: Vec<_> =
+                chunks[1..].iter().map(|c| scope.spawn(|| check_chunk(&c.0))).collect();
+            let first = check_chunk(&chunks[0].0);
+            std::iter::once(Ok(first))
+                .chain(others.into_iter().map(|t| t.join()))
+                .collect::<Vec<_>>()
+        })
+        .into_iter()
+        .map(|checked| {
+            checked.unwrap_or_else(|_| {
+                (vec![], Some(ImportFailure::Internal("a task of the import failed".into())))
+            })
+        })
+        .collect();
+        for ((keys, problem), (_, unread)) in checked.into_iter().zip(chunks) {
+            for (line, key) in keys {
+                if !seen.insert(key) {
+                    return Err(ImportFailure::Invalid {
+                        at: format!("line {line}: id"),
+                        reason: "the entry appears twice in the file".into(),
+                    });
+                }
+            }
+            if let Some(problem) = problem {
+                return Err(problem);
+            }
+            if let Some(e) = unread {
+                return Err(e.into());
+            }
+        }
+        if ended {
+            return Ok(seen.len());
         }
     }
-    Ok(seen.len())
+}
+
+/// How many lines the first pass reads into one chunk.
+const CHECKED_AT_A_TIME: usize = 8_192;
+
+/// Up to [`CHECKED_AT_A_TIME`] numbered lines, blank ones left out, and the error that ended
+/// the reading early, if one did.
+type Chunk = (Vec<(usize, String)>, Option<std::io::Error>);
+
+/// The keys of a chunk's entries with their lines, up to its first problem, and that problem.
+type Checked = (Vec<(usize, (OrganizationId, PrivacyAuditLogId))>, Option<ImportFailure>);
+
+fn read_chunk(lines: &mut impl Iterator<Item = (usize, std::io::Result<String>)>) -> Chunk {
+    let mut chunk = Vec::with_capacity(CHECKED_AT_A_TIME);
+    while chunk.len() < CHECKED_AT_A_TIME {
+        match lines.next() {
+            None => break,
+            Some((_, Ok(line))) if line.trim().is_empty() => {}
+            Some((index, Ok(line))) => chunk.push((index + 1, line)),
+            Some((_, Err(e))) => return (chunk, Some(e)),
+        }
+    }
+    (chunk, None)
+}
+
+fn check_chunk(lines: &[(usize, String)]) -> Checked {
+    let mut keys = Vec::with_capacity(lines.len());
+    for (number, line) in lines {
+        match parse_ledger_line(*number, line) {
+            Ok(entry) => keys.push((*number, (entry.organization_id, entry.entry.id))),
+            Err(problem) => return (keys, Some(problem)),
+        }
+    }
+    (keys, None)
 }
 
 /// A batch of entries and the line each came from.

@@ -185,6 +185,59 @@ async fn ndjson_errors_name_the_line_and_bad_input_writes_nothing() {
     assert_eq!(run(&store, &ndjson(&entries), 4).await.0.unwrap(), 10);
 }
 
+/// The whole file is checked before anything is written, in chunks parsed side by side: the
+/// problem reported is still the first in the file, wherever the chunks end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_first_problem_in_a_long_file_is_the_one_reported() {
+    let (store, _dir) = store().await;
+    store.import(&demo::directory(&config(0))).await.unwrap();
+    let entries: Vec<Value> =
+        demo::ledger(&config(30_000)).map(|e| serde_json::to_value(e).unwrap()).collect();
+    let bad_time = |mut e: Value| {
+        e["access_time"] = json!("yesterday");
+        e
+    };
+
+    // A bad line early, an entry twice later: the bad line.
+    let mut file = entries.clone();
+    file[7_999] = bad_time(file[7_999].clone());
+    file[12_000] = entries[5].clone();
+    let (at, _) = invalid(run(&store, &ndjson(&file), 1_000).await.0);
+    assert_eq!(at, "line 8000: access_time");
+
+    // An entry twice, then a bad line and a blank one, far on: the entry twice.
+    let mut file = entries.clone();
+    file[9_000] = entries[5].clone();
+    file[15_000] = bad_time(file[15_000].clone());
+    let text = ndjson(&file).replacen('\n', "\n\n", 1);
+    let (at, reason) = invalid(run(&store, &text, 1_000).await.0);
+    assert_eq!(
+        (at.as_str(), reason.as_str()),
+        ("line 9002: id", "the entry appears twice in the file")
+    );
+
+    // A bad line, then bytes that are not text: the bad line; the bytes alone: a read error.
+    let mut bytes = ndjson(&file[..20_000]).into_bytes();
+    bytes.extend_from_slice(b"\xff\xfe\n");
+    let read = |bytes: Vec<u8>| {
+        let store = &store;
+        async move {
+            import_ndjson(store, || Ok(BufReader::new(Cursor::new(bytes.clone()))), 1_000, |_| {})
+                .await
+        }
+    };
+    let mut early = bytes.clone();
+    early.splice(0..0, b"{}\n".iter().copied());
+    let (at, _) = invalid(read(early).await);
+    assert_eq!(at, "line 1");
+    let mut clean = ndjson(&entries[..20_000]).into_bytes();
+    clean.extend_from_slice(b"\xff\xfe\n");
+    assert!(matches!(read(clean).await, Err(ImportFailure::Read(_))));
+
+    // Nothing was written: the file imports whole.
+    assert_eq!(run(&store, &ndjson(&entries), 10_000).await.0.unwrap(), 30_000);
+}
+
 /// Running an import again after it stopped part-way (a crash, a kill) finishes it: entries
 /// stored exactly as in the file are skipped and counted, the rest written; an entry stored
 /// with other values stops the import at its line, and the ledger keeps what it holds.
