@@ -18,6 +18,14 @@ async fn store() -> (SqliteStore, tempfile::TempDir) {
     (store, dir)
 }
 
+/// A store holding the demo's directory, and the demo's first `entries` ledger entries as JSON.
+async fn directory_and_ledger(entries: usize) -> (SqliteStore, tempfile::TempDir, Vec<Value>) {
+    let (store, dir) = store().await;
+    store.import(&demo::directory(&config(0))).await.unwrap();
+    let ledger = demo::ledger(&config(entries)).map(|e| serde_json::to_value(e).unwrap());
+    (store, dir, ledger.collect())
+}
+
 fn config(entries: usize) -> DemoConfig {
     DemoConfig {
         ledger_entries: entries,
@@ -130,10 +138,7 @@ async fn run_again(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_ndjson_ledger_imports_in_batches_with_progress() {
-    let (store, _dir) = store().await;
-    store.import(&demo::directory(&config(0))).await.unwrap();
-    let entries: Vec<Value> =
-        demo::ledger(&config(2_500)).map(|e| serde_json::to_value(e).unwrap()).collect();
+    let (store, _dir, entries) = directory_and_ledger(2_500).await;
     let text = format!("{}\n\n", ndjson(&entries));
     let (result, progress) = run(&store, &text, 1_000).await;
     assert_eq!(result.unwrap(), 2_500);
@@ -189,10 +194,7 @@ async fn ndjson_errors_name_the_line_and_bad_input_writes_nothing() {
 /// problem reported is still the first in the file, wherever the chunks end.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_first_problem_in_a_long_file_is_the_one_reported() {
-    let (store, _dir) = store().await;
-    store.import(&demo::directory(&config(0))).await.unwrap();
-    let entries: Vec<Value> =
-        demo::ledger(&config(30_000)).map(|e| serde_json::to_value(e).unwrap()).collect();
+    let (store, _dir, entries) = directory_and_ledger(30_000).await;
     let bad_time = |mut e: Value| {
         e["access_time"] = json!("yesterday");
         e
@@ -243,10 +245,7 @@ async fn the_first_problem_in_a_long_file_is_the_one_reported() {
 /// with other values stops the import at its line, and the ledger keeps what it holds.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_import_run_again_finishes_what_a_stopped_run_left() {
-    let (store, _dir) = store().await;
-    store.import(&demo::directory(&config(0))).await.unwrap();
-    let entries: Vec<Value> =
-        demo::ledger(&config(12)).map(|e| serde_json::to_value(e).unwrap()).collect();
+    let (store, _dir, entries) = directory_and_ledger(12).await;
     // A run that stopped after its first batches.
     assert_eq!(run(&store, &ndjson(&entries[..6]), 3).await.0.unwrap(), 6);
 
