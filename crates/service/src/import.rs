@@ -198,7 +198,21 @@ pub async fn import_ndjson<R: BufRead + Send + 'static>(
 /// The result of a blocking task; a task that panicked fails the import as an internal error,
 /// never as a problem of the input.
 fn joined<T>(result: Result<T, tokio::task::JoinError>) -> Result<T, ImportFailure> {
-    result.map_err(|e| ImportFailure::Internal(format!("a task of the import failed: {e}")))
+    result.map_err(task_failed)
+}
+
+/// A task or thread of the import that panicked: an internal error, with what it said.
+fn task_failed(why: impl std::fmt::Display) -> ImportFailure {
+    ImportFailure::Internal(format!("a task of the import failed: {why}"))
+}
+
+/// What a panicked thread said, when it said it in words.
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> &str {
+    match (payload.downcast_ref::<&str>(), payload.downcast_ref::<String>()) {
+        (Some(said), _) => said,
+        (_, Some(said)) => said,
+        _ => "a panic",
+    }
 }
 
 /// The first pass of [`import_ndjson`]: the number of entries, or the first problem.
@@ -228,9 +242,7 @@ fn check_ndjson(reader: impl BufRead) -> Result<usize, ImportFailure> {
         })
         .into_iter()
         .map(|checked| {
-            checked.unwrap_or_else(|_| {
-                (vec![], Some(ImportFailure::Internal("a task of the import failed".into())))
-            })
+            checked.unwrap_or_else(|panic| (vec![], Some(task_failed(panic_message(&*panic)))))
         })
         .collect();
         for ((keys, problem), (_, unread)) in checked.into_iter().zip(chunks) {
