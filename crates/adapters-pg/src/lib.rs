@@ -286,8 +286,11 @@ impl PgBackend {
     }
 
     pub(crate) async fn conn(&self) -> Result<Conn, StoreError> {
-        let conn = self.pool.get().await.map_err(pool_error)?;
-        self.floored(conn).await
+        // The pool's future is boxed: it holds a connection's opening (kilobytes), which
+        // inline would be moved with every read's state.
+        let mut conn = Box::pin(self.pool.get()).await.map_err(pool_error)?;
+        self.reach_floor(&mut conn).await?;
+        Ok(conn)
     }
 
     /// A second connection for a request that already holds one, if the pool has one to
@@ -298,15 +301,18 @@ impl PgBackend {
             wait: Some(std::time::Duration::ZERO),
             ..self.pool.timeouts()
         };
-        let conn = self.pool.timeout_get(&now).await.ok()?;
-        self.floored(conn).await.ok()
+        let mut conn = Box::pin(self.pool.timeout_get(&now)).await.ok()?;
+        self.reach_floor(&mut conn).await.ok()?;
+        Some(conn)
     }
 
-    /// `conn` once it has reached the store's floor, if it reads a replica.
-    async fn floored(&self, mut conn: Conn) -> Result<Conn, StoreError> {
-        if let Some(floor) = &self.floor {
-            replica::reach(&mut conn, floor).await?;
+    /// Waits until `conn` has reached the store's floor, if it reads a replica. By reference:
+    /// a connection is hundreds of bytes, moved at every hand-over.
+    async fn reach_floor(&self, conn: &mut Conn) -> Result<(), StoreError> {
+        match &self.floor {
+            // Boxed: only a replica waits, and its query's state is large.
+            Some(floor) => Box::pin(replica::reach(conn, floor)).await,
+            None => Ok(()),
         }
-        Ok(conn)
     }
 }

@@ -127,8 +127,8 @@ impl std::fmt::Debug for Api {
     }
 }
 
-/// The room a request's body holds until the request is answered.
-type BodyRoom<'a> = tokio::sync::SemaphorePermit<'a>;
+/// The room a request's body holds until the request is answered; none for an empty body.
+type BodyRoom<'a> = Option<tokio::sync::SemaphorePermit<'a>>;
 
 /// [`HttpConfig::max_body_memory`] in KiB, at least one.
 fn body_room_kib(config: &HttpConfig) -> u32 {
@@ -439,10 +439,14 @@ impl Api {
         B: HttpBody,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
+        // Most requests (every GET) have no body: nothing to wait for or to read.
+        if body.is_end_stream() {
+            return Ok((bytes::Bytes::new(), None));
+        }
         let declared = body.size_hint().upper().map_or(limit as u64, |n| n.min(limit as u64));
         let kib = declared.div_ceil(1024).min(u64::from(body_room_kib(&self.config))) as u32;
         let room = match tokio::time::timeout(left(until), self.body_room.acquire_many(kib)).await {
-            Ok(Ok(room)) => room,
+            Ok(Ok(room)) => Some(room),
             // The deadline passed, or (never) the room was closed.
             _ => return Err(no_body_room(&self.config, declared)),
         };
@@ -617,25 +621,29 @@ impl Api {
                 };
                 let (parts, body) = request.into_parts();
                 let (body, _room) = self.read_body(body, BODY_LIMIT, until).await?;
-                let answer = console
-                    .handle(recruit_console::ConsoleRequest {
-                        method: &parts.method,
-                        uri: &parts.uri,
-                        headers: &parts.headers,
-                        body,
-                        client_ip,
-                        request_id,
-                    })
-                    .await;
+                let answer = Box::pin(console.handle(recruit_console::ConsoleRequest {
+                    method: &parts.method,
+                    uri: &parts.uri,
+                    headers: &parts.headers,
+                    body,
+                    client_ip,
+                    request_id,
+                }))
+                .await;
                 let (parts, page) = answer.response.into_parts();
                 let Some(download) = answer.download else {
                     return Ok(Response::from_parts(parts, Body::from(bytes::Bytes::from(page))));
                 };
                 return Ok(Response::from_parts(parts, Body::streamed(download.chunks)));
             }
-            Routing::Scim(below) => return Ok(self.scim(request, &below, client_ip, until).await),
+            // The console's, SCIM's and the tool interface's state is on the heap: inline, it
+            // would make every API request's future (moved whole at each layer) kilobytes larger.
+            Routing::Scim(below) => {
+                return Ok(Box::pin(self.scim(request, &below, client_ip, until)).await);
+            }
             Routing::Mcp => {
-                return self.mcp(request, request_id, client_ip, until, organization).await;
+                return Box::pin(self.mcp(request, request_id, client_ip, until, organization))
+                    .await;
             }
         };
         let (parts, body) = request.into_parts();

@@ -147,7 +147,8 @@ macro_rules! operations {
 
         impl crate::Service {
             /// Runs `operation` for `caller`, authorized already, by the method declared for
-            /// it.
+            /// it. Each operation's state is on the heap: inline, this future would be as large
+            /// as the largest operation's (kilobytes), and every wrapper above moves it whole.
             pub(crate) async fn dispatch(
                 &self,
                 caller: &Caller,
@@ -156,7 +157,7 @@ macro_rules! operations {
             ) -> Result<Outcome, ServiceError> {
                 match operation {
                     $(Operation::$kind(input) => {
-                        self.$method(caller, context, input).await.map(Outcome::from)
+                        Box::pin(self.$method(caller, context, input)).await.map(Outcome::from)
                     })*
                 }
             }

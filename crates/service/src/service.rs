@@ -246,8 +246,9 @@ impl Service {
         operation: Operation,
     ) -> Result<Done, ServiceError> {
         let caller = match credential {
+            // Boxed: the tool interface's path, kept out of the size of every operation.
             Identity::Secret(secret) => {
-                self.authenticate(secret.as_deref(), context.client_ip).await?
+                Box::pin(self.authenticate(secret.as_deref(), context.client_ip)).await?
             }
             Identity::Authenticated(caller) => {
                 self.clock.admit()?;
