@@ -37,7 +37,6 @@ mod tokens;
 use std::sync::Arc;
 use std::time::Duration;
 
-use diesel_async::pooled_connection::deadpool::Pool;
 use diesel_async::pooled_connection::{AsyncDieselConnectionManager, ManagerConfig};
 use diesel_async::{AsyncMigrationHarness, AsyncPgConnection, SimpleAsyncConnection};
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
@@ -118,7 +117,7 @@ pub type PgStore = Diesel<PgBackend>;
 /// credential cache. Made by [`PgBackend::connect`], inside the [`PgStore`] that uses it.
 #[derive(Clone)]
 pub struct PgBackend {
-    pool: Pool<AsyncPgConnection>,
+    pool: deadpool::managed::Pool<Manager>,
     copy: Arc<CopySettings>,
     /// Connections that record accesses by `COPY`, beside the pool's.
     writers: copy::CopyPool,
@@ -157,7 +156,36 @@ fn build_pool<M: deadpool::managed::Manager>(
         .map_err(|e| StoreError::other(format!("cannot build the PostgreSQL pool: {e}")))
 }
 
-type Conn = deadpool::managed::Object<AsyncDieselConnectionManager<AsyncPgConnection>>;
+/// The pool's manager: diesel-async's, with each connection kept on the heap.
+type Manager = Boxed<AsyncDieselConnectionManager<AsyncPgConnection>>;
+
+type Conn = deadpool::managed::Object<Manager>;
+
+/// `M`'s connections, each in a box of its own. deadpool moves a connection (hundreds of bytes
+/// for diesel-async's) a dozen times between the pool and a request, at every checkout and
+/// return; boxed, it moves a pointer.
+struct Boxed<M>(M);
+
+impl<M: deadpool::managed::Manager> deadpool::managed::Manager for Boxed<M> {
+    type Type = Box<M::Type>;
+    type Error = M::Error;
+
+    async fn create(&self) -> Result<Self::Type, Self::Error> {
+        self.0.create().await.map(Box::new)
+    }
+
+    async fn recycle(
+        &self,
+        conn: &mut Self::Type,
+        metrics: &deadpool::managed::Metrics,
+    ) -> deadpool::managed::RecycleResult<Self::Error> {
+        self.0.recycle(conn, metrics).await
+    }
+
+    fn detach(&self, conn: &mut Self::Type) {
+        self.0.detach(conn);
+    }
+}
 
 impl Backend for PgBackend {
     type Sql = diesel::pg::Pg;
@@ -205,7 +233,7 @@ impl PgBackend {
             &config.url,
             manager,
         );
-        let pool = build_pool(manager, config)?;
+        let pool = build_pool(Boxed(manager), config)?;
         // Connections outside the pool (COPY, listening for credential changes).
         let mut direct: tokio_postgres::Config = config
             .url

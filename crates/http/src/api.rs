@@ -398,13 +398,15 @@ impl Api {
         let status = response.status().as_u16();
         let seconds = started.elapsed().as_secs_f64();
         self.metrics.observe(template, status, seconds);
+        // Written into a buffer on the stack, not into a string of its own.
+        let mut organization_text = [0; recruit_domain::CANONICAL_LEN];
         tracing::info!(
             http.method = %method,
             http.route = template,
             http.status = status,
             latency_ms = seconds * 1000.0,
             request.id = %request_id,
-            organization.id = organization.as_deref().unwrap_or("-"),
+            organization.id = organization.as_ref().map_or("-", |id| id.encode(&mut organization_text)),
             "request"
         );
         response
@@ -488,7 +490,7 @@ impl Api {
         request_id: &str,
         client_ip: Option<IpAddr>,
         until: Instant,
-        organization: &mut Option<String>,
+        organization: &mut Option<recruit_domain::OrganizationId>,
     ) -> Result<Response<Body>, ServiceError>
     where
         B: HttpBody + Send + 'static,
@@ -509,7 +511,7 @@ impl Api {
         }
         let (mut parts, body) = request.into_parts();
         let caller = self.authenticate(&parts.headers, client_ip, request_id, until).await?;
-        *organization = Some(caller.token.organization_id.to_string());
+        *organization = Some(caller.token.organization_id);
         let (body, _room) = self.read_body(body, MCP_BODY_LIMIT, until).await?;
         let accept = parts.headers.get_all(header::ACCEPT).iter().filter_map(|v| v.to_str().ok());
         let content_type = parts.headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
@@ -549,7 +551,7 @@ impl Api {
         request_id: &str,
         client_ip: Option<IpAddr>,
         until: Instant,
-        organization: &mut Option<String>,
+        organization: &mut Option<recruit_domain::OrganizationId>,
     ) -> Result<Response<Body>, ServiceError>
     where
         B: HttpBody + Send + 'static,
@@ -681,7 +683,7 @@ impl Api {
             ),
         };
         render::rate_limit(response.headers_mut(), done.rate_limit.as_ref());
-        *organization = Some(done.organization.to_string());
+        *organization = Some(done.organization);
         Ok(response)
     }
 }

@@ -168,36 +168,40 @@ pub(crate) fn route(method: &Method, path: &str) -> Routing {
         };
     }
     let given: Vec<&str> = path.strip_prefix('/').unwrap_or(path).split('/').collect();
-    for known in PATHS.iter() {
-        let Some(values) = matches(&known.segments, &given) else { continue };
-        return match known.operations.iter().find(|(m, _)| m == method) {
-            Some((_, kind)) => Routing::Api(*kind, values),
-            None => Routing::MethodNotAllowed(known.template, &known.allow),
-        };
+    let Some(known) = PATHS.iter().find(|known| matches(&known.segments, &given)) else {
+        return Routing::NotFound;
+    };
+    match known.operations.iter().find(|(m, _)| m == method) {
+        Some((_, kind)) => Routing::Api(*kind, values(&known.segments, &given)),
+        None => Routing::MethodNotAllowed(known.template, &known.allow),
     }
-    Routing::NotFound
 }
 
-/// The placeholders' values when `given` matches the template's `segments`.
-fn matches(segments: &[Segment], given: &[&str]) -> Option<Vec<(&'static str, String)>> {
-    if segments.len() != given.len() {
-        return None;
-    }
-    let mut values = vec![];
-    for (segment, given) in segments.iter().zip(given) {
-        match segment {
-            Segment::Literal(text) if text == given => {}
-            Segment::Placeholder(name) if !given.is_empty() => {
-                values.push((*name, decoded(given)));
-            }
-            _ => return None,
-        }
-    }
-    Some(values)
+/// Whether `given` matches the template's `segments`: its literals, and a value for each
+/// placeholder.
+fn matches(segments: &[Segment], given: &[&str]) -> bool {
+    segments.len() == given.len()
+        && segments.iter().zip(given).all(|(segment, given)| match segment {
+            Segment::Literal(text) => text == given,
+            Segment::Placeholder(_) => !given.is_empty(),
+        })
+}
+
+/// The placeholders' values in `given`, which [`matches`] the template's `segments`.
+fn values(segments: &[Segment], given: &[&str]) -> Vec<(&'static str, String)> {
+    let placeholders = segments.iter().zip(given).filter_map(|(segment, given)| match segment {
+        Segment::Placeholder(name) => Some((*name, decoded(given))),
+        Segment::Literal(_) => None,
+    });
+    placeholders.collect()
 }
 
 /// A path segment, percent-decoded (kept as sent when it does not decode to UTF-8).
 fn decoded(raw: &str) -> String {
+    // Identifiers are sent as they are: nothing to decode.
+    if !raw.contains('%') {
+        return raw.to_owned();
+    }
     match percent_encoding::percent_decode_str(raw).decode_utf8() {
         Ok(Cow::Borrowed(s)) => s.to_owned(),
         Ok(Cow::Owned(s)) => s,

@@ -473,7 +473,12 @@ impl Outcome {
             Self::Recorded(r) => Ok(r.body.clone()),
             Self::Download(_) => Err(no_json_form()),
             Self::Removed => Ok(Vec::new()),
-            other => serde_json::to_vec(other).map_err(not_serialized),
+            other => {
+                // Most answers fit: no copies of the text as it grows.
+                let mut json = Vec::with_capacity(4096);
+                serde_json::to_writer(&mut json, other).map_err(not_serialized)?;
+                Ok(json)
+            }
         }
     }
 }
