@@ -161,9 +161,9 @@ type Manager = Boxed<AsyncDieselConnectionManager<AsyncPgConnection>>;
 
 type Conn = deadpool::managed::Object<Manager>;
 
-/// `M`'s connections, each in a box of its own. deadpool moves a connection (hundreds of bytes
-/// for diesel-async's) a dozen times between the pool and a request, at every checkout and
-/// return; boxed, it moves a pointer.
+/// `M`'s connections, each in a box of its own. deadpool moves a connection (464 bytes for
+/// diesel-async's) about 25 times between the pool and a request, over a checkout and its
+/// return; boxed, it moves a pointer (D59).
 struct Boxed<M>(M);
 
 impl<M: deadpool::managed::Manager> deadpool::managed::Manager for Boxed<M> {
