@@ -1,11 +1,6 @@
-//! Rows by binary `COPY`, on `tokio-postgres` connections of their own (diesel-async does not
-//! offer `COPY`): ledger batches of an import on a connection opened for the call, and the
-//! recording of accesses on connections of a second pool.
+//! Rows by binary `COPY`, on the direct connections (diesel-async does not offer `COPY`):
+//! ledger batches of an import, and the recording of accesses.
 
-use std::sync::Arc;
-
-use deadpool::managed::{self, Metrics, RecycleError, RecycleResult};
-use tokio_postgres::Client;
 use tokio_postgres::binary_copy::BinaryCopyInWriter;
 
 use recruit_ports::rows as neutral;
@@ -14,54 +9,6 @@ use recruit_ports::{ImportDocument, ImportSummary, StoreError};
 use crate::PgBackend;
 use crate::error::*;
 use crate::rows::*;
-
-/// How connections for `COPY` are opened: as the pool's, with its session settings.
-#[derive(Debug)]
-pub(crate) struct CopySettings {
-    pub(crate) config: tokio_postgres::Config,
-    pub(crate) setup: Arc<str>,
-}
-
-impl CopySettings {
-    /// A new connection with the pool's session settings; its driver runs as a task of its
-    /// own, which ends when the client is dropped.
-    pub(crate) async fn connect(&self) -> Result<Client, tokio_postgres::Error> {
-        let (client, connection) = self.config.connect(tokio_postgres::NoTls).await?;
-        tokio::spawn(connection);
-        client.batch_execute(&self.setup).await?;
-        Ok(client)
-    }
-}
-
-/// The manager of the pool of `tokio-postgres` connections that write with `COPY`.
-#[derive(Debug)]
-pub(crate) struct CopyManager(pub(crate) Arc<CopySettings>);
-
-impl managed::Manager for CopyManager {
-    type Type = Client;
-    type Error = tokio_postgres::Error;
-
-    async fn create(&self) -> Result<Client, tokio_postgres::Error> {
-        self.0.connect().await
-    }
-
-    /// A connection the server closed is dropped, not reused; anything else fails its next
-    /// statement, which the caller reports.
-    async fn recycle(
-        &self,
-        client: &mut Client,
-        _: &Metrics,
-    ) -> RecycleResult<tokio_postgres::Error> {
-        if client.is_closed() {
-            Err(RecycleError::message("the connection is closed"))
-        } else {
-            Ok(())
-        }
-    }
-}
-
-/// The pool of `COPY` connections.
-pub(crate) type CopyPool = managed::Pool<CopyManager>;
 
 /// Writes `rows` into their table by binary `COPY`, on `client` (in its transaction).
 pub(crate) async fn copy_rows<R: Copied>(
@@ -93,7 +40,7 @@ impl PgBackend {
     /// (their canonical JSON and hashes computed) while PostgreSQL stores the ones sent before,
     /// so that neither side waits for the other's share of the work.
     ///
-    /// `COPY` goes through a connection of the writers' pool (`tokio-postgres`, as diesel-async
+    /// `COPY` goes through a direct connection (`tokio-postgres`, as diesel-async
     /// does not offer it), the same one batch after batch: a connection opened for each batch
     /// cost PostgreSQL a new backend, which warms its caches for every partition again (the
     /// import ran 17 % faster once that stopped). One whose `COPY` failed is closed.
@@ -113,7 +60,7 @@ impl PgBackend {
         };
         let count = rows.len();
         let keys = rows.chain_keys();
-        let mut client = self.writers.get().await.map_err(crate::error::writer_pool_error)?;
+        let mut client = self.direct.get().await.map_err(crate::error::writer_pool_error)?;
         let tx = client.transaction().await.map_err(copy_error)?;
         let mut heads = crate::chain::lock_heads_copy(&tx, &keys).await?;
         let copied = async {

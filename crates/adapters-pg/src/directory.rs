@@ -4,15 +4,13 @@
 use diesel::pg::sql_types::Record;
 use diesel::prelude::*;
 use diesel::sql_types::{Array, Integer, Text, Uuid as SqlUuid};
-use diesel_async::RunQueryDsl;
 use recruit_adapters_diesel::native::NativeDirectory;
 use recruit_domain::{JobId, OrganizationId, Uuid};
 use recruit_ports::rows as neutral;
 use recruit_ports::{JobRecord, OrganizationRecord, StoreError};
 
 use crate::PgBackend;
-use crate::error::*;
-use crate::prepared::{Known, Numbered};
+use crate::direct::DirectRead;
 use crate::rows::*;
 use crate::schema::*;
 
@@ -66,13 +64,8 @@ fixed_sql! {
         WHERE w.organization_id = organizations.id ORDER BY w.position)";
 }
 
-/// The job read: one statement, the job and its resolved settings joined, its hiring team and
-/// its stages as arrays of records in the same row; `$1` the organization, `$2` the job.
-#[expect(clippy::type_complexity, reason = "diesel's query type, named once here")]
-fn job_query(
-    organization: Uuid,
-    id: Uuid,
-) -> diesel::dsl::Select<
+/// The job read's query type.
+type JobQuery = diesel::dsl::Select<
     diesel::dsl::Filter<
         diesel::dsl::InnerJoinOn<
             jobs::table,
@@ -93,7 +86,11 @@ fn job_query(
         Team,
         Stages,
     ),
-> {
+>;
+
+/// The job read: one statement, the job and its resolved settings joined, its hiring team and
+/// its stages as arrays of records in the same row; `$1` the organization, `$2` the job.
+fn job_query(organization: Uuid, id: Uuid) -> JobQuery {
     jobs::table
         .inner_join(
             job_resolved_settings::table.on(job_resolved_settings::organization_id
@@ -104,12 +101,8 @@ fn job_query(
         .select((JobRow::as_select(), ResolvedSettingsRow::as_select(), Team, Stages))
 }
 
-/// The organization read: one statement, the organization and its defaults joined, its work
-/// hours as an array of records in the same row; `$1` the organization.
-#[expect(clippy::type_complexity, reason = "diesel's query type, named once here")]
-fn organization_query(
-    id: Uuid,
-) -> diesel::dsl::Select<
+/// The organization read's query type.
+type OrganizationQuery = diesel::dsl::Select<
     diesel::dsl::Filter<
         diesel::dsl::InnerJoinOn<
             organizations::table,
@@ -123,7 +116,11 @@ fn organization_query(
         diesel::dsl::AsSelect<SchedulingDefaultsRow, diesel::pg::Pg>,
         WorkHours,
     ),
-> {
+>;
+
+/// The organization read: one statement, the organization and its defaults joined, its work
+/// hours as an array of records in the same row; `$1` the organization.
+fn organization_query(id: Uuid) -> OrganizationQuery {
     organizations::table
         .inner_join(
             organization_scheduling_defaults::table
@@ -133,60 +130,45 @@ fn organization_query(
         .select((OrganizationRow::as_select(), SchedulingDefaultsRow::as_select(), WorkHours))
 }
 
-/// The job read's and the organization read's texts, each built and split at its parameters
-/// once: they do not depend on the values, and diesel would otherwise build them again,
-/// quoting every column, at every read before finding the statement already prepared.
-static JOB_STATEMENT: std::sync::OnceLock<Result<Numbered, String>> = std::sync::OnceLock::new();
-static ORGANIZATION_STATEMENT: std::sync::OnceLock<Result<Numbered, String>> =
+/// The job read's and the organization read's texts, each built once: they do not depend on
+/// the values.
+static JOB_STATEMENT: std::sync::OnceLock<Result<String, String>> = std::sync::OnceLock::new();
+static ORGANIZATION_STATEMENT: std::sync::OnceLock<Result<String, String>> =
     std::sync::OnceLock::new();
 
-/// The text diesel sends for `query`, its parameters numbered in the order of its values.
-fn statement_text(
-    query: &impl diesel::query_builder::QueryFragment<diesel::pg::Pg>,
-) -> Result<String, String> {
-    use diesel::query_builder::QueryBuilder;
-    let mut sql = diesel::pg::PgQueryBuilder::default();
-    query
-        .to_sql(&mut sql, &diesel::pg::Pg)
-        .map_err(|e| format!("a read's statement cannot be built: {e}"))?;
-    Ok(sql.finish())
-}
-
-/// The job read's statement, to the cache of prepared statements.
-struct JobRead;
-
-/// The organization read's statement, to the cache of prepared statements.
-struct OrganizationRead;
-
-/// The statement of the read `query` makes, its text built at the first read into `text`
-/// (whatever `query`'s values: only the text is kept) and its rows `query`'s; the caller binds
-/// the values in the order of the parameters.
-fn kept_statement<Q>(
-    text: &'static std::sync::OnceLock<Result<Numbered, String>>,
+/// The text diesel sends for `query`, its parameters numbered in the order of its values,
+/// built at the first call into `text` (whatever `query`'s values: only the text is kept).
+fn statement_text<Q: diesel::query_builder::QueryFragment<diesel::pg::Pg>>(
+    text: &'static std::sync::OnceLock<Result<String, String>>,
     query: impl FnOnce() -> Q,
-) -> Result<crate::prepared::PreparedSql<Q::SqlType>, StoreError>
-where
-    Q: diesel::query_builder::Query + diesel::query_builder::QueryFragment<diesel::pg::Pg>,
-{
-    // Built once per process and kept for it: one text per kind of read.
-    let text = text.get_or_init(|| statement_text(&query()).map(|t| Numbered::new(t.leak())));
-    Ok(text.as_ref().map_err(StoreError::other)?.statement())
+) -> Result<&'static str, StoreError> {
+    use diesel::query_builder::QueryBuilder;
+    let text = text.get_or_init(|| {
+        let mut sql = diesel::pg::PgQueryBuilder::default();
+        query()
+            .to_sql(&mut sql, &diesel::pg::Pg)
+            .map_err(|e| format!("a read's statement cannot be built: {e}"))?;
+        Ok(sql.finish())
+    });
+    text.as_deref().map_err(StoreError::other)
 }
+
+/// The rows' SQL type of the query `Q`.
+type Rows<Q> = <Q as diesel::query_builder::Query>::SqlType;
 
 impl NativeDirectory for PgBackend {
+    /// On a direct connection, the statement prepared once on it (D60).
     async fn organization(&self, id: OrganizationId) -> Result<OrganizationRecord, StoreError> {
-        let mut c = self.conn().await?;
-        let statement =
-            kept_statement(&ORGANIZATION_STATEMENT, || organization_query(Uuid::nil()))?
-                .bind::<SqlUuid, _>(id.uuid());
-        let (row, defaults, hours) = Known::<OrganizationRead, _>::new(statement)
-            .get_result::<(
-                OrganizationRow,
-                SchedulingDefaultsRow,
-                Vec<(i32, String, String, String)>,
-            )>(&mut c)
-            .await
-            .map_err(store_error)?;
+        let text = statement_text(&ORGANIZATION_STATEMENT, || organization_query(Uuid::nil()))?;
+        let row = self
+            .read_kept(DirectRead::Organization, text, &[&id.uuid()])
+            .await?
+            .ok_or(StoreError::NotFound)?;
+        let (row, defaults, hours) = row.decode::<Rows<OrganizationQuery>, (
+            OrganizationRow,
+            SchedulingDefaultsRow,
+            Vec<(i32, String, String, String)>,
+        )>()?;
         let hours =
             hours.into_iter().map(|(position, day, start_time, end_time)| neutral::WorkHoursRow {
                 organization_id: id.uuid(),
@@ -198,21 +180,19 @@ impl NativeDirectory for PgBackend {
         row.into_neutral()?.into_record(hours.collect(), defaults.into_neutral()?)
     }
 
+    /// On a direct connection, the statement prepared once on it (D60).
     async fn job(&self, organization: OrganizationId, id: JobId) -> Result<JobRecord, StoreError> {
-        let mut c = self.conn().await?;
-        let statement = kept_statement(&JOB_STATEMENT, || job_query(Uuid::nil(), Uuid::nil()))?
-            .bind::<SqlUuid, _>(organization.uuid())
-            .bind::<SqlUuid, _>(id.uuid());
-        let (row, settings, team, stages) =
-            Known::<JobRead, _>::new(statement)
-                .get_result::<(
-                    JobRow,
-                    ResolvedSettingsRow,
-                    Vec<neutral::TeamMemberColumns>,
-                    Vec<(i32, Uuid, String)>,
-                )>(&mut c)
-                .await
-                .map_err(store_error)?;
+        let text = statement_text(&JOB_STATEMENT, || job_query(Uuid::nil(), Uuid::nil()))?;
+        let row = self
+            .read_kept(DirectRead::Job, text, &[&organization.uuid(), &id.uuid()])
+            .await?
+            .ok_or(StoreError::NotFound)?;
+        let (row, settings, team, stages) = row.decode::<Rows<JobQuery>, (
+            JobRow,
+            ResolvedSettingsRow,
+            Vec<neutral::TeamMemberColumns>,
+            Vec<(i32, Uuid, String)>,
+        )>()?;
         let stages = stages.into_iter().map(|(position, stage, name)| neutral::JobStageRow {
             organization_id: organization.uuid(),
             job_id: id.uuid(),

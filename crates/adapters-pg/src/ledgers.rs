@@ -201,7 +201,7 @@ impl NativeLedgers for PgBackend {
         &self,
         write: &AccessesWrite,
     ) -> Result<AccessesWritten, StoreError> {
-        let mut client = self.writers.get().await.map_err(writer_pool_error)?;
+        let mut client = self.direct.get().await.map_err(writer_pool_error)?;
         let written = write_accesses(&mut client, write).await;
         if matches!(written, Err(StoreError::Unavailable(_))) {
             // A connection that broke, or that reaches a demoted primary, is not reused: the

@@ -18,6 +18,7 @@ mod insert;
 mod chain;
 mod copy;
 mod credentials;
+mod direct;
 mod directory;
 mod error;
 mod group;
@@ -47,7 +48,7 @@ use recruit_ports::{PoolStatus, StoreError};
 pub use crate::replica::PgReplica;
 
 use crate::chain::PgDb;
-use crate::copy::CopySettings;
+use crate::direct::DirectSettings;
 use crate::error::{TxError, pool_error, store_error};
 
 /// The key of the session-level advisory lock migrations hold, so that replicas starting
@@ -118,9 +119,11 @@ pub type PgStore = Diesel<PgBackend>;
 #[derive(Clone)]
 pub struct PgBackend {
     pool: deadpool::managed::Pool<Manager>,
-    copy: Arc<CopySettings>,
-    /// Connections that record accesses by `COPY`, beside the pool's.
-    writers: copy::CopyPool,
+    /// How direct connections are opened.
+    copy: Arc<DirectSettings>,
+    /// `tokio-postgres` connections beside the pool's: they write by `COPY` and answer the
+    /// reads kept prepared ([`direct`]).
+    direct: direct::DirectPool,
     credentials: Option<Arc<credentials::CredentialCache>>,
     /// Commits the records of concurrent ledger reads together.
     recorder: Arc<recruit_adapters_diesel::Recorder>,
@@ -234,25 +237,27 @@ impl PgBackend {
             manager,
         );
         let pool = build_pool(Boxed(manager), config)?;
-        // Connections outside the pool (COPY, listening for credential changes).
-        let mut direct: tokio_postgres::Config = config
+        // Connections outside diesel's pool (direct ones, and one listening for credential changes).
+        let mut direct_config: tokio_postgres::Config = config
             .url
             .parse()
             .map_err(|e| StoreError::other(format!("the PostgreSQL URL is not valid: {e}")))?;
-        direct.connect_timeout(config.connect_timeout).application_name(&config.application_name);
+        direct_config
+            .connect_timeout(config.connect_timeout)
+            .application_name(&config.application_name);
         let credentials = config
             .credential_cache
             .filter(|age| !age.is_zero())
-            .map(|max_age| credentials::CredentialCache::start(direct.clone(), max_age));
-        let copy = Arc::new(CopySettings { config: direct, setup: Arc::clone(&setup) });
-        let writers = build_pool(copy::CopyManager(Arc::clone(&copy)), config)?;
+            .map(|max_age| credentials::CredentialCache::start(direct_config.clone(), max_age));
+        let copy = Arc::new(DirectSettings { config: direct_config, setup: Arc::clone(&setup) });
+        let direct = build_pool(direct::DirectManager(Arc::clone(&copy)), config)?;
         let stalls = Arc::new(stalls::Stalls::new(config.statement_timeout * 2));
         let recorder = Arc::default();
         let export_timeout_ms = config.export_statement_timeout.map_or(0, |t| t.as_millis().max(1));
         let backend = Self {
             pool,
             copy,
-            writers,
+            direct,
             credentials,
             recorder,
             floor: None,

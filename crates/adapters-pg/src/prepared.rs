@@ -239,32 +239,6 @@ impl Query for Kept {
     type SqlType = Untyped;
 }
 
-/// A statement whose text is the same at every execution, known to the connection's cache of
-/// prepared statements by the type `Id` instead of by its text: found without hashing and
-/// comparing a text of a few kilobytes at every execution. `Id` must name one text only.
-pub(crate) struct Known<Id, Q>(Q, std::marker::PhantomData<fn() -> Id>);
-
-impl<Id, Q> Known<Id, Q> {
-    pub(crate) fn new(query: Q) -> Self {
-        Self(query, std::marker::PhantomData)
-    }
-}
-
-impl<Id, Q: QueryFragment<Pg>> QueryFragment<Pg> for Known<Id, Q> {
-    fn walk_ast<'b>(&'b self, out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
-        self.0.walk_ast(out)
-    }
-}
-
-impl<Id: 'static, Q> QueryId for Known<Id, Q> {
-    type QueryId = Id;
-    const HAS_STATIC_QUERY_ID: bool = true;
-}
-
-impl<Id: 'static, Q: Query> Query for Known<Id, Q> {
-    type SqlType = Q::SqlType;
-}
-
 #[cfg(test)]
 mod tests {
     use diesel::pg::Pg;

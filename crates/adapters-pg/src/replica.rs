@@ -11,8 +11,9 @@ use diesel::QueryableByName;
 use diesel::sql_types::{Bool, Text};
 use diesel_async::RunQueryDsl;
 use recruit_ports::{Replica, Store, StoreError};
+use tokio_postgres::Client;
 
-use crate::error::store_error;
+use crate::error::{copy_error, store_error};
 use crate::{Conn, PgBackend, PgConfig, PgStore};
 
 /// How often a connection asks its standby how far it has replayed.
@@ -71,28 +72,51 @@ impl Replica for PgReplica {
     }
 }
 
-/// Waits until the standby of `conn` has replayed `floor`'s position, until its deadline. A
-/// server that is not in recovery is a primary, and has everything it has.
+/// Whether a standby has not replayed `$1` yet. A server that is not in recovery is a primary,
+/// and has everything it has.
+const BEHIND: &str = "SELECT pg_is_in_recovery() \
+    AND coalesce(pg_last_wal_replay_lsn() < $1::text::pg_lsn, true) AS behind";
+
+/// Waits until the standby of `conn` has replayed `floor`'s position, until its deadline.
 pub(crate) async fn reach(conn: &mut Conn, floor: &Floor) -> Result<(), StoreError> {
     loop {
-        let Replayed { behind } = diesel::sql_query(
-            "SELECT pg_is_in_recovery() \
-               AND coalesce(pg_last_wal_replay_lsn() < $1::pg_lsn, true) AS behind",
-        )
-        .bind::<Text, _>(&*floor.lsn)
-        .get_result(&mut **conn)
-        .await
-        .map_err(store_error)?;
+        let Replayed { behind } = diesel::sql_query(BEHIND)
+            .bind::<Text, _>(&*floor.lsn)
+            .get_result(&mut **conn)
+            .await
+            .map_err(store_error)?;
+        match floor.wait(behind)? {
+            Some(wait) => tokio::time::sleep(wait).await,
+            None => return Ok(()),
+        }
+    }
+}
+
+/// [`reach`], on a direct connection.
+pub(crate) async fn reach_direct(client: &Client, floor: &Floor) -> Result<(), StoreError> {
+    loop {
+        let row = client.query_one(BEHIND, &[&&*floor.lsn]).await.map_err(copy_error)?;
+        match floor.wait(row.try_get(0).map_err(copy_error)?)? {
+            Some(wait) => tokio::time::sleep(wait).await,
+            None => return Ok(()),
+        }
+    }
+}
+
+impl Floor {
+    /// How long to wait before asking again a standby that is `behind` (`None`: it is not);
+    /// unavailable once the deadline has passed.
+    fn wait(&self, behind: bool) -> Result<Option<Duration>, StoreError> {
         if !behind {
-            return Ok(());
+            return Ok(None);
         }
         let now = Instant::now();
-        if now >= floor.deadline {
+        if now >= self.deadline {
             return Err(StoreError::Unavailable(format!(
                 "the standby has not replayed the primary's position {} in time",
-                floor.lsn
+                self.lsn
             )));
         }
-        tokio::time::sleep(POLL.min(floor.deadline - now)).await;
+        Ok(Some(POLL.min(self.deadline - now)))
     }
 }

@@ -430,13 +430,13 @@ async fn an_exhausted_pool_is_unavailable_after_the_wait_timeout() {
     };
     tokio::time::sleep(Duration::from_millis(300)).await;
     let started = std::time::Instant::now();
-    let result = store.organization(org).await;
+    let result = store.organizations().await;
     assert!(matches!(result, Err(StoreError::Unavailable(_))), "{result:?}");
     assert!(started.elapsed() < Duration::from_secs(2));
     blocker.batch_execute("ROLLBACK").await.unwrap();
     // Once the lock is gone the held read completes and the store recovers by itself.
     assert_eq!(holder.await.unwrap().unwrap().entries.len(), 5);
-    assert!(store.organization(org).await.is_ok());
+    assert!(store.organizations().await.is_ok());
 }
 
 /// Reads of the privacy ledger are recorded in groups: while one group waits, the reads made
@@ -580,6 +580,42 @@ async fn a_write_whose_connection_dies_before_its_commit_leaves_its_key_free() {
     assert_eq!(store.idempotency_key(&claim).await.unwrap(), Claim::Granted);
     assert_eq!(store.record_privacy_accesses(&write).await.unwrap().claim, Claim::Granted);
     assert!(matches!(store.idempotency_key(&claim).await.unwrap(), Claim::Completed(_)));
+}
+
+/// The job and organization reads' connections, each keeping its statements prepared, are
+/// ended by the server between reads (a restart, an administrator): a read then finds its
+/// connection gone and is `Unavailable` at worst, and the next one reads again on a new
+/// connection, which prepares the statements anew.
+#[tokio::test(flavor = "multi_thread")]
+async fn reads_on_connections_the_server_ended_recover_at_the_next_read() {
+    use recruit_ports::Directory;
+    let db = TestDatabase::fresh().await;
+    db.import(&world()).await.unwrap();
+    let mut config = PgConfig::new(db.url());
+    config.application_name = "direct-reads".into();
+    let store = PgBackend::connect(&config).unwrap();
+    let org = recruit_domain::OrganizationId::from_uuid(Uuid::from_u128(ORG_A));
+    let expected = store.organization(org).await.unwrap();
+    #[derive(diesel::QueryableByName)]
+    struct Terminated {
+        #[diesel(sql_type = diesel::sql_types::BigInt)]
+        n: i64,
+    }
+    for round in 0..3 {
+        let killed: Terminated = diesel::sql_query(
+            "SELECT count(pg_terminate_backend(pid, 10000)) AS n FROM pg_stat_activity \
+             WHERE application_name = 'direct-reads'",
+        )
+        .get_result(&mut raw(&db).await)
+        .await
+        .unwrap();
+        assert!(killed.n >= 1, "round {round}: no connection to end");
+        match store.organization(org).await {
+            Ok(read) => assert_eq!(read, expected),
+            Err(e) => assert!(matches!(e, StoreError::Unavailable(_)), "round {round}: {e:?}"),
+        }
+        assert_eq!(store.organization(org).await.unwrap(), expected, "round {round}");
+    }
 }
 
 /// A write on a connection to a database that takes no writes (a primary demoted under the
