@@ -398,15 +398,17 @@ impl Api {
         let status = response.status().as_u16();
         let seconds = started.elapsed().as_secs_f64();
         self.metrics.observe(template, status, seconds);
-        // Written into a buffer on the stack, not into a string of its own.
+        // Written into a buffer on the stack, not into a string of its own. Texts as `%`: a
+        // route or an identifier needs no quotes, and writing a `&str` field quotes and
+        // escapes it character by character.
         let mut organization_text = [0; recruit_domain::CANONICAL_LEN];
         tracing::info!(
             http.method = %method,
-            http.route = template,
+            http.route = %template,
             http.status = status,
             latency_ms = seconds * 1000.0,
             request.id = %request_id,
-            organization.id = organization.as_ref().map_or("-", |id| id.encode(&mut organization_text)),
+            organization.id = %organization.as_ref().map_or("-", |id| id.encode(&mut organization_text)),
             "request"
         );
         response

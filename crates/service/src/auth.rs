@@ -70,10 +70,20 @@ pub fn looks_like_secret(candidate: &str) -> bool {
 pub(crate) fn has_shape(candidate: &str, prefix: &str) -> bool {
     candidate.len() == prefix.len() + 43
         && candidate.starts_with(prefix)
-        && candidate[prefix.len()..]
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        && candidate[prefix.len()..].bytes().all(|b| BASE64URL[usize::from(b)])
 }
+
+/// Which bytes are base64url characters: one look-up a byte of every credential presented.
+static BASE64URL: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        table[b] = c.is_ascii_alphanumeric() || c == b'-' || c == b'_';
+        b += 1;
+    }
+    table
+};
 
 /// A new secret starting with `prefix` and its hash.
 pub(crate) fn generate_with(prefix: &str) -> (String, SecretHash) {
@@ -203,5 +213,19 @@ mod tests {
         assert!(!looks_like_secret(&good.replacen("rtk_", "xyz_", 1)));
         assert!(!looks_like_secret(&format!("rtk_{}", "+".repeat(43))));
         assert!(!looks_like_secret(""));
+    }
+
+    #[test]
+    fn every_base64url_character_and_nothing_else_is_of_a_secrets_shape() {
+        let alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+        let all = alphabet.chars().cycle().take(43 * 2).collect::<String>();
+        for at in 0..=(all.len() - 43) {
+            assert!(looks_like_secret(&format!("rtk_{}", &all[at..at + 43])), "{at}");
+        }
+        for other in ["=", "/", ".", "~", " ", "\u{7f}", "\0"] {
+            let candidate = format!("rtk_{}{other}", &alphabet[..42]);
+            assert!(!looks_like_secret(&candidate), "{candidate:?}");
+        }
+        assert!(!looks_like_secret(&format!("rtk_{}é", &alphabet[..41])));
     }
 }
